@@ -1,0 +1,144 @@
+# xpu-perf build. Outputs in build/ (build-san/ with SAN=1). V=1 prints commands.
+# CUDA is optional: without nvcc/CUPTI headers everything but the injection library builds.
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else
+BUILD ?= build
+SAN_FLAGS :=
+endif
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wundef
+CFLAGS ?= -O2 -g
+CFLAGS += $(WARN) -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
+	  -DXPU_VERSION='"$(VERSION)"' -Icommon -I$(BUILD)
+LDFLAGS += $(SAN_FLAGS)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
+REPORT_SRC := $(wildcard report/*.c)
+REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
+RECORD_SRC := $(wildcard record/*.c)
+RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/%.o)
+BPF_SRC := $(wildcard bpf/*.bpf.c)
+BPF_OBJ := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+BPF_SKEL := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+CUPTI_SRC := $(wildcard cupti/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+SAMPLE_SRC := $(wildcard samples/*.c)
+
+HAVE_CUDA := $(shell test -x $(NVCC) -a -f $(CUDA_HOME)/include/cupti.h && echo 1)
+
+TARGETS := $(BUILD)/xpu-report $(BUILD)/xpu-record $(BUILD)/libxpucommon.a
+ifeq ($(HAVE_CUDA),1)
+ifneq ($(CUPTI_SRC),)
+TARGETS += $(BUILD)/libxpu-cupti.so
+endif
+endif
+
+all: $(TARGETS) samples
+
+# ---- common --------------------------------------------------------------------------------
+$(BUILD)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libxpucommon.a: $(COMMON_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- report: libelf, libdw, zstd and libc only ---------------------------------------------
+$(BUILD)/xpu-report: $(REPORT_OBJ) $(BUILD)/libxpucommon.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -ldw -lelf -lzstd -lm
+
+# ---- BPF and record ------------------------------------------------------------------------
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Ibpf/vmlinux/$(ARCH) -Icommon
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)llvm-strip -g $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(RECORD_OBJ): $(BPF_SKEL)
+$(RECORD_OBJ): CFLAGS += -Ibpf -I$(BUILD)/bpf
+
+$(BUILD)/xpu-record: $(RECORD_OBJ) $(BUILD)/libxpucommon.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lzstd -lpthread
+
+# ---- CUPTI injection library (CUDA optional) -------------------------------------------------
+CUPTI_CFLAGS := -I$(CUDA_HOME)/include -fPIC -fvisibility=hidden
+$(BUILD)/cupti/%.o: cupti/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libxpu-cupti.so: $(CUPTI_SRC:%.c=$(BUILD)/%.o) $(COMMON_SRC:%.c=$(BUILD)/pic/%.o)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $^ -ldl -lpthread -Wl,--no-undefined
+
+$(BUILD)/pic/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+# ---- samples ---------------------------------------------------------------------------------
+-include samples/samples.mk
+
+# ---- tests -----------------------------------------------------------------------------------
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(wildcard tests/unit/lib_*.c) $(BUILD)/libxpucommon.a $(LDFLAGS) -lzstd
+
+unit: $(UNIT_BIN)
+
+deps:
+	@scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all unit
+	@tests/run-tests.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+clean:
+	rm -rf build build-san
+
+format:
+	clang-format -i $(wildcard */*.c */*.h) $(BPF_SRC)
+
+.PHONY: all unit deps test demo clean format samples
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

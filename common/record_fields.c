@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#include <stddef.h>
+
+#include "record_fields.h"
+#include "xpu_format.h"
+
+#define FIELD(st, f) ((uint32_t)offsetof(struct st, f))
+
+size_t xpu_record_string_fields(uint16_t type, uint32_t *offsets, size_t max)
+{
+	uint32_t tmp[8];
+	size_t n = 0;
+
+	switch (type) {
+	case XPU_REC_SESSION:
+		tmp[n++] = FIELD(xpu_rec_session, host_str);
+		tmp[n++] = FIELD(xpu_rec_session, kernel_str);
+		tmp[n++] = FIELD(xpu_rec_session, arch_str);
+		tmp[n++] = FIELD(xpu_rec_session, version_str);
+		tmp[n++] = FIELD(xpu_rec_session, cmdline_str);
+		tmp[n++] = FIELD(xpu_rec_session, options_str);
+		break;
+	case XPU_REC_DSO:
+		tmp[n++] = FIELD(xpu_rec_dso, path_str);
+		break;
+	case XPU_REC_TASK:
+		tmp[n++] = FIELD(xpu_rec_task, comm_str);
+		break;
+	case XPU_REC_GPU_DEVICE:
+		tmp[n++] = FIELD(xpu_rec_gpu_device, name_str);
+		break;
+	case XPU_REC_GPU_KERNEL:
+		tmp[n++] = FIELD(xpu_rec_gpu_kernel, name_str);
+		break;
+	case XPU_REC_GPU_API:
+		tmp[n++] = FIELD(xpu_rec_gpu_api, name_str);
+		break;
+	case XPU_REC_NVTX:
+		tmp[n++] = FIELD(xpu_rec_nvtx, name_str);
+		tmp[n++] = FIELD(xpu_rec_nvtx, domain_str);
+		break;
+	default:
+		break;
+	}
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++)
+		offsets[i] = tmp[i];
+	return n;
+}
+
+uint32_t xpu_record_min_body(uint16_t type)
+{
+	switch (type) {
+	case XPU_REC_SESSION: return sizeof(struct xpu_rec_session);
+	case XPU_REC_CLOCK_SYNC: return sizeof(struct xpu_rec_clock_sync);
+	case XPU_REC_STRING: return sizeof(struct xpu_rec_string);
+	case XPU_REC_STACK: return sizeof(struct xpu_rec_stack);
+	case XPU_REC_DSO: return sizeof(struct xpu_rec_dso);
+	case XPU_REC_MAPPING: return sizeof(struct xpu_rec_mapping);
+	case XPU_REC_TASK: return sizeof(struct xpu_rec_task);
+	case XPU_REC_CPU_SAMPLE: return sizeof(struct xpu_rec_cpu_sample);
+	case XPU_REC_LOST: return sizeof(struct xpu_rec_lost);
+	case XPU_REC_STATS: return sizeof(struct xpu_rec_stats);
+	case XPU_REC_KSYMS: return sizeof(struct xpu_rec_ksyms);
+	case XPU_REC_SESSION_END: return sizeof(struct xpu_rec_session_end);
+	case XPU_REC_GPU_DEVICE: return sizeof(struct xpu_rec_gpu_device);
+	case XPU_REC_GPU_KERNEL: return sizeof(struct xpu_rec_gpu_kernel);
+	case XPU_REC_GPU_MEMCPY: return sizeof(struct xpu_rec_gpu_memcpy);
+	case XPU_REC_GPU_MEMSET: return sizeof(struct xpu_rec_gpu_memset);
+	case XPU_REC_GPU_SYNC: return sizeof(struct xpu_rec_gpu_sync);
+	case XPU_REC_GPU_API: return sizeof(struct xpu_rec_gpu_api);
+	case XPU_REC_GPU_LAUNCH: return sizeof(struct xpu_rec_gpu_launch);
+	case XPU_REC_NVTX: return sizeof(struct xpu_rec_nvtx);
+	case XPU_REC_GPU_OVERHEAD: return sizeof(struct xpu_rec_gpu_overhead);
+	case XPU_REC_GPU_PROCESS: return sizeof(struct xpu_rec_gpu_process);
+	default: return 0;
+	}
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "crc32c.h"
+#include "record_fields.h"
+#include "trace_reader.h"
+
+struct trace_reader {
+	const uint8_t *data;
+	size_t size;
+	void *mapped;			/* munmap on close */
+	size_t mapped_size;
+	uint8_t *owned;			/* free on close (stdin) */
+
+	struct xpu_file_header hdr;
+	size_t pos;			/* next frame header */
+	uint8_t *raw;			/* current frame, decompressed */
+	size_t raw_cap;
+	uint32_t raw_len, raw_pos, frame_left;
+	uint64_t frame_seq;
+	ZSTD_DCtx *zctx;
+	struct trace_reader_status st;
+};
+
+static void set_end(struct trace_reader *r, enum trace_reader_end end, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_end(struct trace_reader *r, enum trace_reader_end end, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->st.end = end;
+	va_start(ap, fmt);
+	vsnprintf(r->st.reason, sizeof(r->st.reason), fmt, ap);
+	va_end(ap);
+}
+
+static struct trace_reader *reader_init(const void *data, size_t size, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	struct xpu_file_header hdr;
+
+	if (size < sizeof(hdr)) {
+		snprintf(err, errlen, "not an xpu trace: file is %zu bytes, shorter than its header",
+			 size);
+		return NULL;
+	}
+	memcpy(&hdr, data, sizeof(hdr));
+	if (memcmp(hdr.magic, XPU_FILE_MAGIC, 8)) {
+		snprintf(err, errlen, "not an xpu trace: bad magic");
+		return NULL;
+	}
+	if (hdr.major != XPU_FORMAT_MAJOR) {
+		snprintf(err, errlen, "unsupported trace format version %u.%u (this reader reads %u.x)",
+			 hdr.major, hdr.minor, XPU_FORMAT_MAJOR);
+		return NULL;
+	}
+	if (hdr.header_size < sizeof(hdr) || hdr.header_size > size || hdr.header_size > 4096) {
+		snprintf(err, errlen, "corrupt trace: header size %u", hdr.header_size);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->zctx = ZSTD_createDCtx();
+	if (!r->zctx) {
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->data = data;
+	r->size = size;
+	r->hdr = hdr;
+	r->pos = hdr.header_size;
+	r->st.major = hdr.major;
+	r->st.minor = hdr.minor;
+	r->st.file_bytes = size;
+	r->st.bytes_valid = r->pos;
+	return r;
+}
+
+struct trace_reader *trace_reader__open_mem(const void *data, size_t size, char *err,
+					    size_t errlen)
+{
+	return reader_init(data, size, err, errlen);
+}
+
+static uint8_t *read_stream(int fd, size_t *size)
+{
+	size_t cap = 1 << 20, len = 0;
+	uint8_t *buf = malloc(cap);
+
+	while (buf) {
+		ssize_t n;
+
+		if (len == cap) {
+			uint8_t *nb = cap > (SIZE_MAX >> 2) ? NULL : realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*size = len;
+	return buf;
+}
+
+struct trace_reader *trace_reader__open(const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	struct stat sb;
+	void *map;
+	int fd;
+
+	if (!strcmp(path, "-")) {
+		size_t size = 0;
+		uint8_t *buf = read_stream(0, &size);
+
+		if (!buf) {
+			snprintf(err, errlen, "cannot read standard input: %s", strerror(errno));
+			return NULL;
+		}
+		r = reader_init(buf, size, err, errlen);
+		if (!r)
+			free(buf);
+		else
+			r->owned = buf;
+		return r;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "cannot read %s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if (sb.st_size == 0) {
+		snprintf(err, errlen, "not an xpu trace: %s is empty", path);
+		close(fd);
+		return NULL;
+	}
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	r = reader_init(map, (size_t)sb.st_size, err, errlen);
+	if (!r) {
+		munmap(map, (size_t)sb.st_size);
+		return NULL;
+	}
+	r->mapped = map;
+	r->mapped_size = (size_t)sb.st_size;
+	return r;
+}
+
+static int check_trailer(struct trace_reader *r)
+{
+	struct xpu_trailer tr;
+
+	if (r->size - r->pos != sizeof(tr))
+		return 0;
+	memcpy(&tr, r->data + r->pos, sizeof(tr));
+	if (memcmp(tr.magic, XPU_TRAILER_MAGIC, 8))
+		return 0;
+	if (tr.crc32c != crc32c(0, &tr, offsetof(struct xpu_trailer, crc32c)))
+		return 0;
+	return tr.frame_count == r->st.frames_ok;
+}
+
+/* Loads the next frame into r->raw. Returns 1 on success, 0 at the end (status set). */
+static int load_frame(struct trace_reader *r)
+{
+	struct xpu_frame_header fh;
+	const uint8_t *payload;
+	size_t left = r->size - r->pos;
+
+	if (left == 0) {
+		set_end(r, TRACE_END_NO_TRAILER,
+			"no end-of-trace trailer after frame %llu: recording did not finish cleanly",
+			(unsigned long long)r->st.frames_ok);
+		return 0;
+	}
+	if (left >= 8 && !memcmp(r->data + r->pos, XPU_TRAILER_MAGIC, 8)) {
+		if (check_trailer(r)) {
+			r->st.end = TRACE_END_CLEAN;
+			r->st.reason[0] = 0;
+		} else {
+			set_end(r, TRACE_END_CORRUPT, "bad trailer after frame %llu",
+				(unsigned long long)r->st.frames_ok);
+		}
+		return 0;
+	}
+	if (left < sizeof(fh)) {
+		set_end(r, TRACE_END_TRUNCATED, "frame %llu header cut short (%zu of %zu bytes)",
+			(unsigned long long)r->st.frames_ok, left, sizeof(fh));
+		return 0;
+	}
+	memcpy(&fh, r->data + r->pos, sizeof(fh));
+	if (memcmp(fh.magic, XPU_FRAME_MAGIC, 4)) {
+		set_end(r, TRACE_END_CORRUPT, "bad frame magic at offset %zu", r->pos);
+		return 0;
+	}
+	if (fh.hdr_crc32c != crc32c(0, (const uint8_t *)&fh + 8, sizeof(fh) - 8)) {
+		set_end(r, TRACE_END_CORRUPT, "frame %llu header CRC mismatch at offset %zu",
+			(unsigned long long)r->st.frames_ok, r->pos);
+		return 0;
+	}
+	if (fh.seq != r->st.frames_ok || fh.raw_size > XPU_FRAME_MAX_RAW_BYTES ||
+	    (fh.codec != XPU_CODEC_NONE && fh.codec != XPU_CODEC_ZSTD) ||
+	    (fh.codec == XPU_CODEC_NONE && fh.comp_size != fh.raw_size) || fh.raw_size % 8) {
+		set_end(r, TRACE_END_CORRUPT, "frame %llu header invalid (seq %llu, size %u, codec %u)",
+			(unsigned long long)r->st.frames_ok, (unsigned long long)fh.seq,
+			fh.raw_size, fh.codec);
+		return 0;
+	}
+	if (fh.comp_size > left - sizeof(fh)) {
+		set_end(r, TRACE_END_TRUNCATED, "frame %llu cut short (%zu of %u payload bytes)",
+			(unsigned long long)r->st.frames_ok, left - sizeof(fh), fh.comp_size);
+		return 0;
+	}
+	payload = r->data + r->pos + sizeof(fh);
+	if (fh.payload_crc32c != crc32c(0, payload, fh.comp_size)) {
+		set_end(r, TRACE_END_CORRUPT, "frame %llu payload CRC mismatch",
+			(unsigned long long)r->st.frames_ok);
+		return 0;
+	}
+	if (fh.raw_size > r->raw_cap) {
+		uint8_t *nr = realloc(r->raw, fh.raw_size);
+
+		if (!nr) {
+			set_end(r, TRACE_END_CORRUPT, "out of memory for frame of %u bytes",
+				fh.raw_size);
+			return 0;
+		}
+		r->raw = nr;
+		r->raw_cap = fh.raw_size;
+	}
+	if (fh.codec == XPU_CODEC_NONE) {
+		memcpy(r->raw, payload, fh.raw_size);
+	} else {
+		unsigned long long content = ZSTD_getFrameContentSize(payload, fh.comp_size);
+		size_t n;
+
+		if (content != fh.raw_size) {
+			set_end(r, TRACE_END_CORRUPT, "frame %llu: compressed size field disagrees",
+				(unsigned long long)r->st.frames_ok);
+			return 0;
+		}
+		n = ZSTD_decompressDCtx(r->zctx, r->raw, fh.raw_size, payload, fh.comp_size);
+		if (ZSTD_isError(n) || n != fh.raw_size) {
+			set_end(r, TRACE_END_CORRUPT, "frame %llu does not decompress: %s",
+				(unsigned long long)r->st.frames_ok,
+				ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output");
+			return 0;
+		}
+	}
+	r->raw_len = fh.raw_size;
+	r->raw_pos = 0;
+	r->frame_left = fh.record_count;
+	r->frame_seq = fh.seq;
+	r->pos += sizeof(fh) + fh.comp_size;
+	r->st.frames_ok++;
+	r->st.bytes_valid = r->pos;
+	if (fh.ts_max_ns)
+		r->st.last_ts_ns = fh.ts_max_ns;
+	return 1;
+}
+
+int trace_reader__next(struct trace_reader *r, struct trace_record *rec)
+{
+	for (;;) {
+		struct xpu_record_header rh;
+
+		if (r->st.end != TRACE_END_NONE)
+			return 0;
+		if (r->raw_pos >= r->raw_len || !r->frame_left) {
+			/* A frame whose count and length disagree is corrupt at its end only: the
+			 * records already returned were checked one by one. */
+			if (r->raw_pos != r->raw_len || r->frame_left) {
+				set_end(r, TRACE_END_CORRUPT, "frame %llu record count mismatch",
+					(unsigned long long)r->frame_seq);
+				return 0;
+			}
+			if (!load_frame(r))
+				return 0;
+			continue;
+		}
+		if (r->raw_len - r->raw_pos < sizeof(rh)) {
+			set_end(r, TRACE_END_CORRUPT, "frame %llu: record header cut short",
+				(unsigned long long)r->frame_seq);
+			return 0;
+		}
+		memcpy(&rh, r->raw + r->raw_pos, sizeof(rh));
+		if (rh.size < sizeof(rh) || rh.size % 8 || rh.size > r->raw_len - r->raw_pos) {
+			set_end(r, TRACE_END_CORRUPT, "frame %llu: bad record size %u",
+				(unsigned long long)r->frame_seq, rh.size);
+			return 0;
+		}
+		rec->type = rh.type;
+		rec->flags = rh.flags;
+		rec->body_size = rh.size - (uint32_t)sizeof(rh);
+		rec->body = r->raw + r->raw_pos + sizeof(rh);
+		rec->frame_seq = r->frame_seq;
+		r->raw_pos += rh.size;
+		r->frame_left--;
+		r->st.records++;
+		if (!xpu_record_min_body(rh.type))
+			r->st.unknown_records++;
+		return 1;
+	}
+}
+
+const struct trace_reader_status *trace_reader__status(const struct trace_reader *r)
+{
+	return &r->st;
+}
+
+const struct xpu_file_header *trace_reader__header(const struct trace_reader *r)
+{
+	return &r->hdr;
+}
+
+void trace_reader__close(struct trace_reader *r)
+{
+	if (!r)
+		return;
+	if (r->mapped)
+		munmap(r->mapped, r->mapped_size);
+	free(r->owned);
+	free(r->raw);
+	ZSTD_freeDCtx(r->zctx);
+	free(r);
+}
+
+const void *trace_record__get(const struct trace_record *rec, void *dst, size_t dst_size,
+			      uint32_t *tail_size)
+{
+	size_t n = rec->body_size < dst_size ? rec->body_size : dst_size;
+
+	memcpy(dst, rec->body, n);
+	if (n < dst_size)
+		memset((uint8_t *)dst + n, 0, dst_size - n);
+	if (tail_size)
+		*tail_size = rec->body_size > dst_size ? rec->body_size - (uint32_t)dst_size : 0;
+	return rec->body_size > dst_size ? (const uint8_t *)rec->body + dst_size : NULL;
+}
+
+const char *xpu_record_type_name(uint16_t type)
+{
+	static const char *const names[] = {
+		[XPU_REC_SESSION] = "session",		[XPU_REC_CLOCK_SYNC] = "clock_sync",
+		[XPU_REC_STRING] = "string",		[XPU_REC_STACK] = "stack",
+		[XPU_REC_DSO] = "dso",			[XPU_REC_MAPPING] = "mapping",
+		[XPU_REC_TASK] = "task",		[XPU_REC_CPU_SAMPLE] = "cpu_sample",
+		[XPU_REC_LOST] = "lost",		[XPU_REC_STATS] = "stats",
+		[XPU_REC_KSYMS] = "ksyms",		[XPU_REC_SESSION_END] = "session_end",
+		[XPU_REC_GPU_DEVICE] = "gpu_device",	[XPU_REC_GPU_KERNEL] = "gpu_kernel",
+		[XPU_REC_GPU_MEMCPY] = "gpu_memcpy",	[XPU_REC_GPU_MEMSET] = "gpu_memset",
+		[XPU_REC_GPU_SYNC] = "gpu_sync",	[XPU_REC_GPU_API] = "gpu_api",
+		[XPU_REC_GPU_LAUNCH] = "gpu_launch",	[XPU_REC_NVTX] = "nvtx",
+		[XPU_REC_GPU_OVERHEAD] = "gpu_overhead", [XPU_REC_GPU_PROCESS] = "gpu_process",
+	};
+
+	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+		return names[type];
+	return "unknown";
+}

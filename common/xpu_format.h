@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * On-disk structures of the .xpu trace file, version 1.
+ *
+ * This header is the only place where on-disk layouts live; format-spec/FORMAT.md is the
+ * normative prose for it. Rules (see the spec): little-endian, fixed-width fields, units in
+ * names, explicit enum values that are appended and never reused, fields only appended at the
+ * end of a record body. A reader zero-fills fields a shorter (older) record lacks and ignores
+ * bytes a longer (newer) one has.
+ */
+#ifndef XPU_FORMAT_H
+#define XPU_FORMAT_H
+
+#include <stdint.h>
+
+#define XPU_FILE_MAGIC "XPUTRACE"
+#define XPU_FORMAT_MAJOR 1
+#define XPU_FORMAT_MINOR 0
+
+#define XPU_FRAME_MAGIC "XFRM"
+#define XPU_TRAILER_MAGIC "XPUEND\0\0"
+
+/* A frame never holds more than this many raw bytes; the reader refuses larger claims. */
+#define XPU_FRAME_MAX_RAW_BYTES (16u << 20)
+/* No single record may exceed this (a kallsyms chunk or a 64 KiB stack copy fits). */
+#define XPU_RECORD_MAX_BYTES (1u << 20)
+#define XPU_BUILD_ID_MAX 20
+#define XPU_STACK_MAX_DEPTH 512
+
+struct xpu_file_header {
+	char magic[8];		/* "XPUTRACE" */
+	uint16_t major;
+	uint16_t minor;
+	uint32_t header_size;	/* sizeof(struct xpu_file_header); frames start here */
+	uint32_t flags;		/* none defined yet */
+	uint32_t reserved0;
+	uint64_t feature_bits;	/* none defined yet */
+	uint8_t uuid[16];
+	uint64_t create_realtime_ns;
+	uint64_t reserved1;
+};
+_Static_assert(sizeof(struct xpu_file_header) == 64, "file header size");
+
+enum xpu_codec {
+	XPU_CODEC_NONE = 0,
+	XPU_CODEC_ZSTD = 1,
+};
+
+struct xpu_frame_header {
+	char magic[4];		/* "XFRM" */
+	uint32_t hdr_crc32c;	/* CRC-32C of bytes 8..55 of this header */
+	uint64_t seq;		/* 0, 1, 2, ... in file order */
+	uint32_t raw_size;	/* bytes of records after decompression */
+	uint32_t comp_size;	/* bytes of payload that follow this header */
+	uint16_t codec;		/* enum xpu_codec */
+	uint16_t flags;
+	uint32_t record_count;
+	uint32_t payload_crc32c; /* CRC-32C of the comp_size payload bytes */
+	uint32_t reserved;
+	uint64_t ts_min_ns;	/* CLOCK_MONOTONIC range of timestamped records; 0 when none */
+	uint64_t ts_max_ns;
+};
+_Static_assert(sizeof(struct xpu_frame_header) == 56, "frame header size");
+
+/* Written as the last bytes of a cleanly finished file, after the last frame. */
+struct xpu_trailer {
+	char magic[8];		/* "XPUEND\0\0" */
+	uint64_t frame_count;
+	uint64_t record_count;
+	uint32_t reserved;
+	uint32_t crc32c;	/* CRC-32C of the first 28 bytes */
+};
+_Static_assert(sizeof(struct xpu_trailer) == 32, "trailer size");
+
+/* Every record: this header, then the body; size includes the header and is a multiple of 8. */
+struct xpu_record_header {
+	uint16_t type;		/* enum xpu_record_type */
+	uint16_t flags;
+	uint32_t size;
+};
+_Static_assert(sizeof(struct xpu_record_header) == 8, "record header size");
+
+enum xpu_record_type {
+	XPU_REC_SESSION = 1,
+	XPU_REC_CLOCK_SYNC = 2,
+	XPU_REC_STRING = 3,
+	XPU_REC_STACK = 4,
+	XPU_REC_DSO = 5,
+	XPU_REC_MAPPING = 6,
+	XPU_REC_TASK = 7,
+	XPU_REC_CPU_SAMPLE = 8,
+	XPU_REC_LOST = 9,
+	XPU_REC_STATS = 10,
+	XPU_REC_KSYMS = 11,
+	XPU_REC_SESSION_END = 12,
+	/* GPU (CUPTI), converted in the injected library */
+	XPU_REC_GPU_DEVICE = 20,
+	XPU_REC_GPU_KERNEL = 21,
+	XPU_REC_GPU_MEMCPY = 22,
+	XPU_REC_GPU_MEMSET = 23,
+	XPU_REC_GPU_SYNC = 24,
+	XPU_REC_GPU_API = 25,
+	XPU_REC_GPU_LAUNCH = 26,
+	XPU_REC_NVTX = 27,
+	XPU_REC_GPU_OVERHEAD = 28,
+	XPU_REC_GPU_PROCESS = 29,
+	XPU_REC_TYPE_MAX_KNOWN = 29,
+};
+
+/* ---- recording context ---------------------------------------------------------------- */
+
+enum xpu_stack_mode {
+	XPU_STACK_FP = 1,
+	XPU_STACK_DWARF = 2,
+};
+
+enum xpu_session_flags {
+	XPU_SESSION_KERNEL_STACKS = 1u << 0,
+	XPU_SESSION_ATTACHED = 1u << 1,	/* -p PID rather than a launched command */
+	XPU_SESSION_GPU = 1u << 2,	/* CUPTI injection was enabled */
+};
+
+/* String fields are ids of STRING records written earlier; 0 means absent. */
+struct xpu_rec_session {
+	uint32_t ncpu;
+	uint32_t page_size_bytes;
+	uint32_t sample_freq_hz;
+	uint32_t stack_mode;		/* enum xpu_stack_mode */
+	uint32_t flags;			/* enum xpu_session_flags */
+	uint32_t target_pid;		/* the launched child or the attached pid */
+	uint64_t start_mono_ns;
+	uint64_t start_realtime_ns;
+	uint32_t host_str;
+	uint32_t kernel_str;		/* uname release and version */
+	uint32_t arch_str;
+	uint32_t version_str;		/* xpu-record version */
+	uint32_t cmdline_str;		/* argv, each argument NUL-terminated */
+	uint32_t options_str;		/* xpu-record's own command line, likewise */
+	uint32_t dwarf_stack_bytes;	/* bytes of user stack copied per event in dwarf mode */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_session) == 72, "session size");
+
+enum xpu_end_reason {
+	XPU_END_TARGET_EXITED = 1,
+	XPU_END_SIGNAL = 2,		/* xpu-record got SIGINT/SIGTERM */
+	XPU_END_ERROR = 3,
+	XPU_END_DURATION = 4,
+};
+
+struct xpu_rec_session_end {
+	uint64_t end_mono_ns;
+	uint32_t reason;		/* enum xpu_end_reason */
+	int32_t exit_code;		/* target's exit status, -1 if unknown */
+	int32_t term_signal;		/* signal that ended the target, 0 if none */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_session_end) == 24, "session end size");
+
+/* One bracket of clock reads: realtime/boottime read between two monotonic reads. */
+struct xpu_rec_clock_sync {
+	uint64_t mono_ns;
+	uint64_t realtime_ns;
+	uint64_t boottime_ns;
+	uint64_t uncertainty_ns;	/* width of the narrowest bracket */
+};
+_Static_assert(sizeof(struct xpu_rec_clock_sync) == 32, "clock sync size");
+
+/* Followed by len bytes (not NUL-terminated), padded to 8. */
+struct xpu_rec_string {
+	uint32_t id;
+	uint32_t len;
+};
+
+/* Followed by (nr_kernel + nr_user) u64 addresses: kernel frames first, leaf first. */
+struct xpu_rec_stack {
+	uint32_t id;
+	uint16_t nr_kernel;
+	uint16_t nr_user;
+};
+
+enum xpu_dso_kind {
+	XPU_DSO_ELF = 1,
+	XPU_DSO_KERNEL = 2,
+	XPU_DSO_VDSO = 3,
+	XPU_DSO_ANON = 4,	/* JIT or anonymous executable memory */
+};
+
+struct xpu_rec_dso {
+	uint32_t id;
+	uint32_t path_str;
+	uint8_t build_id_len;		/* 0: no build-id could be read */
+	uint8_t kind;			/* enum xpu_dso_kind */
+	uint16_t reserved;
+	uint8_t build_id[XPU_BUILD_ID_MAX];
+	uint64_t size_bytes;
+	uint64_t mtime_ns;
+};
+_Static_assert(sizeof(struct xpu_rec_dso) == 48, "dso size");
+
+struct xpu_rec_mapping {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t dso_id;
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;			/* file offset of start */
+	uint32_t prot;			/* PROT_* */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_mapping) == 48, "mapping size");
+
+enum xpu_task_kind {
+	XPU_TASK_FORK = 1,		/* new process: pid is the child, parent_pid its parent */
+	XPU_TASK_THREAD = 2,		/* new thread tid in process pid */
+	XPU_TASK_EXEC = 3,		/* pid executed a new image; comm is the new name */
+	XPU_TASK_EXIT = 4,		/* whole process pid exited */
+	XPU_TASK_THREAD_EXIT = 5,
+	XPU_TASK_COMM = 6,		/* name of a thread seen, or renamed */
+};
+
+struct xpu_rec_task {
+	uint64_t ts_ns;
+	uint32_t kind;			/* enum xpu_task_kind */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t parent_pid;
+	uint32_t comm_str;
+	int32_t exit_code;		/* wait status for EXIT, else 0 */
+};
+_Static_assert(sizeof(struct xpu_rec_task) == 32, "task size");
+
+struct xpu_rec_cpu_sample {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t stack_id;		/* 0: no stack could be taken */
+	uint16_t cpu;
+	uint16_t flags;
+};
+_Static_assert(sizeof(struct xpu_rec_cpu_sample) == 24, "cpu sample size");
+
+enum xpu_lost_source {
+	XPU_LOST_RINGBUF = 1,		/* BPF ring buffer full: events never reached user space */
+	XPU_LOST_CUPTI_RECORDS = 2,	/* CUPTI dropped activity records */
+	XPU_LOST_CUPTI_TRANSPORT = 3,	/* injected library could not send to the recorder */
+	XPU_LOST_STACK = 4,		/* event arrived without its stack */
+	XPU_LOST_MAPPINGS = 5,		/* a process exited before its mappings were read */
+	XPU_LOST_WRITER = 6,		/* writer queue full */
+};
+
+struct xpu_rec_lost {
+	uint64_t ts_ns;
+	uint32_t source;		/* enum xpu_lost_source */
+	uint32_t pid;			/* 0 when not per process */
+	uint64_t count;
+};
+_Static_assert(sizeof(struct xpu_rec_lost) == 24, "lost size");
+
+enum xpu_stat_id {
+	XPU_STAT_SAMPLES = 1,
+	XPU_STAT_RINGBUF_LOST = 2,
+	XPU_STAT_STACK_ERRORS = 3,
+	XPU_STAT_TASK_EVENTS = 4,
+	XPU_STAT_MAPPING_SCANS = 5,
+	XPU_STAT_MAPPING_SCAN_FAILURES = 6,
+	XPU_STAT_GPU_RECORDS = 7,
+	XPU_STAT_GPU_LAUNCHES = 8,
+	XPU_STAT_CUPTI_DROPPED = 9,
+	XPU_STAT_WRITER_BYTES_RAW = 10,
+	XPU_STAT_WRITER_BYTES_COMPRESSED = 11,
+	XPU_STAT_CUPTI_CLIENTS = 12,
+	XPU_STAT_CUPTI_REJECTED = 13,
+};
+
+/* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
+struct xpu_rec_stats {
+	uint32_t count;
+	uint32_t reserved;
+};
+
+struct xpu_stat_entry {
+	uint32_t id;			/* enum xpu_stat_id */
+	uint32_t reserved;
+	uint64_t value;
+};
+
+/* A chunk of /proc/kallsyms text taken at record time, followed by len bytes. */
+struct xpu_rec_ksyms {
+	uint32_t seq;			/* chunks in order: 0, 1, ... */
+	uint32_t len;
+};
+
+/* ---- GPU ------------------------------------------------------------------------------ */
+/* All GPU timestamps are CLOCK_MONOTONIC ns (CUPTI's timestamp callback returns them). */
+
+struct xpu_rec_gpu_device {
+	uint32_t pid;			/* process that reported it */
+	uint32_t device;
+	uint32_t name_str;
+	uint32_t compute_major;
+	uint32_t compute_minor;
+	uint32_t sm_count;
+	uint64_t global_memory_bytes;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_device) == 32, "gpu device size");
+
+enum xpu_gpu_flags {
+	XPU_GPU_IN_GRAPH = 1u << 0,	/* executed as part of a CUDA graph launch */
+};
+
+struct xpu_rec_gpu_kernel {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t pid;
+	uint32_t corr_id;		/* correlation id of the launching API call */
+	uint32_t name_str;		/* mangled name; the report demangles */
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t grid_x, grid_y, grid_z;
+	uint32_t block_x, block_y, block_z;
+	uint32_t static_smem_bytes;
+	uint32_t dynamic_smem_bytes;
+	uint16_t registers_per_thread;
+	uint16_t flags;			/* enum xpu_gpu_flags */
+	uint32_t graph_id;
+	uint64_t graph_node_id;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_kernel) == 88, "gpu kernel size");
+
+enum xpu_memcpy_kind {
+	XPU_MEMCPY_UNKNOWN = 0,
+	XPU_MEMCPY_HTOD = 1,
+	XPU_MEMCPY_DTOH = 2,
+	XPU_MEMCPY_HTOA = 3,
+	XPU_MEMCPY_ATOH = 4,
+	XPU_MEMCPY_ATOA = 5,
+	XPU_MEMCPY_ATOD = 6,
+	XPU_MEMCPY_DTOA = 7,
+	XPU_MEMCPY_DTOD = 8,
+	XPU_MEMCPY_HTOH = 9,
+	XPU_MEMCPY_PTOP = 10,
+};
+
+enum xpu_memory_kind {
+	XPU_MEM_UNKNOWN = 0,
+	XPU_MEM_PAGEABLE = 1,
+	XPU_MEM_PINNED = 2,
+	XPU_MEM_DEVICE = 3,
+	XPU_MEM_ARRAY = 4,
+	XPU_MEM_MANAGED = 5,
+	XPU_MEM_DEVICE_STATIC = 6,
+	XPU_MEM_MANAGED_STATIC = 7,
+};
+
+struct xpu_rec_gpu_memcpy {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint32_t pid;
+	uint32_t corr_id;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint8_t copy_kind;		/* enum xpu_memcpy_kind */
+	uint8_t src_kind;		/* enum xpu_memory_kind */
+	uint8_t dst_kind;
+	uint8_t reserved0;
+	uint32_t src_device;		/* peer copies; else equal to device */
+	uint32_t dst_device;
+	uint16_t flags;			/* enum xpu_gpu_flags */
+	uint16_t reserved1;
+	uint32_t graph_id;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_memcpy) == 64, "gpu memcpy size");
+
+struct xpu_rec_gpu_memset {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint32_t pid;
+	uint32_t corr_id;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t value;
+	uint8_t mem_kind;		/* enum xpu_memory_kind */
+	uint8_t reserved0;
+	uint16_t flags;			/* enum xpu_gpu_flags */
+	uint32_t graph_id;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_memset) == 56, "gpu memset size");
+
+enum xpu_sync_kind {
+	XPU_SYNC_UNKNOWN = 0,
+	XPU_SYNC_EVENT = 1,
+	XPU_SYNC_STREAM_WAIT_EVENT = 2,
+	XPU_SYNC_STREAM = 3,
+	XPU_SYNC_CONTEXT = 4,		/* cudaDeviceSynchronize / cuCtxSynchronize */
+};
+
+struct xpu_rec_gpu_sync {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t pid;
+	uint32_t corr_id;
+	uint32_t kind;			/* enum xpu_sync_kind */
+	uint32_t context;
+	uint32_t stream;		/* 0xffffffff when not stream-specific */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_sync) == 40, "gpu sync size");
+
+enum xpu_api_domain {
+	XPU_API_RUNTIME = 1,
+	XPU_API_DRIVER = 2,
+};
+
+struct xpu_rec_gpu_api {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t corr_id;
+	uint32_t cbid;			/* CUPTI callback id within its domain */
+	uint32_t domain;		/* enum xpu_api_domain */
+	uint32_t name_str;		/* API function name */
+	int32_t return_code;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_api) == 48, "gpu api size");
+
+/* The CPU stack at the entry of a launching API call, from the BPF uprobe on the marker. */
+struct xpu_rec_gpu_launch {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t corr_id;
+	uint32_t cbid;
+	uint32_t domain;		/* enum xpu_api_domain */
+	uint32_t stack_id;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_launch) == 32, "gpu launch size");
+
+enum xpu_nvtx_kind {
+	XPU_NVTX_RANGE = 1,		/* push/pop or start/end range */
+	XPU_NVTX_MARKER = 2,		/* instantaneous: start_ns == end_ns */
+};
+
+struct xpu_rec_nvtx {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t name_str;
+	uint32_t domain_str;
+	uint32_t kind;			/* enum xpu_nvtx_kind */
+	uint32_t color_argb;
+};
+_Static_assert(sizeof(struct xpu_rec_nvtx) == 40, "nvtx size");
+
+struct xpu_rec_gpu_overhead {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t kind;			/* CUPTI overhead kind, as reported */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_overhead) == 32, "gpu overhead size");
+
+enum xpu_gpu_process_state {
+	XPU_GPU_PROC_CONNECTED = 1,	/* injected library checked in */
+	XPU_GPU_PROC_SUBSCRIBE_FAILED = 2,/* CUPTI had another subscriber; no GPU data */
+	XPU_GPU_PROC_CLOCK_FALLBACK = 3,/* timestamp callback refused: offset applied */
+	XPU_GPU_PROC_FLUSHED = 4,	/* final flush done, connection closed cleanly */
+};
+
+/* State of one process's CUPTI side, with CUPTI's own dropped-record count so far. */
+struct xpu_rec_gpu_process {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t state;			/* enum xpu_gpu_process_state */
+	uint64_t cupti_dropped;
+	int64_t clock_offset_ns;	/* added to CUPTI timestamps in fallback mode */
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_process) == 32, "gpu process size");
+
+#endif /* XPU_FORMAT_H */
