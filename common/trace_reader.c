@@ -61,6 +61,10 @@ static struct trace_reader *reader_init(const void *data, size_t size, char *err
 		snprintf(err, errlen, "not an xpu trace: bad magic");
 		return NULL;
 	}
+	if (hdr.hdr_crc32c != crc32c(0, &hdr, offsetof(struct xpu_file_header, hdr_crc32c))) {
+		snprintf(err, errlen, "corrupt trace: file header CRC mismatch");
+		return NULL;
+	}
 	if (hdr.major != XPU_FORMAT_MAJOR) {
 		snprintf(err, errlen, "unsupported trace format version %u.%u (this reader reads %u.x)",
 			 hdr.major, hdr.minor, XPU_FORMAT_MAJOR);

@@ -110,6 +110,7 @@ struct trace_writer *trace_writer__open_fd(int fd, const struct trace_writer_opt
 		memcpy(hdr.uuid, &a, 8);
 		memcpy(hdr.uuid + 8, &b, 8);
 	}
+	hdr.hdr_crc32c = crc32c(0, &hdr, offsetof(struct xpu_file_header, hdr_crc32c));
 	err = -write_all(fd, &hdr, sizeof(hdr));
 	if (err)
 		goto fail;

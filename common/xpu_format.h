@@ -37,7 +37,8 @@ struct xpu_file_header {
 	uint64_t feature_bits;	/* none defined yet */
 	uint8_t uuid[16];
 	uint64_t create_realtime_ns;
-	uint64_t reserved1;
+	uint32_t reserved1;
+	uint32_t hdr_crc32c;	/* CRC-32C of the first 60 bytes */
 };
 _Static_assert(sizeof(struct xpu_file_header) == 64, "file header size");
 
