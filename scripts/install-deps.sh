@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages xpu-perf needs to build and test, when missing.
+# As root it runs apt-get; otherwise it prints the exact command and fails if something is missing.
+set -euo pipefail
+
+# build: compilers, BPF toolchain, libraries; test: perf (comparison), chromium (viewer tests),
+# nodejs/npm (speedscope for the viewer test)
+PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev
+      pkg-config zstd linux-perf chromium nodejs npm python3)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "xpu-perf: missing packages: ${missing[*]}" >&2
+	echo "xpu-perf: run as root, or: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+echo "xpu-perf: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every test: unit (no root), golden (committed traces), e2e (real eBPF; skip without
+# root). Each test exits 0 (pass), 77 (skip, with a message) or anything else (fail).
+# Prints one line per test and a closing "N passed, N failed, N skipped".
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export BUILD
+pass=0 fail=0 skip=0 failed=()
+
+run() {
+	local name=$1; shift
+	local log; log=$(mktemp)
+	local t0=$SECONDS
+	"$@" >"$log" 2>&1
+	local rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS  %-40s %3ss\n' "$name" $((SECONDS - t0)) ;;
+	77) skip=$((skip + 1)); printf 'SKIP  %-40s %s\n' "$name" "$(tail -n 1 "$log")" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL  %-40s (exit %d)\n' "$name" $rc
+	   sed 's/^/      | /' "$log" | tail -n 40 ;;
+	esac
+	rm -f "$log"
+}
+
+only=${1:-}
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
+	run "unit/$(basename "$t")" "$t"
+done
+for t in tests/golden/run.sh tests/e2e/test_*.sh; do
+	[ -x "$t" ] || continue
+	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
+	run "${t#tests/}" "$t"
+done
+echo "${pass} passed, ${fail} failed, ${skip} skipped"
+[ "$fail" -eq 0 ]
