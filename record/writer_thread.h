@@ -6,10 +6,56 @@
 #ifndef XPU_WRITER_THREAD_H
 #define XPU_WRITER_THREAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xpu_format.h"
+
 struct writer_thread;
+struct trace_writer;
+
+#define WT_MAX_STR_FIXUPS 4
+
+/*
+ * One native record to write. Strings and the stack are interned by the writer thread, which
+ * stores their ids as u32 at the given byte offsets of the body: a definition is therefore
+ * always written before its first use. Everything is copied; the caller keeps ownership.
+ */
+struct wt_rec {
+	uint16_t type;			/* enum xpu_record_type */
+	uint64_t ts_ns;			/* monotonic, 0 for untimed records */
+	const void *body;
+	uint32_t body_size;
+	const void *tail;		/* variable part after body, may be NULL */
+	uint32_t tail_size;
+	unsigned int nr_str;
+	struct {
+		uint32_t off;
+		const char *s;
+		uint32_t len;
+	} str[WT_MAX_STR_FIXUPS];
+	bool has_stack;
+	uint32_t stack_off;
+	const uint64_t *ips;		/* kernel frames first, then user, leaf first */
+	uint16_t nr_kernel;
+	uint16_t nr_user;
+	bool must_keep;			/* session/clock/end records: never dropped for queue space */
+};
+
+/* Starts the thread; it owns w until writer_thread__finish(). NULL and errno on failure. */
+struct writer_thread *writer_thread__start(struct trace_writer *w, size_t max_queued_bytes);
+/* Thread-safe. 0, or -EAGAIN when the queue was full (counted, written as XPU_LOST_WRITER). */
+int writer_thread__submit(struct writer_thread *wt, const struct wt_rec *r);
+/* Records dropped because the queue was full. */
+uint64_t writer_thread__dropped(struct writer_thread *wt);
+
+/*
+ * Writes everything queued, then a STATS record made of extra[] plus the writer's own byte
+ * counts, joins the thread and closes the trace_writer. Returns 0 or the first write error.
+ */
+int writer_thread__finish(struct writer_thread *wt, const struct xpu_stat_entry *extra,
+			  unsigned int nr_extra);
 
 /*
  * Queues a batch of records produced by another process (the injected CUPTI library of one

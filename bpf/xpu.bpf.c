@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xpu-record's kernel side: CPU samples, task lifecycle of the traced tree, executable mmaps
+ * and the GPU launch marker uprobe. Everything goes to one ring buffer (layouts in
+ * xpu_bpf_abi.h); every event that cannot be reserved is counted, never silently lost.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "xpu_bpf_abi.h"
+
+#define PROT_EXEC 0x4
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile bool kernel_stacks = false;
+
+/* tgid -> 1. Seeded by user space, grown on fork, shrunk on exit. Sized before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+/* tid -> 1 between sys_enter_mmap(PROT_EXEC) and sys_exit_mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} pending_mmap SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XPU_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool is_traced(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+}
+
+static __always_inline void fill_hdr(struct xpu_ev_hdr *h, __u32 type, __u32 pid, __u32 tid)
+{
+	h->type = type;
+	h->pid = pid;
+	h->tid = tid;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct xpu_ev_sample *ev;
+
+	if (!is_traced(tgid))
+		return 0;
+	count(XPU_CNT_SAMPLES);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(XPU_CNT_RB_LOST);
+		return 0;
+	}
+	fill_hdr(&ev->hdr, XPU_EV_SAMPLE, tgid, (__u32)id);
+	ev->kstack_bytes = 0;
+	if (kernel_stacks) {
+		ev->kstack_bytes = bpf_get_stack(ctx, ev->kips, sizeof(ev->kips), 0);
+		if (ev->kstack_bytes < 0)
+			count(XPU_CNT_KSTACK_ERR);
+	}
+	ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, sizeof(ev->uips), BPF_F_USER_STACK);
+	if (ev->ustack_bytes < 0)
+		count(XPU_CNT_USTACK_ERR);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+static __always_inline void emit_task(__u32 kind, __u32 pid, __u32 tid, __u32 parent,
+				      int exit_code, __u32 old_tid, const char *comm)
+{
+	struct xpu_ev_task *ev;
+
+	count(XPU_CNT_TASK_EVENTS);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(XPU_CNT_RB_LOST);
+		return;
+	}
+	fill_hdr(&ev->hdr, XPU_EV_TASK, pid, tid);
+	ev->kind = kind;
+	ev->parent_pid = parent;
+	ev->exit_code = exit_code;
+	ev->old_tid = old_tid;
+	bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), comm);
+	bpf_ringbuf_submit(ev, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (!is_traced(ptgid))
+		return 0;
+	if (ctgid == ptgid) {
+		emit_task(XPU_EV_TASK_THREAD, ctgid, child->pid, ptgid, 0, 0, child->comm);
+		return 0;
+	}
+	/*
+	 * Added here, in the parent's context, before the child can run: its first instruction
+	 * is already covered.
+	 */
+	if (bpf_map_update_elem(&traced_tgids, &ctgid, &one, BPF_ANY))
+		count(XPU_CNT_TRACED_FULL);
+	emit_task(XPU_EV_TASK_FORK, ctgid, child->pid, ptgid, 0, 0, child->comm);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (!is_traced(p->tgid))
+		return 0;
+	emit_task(XPU_EV_TASK_EXEC, p->tgid, p->pid, 0, 0, old_pid, p->comm);
+	return 0;
+}
+
+/*
+ * The tracepoint runs after the thread decremented signal->live, so live == 0 means the
+ * whole thread group is gone (read through CO-RE rather than the group_dead argument, which
+ * older kernels lack).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	int live;
+
+	if (!is_traced(tgid))
+		return 0;
+	live = BPF_CORE_READ(p, signal, live.counter);
+	if (live > 0) {
+		emit_task(XPU_EV_TASK_THREAD_EXIT, tgid, p->pid, 0, 0, 0, p->comm);
+		return 0;
+	}
+	bpf_map_delete_elem(&traced_tgids, &tgid);
+	emit_task(XPU_EV_TASK_EXIT, tgid, p->pid, 0, p->exit_code, 0, p->comm);
+	return 0;
+}
+
+/* prctl(PR_SET_NAME) and pthread_setname_np: the name the profile shows for a thread. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
+{
+	if (!is_traced(task->tgid))
+		return 0;
+	emit_task(XPU_EV_TASK_COMM, task->tgid, task->pid, 0, 0, 0, comm);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	__u8 one = 1;
+
+	if (!(ctx->args[2] & PROT_EXEC) || !is_traced(id >> 32))
+		return 0;
+	bpf_map_update_elem(&pending_mmap, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct xpu_ev_mmap *ev;
+
+	if (!bpf_map_lookup_elem(&pending_mmap, &tid))
+		return 0;
+	bpf_map_delete_elem(&pending_mmap, &tid);
+	if (ctx->ret < 0 && ctx->ret > -4096)
+		return 0;
+	count(XPU_CNT_MMAP_EVENTS);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(XPU_CNT_RB_LOST);
+		return 0;
+	}
+	fill_hdr(&ev->hdr, XPU_EV_MMAP, id >> 32, tid);
+	ev->addr = ctx->ret;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+/*
+ * Uprobe on xpu_cupti_api_enter(corr_id, cbid, domain) in libxpu-cupti.so. One program reads
+ * the arguments and takes the stack (a tail call or per-CPU hand-off lost data in the
+ * prototype). At function entry the frame pointer still belongs to the caller, so the FP walk
+ * starts at the caller's caller: the immediate caller is the return address at [sp]. Kernels
+ * with the uprobe-at-entry fix (6.12+) already report it; then it is not added twice.
+ */
+/* BPF_KPROBE: libbpf 1.1 has no BPF_UPROBE; the argument registers are the same. */
+SEC("uprobe")
+int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct xpu_ev_gpu_launch *ev;
+	__u64 ret_addr = 0;
+	long n;
+
+	if (!is_traced(tgid))
+		return 0;
+	count(XPU_CNT_GPU_LAUNCHES);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(XPU_CNT_RB_LOST);
+		return 0;
+	}
+	fill_hdr(&ev->hdr, XPU_EV_GPU_LAUNCH, tgid, (__u32)id);
+	ev->corr_id = corr_id;
+	ev->cbid = cbid;
+	ev->domain = domain;
+	ev->reserved = 0;
+	n = bpf_get_stack(ctx, &ev->uips[1], XPU_BPF_MAX_FRAMES * sizeof(__u64),
+			  BPF_F_USER_STACK);
+	if (n < 0) {
+		count(XPU_CNT_USTACK_ERR);
+		ev->ustart = 0;
+		ev->nr_user = n;
+		bpf_ringbuf_submit(ev, 0);
+		return 0;
+	}
+	n /= sizeof(__u64);
+	bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)PT_REGS_SP(ctx));
+	if (n >= 2 && ev->uips[2] == ret_addr) {
+		ev->ustart = 1;
+		ev->nr_user = n;
+	} else {
+		ev->uips[0] = ev->uips[1];
+		ev->uips[1] = ret_addr;
+		ev->ustart = 0;
+		ev->nr_user = n + 1;
+	}
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writer thread: the only code that touches the trace_writer after the session starts.
+ * Producers copy records into messages on a bounded FIFO; this thread interns their strings
+ * and stacks, appends them, and flushes a frame at least every 500 ms so a crash loses little.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "record_fields.h"
+#include "trace_writer.h"
+#include "writer_thread.h"
+
+#define WT_FLUSH_AGE_NS (500ull * 1000 * 1000)
+#define WT_WAIT_MS 100
+/* Foreign string ids above this are refused rather than growing a map without bound. */
+#define WT_FOREIGN_MAX_ID (1u << 22)
+
+enum wt_msg_kind {
+	WT_MSG_NATIVE = 1,
+	WT_MSG_FOREIGN = 2,
+	WT_MSG_SOURCE_CLOSED = 3,
+	WT_MSG_FINISH = 4,
+};
+
+struct wt_msg {
+	struct wt_msg *next;
+	enum wt_msg_kind kind;
+	size_t bytes;			/* accounted against the queue bound */
+	/* NATIVE */
+	uint16_t type;
+	uint64_t ts_ns;
+	uint32_t body_size;		/* body and tail are contiguous in data */
+	uint32_t tail_size;
+	unsigned int nr_str;
+	uint32_t str_off[WT_MAX_STR_FIXUPS];
+	uint32_t str_len[WT_MAX_STR_FIXUPS];	/* strings follow body+tail in data */
+	bool has_stack;
+	uint32_t stack_off;
+	uint16_t nr_kernel, nr_user;	/* ips follow the strings, 8-aligned */
+	/* FOREIGN / SOURCE_CLOSED */
+	uint32_t source_id;
+	uint32_t len;
+	/* FINISH */
+	const struct xpu_stat_entry *extra;
+	unsigned int nr_extra;
+	uint64_t data[];
+};
+
+struct foreign_source {
+	struct foreign_source *next;
+	uint32_t id;
+	uint32_t *map;			/* local string id -> global id */
+	uint32_t map_len;
+};
+
+struct writer_thread {
+	struct trace_writer *w;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct wt_msg *head, *tail;
+	size_t queued_bytes;
+	size_t max_bytes;
+	_Atomic uint64_t dropped;
+	uint64_t dropped_reported;	/* writer thread only */
+	struct foreign_source *sources;	/* writer thread only */
+	int result;
+	uint8_t *scratch;		/* writer thread only: body copies for remapping */
+	size_t scratch_len;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static int enqueue(struct writer_thread *wt, struct wt_msg *m, bool must_keep, uint64_t nr_recs)
+{
+	pthread_mutex_lock(&wt->lock);
+	if (!must_keep && wt->queued_bytes + m->bytes > wt->max_bytes) {
+		pthread_mutex_unlock(&wt->lock);
+		atomic_fetch_add(&wt->dropped, nr_recs);
+		free(m);
+		return -EAGAIN;
+	}
+	m->next = NULL;
+	if (wt->tail)
+		wt->tail->next = m;
+	else
+		wt->head = m;
+	wt->tail = m;
+	wt->queued_bytes += m->bytes;
+	pthread_cond_signal(&wt->cond);
+	pthread_mutex_unlock(&wt->lock);
+	return 0;
+}
+
+int writer_thread__submit(struct writer_thread *wt, const struct wt_rec *r)
+{
+	size_t strs = 0, size;
+	struct wt_msg *m;
+	uint8_t *p;
+	unsigned int i;
+
+	if (r->nr_str > WT_MAX_STR_FIXUPS)
+		return -EINVAL;
+	for (i = 0; i < r->nr_str; i++) {
+		if (r->str[i].off + 4 > r->body_size)
+			return -EINVAL;
+		strs += r->str[i].len;
+	}
+	if (r->has_stack && r->stack_off + 4 > r->body_size)
+		return -EINVAL;
+	size = align8((size_t)r->body_size + r->tail_size + strs);
+	if (r->has_stack)
+		size += ((size_t)r->nr_kernel + r->nr_user) * sizeof(uint64_t);
+	m = malloc(sizeof(*m) + size);
+	if (!m) {
+		atomic_fetch_add(&wt->dropped, 1);
+		return -ENOMEM;
+	}
+	memset(m, 0, sizeof(*m));
+	m->kind = WT_MSG_NATIVE;
+	m->bytes = sizeof(*m) + size;
+	m->type = r->type;
+	m->ts_ns = r->ts_ns;
+	m->body_size = r->body_size;
+	m->tail_size = r->tail_size;
+	p = (uint8_t *)m->data;
+	memcpy(p, r->body, r->body_size);
+	p += r->body_size;
+	if (r->tail_size) {
+		memcpy(p, r->tail, r->tail_size);
+		p += r->tail_size;
+	}
+	m->nr_str = r->nr_str;
+	for (i = 0; i < r->nr_str; i++) {
+		m->str_off[i] = r->str[i].off;
+		m->str_len[i] = r->str[i].len;
+		memcpy(p, r->str[i].s, r->str[i].len);
+		p += r->str[i].len;
+	}
+	if (r->has_stack) {
+		m->has_stack = true;
+		m->stack_off = r->stack_off;
+		m->nr_kernel = r->nr_kernel;
+		m->nr_user = r->nr_user;
+		p = (uint8_t *)m->data + align8((size_t)r->body_size + r->tail_size + strs);
+		memcpy(p, r->ips, ((size_t)r->nr_kernel + r->nr_user) * sizeof(uint64_t));
+	}
+	return enqueue(wt, m, r->must_keep, 1);
+}
+
+static uint64_t count_foreign(const void *records, size_t len)
+{
+	const uint8_t *p = records;
+	uint64_t n = 0;
+	size_t off = 0;
+
+	while (off + sizeof(struct xpu_record_header) <= len) {
+		const struct xpu_record_header *h = (const void *)(p + off);
+
+		if (h->size < sizeof(*h) || h->size > len - off)
+			break;
+		off += h->size;
+		n++;
+	}
+	return n ? n : 1;
+}
+
+int writer_thread__submit_foreign(struct writer_thread *wt, uint32_t source_id,
+				  const void *records, size_t len)
+{
+	struct wt_msg *m;
+
+	if (len > UINT32_MAX)
+		return -EINVAL;
+	m = malloc(sizeof(*m) + len);
+	if (!m) {
+		atomic_fetch_add(&wt->dropped, count_foreign(records, len));
+		return -ENOMEM;
+	}
+	memset(m, 0, sizeof(*m));
+	m->kind = WT_MSG_FOREIGN;
+	m->bytes = sizeof(*m) + len;
+	m->source_id = source_id;
+	m->len = len;
+	memcpy(m->data, records, len);
+	return enqueue(wt, m, false, count_foreign(records, len));
+}
+
+void writer_thread__source_closed(struct writer_thread *wt, uint32_t source_id)
+{
+	struct wt_msg *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return;
+	m->kind = WT_MSG_SOURCE_CLOSED;
+	m->bytes = sizeof(*m);
+	m->source_id = source_id;
+	enqueue(wt, m, true, 0);
+}
+
+uint64_t writer_thread__dropped(struct writer_thread *wt)
+{
+	return atomic_load(&wt->dropped);
+}
+
+/* ---- writer thread side --------------------------------------------------------------- */
+
+static void write_native(struct writer_thread *wt, struct wt_msg *m)
+{
+	uint8_t *body = (uint8_t *)m->data;
+	const uint8_t *s = body + m->body_size + m->tail_size;
+	unsigned int i;
+	uint32_t id;
+
+	for (i = 0; i < m->nr_str; i++) {
+		id = m->str_len[i] ? trace_writer__intern_string(wt->w, (const char *)s,
+								 m->str_len[i]) : 0;
+		memcpy(body + m->str_off[i], &id, sizeof(id));
+		s += m->str_len[i];
+	}
+	if (m->has_stack) {
+		const uint64_t *ips = (const uint64_t *)(body + align8((size_t)(s - body)));
+
+		id = trace_writer__intern_stack(wt->w, ips, m->nr_kernel, m->nr_user);
+		memcpy(body + m->stack_off, &id, sizeof(id));
+	}
+	trace_writer__append(wt->w, m->type, body, m->body_size + m->tail_size, m->ts_ns);
+}
+
+static struct foreign_source *source_get(struct writer_thread *wt, uint32_t id)
+{
+	struct foreign_source *src;
+
+	for (src = wt->sources; src; src = src->next)
+		if (src->id == id)
+			return src;
+	src = calloc(1, sizeof(*src));
+	if (!src)
+		return NULL;
+	src->id = id;
+	src->next = wt->sources;
+	wt->sources = src;
+	return src;
+}
+
+static void source_free(struct writer_thread *wt, uint32_t id)
+{
+	struct foreign_source **pp, *src;
+
+	for (pp = &wt->sources; (src = *pp); pp = &src->next) {
+		if (src->id == id) {
+			*pp = src->next;
+			free(src->map);
+			free(src);
+			return;
+		}
+	}
+}
+
+static int source_set(struct foreign_source *src, uint32_t local, uint32_t global)
+{
+	uint32_t *map, n;
+
+	if (local >= WT_FOREIGN_MAX_ID)
+		return -ERANGE;
+	if (local >= src->map_len) {
+		n = src->map_len ? src->map_len : 256;
+		while (n <= local)
+			n *= 2;
+		map = realloc(src->map, n * sizeof(*map));
+		if (!map)
+			return -ENOMEM;
+		memset(map + src->map_len, 0, (n - src->map_len) * sizeof(*map));
+		src->map = map;
+		src->map_len = n;
+	}
+	src->map[local] = global;
+	return 0;
+}
+
+/* GPU records start with their (start) time; GPU_DEVICE has none. */
+static uint64_t foreign_ts(uint16_t type, const uint8_t *body, uint32_t size)
+{
+	uint64_t ts = 0;
+
+	if (type < XPU_REC_GPU_KERNEL || type > XPU_REC_GPU_PROCESS || size < 8)
+		return 0;
+	memcpy(&ts, body, sizeof(ts));
+	return ts;
+}
+
+static void write_foreign(struct writer_thread *wt, struct wt_msg *m)
+{
+	const uint8_t *p = (const uint8_t *)m->data;
+	struct foreign_source *src = source_get(wt, m->source_id);
+	uint32_t offs[16], id, body_size;
+	size_t off = 0, n, i;
+
+	while (off + sizeof(struct xpu_record_header) <= m->len) {
+		struct xpu_record_header h;
+		const uint8_t *body;
+
+		memcpy(&h, p + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > m->len - off || (h.size & 7)) {
+			/* A malformed batch: the rest cannot be framed, count it as lost. */
+			atomic_fetch_add(&wt->dropped, 1);
+			return;
+		}
+		body = p + off + sizeof(h);
+		body_size = h.size - sizeof(h);
+		off += h.size;
+		if (h.type == XPU_REC_STRING) {
+			struct xpu_rec_string s;
+
+			if (body_size < sizeof(s))
+				continue;
+			memcpy(&s, body, sizeof(s));
+			if (s.len > body_size - sizeof(s) || !src)
+				continue;
+			id = trace_writer__intern_string(wt->w, (const char *)body + sizeof(s), s.len);
+			if (source_set(src, s.id, id))
+				atomic_fetch_add(&wt->dropped, 1);
+			continue;
+		}
+		/* Definitions with file-global ids can only come from this process. */
+		if (h.type == XPU_REC_STACK || h.type == XPU_REC_DSO || h.type == XPU_REC_MAPPING ||
+		    h.type == XPU_REC_SESSION || h.type == XPU_REC_STATS)
+			continue;
+		if (body_size > wt->scratch_len) {
+			uint8_t *b = realloc(wt->scratch, body_size);
+
+			if (!b)
+				continue;
+			wt->scratch = b;
+			wt->scratch_len = body_size;
+		}
+		memcpy(wt->scratch, body, body_size);
+		n = xpu_record_string_fields(h.type, offs, 16);
+		for (i = 0; i < n; i++) {
+			uint32_t local;
+
+			if (offs[i] + 4 > body_size)
+				continue;
+			memcpy(&local, wt->scratch + offs[i], 4);
+			id = (src && local < src->map_len) ? src->map[local] : 0;
+			memcpy(wt->scratch + offs[i], &id, 4);
+		}
+		trace_writer__append(wt->w, h.type, wt->scratch, body_size,
+				     foreign_ts(h.type, wt->scratch, body_size));
+	}
+}
+
+static void report_drops(struct writer_thread *wt)
+{
+	uint64_t d = atomic_load(&wt->dropped);
+	struct xpu_rec_lost lost = { 0 };
+
+	if (d == wt->dropped_reported)
+		return;
+	lost.ts_ns = mono_ns();
+	lost.source = XPU_LOST_WRITER;
+	lost.count = d - wt->dropped_reported;
+	wt->dropped_reported = d;
+	trace_writer__append(wt->w, XPU_REC_LOST, &lost, sizeof(lost), lost.ts_ns);
+}
+
+static void write_stats(struct writer_thread *wt, struct wt_msg *m)
+{
+	struct trace_writer_stats st;
+	struct {
+		struct xpu_rec_stats hdr;
+		struct xpu_stat_entry e[64];
+	} rec;
+	unsigned int n = 0, i;
+
+	trace_writer__get_stats(wt->w, &st);
+	for (i = 0; i < m->nr_extra && n < 62; i++)
+		rec.e[n++] = m->extra[i];
+	rec.e[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_WRITER_BYTES_RAW,
+					      .value = st.raw_bytes };
+	rec.e[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_WRITER_BYTES_COMPRESSED,
+					      .value = st.file_bytes };
+	rec.hdr.count = n;
+	rec.hdr.reserved = 0;
+	trace_writer__append(wt->w, XPU_REC_STATS, &rec,
+			     sizeof(rec.hdr) + n * sizeof(rec.e[0]), 0);
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer_thread *wt = arg;
+	struct wt_msg *m;
+	struct timespec dl;
+	bool done = false;
+
+	while (!done) {
+		pthread_mutex_lock(&wt->lock);
+		if (!wt->head) {
+			clock_gettime(CLOCK_REALTIME, &dl);
+			dl.tv_nsec += WT_WAIT_MS * 1000000L;
+			if (dl.tv_nsec >= 1000000000L) {
+				dl.tv_sec++;
+				dl.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&wt->cond, &wt->lock, &dl);
+		}
+		m = wt->head;
+		wt->head = wt->tail = NULL;
+		wt->queued_bytes = 0;
+		pthread_mutex_unlock(&wt->lock);
+
+		while (m) {
+			struct wt_msg *next = m->next;
+
+			switch (m->kind) {
+			case WT_MSG_NATIVE:
+				write_native(wt, m);
+				break;
+			case WT_MSG_FOREIGN:
+				write_foreign(wt, m);
+				break;
+			case WT_MSG_SOURCE_CLOSED:
+				source_free(wt, m->source_id);
+				break;
+			case WT_MSG_FINISH:
+				report_drops(wt);
+				write_stats(wt, m);
+				done = true;
+				break;
+			}
+			free(m);
+			m = next;
+		}
+		report_drops(wt);
+		trace_writer__flush_if_older(wt->w, mono_ns(), WT_FLUSH_AGE_NS);
+	}
+	return NULL;
+}
+
+struct writer_thread *writer_thread__start(struct trace_writer *w, size_t max_queued_bytes)
+{
+	struct writer_thread *wt = calloc(1, sizeof(*wt));
+	int err;
+
+	if (!wt)
+		return NULL;
+	wt->w = w;
+	wt->max_bytes = max_queued_bytes;
+	pthread_mutex_init(&wt->lock, NULL);
+	pthread_cond_init(&wt->cond, NULL);
+	err = pthread_create(&wt->thread, NULL, writer_main, wt);
+	if (err) {
+		free(wt);
+		errno = err;
+		return NULL;
+	}
+	return wt;
+}
+
+int writer_thread__finish(struct writer_thread *wt, const struct xpu_stat_entry *extra,
+			  unsigned int nr_extra)
+{
+	struct wt_msg *m = calloc(1, sizeof(*m));
+	struct foreign_source *src;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	m->kind = WT_MSG_FINISH;
+	m->bytes = sizeof(*m);
+	m->extra = extra;
+	m->nr_extra = nr_extra;
+	enqueue(wt, m, true, 0);
+	pthread_join(wt->thread, NULL);
+	err = trace_writer__close(wt->w);
+	while ((src = wt->sources)) {
+		wt->sources = src->next;
+		free(src->map);
+		free(src);
+	}
+	/* Producers must be stopped by now; anything queued after FINISH is discarded. */
+	while (wt->head) {
+		struct wt_msg *next = wt->head->next;
+
+		free(wt->head);
+		wt->head = next;
+	}
+	free(wt->scratch);
+	pthread_mutex_destroy(&wt->lock);
+	pthread_cond_destroy(&wt->cond);
+	free(wt);
+	return err;
+}
