@@ -7,6 +7,10 @@
 #ifndef XPU_BPF_ABI_H
 #define XPU_BPF_ABI_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 /*
  * bpf_get_stack() stops at the perf_event_max_stack sysctl (127 by default); one more slot
  * lets the uprobe put the return address read at [sp] in front of the FP walk.

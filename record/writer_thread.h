@@ -15,7 +15,7 @@
 struct writer_thread;
 struct trace_writer;
 
-#define WT_MAX_STR_FIXUPS 4
+#define WT_MAX_STR_FIXUPS 6
 
 /*
  * One native record to write. Strings and the stack are interned by the writer thread, which

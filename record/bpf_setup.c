@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+/*
+ * BPF lifecycle: open, set rodata and map sizes, load, attach; every attach is checked and a
+ * missing optional tracepoint (mmap) degrades to rescanning on samples instead of failing.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_setup.h"
+#include "config.h"
+#include "xpu.skel.h"
+
+#define XPU_GPU_MARKER "xpu_cupti_api_enter"
+
+struct bpf_state {
+	struct xpu_bpf *skel;
+	struct bpf_link **links;	/* tracepoints, mmap, uprobe */
+	size_t nr_links;
+	struct bpf_link **perf_links;
+	int *perf_fds;
+	int nr_cpus;
+	bool mmap_tracking;
+	bool gpu_attached;
+	const char *gpu_lib;
+	unsigned int freq_hz;
+};
+
+static void set_err(char *err, size_t errlen, const char *what, int e)
+{
+	if (e == EPERM || e == EACCES)
+		snprintf(err, errlen,
+			 "need root or CAP_BPF+CAP_PERFMON to load BPF programs (%s: %s)", what,
+			 strerror(e));
+	else
+		snprintf(err, errlen, "%s: %s", what, strerror(e));
+}
+
+static bool tracepoint_exists(const char *cat, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/id", cat, name);
+	if (!access(path, F_OK))
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s/id", cat, name);
+	return !access(path, F_OK);
+}
+
+int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, char *err,
+		    size_t errlen)
+{
+	struct bpf_state *st = calloc(1, sizeof(*st));
+	int ret;
+
+	if (!st)
+		return -ENOMEM;
+	st->skel = xpu_bpf__open();
+	if (!st->skel) {
+		ret = -errno;
+		set_err(err, errlen, "opening the BPF object", -ret);
+		goto fail;
+	}
+	st->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	ret = bpf_map__set_max_entries(st->skel->maps.events, (uint32_t)opts->ringbuf_bytes);
+	if (ret) {
+		set_err(err, errlen, "sizing the ring buffer", -ret);
+		goto fail;
+	}
+	st->mmap_tracking = tracepoint_exists("syscalls", "sys_enter_mmap") &&
+			    tracepoint_exists("syscalls", "sys_exit_mmap");
+	if (!st->mmap_tracking) {
+		log_info("no syscalls:sys_*_mmap tracepoints; dlopen'ed code is found from samples");
+		bpf_program__set_autoload(st->skel->progs.on_mmap_enter, false);
+		bpf_program__set_autoload(st->skel->progs.on_mmap_exit, false);
+	}
+	if (!opts->gpu_lib)
+		bpf_program__set_autoload(st->skel->progs.on_gpu_launch, false);
+	st->gpu_lib = opts->gpu_lib;
+	st->freq_hz = opts->freq_hz;
+	ret = xpu_bpf__load(st->skel);
+	if (ret) {
+		set_err(err, errlen, "loading BPF programs (bpf())", -ret);
+		goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	bpf_state__destroy(st);
+	return ret < 0 ? ret : -EINVAL;
+}
+
+static int add_link(struct bpf_state *st, struct bpf_link *link)
+{
+	struct bpf_link **l = realloc(st->links, (st->nr_links + 1) * sizeof(*l));
+
+	if (!l) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	st->links = l;
+	st->links[st->nr_links++] = link;
+	return 0;
+}
+
+static int attach_prog(struct bpf_state *st, struct bpf_program *prog, char *err, size_t errlen)
+{
+	struct bpf_link *link = bpf_program__attach(prog);
+	char what[128];
+
+	if (!link) {
+		int e = errno;
+
+		snprintf(what, sizeof(what), "attaching %s", bpf_program__name(prog));
+		set_err(err, errlen, what, e);
+		return -e;
+	}
+	return add_link(st, link);
+}
+
+/* Online CPUs from sysfs ("0-3,5"); falls back to every possible CPU. */
+static int online_cpus(bool *online, int nr_possible)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int a, b, n = 0, i;
+	char sep;
+
+	if (!f) {
+		for (i = 0; i < nr_possible; i++)
+			online[i] = true;
+		return nr_possible;
+	}
+	while (fscanf(f, "%d", &a) == 1) {
+		b = a;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+			if (fscanf(f, "%d", &b) != 1)
+				break;
+			if (fscanf(f, "%c", &sep) != 1)
+				sep = '\n';
+		}
+		for (i = a; i <= b && i < nr_possible; i++, n++)
+			online[i] = true;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+static int open_perf_events(struct bpf_state *st, char *err, size_t errlen)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = st->freq_hz,
+	};
+	int nr = libbpf_num_possible_cpus(), cpu, attached = 0, first_err = 0;
+	bool *online;
+
+	if (nr <= 0)
+		return -EINVAL;
+	online = calloc(nr, sizeof(*online));
+	st->perf_fds = calloc(nr, sizeof(*st->perf_fds));
+	st->perf_links = calloc(nr, sizeof(*st->perf_links));
+	if (!online || !st->perf_fds || !st->perf_links) {
+		free(online);
+		return -ENOMEM;
+	}
+	st->nr_cpus = nr;
+	online_cpus(online, nr);
+	for (cpu = 0; cpu < nr; cpu++) {
+		st->perf_fds[cpu] = -1;
+		if (!online[cpu])
+			continue;
+		st->perf_fds[cpu] = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+					    PERF_FLAG_FD_CLOEXEC);
+		if (st->perf_fds[cpu] < 0) {
+			if (!first_err)
+				first_err = errno;
+			log_info("perf_event_open on cpu %d: %s", cpu, strerror(errno));
+			continue;
+		}
+		st->perf_links[cpu] = bpf_program__attach_perf_event(st->skel->progs.on_sample,
+								     st->perf_fds[cpu]);
+		if (!st->perf_links[cpu]) {
+			first_err = errno;
+			set_err(err, errlen, "attaching the sampler to a perf event", errno);
+			free(online);
+			return -first_err;
+		}
+		attached++;
+	}
+	free(online);
+	if (!attached) {
+		if (first_err == EINVAL)
+			snprintf(err, errlen,
+				 "perf_event_open(cpu-clock, %u Hz): %s (above "
+				 "kernel.perf_event_max_sample_rate?)",
+				 st->freq_hz, strerror(first_err));
+		else if (first_err == EACCES || first_err == EPERM)
+			set_err(err, errlen, "perf_event_open()", first_err);
+		else
+			snprintf(err, errlen, "perf_event_open(cpu-clock): %s",
+				 strerror(first_err ? first_err : ENODEV));
+		return -(first_err ? first_err : ENODEV);
+	}
+	return 0;
+}
+
+int bpf_state__attach(struct bpf_state *st, char *err, size_t errlen)
+{
+	struct xpu_bpf *s = st->skel;
+	int ret;
+
+	if ((ret = attach_prog(st, s->progs.on_fork, err, errlen)) ||
+	    (ret = attach_prog(st, s->progs.on_exec, err, errlen)) ||
+	    (ret = attach_prog(st, s->progs.on_exit, err, errlen)) ||
+	    (ret = attach_prog(st, s->progs.on_rename, err, errlen)))
+		return ret;
+	if (st->mmap_tracking && ((ret = attach_prog(st, s->progs.on_mmap_enter, err, errlen)) ||
+				  (ret = attach_prog(st, s->progs.on_mmap_exit, err, errlen))))
+		return ret;
+	if (st->gpu_lib) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = XPU_GPU_MARKER);
+		struct bpf_link *link;
+
+		/* pid -1: every process; the program keeps only traced tgids. */
+		link = bpf_program__attach_uprobe_opts(s->progs.on_gpu_launch, -1, st->gpu_lib, 0,
+						       &uo);
+		if (!link) {
+			char what[512];
+
+			ret = -errno;
+			snprintf(what, sizeof(what), "uprobe on %s in %s", XPU_GPU_MARKER,
+				 st->gpu_lib);
+			set_err(err, errlen, what, -ret);
+			return ret;
+		}
+		ret = add_link(st, link);
+		if (ret)
+			return ret;
+		st->gpu_attached = true;
+	}
+	return open_perf_events(st, err, errlen);
+}
+
+int bpf_state__trace_pid(struct bpf_state *st, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	if (bpf_map__update_elem(st->skel->maps.traced_tgids, &key, sizeof(key), &one,
+				 sizeof(one), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+bool bpf_state__is_traced(struct bpf_state *st, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t v;
+
+	return !bpf_map__lookup_elem(st->skel->maps.traced_tgids, &key, sizeof(key), &v,
+				     sizeof(v), 0);
+}
+
+int bpf_state__events_fd(struct bpf_state *st)
+{
+	return bpf_map__fd(st->skel->maps.events);
+}
+
+bool bpf_state__gpu_attached(struct bpf_state *st)
+{
+	return st->gpu_attached;
+}
+
+int bpf_state__read_counters(struct bpf_state *st, uint64_t *out)
+{
+	int nr = libbpf_num_possible_cpus(), i, c;
+	uint64_t *vals;
+
+	if (nr <= 0)
+		return -EINVAL;
+	vals = calloc(nr, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < XPU_CNT_NR; i++) {
+		uint32_t key = i;
+
+		out[i] = 0;
+		if (bpf_map__lookup_elem(st->skel->maps.counters, &key, sizeof(key), vals,
+					 nr * sizeof(*vals), 0))
+			continue;
+		for (c = 0; c < nr; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void bpf_state__stop_sampling(struct bpf_state *st)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < st->nr_cpus; cpu++) {
+		bpf_link__destroy(st->perf_links[cpu]);
+		st->perf_links[cpu] = NULL;
+		if (st->perf_fds[cpu] >= 0)
+			close(st->perf_fds[cpu]);
+		st->perf_fds[cpu] = -1;
+	}
+}
+
+void bpf_state__destroy(struct bpf_state *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	if (st->perf_links)
+		bpf_state__stop_sampling(st);
+	free(st->perf_links);
+	free(st->perf_fds);
+	for (i = 0; i < st->nr_links; i++)
+		bpf_link__destroy(st->links[i]);
+	free(st->links);
+	xpu_bpf__destroy(st->skel);
+	free(st);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Loading and attaching bpf/xpu.bpf.c, per-CPU perf events, and reading its counters. */
+#ifndef XPU_RECORD_BPF_SETUP_H
+#define XPU_RECORD_BPF_SETUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xpu_bpf_abi.h"
+
+struct bpf_state;
+
+struct bpf_setup_opts {
+	unsigned int freq_hz;
+	bool kernel_stacks;
+	size_t ringbuf_bytes;		/* power of two, multiple of the page size */
+	const char *gpu_lib;		/* libxpu-cupti.so to uprobe, or NULL */
+};
+
+/* open -> rodata and map sizes -> load. Negative errno and one line in err on failure. */
+int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, char *err,
+		    size_t errlen);
+/* Attaches every program and opens the sampling perf events on all online CPUs. */
+int bpf_state__attach(struct bpf_state *st, char *err, size_t errlen);
+int bpf_state__trace_pid(struct bpf_state *st, pid_t pid);
+bool bpf_state__is_traced(struct bpf_state *st, pid_t pid);
+int bpf_state__events_fd(struct bpf_state *st);
+/* Sums the per-CPU counters into out[XPU_CNT_NR]. */
+int bpf_state__read_counters(struct bpf_state *st, uint64_t *out);
+bool bpf_state__gpu_attached(struct bpf_state *st);
+/* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
+void bpf_state__stop_sampling(struct bpf_state *st);
+void bpf_state__destroy(struct bpf_state *st);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* xpu-record's options, filled by main.c and read by the session. */
+#ifndef XPU_RECORD_CONFIG_H
+#define XPU_RECORD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * 999 Hz: roughly 1 ms resolution, and not a multiple of common timer frequencies (100, 250,
+ * 1000 Hz) so sampling does not lock step with periodic work.
+ */
+#define XPU_DEFAULT_FREQ_HZ 999
+#define XPU_DEFAULT_OUTPUT "record.xpu"
+#define XPU_DEFAULT_RINGBUF_MB 8
+
+struct record_config {
+	const char *output;
+	unsigned int freq_hz;
+	bool kernel_stacks;
+	bool no_gpu;
+	int verbose;
+	pid_t attach_pid;		/* 0: launch mode */
+	unsigned int ringbuf_mb;	/* power of two */
+	char **cmd;			/* NULL-terminated, launch mode */
+	int argc;			/* xpu-record's own argv, for the SESSION record */
+	char **argv;
+};
+
+extern int xpu_verbose;
+
+#define log_err(fmt, ...) fprintf(stderr, "xpu-record: " fmt "\n", ##__VA_ARGS__)
+#define log_info(fmt, ...)                                                    \
+	do {                                                                  \
+		if (xpu_verbose)                                              \
+			fprintf(stderr, "xpu-record: " fmt "\n", ##__VA_ARGS__); \
+	} while (0)
+
+#endif

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/* xpu-record: command line. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "config.h"
+#include "session.h"
+
+int xpu_verbose;
+
+static const char usage[] =
+"Usage: xpu-record [OPTION...] -- COMMAND [ARG...]\n"
+"       xpu-record [OPTION...] -p PID\n"
+"Record CPU samples (and, with libxpu-cupti.so next to xpu-record, GPU activity and the\n"
+"CPU stacks that launched it) of a process tree into a .xpu trace.\n"
+"\n"
+"  -F, --freq=HZ          sampling frequency per CPU (default %u)\n"
+"  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT ")\n"
+"  -g, --call-graph=MODE  user stack unwinding: fp (frame pointers, the default)\n"
+"      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
+"  -p, --pid=PID          attach to a running process (and follow its new children)\n"
+"      --no-gpu           do not inject the CUPTI library into the target\n"
+"      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u)\n"
+"  -v, --verbose          print progress and libbpf messages\n"
+"  -h, --help             print this help\n"
+"  -V, --version          print the version\n"
+"\n"
+"The traced tree is the command (or PID) and every process it forks or executes. Recording\n"
+"stops when the last of them exits, or on SIGINT/SIGTERM, which are passed on to the command\n"
+"first. xpu-record exits with the command's status (128+N if signal N killed it).\n"
+"\n"
+"Examples:\n"
+"  xpu-record -- ./train --epochs 1          # writes " XPU_DEFAULT_OUTPUT "\n"
+"  xpu-record -F 4999 -o app.xpu -- ./app    # finer sampling, named output\n"
+"  xpu-record --kernel-stacks -p 1234        # attach; stop with ^C\n"
+"  xpu-report --format=folded app.xpu | flamegraph.pl > app.svg\n";
+
+enum {
+	OPT_KERNEL_STACKS = 256,
+	OPT_NO_GPU,
+	OPT_RINGBUF_MB,
+};
+
+static const struct option long_opts[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "call-graph", required_argument, NULL, 'g' },
+	{ "kernel-stacks", no_argument, NULL, OPT_KERNEL_STACKS },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 },
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && xpu_verbose < 2)
+		return 0;
+	if (!xpu_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* One line naming the problem, and exit status 2 as for any usage error. */
+__attribute__((format(printf, 1, 2))) static int bad_arg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "xpu-record: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see xpu-record --help)\n");
+	return 2;
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max || *s == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct record_config cfg = {
+		.output = XPU_DEFAULT_OUTPUT,
+		.freq_hz = XPU_DEFAULT_FREQ_HZ,
+		.ringbuf_mb = XPU_DEFAULT_RINGBUF_MB,
+		.argc = argc,
+		.argv = argv,
+	};
+	unsigned long v;
+	int c;
+
+	/* '+': stop at the first non-option, so the command's own options stay its own. */
+	while ((c = getopt_long(argc, argv, "+F:o:g:p:vhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (parse_uint(optarg, 1, 100000, &v))
+				return bad_arg("invalid frequency '%s': expected 1..100000 Hz", optarg);
+			cfg.freq_hz = (unsigned int)v;
+			break;
+		case 'o':
+			if (!*optarg)
+				return bad_arg("empty output file name");
+			cfg.output = optarg;
+			break;
+		case 'g':
+			if (strcmp(optarg, "fp"))
+				return bad_arg("unsupported call-graph mode '%s': only fp for now",
+					       optarg);
+			break;
+		case OPT_KERNEL_STACKS:
+			cfg.kernel_stacks = true;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 1, INT_MAX, &v))
+				return bad_arg("invalid pid '%s'", optarg);
+			cfg.attach_pid = (pid_t)v;
+			break;
+		case OPT_NO_GPU:
+			cfg.no_gpu = true;
+			break;
+		case OPT_RINGBUF_MB:
+			if (parse_uint(optarg, 1, 1024, &v) || (v & (v - 1)))
+				return bad_arg("invalid ring buffer size '%s': a power of two, 1..1024",
+					       optarg);
+			cfg.ringbuf_mb = (unsigned int)v;
+			break;
+		case 'v':
+			xpu_verbose++;
+			break;
+		case 'h':
+			printf(usage, XPU_DEFAULT_FREQ_HZ, XPU_DEFAULT_RINGBUF_MB);
+			return 0;
+		case 'V':
+			printf("xpu-record %s\n", XPU_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "xpu-record: see xpu-record --help\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		cfg.cmd = &argv[optind];
+	if (cfg.attach_pid && cfg.cmd)
+		return bad_arg("give either -p PID or a command, not both");
+	if (!cfg.attach_pid && !cfg.cmd)
+		return bad_arg("no command to record: xpu-record [OPTION...] -- COMMAND");
+	libbpf_set_print(libbpf_print);
+	return session__run(&cfg);
+}

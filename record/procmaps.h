@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Executable mappings of traced processes, from /proc/PID/maps: writes a DSO record once per
+ * file (with its build-id) and a MAPPING record per new mapping. Owned by the drain thread.
+ */
+#ifndef XPU_RECORD_PROCMAPS_H
+#define XPU_RECORD_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct writer_thread;
+struct procmaps;
+
+struct procmaps_stats {
+	uint64_t scans;
+	uint64_t scan_failures;		/* process gone before its maps were read */
+	uint64_t dsos;
+	uint64_t mappings;
+};
+
+struct procmaps *procmaps__new(struct writer_thread *wt);
+void procmaps__free(struct procmaps *pm);
+
+/*
+ * Reads pid's maps and writes what is new, stamped ts_ns (the event that made us look).
+ * reset: forget what was known first (exec), so every mapping of the new image is written
+ * with a time after the exec. Returns the number of new mappings or negative errno.
+ */
+int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset);
+/* A sample's user IP: scans on first sight of pid, or (rate-limited) when ip is unknown. */
+void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts_ns);
+void procmaps__forget(struct procmaps *pm, pid_t pid);
+void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st);
+
+#endif

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One thread polls the ring buffer. It is also the only owner of the live-process set and of
+ * the mapping tracker, so no locks are needed there: both change only in event order.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "clock.h"
+#include "config.h"
+#include "procmaps.h"
+#include "rb_drain.h"
+#include "writer_thread.h"
+#include "xpu_bpf_abi.h"
+
+#define RB_POLL_MS 100
+/* Exit events can be lost when the ring buffer is full: check liveness this often. */
+#define RB_LIVENESS_NS (1000ull * 1000 * 1000)
+
+struct live_pid {
+	pid_t pid;
+	bool exited;
+	int status;
+};
+
+struct rb_drain {
+	struct ring_buffer *rb;
+	struct writer_thread *wt;
+	struct procmaps *pm;
+	pthread_t thread;
+	_Atomic bool stop;
+	pthread_mutex_t lock;		/* guards pids for the other threads' readers */
+	struct live_pid *pids;
+	size_t nr_pids, cap_pids;
+	_Atomic unsigned int live;
+	uint64_t last_liveness_ns;
+	struct rb_drain_stats st;
+};
+
+static struct live_pid *pid_find(struct rb_drain *d, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr_pids; i++)
+		if (d->pids[i].pid == pid)
+			return &d->pids[i];
+	return NULL;
+}
+
+static void pid_add(struct rb_drain *d, pid_t pid)
+{
+	struct live_pid *p;
+
+	pthread_mutex_lock(&d->lock);
+	p = pid_find(d, pid);
+	if (p) {
+		/* pid reuse after an exit */
+		if (p->exited) {
+			p->exited = false;
+			atomic_fetch_add(&d->live, 1);
+		}
+		goto out;
+	}
+	if (d->nr_pids == d->cap_pids) {
+		size_t cap = d->cap_pids ? d->cap_pids * 2 : 64;
+		struct live_pid *n = realloc(d->pids, cap * sizeof(*n));
+
+		if (!n)
+			goto out;
+		d->pids = n;
+		d->cap_pids = cap;
+	}
+	d->pids[d->nr_pids++] = (struct live_pid){ .pid = pid };
+	atomic_fetch_add(&d->live, 1);
+out:
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void pid_exited(struct rb_drain *d, pid_t pid, int status)
+{
+	struct live_pid *p;
+
+	pthread_mutex_lock(&d->lock);
+	p = pid_find(d, pid);
+	if (p && !p->exited) {
+		p->exited = true;
+		p->status = status;
+		atomic_fetch_sub(&d->live, 1);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+static bool proc_alive(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	s = strrchr(buf, ')');
+	/* A zombie has run its exit already: it is no longer part of the live tree. */
+	return !(s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X'));
+}
+
+static void check_liveness(struct rb_drain *d)
+{
+	pid_t dead[64];
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < d->nr_pids && n < 64; i++)
+		if (!d->pids[i].exited && !proc_alive(d->pids[i].pid))
+			dead[n++] = d->pids[i].pid;
+	pthread_mutex_unlock(&d->lock);
+	for (i = 0; i < n; i++) {
+		log_info("pid %d is gone without an exit event", dead[i]);
+		pid_exited(d, dead[i], -1);
+		procmaps__forget(d->pm, dead[i]);
+	}
+}
+
+static uint32_t stack_frames(int32_t bytes)
+{
+	return bytes > 0 ? (uint32_t)bytes / sizeof(uint64_t) : 0;
+}
+
+static void on_sample(struct rb_drain *d, const struct xpu_ev_sample *ev)
+{
+	uint32_t nk = stack_frames(ev->kstack_bytes), nu = stack_frames(ev->ustack_bytes);
+	uint64_t ips[2 * XPU_BPF_MAX_FRAMES];
+	struct xpu_rec_cpu_sample rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.cpu = (uint16_t)ev->hdr.cpu,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_CPU_SAMPLE,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+	};
+
+	if (nk > XPU_BPF_MAX_FRAMES)
+		nk = XPU_BPF_MAX_FRAMES;
+	if (nu > XPU_BPF_MAX_FRAMES)
+		nu = XPU_BPF_MAX_FRAMES;
+	d->st.samples++;
+	if (ev->ustack_bytes < 0 || ev->kstack_bytes < 0)
+		d->st.stack_errors++;
+	if (nu)
+		procmaps__check_ip(d->pm, ev->hdr.pid, ev->uips[0], ev->hdr.ts_ns);
+	if (nk + nu) {
+		memcpy(ips, ev->kips, nk * sizeof(uint64_t));
+		memcpy(ips + nk, ev->uips, nu * sizeof(uint64_t));
+		r.has_stack = true;
+		r.stack_off = offsetof(struct xpu_rec_cpu_sample, stack_id);
+		r.ips = ips;
+		r.nr_kernel = (uint16_t)nk;
+		r.nr_user = (uint16_t)nu;
+	}
+	writer_thread__submit(d->wt, &r);
+}
+
+static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
+{
+	struct xpu_rec_task rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.kind = ev->kind,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.parent_pid = ev->parent_pid,
+		.exit_code = ev->kind == XPU_EV_TASK_EXIT ? ev->exit_code : 0,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_TASK,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+		.nr_str = 1,
+		.str = { { offsetof(struct xpu_rec_task, comm_str), ev->comm,
+			   strnlen(ev->comm, sizeof(ev->comm)) } },
+		.must_keep = true,
+	};
+
+	d->st.task_events++;
+	writer_thread__submit(d->wt, &r);
+	switch (ev->kind) {
+	case XPU_EV_TASK_FORK:
+		pid_add(d, ev->hdr.pid);
+		/* The child shares its parent's image until it execs. */
+		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, false);
+		break;
+	case XPU_EV_TASK_EXEC:
+		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, true);
+		break;
+	case XPU_EV_TASK_EXIT:
+		pid_exited(d, ev->hdr.pid, ev->exit_code);
+		procmaps__forget(d->pm, ev->hdr.pid);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev)
+{
+	struct xpu_rec_gpu_launch rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.corr_id = ev->corr_id,
+		.cbid = ev->cbid,
+		.domain = ev->domain,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_GPU_LAUNCH,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+	};
+	uint32_t start = ev->ustart, nu = ev->nr_user > 0 ? (uint32_t)ev->nr_user : 0;
+
+	d->st.gpu_launches++;
+	if (ev->nr_user < 0)
+		d->st.stack_errors++;
+	if (start > 1 || nu > XPU_BPF_MAX_FRAMES + 1 - start)
+		nu = 0;
+	if (nu) {
+		procmaps__check_ip(d->pm, ev->hdr.pid, ev->uips[start], ev->hdr.ts_ns);
+		r.has_stack = true;
+		r.stack_off = offsetof(struct xpu_rec_gpu_launch, stack_id);
+		r.ips = (const uint64_t *)&ev->uips[start];
+		r.nr_user = (uint16_t)nu;
+	}
+	writer_thread__submit(d->wt, &r);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct rb_drain *d = ctx;
+	const struct xpu_ev_hdr *h = data;
+
+	if (size < sizeof(*h))
+		return 0;
+	switch (h->type) {
+	case XPU_EV_SAMPLE:
+		if (size >= sizeof(struct xpu_ev_sample))
+			on_sample(d, data);
+		break;
+	case XPU_EV_TASK:
+		if (size >= sizeof(struct xpu_ev_task))
+			on_task(d, data);
+		break;
+	case XPU_EV_MMAP:
+		procmaps__scan(d->pm, h->pid, h->ts_ns, false);
+		break;
+	case XPU_EV_GPU_LAUNCH:
+		if (size >= sizeof(struct xpu_ev_gpu_launch))
+			on_gpu_launch(d, data);
+		break;
+	}
+	return 0;
+}
+
+static void *drain_main(void *arg)
+{
+	struct rb_drain *d = arg;
+	uint64_t now;
+
+	while (!atomic_load(&d->stop)) {
+		int n = ring_buffer__poll(d->rb, RB_POLL_MS);
+
+		if (n < 0 && n != -EINTR) {
+			log_err("ring buffer poll: %s", strerror(-n));
+			break;
+		}
+		now = clock_mono_ns();
+		if (now - d->last_liveness_ns >= RB_LIVENESS_NS) {
+			d->last_liveness_ns = now;
+			check_liveness(d);
+		}
+	}
+	ring_buffer__consume(d->rb);
+	return NULL;
+}
+
+struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
+				 pid_t seed)
+{
+	struct rb_drain *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return NULL;
+	d->wt = wt;
+	d->pm = pm;
+	pthread_mutex_init(&d->lock, NULL);
+	d->rb = ring_buffer__new(ringbuf_fd, handle_event, d, NULL);
+	if (!d->rb) {
+		err = errno;
+		goto fail;
+	}
+	pid_add(d, seed);
+	d->last_liveness_ns = clock_mono_ns();
+	err = pthread_create(&d->thread, NULL, drain_main, d);
+	if (err)
+		goto fail;
+	return d;
+fail:
+	ring_buffer__free(d->rb);
+	free(d->pids);
+	free(d);
+	errno = err;
+	return NULL;
+}
+
+unsigned int rb_drain__live(struct rb_drain *d)
+{
+	return atomic_load(&d->live);
+}
+
+int rb_drain__exit_status(struct rb_drain *d, pid_t pid, int *status)
+{
+	struct live_pid *p;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&d->lock);
+	p = pid_find(d, pid);
+	if (p && p->exited && p->status >= 0) {
+		*status = p->status;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
+{
+	atomic_store(&d->stop, true);
+	pthread_join(d->thread, NULL);
+	if (st)
+		*st = d->st;
+	ring_buffer__free(d->rb);
+	pthread_mutex_destroy(&d->lock);
+	free(d->pids);
+	free(d);
+}

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One recording session: sets up the pieces in an order that loses nothing (probes attached
+ * and the pid traced before the child may exec), runs the main loop (signals, periodic clock
+ * and loss records) and tears down in an order that writes everything (sampling stopped, ring
+ * buffer drained, CUPTI clients flushed, then the end records).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpf_setup.h"
+#include "clock.h"
+#include "config.h"
+#include "cupti_rx.h"
+#include "kallsyms.h"
+#include "procmaps.h"
+#include "rb_drain.h"
+#include "session.h"
+#include "target.h"
+#include "trace_writer.h"
+#include "writer_thread.h"
+
+#define CLOCK_SYNC_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
+#define LOSS_POLL_INTERVAL_NS (1000ull * 1000 * 1000)
+#define CLOCK_SYNC_BRACKETS 10
+#define WRITER_QUEUE_BYTES (64u << 20)
+#define CUPTI_STOP_TIMEOUT_MS 5000
+#define GPU_LIB_NAME "libxpu-cupti.so"
+
+struct session {
+	const struct record_config *cfg;
+	struct bpf_state *bpf;
+	struct writer_thread *wt;
+	struct procmaps *pm;
+	struct rb_drain *drain;
+	struct cupti_rx *rx;
+	struct target target;
+	pid_t pid;
+	int sfd;
+	char *gpu_lib;
+	char *env[3];
+	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
+	int got_signal;
+	bool hard_stop;
+	bool child_reaped;
+	int child_status;
+};
+
+/* libxpu-cupti.so next to xpu-record, so an installed pair always matches. */
+static char *find_gpu_lib(void)
+{
+	char exe[PATH_MAX], *path;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	if (asprintf(&path, "%s/%s", dirname(exe), GPU_LIB_NAME) < 0)
+		return NULL;
+	if (access(path, R_OK)) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+static int is_traced_cb(void *ctx, pid_t pid)
+{
+	struct session *s = ctx;
+
+	return bpf_state__is_traced(s->bpf, pid);
+}
+
+static size_t join_args(char *buf, size_t size, int argc, char *const *argv)
+{
+	size_t len = 0, n;
+	int i;
+
+	for (i = 0; i < argc && argv[i]; i++) {
+		n = strlen(argv[i]) + 1;
+		if (len + n > size)
+			break;
+		memcpy(buf + len, argv[i], n);
+		len += n;
+	}
+	return len;
+}
+
+static void submit_clock_sync(struct session *s)
+{
+	struct xpu_rec_clock_sync cs;
+	struct wt_rec r = {
+		.type = XPU_REC_CLOCK_SYNC, .body = &cs, .body_size = sizeof(cs), .must_keep = true,
+	};
+
+	clock_sync__measure(&cs, CLOCK_SYNC_BRACKETS);
+	r.ts_ns = cs.mono_ns;
+	writer_thread__submit(s->wt, &r);
+}
+
+static void submit_session(struct session *s, uint64_t start_mono, uint64_t start_rt)
+{
+	const struct record_config *cfg = s->cfg;
+	static char cmdline[16384], options[8192], kernel[400];
+	struct xpu_rec_session rec = {
+		.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
+		.page_size_bytes = (uint32_t)sysconf(_SC_PAGESIZE),
+		.sample_freq_hz = cfg->freq_hz,
+		.stack_mode = XPU_STACK_FP,
+		.target_pid = (uint32_t)s->pid,
+		.start_mono_ns = start_mono,
+		.start_realtime_ns = start_rt,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_SESSION, .ts_ns = start_mono,
+		.body = &rec, .body_size = sizeof(rec), .nr_str = 6, .must_keep = true,
+	};
+	struct utsname u;
+	size_t cmd_len, opt_len;
+
+	uname(&u);
+	snprintf(kernel, sizeof(kernel), "%s %s", u.release, u.version);
+	if (cfg->kernel_stacks)
+		rec.flags |= XPU_SESSION_KERNEL_STACKS;
+	if (cfg->attach_pid)
+		rec.flags |= XPU_SESSION_ATTACHED;
+	if (s->rx)
+		rec.flags |= XPU_SESSION_GPU;
+	if (cfg->attach_pid)
+		cmd_len = target__cmdline(cfg->attach_pid, cmdline, sizeof(cmdline));
+	else
+		cmd_len = join_args(cmdline, sizeof(cmdline), INT_MAX, cfg->cmd);
+
+#define STR(i, field, val, n)                                            \
+	do {                                                             \
+		r.str[i].off = offsetof(struct xpu_rec_session, field);  \
+		r.str[i].s = (val);                                      \
+		r.str[i].len = (uint32_t)(n);                            \
+	} while (0)
+	STR(0, host_str, u.nodename, strlen(u.nodename));
+	STR(1, kernel_str, kernel, strlen(kernel));
+	STR(2, arch_str, u.machine, strlen(u.machine));
+	STR(3, version_str, XPU_VERSION, strlen(XPU_VERSION));
+	STR(4, cmdline_str, cmdline, cmd_len);
+	opt_len = join_args(options, sizeof(options), cfg->argc, cfg->argv);
+	STR(5, options_str, options, opt_len);
+#undef STR
+	writer_thread__submit(s->wt, &r);
+}
+
+static void submit_lost(struct session *s, uint32_t source, uint64_t count, uint64_t ts)
+{
+	struct xpu_rec_lost lost = { .ts_ns = ts, .source = source, .count = count };
+	struct wt_rec r = {
+		.type = XPU_REC_LOST, .ts_ns = ts,
+		.body = &lost, .body_size = sizeof(lost), .must_keep = true,
+	};
+
+	writer_thread__submit(s->wt, &r);
+}
+
+/* Writes the growth of the BPF loss counters since the last call as LOST records. */
+static void report_bpf_losses(struct session *s, uint64_t *cnt)
+{
+	uint64_t now = clock_mono_ns();
+
+	if (bpf_state__read_counters(s->bpf, cnt))
+		return;
+	if (cnt[XPU_CNT_RB_LOST] > s->reported[XPU_CNT_RB_LOST])
+		submit_lost(s, XPU_LOST_RINGBUF,
+			    cnt[XPU_CNT_RB_LOST] - s->reported[XPU_CNT_RB_LOST], now);
+	if (cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR] >
+	    s->reported[XPU_CNT_USTACK_ERR] + s->reported[XPU_CNT_KSTACK_ERR])
+		submit_lost(s, XPU_LOST_STACK,
+			    cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR] -
+				    s->reported[XPU_CNT_USTACK_ERR] -
+				    s->reported[XPU_CNT_KSTACK_ERR], now);
+	memcpy(s->reported, cnt, sizeof(s->reported));
+}
+
+static void reap_child(struct session *s)
+{
+	int status;
+	pid_t p;
+
+	while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (p == s->target.pid && !s->cfg->attach_pid) {
+			s->child_reaped = true;
+			s->child_status = status;
+		}
+	}
+}
+
+static void handle_signals(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap_child(s);
+			continue;
+		}
+		if (s->got_signal || s->cfg->attach_pid) {
+			/* Second signal, or attached: stop now and leave the target alone. */
+			s->got_signal = (int)si.ssi_signo;
+			s->hard_stop = true;
+			continue;
+		}
+		s->got_signal = (int)si.ssi_signo;
+		/*
+		 * A terminal's ^C (SI_KERNEL) already reached the child, which shares our process
+		 * group; only a signal sent to xpu-record alone is forwarded.
+		 */
+		if (!s->child_reaped && si.ssi_code != SI_KERNEL)
+			kill(s->target.pid, (int)si.ssi_signo);
+		log_info("got signal %d; waiting for the target to exit (again to stop now)",
+			 (int)si.ssi_signo);
+	}
+}
+
+static bool tree_done(struct session *s)
+{
+	if (s->hard_stop)
+		return true;
+	if (!s->cfg->attach_pid && !s->child_reaped)
+		return false;
+	return rb_drain__live(s->drain) == 0;
+}
+
+static void main_loop(struct session *s)
+{
+	uint64_t next_clock = clock_mono_ns() + CLOCK_SYNC_INTERVAL_NS;
+	uint64_t next_loss = clock_mono_ns() + LOSS_POLL_INTERVAL_NS;
+	uint64_t cnt[XPU_CNT_NR], now;
+
+	while (!tree_done(s)) {
+		struct pollfd pfd = { .fd = s->sfd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) > 0)
+			handle_signals(s);
+		/* SIGCHLD can coalesce; reaping here too keeps the exit status exact. */
+		if (!s->cfg->attach_pid && !s->child_reaped)
+			reap_child(s);
+		now = clock_mono_ns();
+		if (now >= next_clock) {
+			submit_clock_sync(s);
+			next_clock = now + CLOCK_SYNC_INTERVAL_NS;
+		}
+		if (now >= next_loss) {
+			report_bpf_losses(s, cnt);
+			next_loss = now + LOSS_POLL_INTERVAL_NS;
+		}
+	}
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void submit_end(struct session *s, int *exit_code)
+{
+	struct xpu_rec_session_end end = { .end_mono_ns = clock_mono_ns(), .exit_code = -1 };
+	struct wt_rec r = {
+		.type = XPU_REC_SESSION_END, .ts_ns = end.end_mono_ns,
+		.body = &end, .body_size = sizeof(end), .must_keep = true,
+	};
+	int status;
+	bool have = false;
+
+	if (!s->cfg->attach_pid && s->child_reaped) {
+		status = s->child_status;
+		have = true;
+	} else if (s->cfg->attach_pid && !rb_drain__exit_status(s->drain, s->pid, &status)) {
+		have = true;
+	}
+	if (have) {
+		if (WIFEXITED(status))
+			end.exit_code = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			end.term_signal = WTERMSIG(status);
+		*exit_code = exit_status_of(status);
+	} else {
+		*exit_code = s->got_signal ? 128 + s->got_signal : 0;
+	}
+	end.reason = s->got_signal ? XPU_END_SIGNAL : XPU_END_TARGET_EXITED;
+	writer_thread__submit(s->wt, &r);
+}
+
+static int setup_signals(struct session *s)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	/* Blocked before any thread starts, so every thread inherits the mask. */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	s->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return s->sfd < 0 ? -errno : 0;
+}
+
+int session__run(const struct record_config *cfg)
+{
+	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1 } };
+	struct bpf_setup_opts bo = {
+		.freq_hz = cfg->freq_hz,
+		.kernel_stacks = cfg->kernel_stacks,
+		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
+	};
+	struct trace_writer_opts wo = { 0 };
+	struct trace_writer *w = NULL;
+	struct procmaps_stats ps = { 0 };
+	struct rb_drain_stats ds = { 0 };
+	struct xpu_stat_entry stats[16];
+	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
+	char err[512] = "";
+	int ret = 1, fd, e, n = 0;
+
+	if (!cfg->no_gpu)
+		s.gpu_lib = find_gpu_lib();
+	bo.gpu_lib = s.gpu_lib;
+	if (cfg->attach_pid && kill(cfg->attach_pid, 0) && errno == ESRCH) {
+		log_err("no process with pid %d", cfg->attach_pid);
+		goto out;
+	}
+	e = bpf_state__load(&s.bpf, &bo, err, sizeof(err));
+	if (e) {
+		log_err("%s", err);
+		goto out;
+	}
+	if (setup_signals(&s)) {
+		log_err("cannot set up signal handling: %s", strerror(errno));
+		goto out;
+	}
+	fd = open(cfg->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_err("cannot create %s: %s", cfg->output, strerror(errno));
+		goto out;
+	}
+	w = trace_writer__open_fd(fd, &wo);
+	if (!w) {
+		log_err("cannot write %s: %s", cfg->output, strerror(errno));
+		goto out;
+	}
+	s.wt = writer_thread__start(w, WRITER_QUEUE_BYTES);
+	if (!s.wt) {
+		log_err("cannot start the writer thread: %s", strerror(errno));
+		trace_writer__close(w);
+		goto out;
+	}
+	s.pm = procmaps__new(s.wt);
+	if (!s.pm)
+		goto out_writer;
+
+	if (s.gpu_lib && !cfg->attach_pid) {
+		s.rx = cupti_rx__start(s.wt, is_traced_cb, &s, err, sizeof(err));
+		if (!s.rx) {
+			log_err("GPU tracing off: %s", err);
+		} else if (asprintf(&s.env[0], "CUDA_INJECTION64_PATH=%s", s.gpu_lib) < 0 ||
+			   asprintf(&s.env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(s.rx)) < 0) {
+			goto out_writer;
+		}
+	}
+	if (cfg->attach_pid) {
+		s.pid = cfg->attach_pid;
+	} else {
+		e = target__launch(&s.target, cfg->cmd, s.rx ? s.env : NULL);
+		if (e) {
+			log_err("cannot fork: %s", strerror(-e));
+			goto out_writer;
+		}
+		s.pid = s.target.pid;
+	}
+	e = bpf_state__trace_pid(s.bpf, s.pid);
+	if (e) {
+		log_err("cannot trace pid %d: %s", s.pid, strerror(-e));
+		goto out_target;
+	}
+	e = bpf_state__attach(s.bpf, err, sizeof(err));
+	if (e) {
+		log_err("%s", err);
+		goto out_target;
+	}
+
+	start_rt = clock_realtime_ns();
+	start_mono = clock_mono_ns();
+	submit_session(&s, start_mono, start_rt);
+	submit_clock_sync(&s);
+	if (cfg->kernel_stacks) {
+		e = kallsyms__snapshot(s.wt);
+		if (e < 0)
+			log_err("kernel symbols not captured: /proc/kallsyms: %s", strerror(-e));
+	}
+	if (cfg->attach_pid) {
+		target__describe_threads(s.pid, s.wt, start_mono);
+		procmaps__scan(s.pm, s.pid, start_mono, false);
+	}
+	s.drain = rb_drain__start(bpf_state__events_fd(s.bpf), s.wt, s.pm, s.pid);
+	if (!s.drain) {
+		log_err("cannot start the ring buffer thread: %s", strerror(errno));
+		goto out_target;
+	}
+	if (!cfg->attach_pid && target__release(&s.target, 1)) {
+		log_err("cannot start the target: %s", strerror(errno));
+		goto out_target;
+	}
+	log_info("recording pid %d at %u Hz into %s", s.pid, cfg->freq_hz, cfg->output);
+
+	main_loop(&s);
+
+	bpf_state__stop_sampling(s.bpf);
+	rb_drain__stop(s.drain, &ds);
+	if (s.rx)
+		cupti_rx__stop(s.rx, CUPTI_STOP_TIMEOUT_MS);
+	report_bpf_losses(&s, cnt);
+	procmaps__get_stats(s.pm, &ps);
+	submit_clock_sync(&s);
+	submit_end(&s, &ret);
+	s.drain = NULL;
+
+#define STAT(i, v) stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) }
+	STAT(XPU_STAT_SAMPLES, ds.samples);
+	STAT(XPU_STAT_RINGBUF_LOST, cnt[XPU_CNT_RB_LOST]);
+	STAT(XPU_STAT_STACK_ERRORS, cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]);
+	STAT(XPU_STAT_TASK_EVENTS, ds.task_events);
+	STAT(XPU_STAT_MAPPING_SCANS, ps.scans);
+	STAT(XPU_STAT_MAPPING_SCAN_FAILURES, ps.scan_failures);
+	STAT(XPU_STAT_GPU_LAUNCHES, ds.gpu_launches);
+#undef STAT
+	if (writer_thread__finish(s.wt, stats, n)) {
+		log_err("writing %s failed", cfg->output);
+		ret = ret ? ret : 1;
+	}
+	s.wt = NULL;
+	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings",
+		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
+		 (unsigned long long)(cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]),
+		 (unsigned long long)ps.mappings);
+	if (cnt[XPU_CNT_RB_LOST])
+		log_err("warning: %llu events lost (ring buffer full; try --ringbuf-mb)",
+			(unsigned long long)cnt[XPU_CNT_RB_LOST]);
+	goto out;
+
+out_target:
+	if (s.drain) {
+		rb_drain__stop(s.drain, NULL);
+		s.drain = NULL;
+	}
+	if (!cfg->attach_pid && s.target.pid > 0) {
+		target__release(&s.target, 0);
+		waitpid(s.target.pid, NULL, 0);
+	}
+	if (s.rx)
+		cupti_rx__stop(s.rx, 0);
+out_writer:
+	if (s.wt)
+		writer_thread__finish(s.wt, NULL, 0);
+	ret = 1;
+out:
+	procmaps__free(s.pm);
+	bpf_state__destroy(s.bpf);
+	if (s.sfd >= 0)
+		close(s.sfd);
+	free(s.env[0]);
+	free(s.env[1]);
+	free(s.gpu_lib);
+	return ret;
+}
