@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wire protocol between the injected CUPTI library (libxpu-cupti.so, inside each target process)
+ * and the recorder (record/cupti_rx.c). format-spec/cupti-wire.md is the prose for it.
+ *
+ * Transport: a SOCK_SEQPACKET unix socket at $XPU_CUPTI_SOCKET, so every send() is one message
+ * and message boundaries survive without framing of our own. Both ends are the same build of
+ * xpu-perf on the same host, so the byte order is the host's (little-endian everywhere we run).
+ *
+ * Every message: struct xpu_cupti_msg_header, then len payload bytes.
+ *   HELLO  first message of a connection; payload struct xpu_cupti_hello
+ *   BATCH  payload is records in file layout (struct xpu_record_header + body, size a multiple
+ *          of 8), string ids local to this connection and defined (XPU_REC_STRING) earlier in
+ *          the same connection than their first use
+ *   DONE   last message; payload struct xpu_cupti_done. Anything after it is ignored.
+ */
+#ifndef XPU_CUPTI_WIRE_H
+#define XPU_CUPTI_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "xpu_format.h"
+
+#define XPU_CUPTI_WIRE_MAGIC 0x31574358u	/* "XCW1" read as little-endian bytes */
+#define XPU_CUPTI_WIRE_VERSION 1
+#define XPU_CUPTI_SOCKET_ENV "XPU_CUPTI_SOCKET"
+
+/*
+ * Largest message either side sends or accepts. A unix SEQPACKET send fails with EMSGSIZE when a
+ * message exceeds the socket's send buffer (about 208 KiB by default, net.core.wmem_default), so
+ * stay well below it rather than depend on raising SO_SNDBUF.
+ */
+#define XPU_CUPTI_MSG_MAX_BYTES (128u << 10)
+
+enum xpu_cupti_msg_type {
+	XPU_CUPTI_MSG_HELLO = 1,
+	XPU_CUPTI_MSG_BATCH = 2,
+	XPU_CUPTI_MSG_DONE = 3,
+};
+
+struct xpu_cupti_msg_header {
+	uint32_t magic;			/* XPU_CUPTI_WIRE_MAGIC */
+	uint16_t type;			/* enum xpu_cupti_msg_type */
+	uint16_t version;		/* XPU_CUPTI_WIRE_VERSION */
+	uint32_t len;			/* payload bytes after this header */
+	uint32_t seq;			/* 0, 1, 2, ... per connection; a gap means a lost message */
+};
+_Static_assert(sizeof(struct xpu_cupti_msg_header) == 16, "cupti msg header size");
+
+#define XPU_CUPTI_BATCH_MAX_BYTES (XPU_CUPTI_MSG_MAX_BYTES - sizeof(struct xpu_cupti_msg_header))
+
+enum xpu_cupti_hello_flags {
+	XPU_CUPTI_HELLO_CLOCK_MONOTONIC = 1u << 0,	/* timestamp callback accepted */
+	XPU_CUPTI_HELLO_GRAPH_MODE = 1u << 1,	/* XPU_CUDA_GRAPHS=graph: one record per launch */
+	XPU_CUPTI_HELLO_NO_CUPTI = 1u << 2,	/* no usable libcupti: no GPU data will follow */
+};
+
+struct xpu_cupti_hello {
+	uint32_t pid;			/* getpid() in the target (its own pid namespace) */
+	uint32_t cupti_version;		/* cuptiGetVersion(), 0 if unknown */
+	uint32_t flags;			/* enum xpu_cupti_hello_flags */
+	uint32_t reserved;
+	uint64_t mono_ns;		/* CLOCK_MONOTONIC at check-in */
+};
+_Static_assert(sizeof(struct xpu_cupti_hello) == 24, "cupti hello size");
+
+struct xpu_cupti_done {
+	uint64_t records_sent;		/* records in all BATCH messages that were sent */
+	uint64_t records_dropped;	/* records the library could not send (transport) */
+	uint64_t cupti_dropped;		/* CUPTI's own dropped-record count, total */
+};
+_Static_assert(sizeof(struct xpu_cupti_done) == 24, "cupti done size");
+
+/*
+ * Byte offset of the u32 pid field in the body of a record type a client may send, or -1 when
+ * the type is not allowed from a client. The receiver overwrites that field with the peer's pid
+ * from SO_PEERCRED: it is the pid as the recorder (and BPF) sees it, even when the target runs
+ * in another pid namespace, and a client cannot claim another process's pid.
+ */
+static inline int xpu_cupti_wire_pid_offset(uint16_t type)
+{
+	switch (type) {
+	case XPU_REC_STRING:
+		return -2;	/* allowed, no pid */
+	case XPU_REC_LOST:
+		return offsetof(struct xpu_rec_lost, pid);
+	case XPU_REC_GPU_DEVICE:
+		return offsetof(struct xpu_rec_gpu_device, pid);
+	case XPU_REC_GPU_KERNEL:
+		return offsetof(struct xpu_rec_gpu_kernel, pid);
+	case XPU_REC_GPU_MEMCPY:
+		return offsetof(struct xpu_rec_gpu_memcpy, pid);
+	case XPU_REC_GPU_MEMSET:
+		return offsetof(struct xpu_rec_gpu_memset, pid);
+	case XPU_REC_GPU_SYNC:
+		return offsetof(struct xpu_rec_gpu_sync, pid);
+	case XPU_REC_GPU_API:
+		return offsetof(struct xpu_rec_gpu_api, pid);
+	case XPU_REC_NVTX:
+		return offsetof(struct xpu_rec_nvtx, pid);
+	case XPU_REC_GPU_OVERHEAD:
+		return offsetof(struct xpu_rec_gpu_overhead, pid);
+	case XPU_REC_GPU_PROCESS:
+		return offsetof(struct xpu_rec_gpu_process, pid);
+	default:
+		/* XPU_REC_GPU_LAUNCH comes from BPF only; everything else is the recorder's own */
+		return -1;
+	}
+}
+
+/* Smallest body a client record of this type must have (its struct), 0 if not allowed. */
+static inline uint32_t xpu_cupti_wire_min_body(uint16_t type)
+{
+	switch (type) {
+	case XPU_REC_STRING: return sizeof(struct xpu_rec_string);
+	case XPU_REC_LOST: return sizeof(struct xpu_rec_lost);
+	case XPU_REC_GPU_DEVICE: return sizeof(struct xpu_rec_gpu_device);
+	case XPU_REC_GPU_KERNEL: return sizeof(struct xpu_rec_gpu_kernel);
+	case XPU_REC_GPU_MEMCPY: return sizeof(struct xpu_rec_gpu_memcpy);
+	case XPU_REC_GPU_MEMSET: return sizeof(struct xpu_rec_gpu_memset);
+	case XPU_REC_GPU_SYNC: return sizeof(struct xpu_rec_gpu_sync);
+	case XPU_REC_GPU_API: return sizeof(struct xpu_rec_gpu_api);
+	case XPU_REC_NVTX: return sizeof(struct xpu_rec_nvtx);
+	case XPU_REC_GPU_OVERHEAD: return sizeof(struct xpu_rec_gpu_overhead);
+	case XPU_REC_GPU_PROCESS: return sizeof(struct xpu_rec_gpu_process);
+	default: return 0;
+	}
+}
+
+/*
+ * Checks a BATCH payload and rewrites each record's pid field to pid. Returns the number of
+ * records, or -1 if any record is malformed (bad size, alignment, disallowed type, string
+ * length past its record); the caller then drops the whole batch.
+ */
+static inline long xpu_cupti_wire_fix_batch(void *buf, size_t len, uint32_t pid)
+{
+	uint8_t *p = buf;
+	size_t off = 0;
+	long n = 0;
+
+	if (len % 8)
+		return -1;
+	while (off < len) {
+		struct xpu_record_header h;
+		uint32_t min;
+		int pid_off;
+
+		if (len - off < sizeof(h))
+			return -1;
+		memcpy(&h, p + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size % 8 || h.size > len - off ||
+		    h.size > XPU_RECORD_MAX_BYTES)
+			return -1;
+		min = xpu_cupti_wire_min_body(h.type);
+		if (!min || h.size - sizeof(h) < min)
+			return -1;
+		pid_off = xpu_cupti_wire_pid_offset(h.type);
+		if (h.type == XPU_REC_STRING) {
+			struct xpu_rec_string s;
+
+			memcpy(&s, p + off + sizeof(h), sizeof(s));
+			if (!s.id || s.len > h.size - sizeof(h) - sizeof(s))
+				return -1;
+		} else if (pid_off >= 0) {
+			memcpy(p + off + sizeof(h) + pid_off, &pid, sizeof(pid));
+		}
+		off += h.size;
+		n++;
+	}
+	return n;
+}
+
+#endif /* XPU_CUPTI_WIRE_H */

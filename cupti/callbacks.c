@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * API-enter callbacks: for each launch, graph launch, copy, memset and synchronize call, call the
+ * exported marker xpu_cupti_api_enter(); xpu-record's BPF uprobe on it takes the CPU stack with
+ * the correlation id in the same program. Only ENTER calls the marker (the prototype also fired
+ * on EXIT and counted every kernel twice), and driver calls made by a runtime call are skipped,
+ * so there is exactly one marker call per user-visible API call.
+ *
+ * The kernel (memcpy, memset) record must carry the id the marker saw. The runtime's id is the
+ * one we pass; should CUPTI tag the work with the nested driver call's id instead (its memcpy
+ * record documents "the driver API record that launched it"), callbacks__map_corr() maps it back
+ * through a table filled here at the nested driver ENTER.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xpu_cupti.h"
+
+__attribute__((noinline, used, visibility("default"))) void
+xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain)
+{
+	/* the uprobe reads the arguments from registers: keep the call and its arguments */
+	__asm__ volatile("" : : "r"(corr_id), "r"(cbid), "r"(domain) : "memory");
+}
+
+/* Outermost runtime call of this thread, and how deep we are in runtime calls. */
+static __thread int rt_depth;
+static __thread uint32_t rt_corr;
+
+/* driver corr id -> runtime corr id, direct-mapped; a slot holds (driver << 32 | runtime). */
+#define CORR_MAP_BITS 18
+static uint64_t *corr_map;
+
+static void corr_map_put(uint32_t driver_corr, uint32_t runtime_corr)
+{
+	uint64_t *slot;
+
+	if (!corr_map || driver_corr == runtime_corr)
+		return;
+	slot = &corr_map[driver_corr & ((1u << CORR_MAP_BITS) - 1)];
+	__atomic_store_n(slot, (uint64_t)driver_corr << 32 | runtime_corr, __ATOMIC_RELEASE);
+}
+
+uint32_t callbacks__map_corr(uint32_t corr_id)
+{
+	uint64_t v;
+
+	if (!corr_map || !corr_id)
+		return corr_id;
+	v = __atomic_load_n(&corr_map[corr_id & ((1u << CORR_MAP_BITS) - 1)], __ATOMIC_ACQUIRE);
+	if ((uint32_t)(v >> 32) == corr_id && (uint32_t)v)
+		return (uint32_t)v;
+	return corr_id;
+}
+
+static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			    const void *cbdata)
+{
+	const CUpti_CallbackData *cb = cbdata;
+
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		if (cb->callbackSite == CUPTI_API_ENTER) {
+			if (rt_depth++ == 0) {
+				rt_corr = cb->correlationId;
+				xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_RUNTIME);
+			}
+		} else if (rt_depth > 0) {
+			rt_depth--;
+		}
+	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (cb->callbackSite != CUPTI_API_ENTER)
+			return;
+		if (rt_depth > 0) {
+			corr_map_put(cb->correlationId, rt_corr);
+			return;
+		}
+		xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_DRIVER);
+	}
+}
+
+/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": the version suffix is not part of the API. */
+static size_t base_len(const char *name)
+{
+	const char *v = strrchr(name, '_');
+	size_t n = strlen(name);
+
+	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
+		return v - name;
+	return n;
+}
+
+static bool name_is(const char *name, size_t len, const char *want)
+{
+	return strlen(want) == len && !strncmp(name, want, len);
+}
+
+static bool name_has_prefix(const char *name, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !strncmp(name, prefix, n);
+}
+
+static bool runtime_wanted(const char *n, size_t len)
+{
+	static const char *const exact[] = {
+		"cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",
+		"cudaLaunchKernelExC_ptsz", "cudaLaunchCooperativeKernel",
+		"cudaLaunchCooperativeKernel_ptsz", "cudaGraphLaunch", "cudaGraphLaunch_ptsz",
+		"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaStreamSynchronize_ptsz",
+		"cudaEventSynchronize",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (name_is(n, len, exact[i]))
+			return true;
+	return name_has_prefix(n, len, "cudaMemcpy") || name_has_prefix(n, len, "cudaMemset");
+}
+
+static bool driver_wanted(const char *n, size_t len)
+{
+	static const char *const exact[] = {
+		"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
+		"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch",
+		"cuGraphLaunch_ptsz", "cuCtxSynchronize", "cuStreamSynchronize",
+		"cuStreamSynchronize_ptsz", "cuEventSynchronize",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (name_is(n, len, exact[i]))
+			return true;
+	return name_has_prefix(n, len, "cuMemcpy") || name_has_prefix(n, len, "cuMemset");
+}
+
+/*
+ * Enables the wanted callback ids of one domain, chosen by name so that the ids of whichever
+ * libcupti the process has are used, not those of our headers. Returns how many.
+ */
+static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain, uint32_t max_cbid,
+			 bool (*wanted)(const char *, size_t))
+{
+	uint32_t cbid;
+	int n = 0;
+
+	for (cbid = 1; cbid < max_cbid; cbid++) {
+		const char *name = NULL;
+		CUptiResult r;
+
+		if (cupti.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		if (!wanted(name, base_len(name)))
+			continue;
+		r = cupti.cuptiEnableCallback(1, sub, domain, cbid);
+		if (r != CUPTI_SUCCESS) {
+			xc_err_once("cannot enable the callback for %s: %s", name,
+				    cupti_loader__strerror(r));
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+int callbacks__subscribe(void)
+{
+	CUpti_SubscriberHandle sub;
+	char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+	CUptiResult r;
+	int nrt, ndrv;
+
+	if (cupti.cuptiSubscribe_v2) {
+		CUpti_SubscriberParams p = {
+			.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+			.subscriberName = "xpu-perf",
+			.oldSubscriberName = old,
+			.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN,
+		};
+
+		r = cupti.cuptiSubscribe_v2(&sub, api_cb, NULL, &p);
+	} else {
+		r = cupti.cuptiSubscribe(&sub, api_cb, NULL);
+	}
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		xc_log("another CUPTI subscriber is active (%s): no GPU data for pid %d; CPU data is still recorded",
+		       old[0] ? old : "Nsight/Kineto?", (int)xc_pid);
+		return -EBUSY;
+	}
+	if (r != CUPTI_SUCCESS) {
+		xc_log("cuptiSubscribe failed: %s: no GPU data for pid %d", cupti_loader__strerror(r),
+		       (int)xc_pid);
+		return -EIO;
+	}
+	/* 2 MiB, touched only where ids land; a failure only loses the nested-driver remap */
+	corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));
+	/* headroom over our headers' sizes for a newer libcupti; unknown ids just fail the lookup */
+	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE + 256,
+			    runtime_wanted);
+	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE + 256,
+			     driver_wanted);
+	xc_info("launch callbacks: %d runtime, %d driver API ids", nrt, ndrv);
+	if (!nrt && !ndrv)
+		xc_err_once("no launch callback could be enabled: no launch stacks for pid %d",
+			    (int)xc_pid);
+	return 0;
+}

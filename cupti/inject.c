@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Entry points of libxpu-cupti.so. The CUDA driver calls InitializeInjection() once during
+ * cuInit() because xpu-record put this library in CUDA_INJECTION64_PATH. Whatever fails, the
+ * target keeps running: we log one line, tell the recorder when we can, and step aside.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupti_wire.h"
+#include "xpu_cupti.h"
+
+/* Not yet in xpu_format.h's enum xpu_gpu_process_state: no usable libcupti in the process. */
+#define XC_GPU_PROC_NO_CUPTI 5
+
+uint32_t xc_pid;
+
+static bool active;		/* activity collection running in this process */
+static pthread_t flusher;
+static bool flusher_started;
+static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
+static bool flusher_stop;
+static unsigned flush_ms = 500;
+
+__attribute__((constructor)) static void xc_ctor(void)
+{
+	const char *v = getenv("XPU_CUPTI_VERBOSE");
+
+	xc_verbose = v && *v && strcmp(v, "0");
+	xc_pid = (uint32_t)getpid();
+}
+
+/*
+ * CUPTI's own periodic flush only hands back full buffers; a quiet process would keep its last
+ * records until exit and lose them to a SIGKILL. Ask for completed records every flush_ms.
+ */
+static void *flusher_main(void *arg)
+{
+	pthread_mutex_lock(&flusher_lock);
+	while (!flusher_stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)(flush_ms % 1000) * 1000000;
+		ts.tv_sec += flush_ms / 1000 + ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&flusher_cond, &flusher_lock, &ts);
+		if (flusher_stop)
+			break;
+		pthread_mutex_unlock(&flusher_lock);
+		cupti.cuptiActivityFlushAll(0);
+		pthread_mutex_lock(&flusher_lock);
+	}
+	pthread_mutex_unlock(&flusher_lock);
+	return NULL;
+}
+
+static void flusher_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	const char *env = getenv("XPU_CUPTI_FLUSH_MS");
+
+	if (env && atoi(env) >= 10)
+		flush_ms = (unsigned)atoi(env);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&flusher_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* the target's signals must keep going to the target's threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (!pthread_create(&flusher, NULL, flusher_main, NULL)) {
+		flusher_started = true;
+		pthread_setname_np(flusher, "xpu-cupti-flush");
+	} else {
+		xc_err_once("cannot start the flush thread: GPU records arrive late");
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void flusher_join(void)
+{
+	if (!flusher_started)
+		return;
+	pthread_mutex_lock(&flusher_lock);
+	flusher_stop = true;
+	pthread_cond_signal(&flusher_cond);
+	pthread_mutex_unlock(&flusher_lock);
+	pthread_join(flusher, NULL);
+	flusher_started = false;
+}
+
+static void at_exit(void)
+{
+	/* a forked child inherits this handler but not the connection */
+	if ((uint32_t)getpid() != xc_pid)
+		return;
+	if (active) {
+		flusher_join();
+		cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		active = false;
+	}
+	transport__finish(activity__cupti_dropped());
+}
+
+static void atfork_child(void)
+{
+	/*
+	 * CUDA cannot be used in a child forked from a CUDA process; it also must not write into
+	 * the parent's connection. If it execs, the new image loads us afresh and connects.
+	 */
+	active = false;
+	flusher_started = false;
+	transport__abandon();
+	xc_pid = (uint32_t)getpid();
+}
+
+static void report_and_close(uint32_t state)
+{
+	transport__lock();
+	transport__process_state(state, 0, 0);
+	transport__unlock();
+	transport__finish(0);
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	static int once;
+	const char *env;
+	enum xc_graph_mode mode = XC_GRAPH_NODE;
+	uint32_t version = 0, flags = 0;
+	int64_t offset = 0;
+	CUptiResult r;
+	int err;
+
+	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+		return 1;
+	xc_pid = (uint32_t)getpid();
+	pthread_atfork(NULL, NULL, atfork_child);
+
+	env = getenv("XPU_CUDA_GRAPHS");
+	if (env && !strcmp(env, "graph")) {
+		mode = XC_GRAPH_WHOLE;
+		flags |= XPU_CUPTI_HELLO_GRAPH_MODE;
+	} else if (env && *env && strcmp(env, "node")) {
+		xc_log("XPU_CUDA_GRAPHS=%s is neither 'node' nor 'graph': using 'node'", env);
+	}
+
+	err = cupti_loader__load();
+	if (err) {
+		if (!transport__connect(0, flags | XPU_CUPTI_HELLO_NO_CUPTI))
+			report_and_close(XC_GPU_PROC_NO_CUPTI);
+		return 1;
+	}
+	cupti.cuptiGetVersion(&version);
+	/* connect before touching CUPTI: without a recorder there is nothing to collect for */
+	if (transport__connect(version, flags))
+		return 1;
+
+	err = callbacks__subscribe();
+	if (err) {
+		/* Nsight or Kineto owns CUPTI: change nothing of theirs, not even the clock */
+		report_and_close(XPU_GPU_PROC_SUBSCRIBE_FAILED);
+		return 1;
+	}
+	r = cupti.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	if (r != CUPTI_SUCCESS)
+		xc_log("cuptiSetThreadIdType(SYSTEM): %s: GPU API thread ids may not be kernel tids",
+		       cupti_loader__strerror(r));
+	if (!clock__setup(&offset)) {
+		transport__lock();
+		transport__process_state(XPU_GPU_PROC_CLOCK_FALLBACK, 0, offset);
+		transport__flush();
+		transport__unlock();
+	}
+	err = activity__start(mode);
+	if (err) {
+		report_and_close(XPU_GPU_PROC_SUBSCRIBE_FAILED);
+		return 1;
+	}
+	active = true;
+	atexit(at_exit);
+	flusher_start();
+	xc_info("pid %d: CUPTI %u from %s, graphs as %s", (int)xc_pid, version, cupti.path,
+		mode == XC_GRAPH_WHOLE ? "graph" : "node");
+	return 1;
+}
+
+/*
+ * NVTX finds its tool through NVTX_INJECTION64_PATH. Pointing that at this library (rather than
+ * at a libcupti whose path the recorder cannot know) lets NVTX initialize even before CUDA does;
+ * we hand the call to the process's libcupti, which then reports ranges as MARKER records.
+ */
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(void *get_export_table)
+{
+	if (cupti_loader__load() || !cupti.InitializeInjectionNvtx2)
+		return 0;
+	return cupti.InitializeInjectionNvtx2(get_export_table);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of libxpu-cupti.so, the library the CUDA driver loads into each target process
+ * through CUDA_INJECTION64_PATH. Nothing here is exported; the exported symbols are
+ * InitializeInjection, InitializeInjectionNvtx2 and the marker xpu_cupti_api_enter.
+ */
+#ifndef XPU_CUPTI_H
+#define XPU_CUPTI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#include "xpu_format.h"
+
+/* ---- log.c: one line per distinct problem on stderr, prefixed "xpu-cupti:" ---------------- */
+extern bool xc_verbose;
+void xc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Logs at most once per call site. */
+#define xc_err_once(...)                                                                   \
+	do {                                                                               \
+		static int __done;                                                         \
+		if (!__atomic_exchange_n(&__done, 1, __ATOMIC_RELAXED))                    \
+			xc_log(__VA_ARGS__);                                               \
+	} while (0)
+#define xc_info(...)                                                                       \
+	do {                                                                               \
+		if (xc_verbose)                                                            \
+			xc_log(__VA_ARGS__);                                               \
+	} while (0)
+
+/* ---- cupti_loader.c: the libcupti of the process, resolved at run time -------------------- */
+#define XC_FN(name) __typeof__(name) *name
+struct cupti_fns {
+	void *handle;
+	char path[512];
+	XC_FN(cuptiGetVersion);
+	XC_FN(cuptiGetResultString);
+	XC_FN(cuptiSubscribe);
+	XC_FN(cuptiUnsubscribe);
+	XC_FN(cuptiEnableCallback);
+	XC_FN(cuptiGetCallbackName);
+	XC_FN(cuptiActivityEnable);
+	XC_FN(cuptiActivityDisable);
+	XC_FN(cuptiActivityRegisterCallbacks);
+	XC_FN(cuptiActivityGetNextRecord);
+	XC_FN(cuptiActivityGetNumDroppedRecords);
+	XC_FN(cuptiActivityFlushAll);
+	XC_FN(cuptiActivityFlushPeriod);
+	XC_FN(cuptiActivityRegisterTimestampCallback);
+	XC_FN(cuptiGetTimestamp);
+	XC_FN(cuptiSetThreadIdType);
+	/* optional: absent in older CUPTI */
+	XC_FN(cuptiSubscribe_v2);
+	/* NVTX injection entry of libcupti, forwarded to from our own */
+	int (*InitializeInjectionNvtx2)(void *get_export_table);
+};
+#undef XC_FN
+extern struct cupti_fns cupti;
+/* Finds and dlopens libcupti and fills `cupti`. 0 or negative errno (one line logged). */
+int cupti_loader__load(void);
+const char *cupti_loader__strerror(CUptiResult r);
+
+/* ---- clock.c -------------------------------------------------------------------------------- */
+uint64_t xc_mono_ns(void);
+/*
+ * Makes CUPTI timestamps CLOCK_MONOTONIC: registers the timestamp callback, or measures an
+ * offset to add. Call before enabling any activity kind. Returns true when the callback was
+ * accepted; *offset_ns is what to add to every CUPTI timestamp (0 with the callback).
+ */
+bool clock__setup(int64_t *offset_ns);
+extern int64_t xc_clock_offset_ns;
+static inline uint64_t xc_ts(uint64_t cupti_ts)
+{
+	return cupti_ts ? (uint64_t)((int64_t)cupti_ts + xc_clock_offset_ns) : 0;
+}
+
+/* ---- transport.c: connection to the recorder, batches, strings ------------------------------ */
+int transport__connect(uint32_t cupti_version, uint32_t hello_flags);
+bool transport__connected(void);
+/* Serializes batch building: activity conversion runs on CUPTI's worker and on flushing threads. */
+void transport__lock(void);
+void transport__unlock(void);
+/* With the lock held: appends one record to the open batch (sending it first when full). */
+void transport__append(uint16_t type, const void *body, uint32_t body_size);
+/* With the lock held: the connection-local id of a string, defining it first if new; 0: none. */
+uint32_t transport__string(const char *s);
+/* With the lock held: sends the open batch. */
+void transport__flush(void);
+/* With the lock held: a GPU_PROCESS record now. */
+void transport__process_state(uint32_t state, uint64_t cupti_dropped, int64_t offset_ns);
+/* Final flush, DONE message, close. Idempotent. */
+void transport__finish(uint64_t cupti_dropped);
+/* Forked child: forget the parent's connection without touching it. */
+void transport__abandon(void);
+
+/* ---- activity.c --------------------------------------------------------------------------- */
+enum xc_graph_mode {
+	XC_GRAPH_NODE = 0,	/* per-kernel records with graphId/graphNodeId (default) */
+	XC_GRAPH_WHOLE = 1,	/* one GRAPH_TRACE record per graph launch */
+};
+int activity__start(enum xc_graph_mode mode);
+/* Total CUPTI-dropped records seen so far. */
+uint64_t activity__cupti_dropped(void);
+
+/* ---- callbacks.c ---------------------------------------------------------------------------- */
+int callbacks__subscribe(void);
+/* Kernel/memcpy/memset correlation id as CUPTI tagged it -> the id the marker saw. */
+uint32_t callbacks__map_corr(uint32_t corr_id);
+
+/* Process-wide state that several files read. */
+extern uint32_t xc_pid;
+
+#endif

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receiver for libxpu-cupti.so (protocol: common/cupti_wire.h). One thread polls the listening
+ * socket and every client, so any number of CUDA processes (DataLoader workers, several ranks)
+ * are served at once and a slow client cannot stall the others. Each connection is one source
+ * of the writer thread, whose string ids it remaps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupti_rx.h"
+#include "cupti_wire.h"
+#include "writer_thread.h"
+
+/* Pending connections before the kernel makes clients wait (they retry briefly). */
+#define LISTEN_BACKLOG 128
+
+struct rx_client {
+	int fd;
+	uint32_t pid;
+	uint32_t source_id;
+	uint32_t next_seq;
+	bool hello;
+	bool done;
+};
+
+/* Counters for the session's STATS record; read them after cupti_rx__stop's drain. */
+struct cupti_rx_stats {
+	uint64_t clients;		/* XPU_STAT_CUPTI_CLIENTS */
+	uint64_t rejected;		/* XPU_STAT_CUPTI_REJECTED */
+	uint64_t batches;
+	uint64_t records;
+	uint64_t bad_messages;		/* malformed or out-of-protocol, dropped */
+	uint64_t lost_messages;		/* sequence gaps: batches a client could not send */
+	uint64_t clean_exits;		/* clients that sent DONE */
+};
+
+struct cupti_rx {
+	struct writer_thread *wt;
+	cupti_rx_is_traced_fn is_traced;
+	void *ctx;
+	char dir[96];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int listen_fd;
+	int wake_fd;			/* eventfd: stop requested */
+	pthread_t thread;
+	bool thread_started;
+	int stop_timeout_ms;
+	struct rx_client *clients;
+	size_t nclients;
+	size_t cap;
+	uint32_t next_source_id;
+	uint8_t *buf;
+	pthread_mutex_t stats_lock;
+	struct cupti_rx_stats stats;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+#define STAT_ADD(rx, field, n)                                                             \
+	do {                                                                               \
+		pthread_mutex_lock(&(rx)->stats_lock);                                     \
+		(rx)->stats.field += (n);                                                  \
+		pthread_mutex_unlock(&(rx)->stats_lock);                                   \
+	} while (0)
+
+/* One record of our own into a client's source (no strings, so no ids to define). */
+static void submit_one(struct cupti_rx *rx, struct rx_client *c, uint16_t type, const void *body,
+		       uint32_t body_size)
+{
+	uint8_t buf[64];
+	struct xpu_record_header h = { .type = type, .size = (sizeof(h) + body_size + 7) & ~7u };
+
+	if (h.size > sizeof(buf))
+		return;
+	memset(buf, 0, h.size);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), body, body_size);
+	writer_thread__submit_foreign(rx->wt, c->source_id, buf, h.size);
+}
+
+static void client_close(struct cupti_rx *rx, size_t i)
+{
+	struct rx_client *c = &rx->clients[i];
+
+	close(c->fd);
+	if (c->hello)
+		writer_thread__source_closed(rx->wt, c->source_id);
+	rx->clients[i] = rx->clients[--rx->nclients];
+}
+
+static void accept_all(struct cupti_rx *rx)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct rx_client *c;
+		int fd;
+
+		fd = accept4(rx->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0 ||
+		    !rx->is_traced(rx->ctx, cred.pid)) {
+			/* only the traced tree may add records to the trace */
+			STAT_ADD(rx, rejected, 1);
+			close(fd);
+			continue;
+		}
+		if (rx->nclients == rx->cap) {
+			size_t ncap = rx->cap ? rx->cap * 2 : 16;
+			struct rx_client *n = realloc(rx->clients, ncap * sizeof(*n));
+
+			if (!n) {
+				close(fd);
+				continue;
+			}
+			rx->clients = n;
+			rx->cap = ncap;
+		}
+		c = &rx->clients[rx->nclients++];
+		*c = (struct rx_client){
+			.fd = fd,
+			.pid = (uint32_t)cred.pid,
+			.source_id = ++rx->next_source_id,
+		};
+		STAT_ADD(rx, clients, 1);
+	}
+}
+
+/* Handles one message; returns false when the connection should be closed. */
+static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
+{
+	struct xpu_cupti_msg_header h;
+	uint8_t *payload = rx->buf + sizeof(h);
+
+	if (n < sizeof(h))
+		goto bad;
+	memcpy(&h, rx->buf, sizeof(h));
+	if (h.magic != XPU_CUPTI_WIRE_MAGIC || h.version != XPU_CUPTI_WIRE_VERSION ||
+	    h.len != n - sizeof(h))
+		goto bad;
+	if (!c->hello && h.type != XPU_CUPTI_MSG_HELLO)
+		goto bad;
+	if (c->hello && h.seq != c->next_seq) {
+		/* the client gave up sending a message (and will report its records as lost) */
+		STAT_ADD(rx, lost_messages, h.seq - c->next_seq);
+	}
+	c->next_seq = h.seq + 1;
+
+	switch (h.type) {
+	case XPU_CUPTI_MSG_HELLO: {
+		struct xpu_cupti_hello hello;
+		struct xpu_rec_gpu_process p = { 0 };
+
+		if (c->hello || h.len < sizeof(hello))
+			goto bad;
+		memcpy(&hello, payload, sizeof(hello));
+		c->hello = true;
+		p.ts_ns = now_ns();
+		p.pid = c->pid;
+		p.state = XPU_GPU_PROC_CONNECTED;
+		submit_one(rx, c, XPU_REC_GPU_PROCESS, &p, sizeof(p));
+		return true;
+	}
+	case XPU_CUPTI_MSG_BATCH: {
+		long nrec;
+
+		if (c->done)
+			goto bad;
+		nrec = xpu_cupti_wire_fix_batch(payload, h.len, c->pid);
+		if (nrec < 0)
+			goto bad;
+		if (nrec && writer_thread__submit_foreign(rx->wt, c->source_id, payload, h.len) == 0) {
+			STAT_ADD(rx, batches, 1);
+			STAT_ADD(rx, records, (uint64_t)nrec);
+		}
+		return true;
+	}
+	case XPU_CUPTI_MSG_DONE:
+		if (!c->done) {
+			c->done = true;
+			STAT_ADD(rx, clean_exits, 1);
+		}
+		return true;
+	default:
+		goto bad;
+	}
+bad:
+	STAT_ADD(rx, bad_messages, 1);
+	/* before HELLO nothing is trusted; after it, one bad message costs only itself */
+	return c->hello;
+}
+
+/* Reads what a client has queued. Returns false when it hung up or must be dropped. */
+static bool client_read(struct cupti_rx *rx, struct rx_client *c)
+{
+	for (;;) {
+		struct iovec iov = { .iov_base = rx->buf, .iov_len = XPU_CUPTI_MSG_MAX_BYTES };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR;
+		if (n == 0)
+			return false;
+		if (m.msg_flags & MSG_TRUNC) {
+			STAT_ADD(rx, bad_messages, 1);
+			continue;
+		}
+		if (!handle_msg(rx, c, (size_t)n))
+			return false;
+	}
+}
+
+static void *rx_main(void *arg)
+{
+	struct cupti_rx *rx = arg;
+	struct pollfd *pfds = NULL;
+	size_t pcap = 0, i;
+	uint64_t deadline = 0;
+	bool stopping = false;
+
+	for (;;) {
+		int timeout = -1, n;
+
+		if (stopping) {
+			bool waiting = false;
+
+			for (i = 0; i < rx->nclients; i++)
+				waiting |= !rx->clients[i].done;
+			if (!waiting || now_ms() >= deadline)
+				break;
+			timeout = (int)(deadline - now_ms()) + 1;
+		}
+		if (pcap < rx->nclients + 2) {
+			struct pollfd *np = realloc(pfds, (rx->nclients + 16) * sizeof(*np));
+
+			if (!np)
+				break;
+			pfds = np;
+			pcap = rx->nclients + 16;
+		}
+		pfds[0] = (struct pollfd){ .fd = rx->wake_fd, .events = POLLIN };
+		pfds[1] = (struct pollfd){ .fd = rx->listen_fd, .events = POLLIN };
+		for (i = 0; i < rx->nclients; i++)
+			pfds[i + 2] = (struct pollfd){ .fd = rx->clients[i].fd, .events = POLLIN };
+		n = poll(pfds, rx->nclients + 2, timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n <= 0)
+			continue;
+		if ((pfds[0].revents & POLLIN) && !stopping) {
+			uint64_t v;
+
+			if (read(rx->wake_fd, &v, sizeof(v)) < 0)
+				v = 0;
+			stopping = true;
+			deadline = now_ms() + (rx->stop_timeout_ms > 0 ? rx->stop_timeout_ms : 0);
+		}
+		/* clients first (their indexes match pfds), then new connections */
+		for (i = rx->nclients; i-- > 0;) {
+			if (!pfds[i + 2].revents)
+				continue;
+			if (!client_read(rx, &rx->clients[i]))
+				client_close(rx, i);
+		}
+		if (pfds[1].revents & POLLIN)
+			accept_all(rx);
+	}
+	/* whatever is already queued is still worth writing */
+	accept_all(rx);
+	for (i = rx->nclients; i-- > 0;) {
+		client_read(rx, &rx->clients[i]);
+		client_close(rx, i);
+	}
+	free(pfds);
+	return NULL;
+}
+
+struct cupti_rx *cupti_rx__start(struct writer_thread *wt, cupti_rx_is_traced_fn is_traced,
+				 void *ctx, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct cupti_rx *rx;
+	const char *tmp = getenv("TMPDIR");
+
+	rx = calloc(1, sizeof(*rx));
+	if (!rx) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	rx->wt = wt;
+	rx->is_traced = is_traced;
+	rx->ctx = ctx;
+	rx->listen_fd = rx->wake_fd = -1;
+	pthread_mutex_init(&rx->stats_lock, NULL);
+	rx->buf = malloc(XPU_CUPTI_MSG_MAX_BYTES);
+	if (!rx->buf) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	/* a socket path must fit sun_path (108 bytes): fall back to /tmp for a long TMPDIR */
+	if (!tmp || !*tmp || strlen(tmp) > 64)
+		tmp = "/tmp";
+	snprintf(rx->dir, sizeof(rx->dir), "%s/xpu-cupti-XXXXXX", tmp);
+	if (!mkdtemp(rx->dir)) {
+		snprintf(err, errlen, "mkdtemp %s: %s", rx->dir, strerror(errno));
+		rx->dir[0] = '\0';
+		goto fail;
+	}
+	/* mkdtemp makes it 0700 already; say so explicitly, whatever the umask did */
+	chmod(rx->dir, 0700);
+	snprintf(rx->path, sizeof(rx->path), "%.90s/sock", rx->dir);
+	strcpy(sa.sun_path, rx->path);
+	rx->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (rx->listen_fd < 0 || bind(rx->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(rx->listen_fd, LISTEN_BACKLOG)) {
+		snprintf(err, errlen, "socket %s: %s", rx->path, strerror(errno));
+		goto fail;
+	}
+	rx->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (rx->wake_fd < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	if (pthread_create(&rx->thread, NULL, rx_main, rx)) {
+		snprintf(err, errlen, "cannot start the CUPTI receiver thread");
+		goto fail;
+	}
+	pthread_setname_np(rx->thread, "xpu-cupti-rx");
+	rx->thread_started = true;
+	return rx;
+fail:
+	cupti_rx__stop(rx, 0);
+	return NULL;
+}
+
+const char *cupti_rx__socket_path(const struct cupti_rx *rx)
+{
+	return rx ? rx->path : NULL;
+}
+
+void cupti_rx__get_stats(struct cupti_rx *rx, struct cupti_rx_stats *st)
+{
+	pthread_mutex_lock(&rx->stats_lock);
+	*st = rx->stats;
+	pthread_mutex_unlock(&rx->stats_lock);
+}
+
+void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms)
+{
+	if (!rx)
+		return;
+	if (rx->thread_started) {
+		uint64_t one = 1;
+
+		rx->stop_timeout_ms = timeout_ms;
+		if (write(rx->wake_fd, &one, sizeof(one)) < 0)
+			one = 0;
+		pthread_join(rx->thread, NULL);
+	}
+	if (rx->listen_fd >= 0)
+		close(rx->listen_fd);
+	if (rx->wake_fd >= 0)
+		close(rx->wake_fd);
+	if (rx->path[0])
+		unlink(rx->path);
+	if (rx->dir[0])
+		rmdir(rx->dir);
+	free(rx->clients);
+	free(rx->buf);
+	pthread_mutex_destroy(&rx->stats_lock);
+	free(rx);
+}
