@@ -4,8 +4,9 @@
  *
  *   cpu_burn [SECONDS]     (default 2)
  *
- * Work is counted in loop iterations, not time, so the split below holds however the
- * scheduler shares the CPUs:
+ * Each function burns a fixed amount of its thread's CPU time (CLOCK_THREAD_CPUTIME_ID), not
+ * of wall time or loop iterations, so the split below holds however the scheduler shares the
+ * CPUs and whatever each loop costs per iteration:
  *   main thread ("cpu_burn"):   func_a 50%, func_b 25%, plugin_work 25% (in libcpu_plugin.so,
  *                               loaded with dlopen after start)
  *   thread "burn-worker":       100% in func_c, called under 40 nested recurse() frames
@@ -24,7 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNIT 200000ull		/* iterations of spin(): roughly 0.3-1 ms */
+#define UNIT_NS 5000000ull	/* CPU time per unit of work: 5 ms */
+#define CHUNK 20000ull		/* spin() iterations between CPU-time checks (~20-50 us) */
 #define RECURSION_DEPTH 40
 
 static double seconds = 2.0;
@@ -37,34 +39,45 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-__attribute__((noinline)) static uint64_t spin(uint64_t n)
+static uint64_t thread_cpu_ns(void)
 {
-	volatile uint64_t x = 1;
-	uint64_t i;
+	struct timespec ts;
 
-	for (i = 0; i < n; i++)
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Burns ns of this thread's CPU time. */
+__attribute__((noinline)) static uint64_t spin(uint64_t ns)
+{
+	uint64_t start = thread_cpu_ns(), i;
+	volatile uint64_t x = 1;
+
+	do {
+		for (i = 0; i < CHUNK; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+	} while (thread_cpu_ns() - start < ns);
 	return x;
 }
 
 __attribute__((noinline)) uint64_t func_a(void)
 {
-	return spin(2 * UNIT);
+	return spin(2 * UNIT_NS);
 }
 
 __attribute__((noinline)) uint64_t func_b(void)
 {
-	return spin(UNIT);
+	return spin(UNIT_NS);
 }
 
 __attribute__((noinline)) uint64_t func_c(void)
 {
-	return spin(UNIT);
+	return spin(UNIT_NS);
 }
 
 __attribute__((noinline)) uint64_t func_child(void)
 {
-	return spin(UNIT);
+	return spin(UNIT_NS);
 }
 
 __attribute__((noinline)) uint64_t recurse(int depth)
@@ -146,7 +159,7 @@ int main(int argc, char **argv)
 	while (now() < end) {
 		sum += func_a();
 		sum += func_b();
-		sum += plugin_work(UNIT);
+		sum += plugin_work(UNIT_NS);
 	}
 	pthread_join(th, NULL);
 	if (child > 0)

@@ -1,0 +1,65 @@
+#!/bin/bash
+# xpu-record passes SIGINT/SIGTERM on to the launched command, still finishes the trace, and
+# exits with the command's status (128+N when signal N killed it).
+set -u
+set -m	# own process group per job: background jobs do not start with SIGINT ignored
+cd "$(dirname "$0")/../.." || exit 1
+B=${BUILD:-build}
+NAME=test_record_signals
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+skip() { echo "SKIP $NAME: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON) for eBPF"
+[ -x "$B/xpu-record" ] || fail "run make first ($B/xpu-record)"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+finalized() {
+	# A cleanly finished file ends with the 32-byte trailer starting "XPUEND".
+	[ "$(tail -c 32 "$1" | head -c 6)" = "XPUEND" ]
+}
+
+# 1. plain exit status
+"$B/xpu-record" --no-gpu -o "$tmp/a.xpu" -- sh -c 'exit 3' 2>"$tmp/err"
+rc=$?
+grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
+[ $rc = 3 ] || fail "exit status 3 of the target came back as $rc"
+finalized "$tmp/a.xpu" || fail "trace of a normal exit has no trailer"
+
+# 2. target killed by a signal: 128+15
+"$B/xpu-record" --no-gpu -o "$tmp/b.xpu" -- sh -c 'kill -TERM $$' 2>/dev/null
+rc=$?
+[ $rc = 143 ] || fail "target killed by SIGTERM: expected 143, got $rc"
+
+# 3. SIGINT to xpu-record reaches a target that handles it (exit 7)
+"$B/xpu-record" --no-gpu -o "$tmp/c.xpu" -- \
+	sh -c 'trap "exit 7" INT; while :; do sleep 0.05; done' 2>/dev/null &
+rec=$!
+sleep 1.5
+kill -INT $rec
+wait $rec
+rc=$?
+[ $rc = 7 ] || fail "SIGINT forwarded to a target that exits 7 on SIGINT: got $rc"
+finalized "$tmp/c.xpu" || fail "trace not finalized after SIGINT"
+
+# 4. SIGINT to xpu-record kills a target with the default action: 128+2
+"$B/xpu-record" --no-gpu -o "$tmp/d.xpu" -- sleep 30 2>/dev/null &
+rec=$!
+sleep 1.5
+kill -INT $rec
+wait $rec
+rc=$?
+[ $rc = 130 ] || fail "SIGINT forwarded to sleep: expected 130, got $rc"
+finalized "$tmp/d.xpu" || fail "trace not finalized after SIGINT to sleep"
+
+# 5. SIGTERM likewise
+"$B/xpu-record" --no-gpu -o "$tmp/e.xpu" -- sleep 30 2>/dev/null &
+rec=$!
+sleep 1.5
+kill -TERM $rec
+wait $rec
+rc=$?
+[ $rc = 143 ] || fail "SIGTERM forwarded to sleep: expected 143, got $rc"
+finalized "$tmp/e.xpu" || fail "trace not finalized after SIGTERM"
+
+echo "PASS $NAME"
