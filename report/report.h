@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared types of xpu-report: the options, the loaded trace (per-type arrays and id tables),
+ * and the small hash map every table uses. Everything in a trace is untrusted: ids are looked
+ * up through the maps here, and a miss is counted, never dereferenced.
+ */
+#ifndef XPU_REPORT_H
+#define XPU_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace_reader.h"
+#include "xpu_format.h"
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+enum report_format {
+	FMT_TEXT = 0,
+	FMT_FOLDED,
+	FMT_INFO,
+};
+
+enum report_view {
+	VIEW_MERGED = 0,
+	VIEW_GPU,
+	VIEW_CPU,
+};
+
+enum report_weight {
+	WEIGHT_SAMPLES = 0,
+	WEIGHT_TIME,		/* microseconds */
+};
+
+#define REPORT_MAX_PIDS 64
+
+struct report_opts {
+	enum report_format format;
+	enum report_view view;
+	enum report_weight weight;
+	const char *output;
+	const char *input;
+	const char *symfs;
+	const char *comm;
+	uint32_t pids[REPORT_MAX_PIDS];
+	int npids;
+	uint32_t tid;
+	bool has_tid;
+	bool strict;
+	int verbose;
+};
+
+/* ---- u128-keyed open-addressing map: keys {a, b}, values u32 -------------------------------- */
+
+struct kmap {
+	uint64_t *ka, *kb;
+	uint32_t *val;
+	uint8_t *used;
+	size_t cap, n;
+};
+
+/* Returns a pointer to the value of {a, b}, or NULL. */
+uint32_t *kmap__get(const struct kmap *m, uint64_t a, uint64_t b);
+/* Inserts if absent; *inserted says which. NULL on allocation failure. */
+uint32_t *kmap__put(struct kmap *m, uint64_t a, uint64_t b, uint32_t val, bool *inserted);
+void kmap__free(struct kmap *m);
+
+/* Grows a vector to hold at least n + 1 elements; returns 0 or -ENOMEM. */
+int vec_reserve(void **p, size_t *cap, size_t n, size_t elem);
+#define VEC_PUSH(arr, n, cap, val)                                                       \
+	({                                                                               \
+		int __e = vec_reserve((void **)&(arr), &(cap), (n), sizeof(*(arr)));     \
+		if (!__e)                                                                \
+			(arr)[(n)++] = (val);                                            \
+		__e;                                                                     \
+	})
+
+/* ---- string pool: interned, NUL-terminated strings with dense ids from 1 --------------------- */
+
+struct strpool {
+	char **strs;		/* strs[0] unused */
+	size_t n, cap;
+	struct kmap map;	/* hash -> first id with that hash; collisions chain via next */
+	uint32_t *next;
+	size_t next_cap;
+};
+
+uint32_t strpool__intern(struct strpool *sp, const char *s, size_t len);
+static inline const char *strpool__str(const struct strpool *sp, uint32_t id)
+{
+	return id && id < sp->n ? sp->strs[id] : "";
+}
+void strpool__free(struct strpool *sp);
+
+/* ---- the loaded trace ------------------------------------------------------------------------ */
+
+struct tr_string {
+	char *s;		/* NUL-terminated copy; may contain NULs (cmdline) */
+	uint32_t len;
+};
+
+struct tr_stack {
+	uint16_t nr_kernel, nr_user;
+	uint64_t *ips;		/* kernel leaf first, then user leaf first */
+};
+
+struct tr_dso {
+	struct xpu_rec_dso rec;
+	const char *path;	/* "" when the path string is unknown */
+};
+
+struct tr_proc {
+	uint32_t pid;
+	uint32_t comm_str;	/* latest EXEC/COMM name of the main thread */
+	uint64_t comm_ts;
+	uint64_t *exec_ts;	/* sorted; defines address-space generations */
+	size_t nexec, exec_cap;
+	uint64_t samples;
+};
+
+struct tr_thread {
+	uint32_t pid, tid;
+	uint32_t comm_str;
+	uint64_t comm_ts;
+	uint64_t samples;
+};
+
+struct trace {
+	struct xpu_file_header hdr;
+	struct trace_reader_status st;
+
+	bool has_session, has_end;
+	struct xpu_rec_session session;
+	struct xpu_rec_session_end end;
+
+	struct tr_string *strings;	size_t nstrings, strings_cap;
+	struct tr_stack *stacks;	size_t nstacks, stacks_cap;
+	struct tr_dso *dsos;		size_t ndsos, dsos_cap;
+	struct kmap string_ids, stack_ids, dso_ids;
+
+	struct xpu_rec_clock_sync *clocks;	size_t nclocks, clocks_cap;
+	struct xpu_rec_mapping *mappings;	size_t nmappings, mappings_cap;
+	struct xpu_rec_task *tasks;		size_t ntasks, tasks_cap;
+	struct xpu_rec_cpu_sample *samples;	size_t nsamples, samples_cap;
+	struct xpu_rec_lost *lost;		size_t nlost, lost_cap;
+	struct xpu_rec_gpu_kernel *kernels;	size_t nkernels, kernels_cap;
+	struct xpu_rec_gpu_memcpy *memcpys;	size_t nmemcpys, memcpys_cap;
+	struct xpu_rec_gpu_memset *memsets;	size_t nmemsets, memsets_cap;
+	struct xpu_rec_gpu_launch *launches;	size_t nlaunches, launches_cap;
+	struct xpu_rec_gpu_device *devices;	size_t ndevices, devices_cap;
+	struct xpu_rec_gpu_process *gpu_procs;	size_t ngpu_procs, gpu_procs_cap;
+
+	struct xpu_stat_entry *stats;	size_t nstats;	/* the last STATS record */
+
+	char *ksyms;			/* KSYMS chunks concatenated in seq order */
+	size_t ksyms_len;
+	uint32_t ksyms_next_seq;
+	uint64_t ksyms_out_of_order;
+
+	struct tr_proc *procs;		size_t nprocs, procs_cap;
+	struct tr_thread *threads;	size_t nthreads, threads_cap;
+	struct kmap proc_ids, thread_ids;
+
+	uint64_t type_counts[XPU_REC_TYPE_MAX_KNOWN + 1];
+	uint64_t unknown_types;
+	/* integrity counters: every one is shown by `info` */
+	uint64_t bad_string_refs, bad_stack_refs, bad_dso_refs;
+	uint64_t dup_ids, bad_records;
+};
+
+/* load.c */
+int trace__load(struct trace *t, const char *path, char *err, size_t errlen);
+void trace__free(struct trace *t);
+/* NULL for 0 or an unknown id (an unknown non-zero id is counted). */
+const char *trace__string(struct trace *t, uint32_t id);
+const struct tr_stack *trace__stack(struct trace *t, uint32_t id);
+const struct tr_dso *trace__dso(struct trace *t, uint32_t id);
+struct tr_proc *trace__proc(struct trace *t, uint32_t pid);
+struct tr_thread *trace__thread(struct trace *t, uint32_t tid);
+/* Address-space generation of pid at ts: the number of EXECs at or before ts. */
+uint32_t trace__generation(struct trace *t, uint32_t pid, uint64_t ts);
+/* Process name for display: never NULL. */
+const char *trace__comm(struct trace *t, uint32_t pid, char *buf, size_t len);
+
+#endif

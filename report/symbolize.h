@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Turns recorded stacks into frame names. DSOs are found by build-id, symbols come from ELF
+ * symbol tables and, where debug info exists, DWARF inline chains. Every result is cached:
+ * per (DSO, file offset) for addresses and per (pid, exec generation, stack id) for stacks.
+ */
+#ifndef XPU_REPORT_SYMBOLIZE_H
+#define XPU_REPORT_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "maps.h"
+#include "report.h"
+
+struct sym_file;
+struct ksym;
+
+struct frames_ref {
+	uint32_t first, n;		/* a run in symbolizer.frame_ids */
+};
+
+struct symbolizer {
+	struct trace *t;
+	const struct report_opts *opts;
+	struct maps maps;
+	struct strpool *pool;		/* frame names; shared with the outputs */
+
+	struct sym_file *files;		/* one per trace DSO, loaded on first use */
+	struct ksym *ksyms;
+	size_t nksyms;
+
+	uint32_t *frame_ids;
+	size_t nframe_ids, frame_ids_cap;
+	struct frames_ref *refs;
+	size_t nrefs, refs_cap;
+	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
+	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
+
+	uint32_t *scratch;		/* one stack being assembled */
+	size_t scratch_cap;
+
+	/* shown by `info` and -v */
+	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
+};
+
+int symbolizer__init(struct symbolizer *s, struct trace *t, const struct report_opts *opts,
+		     struct strpool *pool);
+/*
+ * Frames of a stack, root first (user outermost ... user leaf, then kernel frames). With
+ * trim_gpu, frames inside CUDA/CUPTI libraries are dropped (launch stacks). The array stays
+ * valid until the next call. Returns 0 or -ENOMEM.
+ */
+int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		      bool trim_gpu, const uint32_t **frames, uint32_t *n);
+/* Whether a local file with a matching build-id was found for a DSO (loads it). */
+const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
+void symbolizer__free(struct symbolizer *s);
+
+/* Interns a frame name with ';' and line breaks replaced (folded output separators). */
+uint32_t frame_intern(struct strpool *pool, const char *name, size_t len);
+
+#endif
