@@ -39,6 +39,9 @@ static void set_err(char *err, size_t errlen, const char *what, int e)
 		snprintf(err, errlen,
 			 "need root or CAP_BPF+CAP_PERFMON to load BPF programs (%s: %s)", what,
 			 strerror(e));
+	else if (!strcmp(what, "bpf()"))
+		snprintf(err, errlen, "loading BPF programs (bpf()): %s (-vv shows the verifier log)",
+			 strerror(e));
 	else
 		snprintf(err, errlen, "%s: %s", what, strerror(e));
 }
@@ -87,7 +90,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	st->freq_hz = opts->freq_hz;
 	ret = xpu_bpf__load(st->skel);
 	if (ret) {
-		set_err(err, errlen, "loading BPF programs (bpf())", -ret);
+		set_err(err, errlen, "bpf()", -ret);
 		goto fail;
 	}
 	*out = st;
