@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A fake libcupti for testing libxpu-cupti.so on a machine without a GPU: it keeps the callbacks
+ * the library registers, and the host program (mock_host.c) drives API calls and activity
+ * records through mock_*() functions. Only what the library uses is implemented.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+static CUpti_CallbackFunc api_cb;
+static CUpti_BuffersCallbackRequestFunc buf_req;
+static CUpti_BuffersCallbackCompleteFunc buf_done;
+static CUpti_TimestampCallbackFunc ts_cb;
+static int enabled_cb[2][1024];
+static int enabled_kind[64];
+static uint8_t pending[1 << 20];
+static size_t pending_len;
+static size_t dropped_once = 5;
+int mock_busy;			/* make cuptiSubscribe fail like under Nsight */
+
+struct name { int domain; uint32_t cbid; const char *name; };
+static const struct name names[] = {
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 211, "cudaLaunchKernel_v7000" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 41, "cudaMemcpyAsync_v3020" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 10, "cudaGetLastError_v3020" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 311, "cudaGraphLaunch_v10000" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 165, "cudaDeviceSynchronize_v3020" },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, 307, "cuLaunchKernel" },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, 279, "cuMemcpyHtoDAsync_v2" },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, 17, "cuCtxGetDevice" },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, 514, "cuGraphLaunch" },
+};
+
+CUptiResult cuptiGetVersion(uint32_t *v) { *v = 130001; return CUPTI_SUCCESS; }
+CUptiResult cuptiGetResultString(CUptiResult r, const char **s) { *s = "mock error"; return CUPTI_SUCCESS; }
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *u)
+{
+	if (mock_busy)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	api_cb = cb;
+	*s = (CUpti_SubscriberHandle)1;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s) { api_cb = NULL; return CUPTI_SUCCESS; }
+CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
+				CUpti_CallbackId cbid)
+{
+	if (cbid < 1024)
+		enabled_cb[d == CUPTI_CB_DOMAIN_DRIVER_API][cbid] = en;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((int)d == names[i].domain && cbid == names[i].cbid) {
+			*name = names[i].name;
+			return CUPTI_SUCCESS;
+		}
+	*name = NULL;
+	return CUPTI_ERROR_INVALID_PARAMETER;
+}
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind k) { enabled_kind[k & 63] = 1; return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind k) { enabled_kind[k & 63] = 0; return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
+					   CUpti_BuffersCallbackCompleteFunc c)
+{
+	buf_req = r;
+	buf_done = c;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_Activity **rec)
+{
+	uint8_t *p = *rec ? (uint8_t *)*rec : buf;
+
+	if (*rec) {
+		uint32_t size;
+
+		memcpy(&size, p - 8, 4);
+		p += size;
+	}
+	p += 8;	/* mock layout: u32 size, pad, then the record */
+	if (p >= buf + valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*rec = (CUpti_Activity *)p;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *d)
+{
+	*d = dropped_once;
+	dropped_once = 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	uint8_t *b;
+	size_t size, max;
+
+	if (!pending_len || !buf_req)
+		return CUPTI_SUCCESS;
+	buf_req(&b, &size, &max);
+	if (!b || size < pending_len)
+		return CUPTI_ERROR_UNKNOWN;
+	memcpy(b, pending, pending_len);
+	size = pending_len;
+	pending_len = 0;
+	buf_done(NULL, 0, b, size, size);
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiActivityFlushPeriod(uint32_t t) { return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) { ts_cb = f; return CUPTI_SUCCESS; }
+CUptiResult cuptiGetTimestamp(uint64_t *t) { *t = ts_cb ? ts_cb() : 0; return CUPTI_SUCCESS; }
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType t) { return CUPTI_SUCCESS; }
+
+/* ---- driving ---------------------------------------------------------------------------- */
+
+uint64_t mock_now(void) { return ts_cb ? ts_cb() : 0; }
+int mock_kind_enabled(int kind) { return enabled_kind[kind & 63]; }
+int mock_cb_enabled(int driver, uint32_t cbid) { return enabled_cb[!!driver][cbid]; }
+
+void mock_api(CUpti_CallbackDomain d, uint32_t cbid, CUpti_ApiCallbackSite site, uint32_t corr)
+{
+	CUpti_CallbackData cb = { .callbackSite = site, .correlationId = corr };
+
+	if (api_cb && cbid < 1024 && enabled_cb[d == CUPTI_CB_DOMAIN_DRIVER_API][cbid])
+		api_cb(NULL, d, cbid, &cb);
+}
+
+void mock_record(const void *rec, uint32_t size)
+{
+	uint32_t padded = (size + 7) & ~7u;
+
+	memcpy(pending + pending_len, &padded, 4);
+	memset(pending + pending_len + 4, 0, 4);
+	memcpy(pending + pending_len + 8, rec, size);
+	pending_len += 8 + padded;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Drives build/libxpu-cupti.so against mock_cupti.c, with the real receiver (record/cupti_rx.c)
+ * and a stub writer, in a forked "target" process. Checks what a GPU run cannot show cheaply:
+ * the marker gets exactly the ids the kernel records carry (runtime launch, driver launch,
+ * nested driver ids, graphs, copies), strings are defined before use, NVTX ranges pair up,
+ * drops are reported, the exit flush ends with FLUSHED + DONE, a forked child stays silent and
+ * a busy CUPTI makes the library step aside.
+ *
+ * Usage: mock_host LIBXPU_CUPTI MOCK_CUPTI
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cupti.h>
+
+#include "../../../record/cupti_rx.c"
+#include "record_fields.h"
+
+static int passed, failed;
+#define CHECK(c, ...)                                                                       \
+	do {                                                                                \
+		if (c) {                                                                    \
+			passed++;                                                           \
+		} else {                                                                    \
+			failed++;                                                           \
+			fprintf(stderr, "FAIL line %d: %s: ", __LINE__, #c);                \
+			fprintf(stderr, __VA_ARGS__);                                       \
+			fputc('\n', stderr);                                                \
+		}                                                                           \
+	} while (0)
+
+/* ---- stub writer: keep every record, resolve strings per source --------------------------- */
+struct rec {
+	uint32_t source;
+	uint16_t type;
+	uint8_t body[128];
+};
+static struct rec recs[4096];
+static int nrecs;
+static char *strs[256];		/* single source per run in these tests */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int undefined_refs;
+
+int writer_thread__submit_foreign(struct writer_thread *wt, uint32_t source_id, const void *records,
+				  size_t len)
+{
+	const uint8_t *p = records;
+	size_t off = 0;
+	uint32_t offs[8];
+
+	pthread_mutex_lock(&mu);
+	while (off < len && nrecs < 4096) {
+		struct xpu_record_header h;
+		struct rec *r = &recs[nrecs++];
+		size_t n, i;
+
+		memcpy(&h, p + off, sizeof(h));
+		r->source = source_id;
+		r->type = h.type;
+		memcpy(r->body, p + off + 8, h.size - 8 < 128 ? h.size - 8 : 128);
+		if (h.type == XPU_REC_STRING) {
+			struct xpu_rec_string s;
+
+			memcpy(&s, r->body, sizeof(s));
+			if (s.id < 256)
+				strs[s.id] = strndup((const char *)p + off + 16, s.len);
+		}
+		/* every string field must refer to an id defined earlier in the stream */
+		n = xpu_record_string_fields(h.type, offs, 8);
+		for (i = 0; i < n; i++) {
+			uint32_t id;
+
+			memcpy(&id, p + off + 8 + offs[i], 4);
+			if (id && (id >= 256 || !strs[id]))
+				undefined_refs++;
+		}
+		off += h.size;
+	}
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
+void writer_thread__source_closed(struct writer_thread *wt, uint32_t source_id)
+{
+}
+
+static int traced(void *ctx, pid_t pid)
+{
+	return 1;
+}
+
+static const char *str(uint32_t id)
+{
+	return id && id < 256 && strs[id] ? strs[id] : "";
+}
+
+/* ---- the target side ------------------------------------------------------------------------- */
+static uint32_t markers[64][3];
+static int nmarkers;
+
+/* Interposes the library's marker (it calls it through the PLT), as the uprobe would see it. */
+__attribute__((visibility("default"))) void xpu_cupti_api_enter(uint32_t corr, uint32_t cbid,
+								uint32_t domain)
+{
+	if (nmarkers < 64) {
+		markers[nmarkers][0] = corr;
+		markers[nmarkers][1] = cbid;
+		markers[nmarkers][2] = domain;
+		nmarkers++;
+	}
+}
+
+static void (*mock_api)(int, uint32_t, int, uint32_t);
+static void (*mock_record)(const void *, uint32_t);
+static uint64_t (*mock_now)(void);
+
+static void kernel(uint32_t corr, const char *name, uint32_t graph)
+{
+	CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+
+	k.start = mock_now();
+	k.end = k.start + 1000;
+	k.correlationId = corr;
+	k.name = name;
+	k.gridX = 4;
+	k.blockX = 128;
+	k.graphId = graph;
+	k.graphNodeId = graph ? 77 : 0;
+	mock_record(&k, sizeof(k));
+}
+
+static int target(const char *lib, const char *mock, bool busy)
+{
+	int (*init)(void);
+	void *m, *l;
+	int *mock_busy;
+
+	m = dlopen(mock, RTLD_NOW | RTLD_GLOBAL);
+	l = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!m || !l) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		return 2;
+	}
+	*(void **)&mock_api = dlsym(m, "mock_api");
+	*(void **)&mock_record = dlsym(m, "mock_record");
+	*(void **)&mock_now = dlsym(m, "mock_now");
+	mock_busy = dlsym(m, "mock_busy");
+	*mock_busy = busy;
+	*(void **)&init = dlsym(l, "InitializeInjection");
+	if (init() != 1)
+		return 3;
+	if (busy) {
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, 1);
+		return nmarkers == 0 ? 0 : 4;
+	}
+
+	/* A: runtime launch; CUPTI tags the kernel with the nested driver call's id */
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, 100);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 307, CUPTI_API_ENTER, 101);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 307, CUPTI_API_EXIT, 101);
+	kernel(101, "_Z1av", 0);
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, 100);
+	/* B: runtime launch tagged with the runtime id */
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, 200);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 307, CUPTI_API_ENTER, 200);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 307, CUPTI_API_EXIT, 200);
+	kernel(200, "_Z1bv", 0);
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, 200);
+	/* C: driver launch from outside any runtime call (Triton, PyTorch's own cuLaunchKernel) */
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 307, CUPTI_API_ENTER, 300);
+	kernel(300, "triton_kernel", 0);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 307, CUPTI_API_EXIT, 300);
+	/* D: calls we do not subscribe to never reach the marker */
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 10, CUPTI_API_ENTER, 350);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 17, CUPTI_API_ENTER, 351);
+	/* E: async copy through the runtime */
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 41, CUPTI_API_ENTER, 400);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 279, CUPTI_API_ENTER, 401);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 279, CUPTI_API_EXIT, 401);
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 41, CUPTI_API_EXIT, 400);
+	{
+		CUpti_ActivityMemcpy6 c = { .kind = CUPTI_ACTIVITY_KIND_MEMCPY };
+
+		c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+		c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+		c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+		c.bytes = 4096;
+		c.start = mock_now();
+		c.end = c.start + 500;
+		c.correlationId = 401;
+		c.runtimeCorrelationId = 400;
+		mock_record(&c, sizeof(c));
+	}
+	/* F: a graph launch, two kernels with the launch's id */
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 311, CUPTI_API_ENTER, 500);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 514, CUPTI_API_ENTER, 501);
+	kernel(501, "_Z1gv", 9);
+	kernel(501, "_Z1hv", 9);
+	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 514, CUPTI_API_EXIT, 501);
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 311, CUPTI_API_EXIT, 500);
+	/* NVTX range with color, and an instantaneous marker */
+	{
+		CUpti_ActivityMarker2 s = { .kind = CUPTI_ACTIVITY_KIND_MARKER };
+		CUpti_ActivityMarkerData2 d = { .kind = CUPTI_ACTIVITY_KIND_MARKER_DATA };
+
+		s.flags = CUPTI_ACTIVITY_FLAG_MARKER_START;
+		s.id = 1;
+		s.name = "train_step";
+		s.timestamp = mock_now();
+		s.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+		s.objectId.pt.threadId = 4242;
+		mock_record(&s, sizeof(s));
+		d.flags = CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB;
+		d.id = 1;
+		d.color = 0xff00ff00;
+		mock_record(&d, sizeof(d));
+		s.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
+		s.name = NULL;
+		s.timestamp = mock_now() + 10;
+		mock_record(&s, sizeof(s));
+		s.flags = CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS;
+		s.id = 2;
+		s.name = "checkpoint";
+		mock_record(&s, sizeof(s));
+	}
+	{
+		CUpti_ActivityAPI a = { .kind = CUPTI_ACTIVITY_KIND_RUNTIME, .cbid = 211 };
+
+		a.start = mock_now();
+		a.end = a.start + 100;
+		a.correlationId = 100;
+		a.threadId = 4242;
+		mock_record(&a, sizeof(a));
+	}
+	/* a forked child must neither flush nor say DONE on our connection */
+	{
+		pid_t kid = fork();
+
+		if (kid == 0)
+			exit(0);
+		waitpid(kid, NULL, 0);
+	}
+	/* expected markers: A, B, C, E, F */
+	if (nmarkers != 5 || markers[0][0] != 100 || markers[1][0] != 200 || markers[2][0] != 300 ||
+	    markers[2][2] != XPU_API_DRIVER || markers[3][0] != 400 || markers[4][0] != 500) {
+		int i;
+
+		for (i = 0; i < nmarkers; i++)
+			fprintf(stderr, "marker %u %u %u\n", markers[i][0], markers[i][1], markers[i][2]);
+		return 5;
+	}
+	return 0;	/* exit() runs the library's atexit flush */
+}
+
+static int run(const char *lib, const char *mock, bool busy)
+{
+	char err[256];
+	struct cupti_rx *rx;
+	pid_t kid;
+	int status;
+
+	nrecs = 0;
+	memset(strs, 0, sizeof(strs));
+	rx = cupti_rx__start(NULL, traced, NULL, err, sizeof(err));
+	if (!rx) {
+		fprintf(stderr, "rx: %s\n", err);
+		return -1;
+	}
+	kid = fork();
+	if (kid == 0) {
+		setenv("XPU_CUPTI_SOCKET", cupti_rx__socket_path(rx), 1);
+		setenv("XPU_CUPTI_LIB", mock, 1);
+		exit(target(lib, mock, busy));
+	}
+	waitpid(kid, &status, 0);
+	cupti_rx__stop(rx, 2000);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target exit status %d",
+	      WEXITSTATUS(status));
+	return kid;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t kcorr[8];
+	int i, nk = 0, nmemcpy = 0, nnvtx = 0, ngraph = 0, nflushed = 0, nlost = 0, napi = 0;
+	int nsubfail = 0;
+	uint64_t now;
+	pid_t kid;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s LIBXPU_CUPTI MOCK_CUPTI\n", argv[0]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	kid = run(argv[1], argv[2], false);
+	now = now_ns();
+	for (i = 0; i < nrecs; i++) {
+		struct rec *r = &recs[i];
+
+		switch (r->type) {
+		case XPU_REC_GPU_KERNEL: {
+			struct xpu_rec_gpu_kernel k;
+
+			memcpy(&k, r->body, sizeof(k));
+			if (nk < 8)
+				kcorr[nk] = k.corr_id;
+			nk++;
+			CHECK(k.pid == (uint32_t)kid, "kernel pid %u", k.pid);
+			CHECK(k.end_ns > k.start_ns && k.start_ns <= now && now - k.start_ns < 10000000000ull,
+			      "kernel times are CLOCK_MONOTONIC: %llu vs now %llu",
+			      (unsigned long long)k.start_ns, (unsigned long long)now);
+			CHECK(*str(k.name_str), "kernel name defined");
+			if (k.flags & XPU_GPU_IN_GRAPH) {
+				ngraph++;
+				CHECK(k.graph_id == 9 && k.graph_node_id == 77, "graph ids");
+			}
+			break;
+		}
+		case XPU_REC_GPU_MEMCPY: {
+			struct xpu_rec_gpu_memcpy c;
+
+			memcpy(&c, r->body, sizeof(c));
+			nmemcpy++;
+			CHECK(c.corr_id == 400 && c.copy_kind == XPU_MEMCPY_HTOD && c.bytes == 4096 &&
+				      c.src_kind == XPU_MEM_PINNED && c.dst_kind == XPU_MEM_DEVICE,
+			      "memcpy corr %u kind %u", c.corr_id, c.copy_kind);
+			break;
+		}
+		case XPU_REC_NVTX: {
+			struct xpu_rec_nvtx n;
+
+			memcpy(&n, r->body, sizeof(n));
+			nnvtx++;
+			if (n.kind == XPU_NVTX_RANGE)
+				CHECK(!strcmp(str(n.name_str), "train_step") && n.end_ns > n.start_ns &&
+					      n.color_argb == 0xff00ff00 && n.tid == 4242,
+				      "nvtx range %s", str(n.name_str));
+			else
+				CHECK(!strcmp(str(n.name_str), "checkpoint") && n.start_ns == n.end_ns,
+				      "nvtx marker");
+			break;
+		}
+		case XPU_REC_GPU_API: {
+			struct xpu_rec_gpu_api a;
+
+			memcpy(&a, r->body, sizeof(a));
+			napi++;
+			CHECK(!strcmp(str(a.name_str), "cudaLaunchKernel_v7000") && a.corr_id == 100 &&
+				      a.domain == XPU_API_RUNTIME && a.tid == 4242,
+			      "api record %s", str(a.name_str));
+			break;
+		}
+		case XPU_REC_LOST: {
+			struct xpu_rec_lost l;
+
+			memcpy(&l, r->body, sizeof(l));
+			nlost++;
+			CHECK(l.source == XPU_LOST_CUPTI_RECORDS && l.count == 5, "lost %u %llu",
+			      l.source, (unsigned long long)l.count);
+			break;
+		}
+		case XPU_REC_GPU_PROCESS: {
+			struct xpu_rec_gpu_process p;
+
+			memcpy(&p, r->body, sizeof(p));
+			nflushed += p.state == XPU_GPU_PROC_FLUSHED;
+			if (p.state == XPU_GPU_PROC_FLUSHED)
+				CHECK(p.cupti_dropped == 5, "dropped in FLUSHED %llu",
+				      (unsigned long long)p.cupti_dropped);
+			break;
+		}
+		}
+	}
+	CHECK(nk == 5, "kernels %d", nk);
+	CHECK(nk >= 5 && kcorr[0] == 100 && kcorr[1] == 200 && kcorr[2] == 300 && kcorr[3] == 500 &&
+		      kcorr[4] == 500,
+	      "kernel corr ids equal the marker's: %u %u %u %u %u", kcorr[0], kcorr[1], kcorr[2],
+	      kcorr[3], kcorr[4]);
+	CHECK(ngraph == 2, "graph kernels %d", ngraph);
+	CHECK(nmemcpy == 1, "memcpy %d", nmemcpy);
+	CHECK(nnvtx == 2, "nvtx %d", nnvtx);
+	CHECK(napi == 1, "api %d", napi);
+	CHECK(nlost == 1, "lost %d", nlost);
+	CHECK(nflushed == 1, "exactly one FLUSHED (the forked child stayed silent): %d", nflushed);
+	CHECK(undefined_refs == 0, "string ids used before definition: %d", undefined_refs);
+
+	run(argv[1], argv[2], true);
+	for (i = 0; i < nrecs; i++) {
+		struct xpu_rec_gpu_process p;
+
+		if (recs[i].type != XPU_REC_GPU_PROCESS)
+			continue;
+		memcpy(&p, recs[i].body, sizeof(p));
+		nsubfail += p.state == XPU_GPU_PROC_SUBSCRIBE_FAILED;
+	}
+	CHECK(nsubfail == 1, "busy CUPTI reported as SUBSCRIBE_FAILED");
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
