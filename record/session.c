@@ -473,8 +473,11 @@ out_target:
 	if (s.rx)
 		cupti_rx__stop(s.rx, 0);
 out_writer:
-	if (s.wt)
+	if (s.wt) {
 		writer_thread__finish(s.wt, NULL, 0);
+		/* Nothing was recorded: do not leave a trace that looks like an empty profile. */
+		unlink(cfg->output);
+	}
 	ret = 1;
 out:
 	procmaps__free(s.pm);
