@@ -58,7 +58,14 @@ TARGETS += $(BUILD)/libxpu-cupti.so
 endif
 endif
 
-all: $(TARGETS) samples
+all: $(TARGETS) samples bench
+
+# ---- benchmark programs (fixed work; see bench/) -------------------------------------------------
+bench: $(BUILD)/bench/workload
+$(BUILD)/bench/workload: bench/workload.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $<
 
 # ---- common --------------------------------------------------------------------------------
 $(BUILD)/%.o: %.c
@@ -139,6 +146,6 @@ clean:
 format:
 	clang-format -i $(wildcard */*.c */*.h) $(BPF_SRC)
 
-.PHONY: all unit deps test demo clean format samples
+.PHONY: all unit deps test demo clean format samples bench
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

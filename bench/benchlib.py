@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: MIT
+"""Shared helpers for the benchmarks: statistics and BENCHMARKS.md sections."""
+import os
+import re
+import statistics
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+
+
+def median_spread(values):
+    """Median and (min, max) of a list of numbers."""
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt_ratio(values):
+    med, lo, hi = median_spread(values)
+    return f"{(med - 1) * 100:+.1f}% [{(lo - 1) * 100:+.1f}..{(hi - 1) * 100:+.1f}]"
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def machine_line():
+    cpu = "unknown cpu"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs, {cpu}, kernel {os.uname().release}"
+
+
+def write_section(name, text):
+    """Replaces (or appends) the section between <!-- name --> markers in BENCHMARKS.md."""
+    path = os.path.join(ROOT, "BENCHMARKS.md")
+    try:
+        with open(path) as f:
+            doc = f.read()
+    except FileNotFoundError:
+        doc = ("# Benchmarks\n\nEvery figure is a ratio against a baseline measured in the same "
+               "run, repeated; the median is given with the [min..max] spread. Regenerate a "
+               "section by running its script (named in the section).\n")
+    begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    block = f"{begin}\n{text.rstrip()}\n{end}"
+    if begin in doc:
+        doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, doc,
+                     flags=re.S)
+    else:
+        doc = doc.rstrip() + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(doc)
