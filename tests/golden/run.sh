@@ -1,0 +1,96 @@
+#!/bin/sh
+# Golden tests for xpu-report: every committed trace (samples/traces/*.xpu) and a synthetic
+# trace built here (tests/golden/make_synthetic.c, plus a copy cut mid-frame) go through
+# every format and view; outputs are diffed against tests/golden/expected/NAME.VARIANT.
+# UPDATE=1 rewrites the expected files. Machine-specific text (the checkout path, the
+# build-id of the locally built target) is masked before comparing.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+REPORT="$ROOT/$BUILD/xpu-report"
+EXP="$ROOT/tests/golden/expected"
+OUT="$ROOT/$BUILD/golden"
+CC=${CC:-cc}
+pass=0
+fail=0
+
+[ -x "$REPORT" ] || { echo "golden: $REPORT not built" >&2; exit 1; }
+mkdir -p "$OUT" "$EXP"
+
+build_synthetic() {
+	$CC -O0 -g -o "$OUT/target" "$ROOT/tests/golden/target.c" || return 1
+	$CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$OUT/make_synthetic" \
+		"$ROOT/tests/golden/make_synthetic.c" "$ROOT/$BUILD/libxpucommon.a" -lzstd || return 1
+	a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
+	"$OUT/make_synthetic" "$OUT/synthetic.xpu" "$OUT/target" "$(a main)" \
+		"$(a _ZN3app6Solver4stepEi)" "$(a middle)" "$(a leaf_work)" || return 1
+	# cut 100 bytes before the end: the trailer and the last frame are lost
+	size=$(wc -c < "$OUT/synthetic.xpu")
+	head -c $((size - 100)) "$OUT/synthetic.xpu" > "$OUT/synthetic-cut.xpu"
+}
+
+mask() {
+	bid=""
+	[ -f "$OUT/target" ] && bid=$(readelf -n "$OUT/target" 2>/dev/null |
+		awk '/Build ID/ { print $3 }')
+	if [ -n "$bid" ]; then
+		sed -e "s|$ROOT|@ROOT@|g" -e "s|$bid|@BUILDID@|g"
+	else
+		sed -e "s|$ROOT|@ROOT@|g"
+	fi
+}
+
+check() {	# name variant args...
+	name=$1
+	variant=$2
+	shift 2
+	got="$OUT/$name.$variant"
+	"$REPORT" "$@" > "$got.raw" 2> "$got.err"
+	echo "exit $?" >> "$got.raw"
+	mask < "$got.err" >> "$got.raw"
+	mask < "$got.raw" > "$got"
+	rm -f "$got.raw" "$got.err"
+	if [ "${UPDATE:-0}" = 1 ]; then
+		cp "$got" "$EXP/$name.$variant"
+		pass=$((pass + 1))
+	elif diff -u "$EXP/$name.$variant" "$got" > "$got.diff" 2>&1; then
+		pass=$((pass + 1))
+		rm -f "$got.diff"
+	else
+		fail=$((fail + 1))
+		echo "FAIL golden $name.$variant"
+		head -40 "$got.diff"
+	fi
+}
+
+run_trace() {	# file name
+	f=$1
+	n=$2
+	check "$n" text "$f"
+	check "$n" folded -F folded "$f"
+	check "$n" info -F info "$f"
+	check "$n" folded-cpu -F folded --view=cpu "$f"
+	check "$n" folded-gpu -F folded --view=gpu "$f"
+	check "$n" folded-time -F folded --weight=time "$f"
+}
+
+for f in "$ROOT"/samples/traces/*.xpu; do
+	[ -f "$f" ] || continue
+	run_trace "$f" "$(basename "$f" .xpu)"
+done
+
+if build_synthetic; then
+	run_trace "$OUT/synthetic.xpu" synthetic
+	check synthetic folded-pid -F folded --pid=200 "$OUT/synthetic.xpu"
+	check synthetic folded-tid -F folded --tid=101 "$OUT/synthetic.xpu"
+	check synthetic folded-comm -F folded --comm=helper "$OUT/synthetic.xpu"
+	check synthetic-cut folded -F folded "$OUT/synthetic-cut.xpu"
+	check synthetic-cut strict -F folded --strict "$OUT/synthetic-cut.xpu"
+	check synthetic-cut info -F info "$OUT/synthetic-cut.xpu"
+else
+	echo "FAIL golden: could not build the synthetic trace"
+	fail=$((fail + 1))
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
