@@ -76,7 +76,8 @@ static int load_stack(struct trace *t, const struct trace_record *rec)
 	st.ips = malloc(nr ? nr * 8 : 1);
 	if (!st.ips)
 		return -ENOMEM;
-	memcpy(st.ips, tail, nr * 8);
+	if (nr)
+		memcpy(st.ips, tail, nr * 8);
 	if (!kmap__put(&t->stack_ids, s.id, 0, t->nstacks, &ins))
 		goto nomem;
 	if (!ins) {
@@ -132,7 +133,8 @@ static int load_stats(struct trace *t, const struct trace_record *rec)
 	t->stats = calloc(n ? n : 1, sizeof(*t->stats));
 	if (!t->stats)
 		return -ENOMEM;
-	memcpy(t->stats, tail, n * sizeof(*t->stats));
+	if (n)
+		memcpy(t->stats, tail, n * sizeof(*t->stats));
 	t->nstats = n;
 	return 0;
 }
@@ -158,7 +160,8 @@ static int load_ksyms(struct trace *t, const struct trace_record *rec)
 	if (!np)
 		return -ENOMEM;
 	t->ksyms = np;
-	memcpy(t->ksyms + t->ksyms_len, tail, len);
+	if (len)
+		memcpy(t->ksyms + t->ksyms_len, tail, len);
 	t->ksyms_len += len;
 	t->ksyms[t->ksyms_len] = '\0';
 	return 0;
@@ -467,9 +470,12 @@ int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 		t->dsos[i].path = p ? p : "";
 	}
 	/* stable order for equal timestamps keeps outputs deterministic */
-	qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_ts_sample);
-	qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
-	qsort(t->kernels, t->nkernels, sizeof(*t->kernels), cmp_kernel);
+	if (t->nsamples)
+		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_ts_sample);
+	if (t->ntasks)
+		qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
+	if (t->nkernels)
+		qsort(t->kernels, t->nkernels, sizeof(*t->kernels), cmp_kernel);
 	ret = build_tasks(t);
 	if (ret) {
 		snprintf(err, errlen, "%s: out of memory while loading", path);

@@ -44,7 +44,8 @@ int maps__build(struct maps *ms, const struct xpu_rec_mapping *m, size_t n)
 		}
 		all[nv++] = m[i];
 	}
-	qsort(all, nv, sizeof(*all), cmp_mapping);
+	if (nv)
+		qsort(all, nv, sizeof(*all), cmp_mapping);
 	for (i = 0; i < nv; i = j) {
 		struct pid_maps *pm = &ms->pids[ms->npids];
 		uint64_t mx = 0;

@@ -73,7 +73,8 @@ int out_folded(struct profile *p, FILE *out)
 		lines[n].gpu_ns = p->e[i].gpu_ns;
 		n++;
 	}
-	qsort(lines, n, sizeof(*lines), cmp_line);
+	if (n)
+		qsort(lines, n, sizeof(*lines), cmp_line);
 	for (i = 0; i < n; i = j) {
 		uint64_t samples = lines[i].samples, gpu_ns = lines[i].gpu_ns;
 		double w;

@@ -134,7 +134,8 @@ static int print_functions(struct profile *p, FILE *out, double total_w)
 				r[nr++].w = v[i];
 			}
 		}
-		qsort(r, nr, sizeof(*r), cmp_rank);
+		if (nr)
+			qsort(r, nr, sizeof(*r), cmp_rank);
 		fprintf(out, "# top functions by %s\n", pass ? "total (with children)" : "self");
 		fprintf(out, "%8s %12s  %s\n", "share", pass ? "total" : "self", "function");
 		for (i = 0; i < nr && i < TOP_N; i++)
@@ -169,8 +170,10 @@ static int print_tasks(struct profile *p, FILE *out)
 	th = calloc(t->nthreads ? t->nthreads : 1, sizeof(*th));
 	if (!th)
 		return -ENOMEM;
-	memcpy(th, t->threads, t->nthreads * sizeof(*th));
-	qsort(th, t->nthreads, sizeof(*th), cmp_thread);
+	if (t->nthreads) {
+		memcpy(th, t->threads, t->nthreads * sizeof(*th));
+		qsort(th, t->nthreads, sizeof(*th), cmp_thread);
+	}
 	fprintf(out, "# cpu samples by process\n%8s %10s %8s  %s\n", "share", "samples", "pid", "comm");
 	for (i = 0; i < t->nprocs; i++) {
 		struct tr_proc *pr = &t->procs[i];
@@ -252,7 +255,8 @@ static int print_kernels(struct profile *p, FILE *out)
 			ks[*v].max = d;
 		all += d;
 	}
-	qsort(ks, n, sizeof(*ks), cmp_kstat);
+	if (n)
+		qsort(ks, n, sizeof(*ks), cmp_kstat);
 	fprintf(out, "# top gpu kernels\n%8s %8s %12s %10s %10s %10s  %s\n", "share", "count",
 		"total_us", "mean_us", "min_us", "max_us", "kernel");
 	for (i = 0; i < n && i < TOP_N; i++) {

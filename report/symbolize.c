@@ -153,7 +153,8 @@ static int load_ksyms(struct symbolizer *s)
 	/* kptr_restrict gives all-zero addresses: useless, treat as absent */
 	if (!nonzero)
 		n = 0;
-	qsort(s->ksyms, n, sizeof(*s->ksyms), cmp_ksym);
+	if (n)
+		qsort(s->ksyms, n, sizeof(*s->ksyms), cmp_ksym);
 	s->nksyms = n;
 	return 0;
 }
@@ -310,7 +311,8 @@ static int load_symtab(struct sym_file *f, Elf *e)
 			}
 		}
 	}
-	qsort(f->syms, n, sizeof(*f->syms), cmp_sym);
+	if (n)
+		qsort(f->syms, n, sizeof(*f->syms), cmp_sym);
 	for (k = 0, out = 0; k < n; k++) {
 		if (out && f->syms[out - 1].addr == f->syms[k].addr)
 			continue;
@@ -685,7 +687,7 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 		if (vec_reserve((void **)&s->frame_ids, &s->frame_ids_cap, s->nframe_ids + cnt,
 				sizeof(*s->frame_ids)))
 			return -ENOMEM;
-		memcpy(s->frame_ids + s->nframe_ids, s->scratch, cnt * sizeof(*s->scratch));
+		memcpy(s->frame_ids + s->nframe_ids, s->scratch, cnt * sizeof(*s->scratch));	/* cnt >= 1 */
 		s->nframe_ids += cnt;
 		if (VEC_PUSH(s->refs, s->nrefs, s->refs_cap, fr))
 			return -ENOMEM;
