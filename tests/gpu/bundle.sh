@@ -1,0 +1,53 @@
+#!/bin/bash
+# Packs what the GPU machine needs into .device/bundle (git-ignored; carry it with the run):
+# the built tools, the CUDA samples and the checker, plus the shared libraries they need that
+# a bare machine lacks (libbpf, libelf, libdw, libzstd, ...; never glibc). libcudart goes to a
+# separate lib-cuda/ that only the CUDA sample sees, so PyTorch keeps its own copy.
+# Usage (repo root, after make): tests/gpu/bundle.sh [DEST]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+DEST=${1:-.device/bundle}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+
+for f in xpu-record xpu-report libxpu-cupti.so libxpucommon.a; do
+	[ -e "$B/$f" ] || { echo "bundle: $B/$f missing: run make first" >&2; exit 1; }
+done
+mkdir -p "$B/tests/gpu" "$B/samples"
+gcc -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -Icommon \
+	-o "$B/tests/gpu/check_trace" tests/gpu/check_trace.c "$B/libxpucommon.a" -lzstd
+if [ ! -x "$B/samples/cuda_pipeline" ] || [ samples/cuda_pipeline.cu -nt "$B/samples/cuda_pipeline" ]; then
+	"$NVCC" -O2 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
+		-Xcompiler -fno-omit-frame-pointer,-g -cudart shared \
+		-o "$B/samples/cuda_pipeline" samples/cuda_pipeline.cu -lcudart -ldl
+fi
+
+rm -rf "$DEST"
+mkdir -p "$DEST/build/samples" "$DEST/build/tests/gpu" "$DEST/lib" "$DEST/lib-cuda"
+cp -a "$B/xpu-record" "$B/xpu-report" "$B/libxpu-cupti.so" "$DEST/build/"
+cp -a "$B/samples/cuda_pipeline" "$DEST/build/samples/"
+cp -a "$B/tests/gpu/check_trace" "$DEST/build/tests/gpu/"
+
+is_glibc() {
+	case "$(basename "$1")" in
+	libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libresolv.so*|libutil.so*) return 0 ;;
+	esac
+	return 1
+}
+copy_deps() {	# BINARY DIR
+	ldd "$1" | awk '/=> \//{print $3}' | while read -r lib; do
+		is_glibc "$lib" && continue
+		case "$(basename "$lib")" in
+		libcudart.so*|libcuda.so*) [ "$2" = "$DEST/lib-cuda" ] || continue ;;
+		*) [ "$2" = "$DEST/lib-cuda" ] && continue ;;
+		esac
+		cp -L "$lib" "$2/"
+	done
+}
+for bin in xpu-record xpu-report tests/gpu/check_trace; do
+	copy_deps "$B/$bin" "$DEST/lib"
+done
+copy_deps "$B/samples/cuda_pipeline" "$DEST/lib-cuda"
+rm -f "$DEST/lib-cuda/libcuda.so"*	# the driver's libcuda must come from the machine
+( cd "$DEST" && find . -type f | sort && du -sh . ) | sed 's/^/bundle: /'
