@@ -100,7 +100,7 @@ $(RECORD_OBJ): CFLAGS += -Ibpf -I$(BUILD)/bpf
 
 $(BUILD)/xpu-record: $(RECORD_OBJ) $(BUILD)/libxpucommon.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lzstd -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lzstd -lpthread
 
 # ---- CUPTI injection library (CUDA optional) -------------------------------------------------
 CUPTI_CFLAGS := -I$(CUDA_HOME)/include -fPIC -fvisibility=hidden
@@ -109,17 +109,17 @@ $(BUILD)/cupti/%.o: cupti/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/libxpu-cupti.so: $(CUPTI_SRC:%.c=$(BUILD)/%.o) $(COMMON_SRC:%.c=$(BUILD)/pic/%.o)
+# Loaded into every CUDA process of the traced tree: libc only (no zstd, no libelf), so it
+# links none of common/*.c; it shares only headers (xpu_format.h, cupti_wire.h).
+$(BUILD)/libxpu-cupti.so: $(CUPTI_SRC:%.c=$(BUILD)/%.o)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $^ -ldl -lpthread -Wl,--no-undefined
 
-$(BUILD)/pic/%.o: %.c
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
-
 # ---- samples ---------------------------------------------------------------------------------
 -include samples/samples.mk
+ifeq ($(HAVE_CUDA),1)
+-include samples/cuda.mk
+endif
 
 # ---- tests -----------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a

@@ -476,6 +476,7 @@ enum xpu_gpu_process_state {
 	XPU_GPU_PROC_SUBSCRIBE_FAILED = 2,/* CUPTI had another subscriber; no GPU data */
 	XPU_GPU_PROC_CLOCK_FALLBACK = 3,/* timestamp callback refused: offset applied */
 	XPU_GPU_PROC_FLUSHED = 4,	/* final flush done, connection closed cleanly */
+	XPU_GPU_PROC_NO_CUPTI = 5,	/* no usable libcupti found in the process */
 };
 
 /* State of one process's CUPTI side, with CUPTI's own dropped-record count so far. */

@@ -15,8 +15,6 @@
 #include "cupti_wire.h"
 #include "xpu_cupti.h"
 
-/* Not yet in xpu_format.h's enum xpu_gpu_process_state: no usable libcupti in the process. */
-#define XC_GPU_PROC_NO_CUPTI 5
 
 uint32_t xc_pid;
 
@@ -156,7 +154,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	err = cupti_loader__load();
 	if (err) {
 		if (!transport__connect(0, flags | XPU_CUPTI_HELLO_NO_CUPTI))
-			report_and_close(XC_GPU_PROC_NO_CUPTI);
+			report_and_close(XPU_GPU_PROC_NO_CUPTI);
 		return 1;
 	}
 	cupti.cuptiGetVersion(&version);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -52,6 +53,11 @@ static bool tracepoint_exists(const char *cat, const char *name)
 
 	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/id", cat, name);
 	if (!access(path, F_OK))
+		return true;
+	/* Some hosts (minimal VMs, containers) leave tracefs unmounted; libbpf needs it to
+	 * resolve tracepoint ids. Mounting it is harmless and we are root here. */
+	if (access("/sys/kernel/tracing/events", F_OK) &&
+	    !mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) && !access(path, F_OK))
 		return true;
 	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s/id", cat, name);
 	return !access(path, F_OK);

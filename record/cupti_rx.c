@@ -37,16 +37,6 @@ struct rx_client {
 	bool done;
 };
 
-/* Counters for the session's STATS record; read them after cupti_rx__stop's drain. */
-struct cupti_rx_stats {
-	uint64_t clients;		/* XPU_STAT_CUPTI_CLIENTS */
-	uint64_t rejected;		/* XPU_STAT_CUPTI_REJECTED */
-	uint64_t batches;
-	uint64_t records;
-	uint64_t bad_messages;		/* malformed or out-of-protocol, dropped */
-	uint64_t lost_messages;		/* sequence gaps: batches a client could not send */
-	uint64_t clean_exits;		/* clients that sent DONE */
-};
 
 struct cupti_rx {
 	struct writer_thread *wt;
@@ -359,7 +349,7 @@ struct cupti_rx *cupti_rx__start(struct writer_thread *wt, cupti_rx_is_traced_fn
 	rx->thread_started = true;
 	return rx;
 fail:
-	cupti_rx__stop(rx, 0);
+	cupti_rx__stop(rx, 0, NULL);
 	return NULL;
 }
 
@@ -375,7 +365,7 @@ void cupti_rx__get_stats(struct cupti_rx *rx, struct cupti_rx_stats *st)
 	pthread_mutex_unlock(&rx->stats_lock);
 }
 
-void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms)
+void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms, struct cupti_rx_stats *final_stats)
 {
 	if (!rx)
 		return;
@@ -387,6 +377,8 @@ void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms)
 			one = 0;
 		pthread_join(rx->thread, NULL);
 	}
+	if (final_stats)
+		*final_stats = rx->stats;
 	if (rx->listen_fd >= 0)
 		close(rx->listen_fd);
 	if (rx->wake_fd >= 0)

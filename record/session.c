@@ -50,7 +50,7 @@ struct session {
 	pid_t pid;
 	int sfd;
 	char *gpu_lib;
-	char *env[3];
+	char *env[4];
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
 	int got_signal;
 	bool hard_stop;
@@ -332,6 +332,7 @@ int session__run(const struct record_config *cfg)
 	struct procmaps_stats ps = { 0 };
 	struct rb_drain_stats ds = { 0 };
 	struct xpu_stat_entry stats[16];
+	struct cupti_rx_stats rxs = {0};
 	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
 	char err[512] = "";
 	int ret = 1, fd, e, n = 0;
@@ -377,7 +378,11 @@ int session__run(const struct record_config *cfg)
 		if (!s.rx) {
 			log_err("GPU tracing off: %s", err);
 		} else if (asprintf(&s.env[0], "CUDA_INJECTION64_PATH=%s", s.gpu_lib) < 0 ||
-			   asprintf(&s.env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(s.rx)) < 0) {
+			   asprintf(&s.env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(s.rx)) < 0 ||
+			   /* NVTX calls reach CUPTI only through the NVTX injection hook. */
+			   asprintf(&s.env[2], "NVTX_INJECTION64_PATH=%s",
+				    getenv("NVTX_INJECTION64_PATH") ? getenv("NVTX_INJECTION64_PATH")
+								    : s.gpu_lib) < 0) {
 			goto out_writer;
 		}
 	}
@@ -430,8 +435,10 @@ int session__run(const struct record_config *cfg)
 
 	bpf_state__stop_sampling(s.bpf);
 	rb_drain__stop(s.drain, &ds);
-	if (s.rx)
-		cupti_rx__stop(s.rx, CUPTI_STOP_TIMEOUT_MS);
+	if (s.rx) {
+		cupti_rx__stop(s.rx, CUPTI_STOP_TIMEOUT_MS, &rxs);
+		s.rx = NULL;
+	}
 	report_bpf_losses(&s, cnt);
 	procmaps__get_stats(s.pm, &ps);
 	submit_clock_sync(&s);
@@ -446,6 +453,9 @@ int session__run(const struct record_config *cfg)
 	STAT(XPU_STAT_MAPPING_SCANS, ps.scans);
 	STAT(XPU_STAT_MAPPING_SCAN_FAILURES, ps.scan_failures);
 	STAT(XPU_STAT_GPU_LAUNCHES, ds.gpu_launches);
+	STAT(XPU_STAT_GPU_RECORDS, rxs.records);
+	STAT(XPU_STAT_CUPTI_CLIENTS, rxs.clients);
+	STAT(XPU_STAT_CUPTI_REJECTED, rxs.rejected);
 #undef STAT
 	if (writer_thread__finish(s.wt, stats, n)) {
 		log_err("writing %s failed", cfg->output);
@@ -471,7 +481,7 @@ out_target:
 		waitpid(s.target.pid, NULL, 0);
 	}
 	if (s.rx)
-		cupti_rx__stop(s.rx, 0);
+		cupti_rx__stop(s.rx, 0, NULL);
 out_writer:
 	if (s.wt) {
 		writer_thread__finish(s.wt, NULL, 0);
@@ -486,6 +496,7 @@ out:
 		close(s.sfd);
 	free(s.env[0]);
 	free(s.env[1]);
+	free(s.env[2]);
 	free(s.gpu_lib);
 	return ret;
 }

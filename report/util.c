@@ -14,7 +14,9 @@ int vec_reserve(void **p, size_t *cap, size_t n, size_t elem)
 	if (n < *cap)
 		return 0;
 	ncap = *cap ? *cap * 2 : 16;
-	if (ncap > SIZE_MAX / elem)
+	while (ncap <= n && ncap < SIZE_MAX / 2)
+		ncap *= 2;
+	if (ncap <= n || ncap > SIZE_MAX / elem)
 		return -ENOMEM;
 	np = realloc(*p, ncap * elem);
 	if (!np)

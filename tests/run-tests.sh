@@ -29,7 +29,7 @@ for t in "$BUILD"/tests/test_*; do
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
 	run "unit/$(basename "$t")" "$t"
 done
-for t in tests/golden/run.sh tests/e2e/test_*.sh; do
+for t in tests/golden/run.sh tests/gpu/mock/run.sh tests/e2e/test_*.sh; do
 	[ -x "$t" ] || continue
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
 	run "${t#tests/}" "$t"

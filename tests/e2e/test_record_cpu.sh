@@ -36,7 +36,7 @@ awk -v tol=6 '
 		else if (line ~ /(^|;)plugin_work(;| |$)/) p += n
 	}
 	if (line ~ /func_child/) child += n
-	if (line ~ /^burn-worker;/ && line ~ /func_c/) {
+	if (line ~ /;worker;/ && line ~ /func_c/) {
 		cnt = gsub(/;recurse/, "", line)
 		if (cnt >= 40) deep += n
 		worker += n
@@ -52,7 +52,7 @@ END {
 		exit 1
 	}
 	if (p == 0) { print "no samples in the dlopened plugin_work"; exit 1 }
-	if (worker == 0) { print "no samples of thread burn-worker in func_c"; exit 1 }
+	if (worker == 0) { print "no samples of thread burn-worker (worker) in func_c"; exit 1 }
 	if (deep < worker / 2) { print "burn-worker stacks lack the 40 recurse frames (" deep "/" worker ")"; exit 1 }
 	if (child == 0) { print "no samples of the exec-ed child in func_child"; exit 1 }
 	printf "split %.1f/%.1f/%.1f%%, %d samples\n", sa, sb, sp, total

@@ -223,7 +223,7 @@ static void test_one_client(void)
 	CHECK(!stat(dir, &sb) && (sb.st_mode & 0777) == 0700, "private directory mode %o",
 	      sb.st_mode & 0777);
 	CHECK(client_session(cupti_rx__socket_path(rx), 10, true) == 0, "client session");
-	cupti_rx__stop(rx, 2000);
+	cupti_rx__stop(rx, 2000, NULL);
 	CHECK(count_type(XPU_REC_GPU_PROCESS) == 1, "connected record");
 	CHECK(count_type(XPU_REC_STRING) == 1, "string");
 	CHECK(count_type(XPU_REC_GPU_KERNEL) == 10, "10 kernels, got %d", count_type(XPU_REC_GPU_KERNEL));
@@ -256,7 +256,7 @@ static void test_rejected(void)
 	usleep(100 * 1000);
 	cupti_rx__get_stats(rx, &st);
 	CHECK(st.rejected == 1, "rejected %llu", (unsigned long long)st.rejected);
-	cupti_rx__stop(rx, 500);
+	cupti_rx__stop(rx, 500, NULL);
 	CHECK(ngot == 0, "nothing from an untraced peer, got %d", ngot);
 }
 
@@ -295,7 +295,7 @@ static void test_malformed(void)
 	close(fd);
 	usleep(100 * 1000);
 	cupti_rx__get_stats(rx, &st);
-	cupti_rx__stop(rx, 500);
+	cupti_rx__stop(rx, 500, NULL);
 	CHECK(st.bad_messages == 3, "bad messages %llu", (unsigned long long)st.bad_messages);
 	CHECK(st.lost_messages == 3, "lost messages %llu", (unsigned long long)st.lost_messages);
 	CHECK(count_type(XPU_REC_GPU_MEMCPY) == 1, "good batch after a bad one kept");
@@ -333,7 +333,7 @@ static void test_many_clients(void)
 	CHECK(ok, "all clients ran");
 	t0 = now_ms();
 	cupti_rx__get_stats(rx, &st);
-	cupti_rx__stop(rx, 3000);
+	cupti_rx__stop(rx, 3000, NULL);
 	CHECK(now_ms() - t0 < 2000, "stop does not wait for clients that are gone");
 	CHECK(count_type(XPU_REC_GPU_KERNEL) == 1 + (NPROC - 1) * (NK / 3), "kernels %d",
 	      count_type(XPU_REC_GPU_KERNEL));
@@ -359,7 +359,7 @@ static void test_stop_timeout(void)
 	client_send(fd, XPU_CUPTI_MSG_HELLO, 0, &hello, sizeof(hello));
 	usleep(50 * 1000);
 	t0 = now_ms();
-	cupti_rx__stop(rx, 300);
+	cupti_rx__stop(rx, 300, NULL);
 	CHECK(now_ms() - t0 >= 250 && now_ms() - t0 < 1500, "stop waited %llu ms",
 	      (unsigned long long)(now_ms() - t0));
 	close(fd);

@@ -275,7 +275,7 @@ static int run(const char *lib, const char *mock, bool busy)
 		exit(target(lib, mock, busy));
 	}
 	waitpid(kid, &status, 0);
-	cupti_rx__stop(rx, 2000);
+	cupti_rx__stop(rx, 2000, NULL);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target exit status %d",
 	      WEXITSTATUS(status));
 	return kid;
