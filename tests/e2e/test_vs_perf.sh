@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# xpu-record against perf record -g on the same program: the share of samples in which each
+# function of cpu_burn's main thread appears (self and with children) must agree within a few
+# points. Shares are taken within the main thread because cpu_burn fixes the split of each
+# thread's CPU time, while the split between its three busy threads on two cores is the
+# scheduler's and differs from run to run.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+NAME=test_vs_perf
+skip() { echo "SKIP $NAME: $*"; exit 77; }
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root for BPF and perf"
+command -v perf >/dev/null || skip "perf is not installed (Debian package linux-perf)"
+perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null || skip "perf cannot record here"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$B/xpu-record" --no-gpu -F 999 -o "$tmp/x.xpu" -- "$B/samples/cpu_burn" 2 >/dev/null 2>"$tmp/xerr" ||
+	fail "xpu-record failed: $(tail -1 "$tmp/xerr")"
+"$B/xpu-report" --format=folded "$tmp/x.xpu" >"$tmp/x.folded" 2>"$tmp/rerr" ||
+	fail "xpu-report failed: $(head -1 "$tmp/rerr")"
+perf record -q -e cpu-clock -F 999 -g -o "$tmp/p.data" -- "$B/samples/cpu_burn" 2 \
+	>/dev/null 2>"$tmp/perr" || fail "perf record failed: $(tail -1 "$tmp/perr")"
+perf script -i "$tmp/p.data" -F ip,sym 2>/dev/null >"$tmp/p.script" ||
+	fail "perf script failed"
+
+# Both profiles as "self_function all;functions;in;stack" lines, one per sample.
+awk '{ n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, f, ";");
+       for (i = 0; i < n; i++) print f[k], $0 }' "$tmp/x.folded" >"$tmp/x.samples"
+awk 'BEGIN { RS = ""; FS = "\n" }
+     { leaf = ""; all = "";
+       for (i = 1; i <= NF; i++) { split($i, w, " "); s = w[2]; sub(/\+0x.*/, "", s);
+         if (i == 1) leaf = s; all = all ";" s }
+       print leaf, all }' "$tmp/p.script" >"$tmp/p.samples"
+
+shares() {	# FILE -> "function self% total%" within the main thread of cpu_burn
+	awk '$2 !~ /;main(;|$)/ || $2 ~ /;(run_child|worker)(;|$)/ { next }
+	     { n++; self[$1]++; split($2, f, ";"); delete seen
+	       for (i in f) if (f[i] != "" && !(f[i] in seen)) { seen[f[i]] = 1; tot[f[i]]++ } }
+	     END { split("spin plugin_work func_a func_b main", fns, " ")
+	           for (i in fns) printf "%s %.2f %.2f\n", fns[i], 100 * self[fns[i]] / n,
+	                                100 * tot[fns[i]] / n }' "$1" | sort
+}
+shares "$tmp/x.samples" >"$tmp/x.shares"
+shares "$tmp/p.samples" >"$tmp/p.shares"
+# 3 points: two independent runs of ~4000 samples each; a share's sampling error is under
+# 1 point, and the two runs differ in scheduling (three busy threads on two cores).
+join "$tmp/x.shares" "$tmp/p.shares" | awk -v tol=3 '
+	{ ds = $2 - $4; dt = $3 - $5; if (ds < 0) ds = -ds; if (dt < 0) dt = -dt
+	  printf "%-12s self %5.1f/%5.1f total %5.1f/%5.1f\n", $1, $2, $4, $3, $5
+	  if (ds > tol || dt > tol) bad = bad " " $1
+	  if ($5 > 0) seen++ }
+	END { if (seen < 4) { print "perf saw too few of the functions: symbols missing?"; exit 1 }
+	      if (bad != "") { print "shares differ by more than " tol " points:" bad; exit 1 } }' \
+	>"$tmp/cmp" || { cat "$tmp/cmp"; fail "$(tail -1 "$tmp/cmp")"; }
+cat "$tmp/cmp"
+echo "PASS $NAME: per-function shares (xpu-record/perf) agree within 3 points"
