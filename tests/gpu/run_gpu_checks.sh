@@ -134,5 +134,13 @@ fi
 # ---- traces small enough to commit under samples/traces/ ----------------------------------
 ls -la "$OUT"/*.xpu 2>/dev/null | awk '{print "  " $5 " " $9}' | tee -a "$SUMMARY"
 say "result: $FAILS failure(s); outputs in $OUT"
+# The device tool brings back at most 8 files: keep the summary and the small traces loose and
+# pack every other output into one archive.
+if [ "${XPU_PACK_OUTPUTS:-1}" = 1 ]; then
+	(cd "$OUT" && find . -maxdepth 1 -type f ! -name summary.txt ! -name 'outputs.tar.gz' \
+		! -name 'pipeline*.xpu' -printf '%P\n' | tar czf outputs.tar.gz -T - &&
+		find . -maxdepth 1 -type f ! -name summary.txt ! -name 'outputs.tar.gz' \
+			! -name 'pipeline*.xpu' -delete)
+fi
 [ $FAILS -lt 100 ] || FAILS=100
 exit $FAILS
