@@ -3,10 +3,9 @@
 # As root it runs apt-get; otherwise it prints the exact command and fails if something is missing.
 set -euo pipefail
 
-# build: compilers, BPF toolchain, libraries; test: perf (comparison), chromium (viewer tests),
-# nodejs/npm (speedscope for the viewer test)
+# build: compilers, BPF toolchain, libraries; test: perf (comparison), chromium (viewer tests)
 PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev
-      pkg-config zstd linux-perf chromium nodejs npm python3)
+      pkg-config zstd linux-perf chromium python3)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -14,6 +13,9 @@ for p in "${PKGS[@]}"; do
 		missing+=("$p")
 	fi
 done
+# node and npm (the viewer test installs speedscope from the npm registry) often come from
+# outside Debian, and Debian's nodejs conflicts with such an npm: ask for them only if absent.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
