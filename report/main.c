@@ -188,9 +188,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * Everything after the command line: load, check, aggregate, write. Returns the exit status
+ * and never exits, so the fuzz targets (tests/fuzz/) can run it in a loop.
+ */
+int report_run(const struct report_opts *o)
 {
-	struct report_opts opts = { 0 };
 	struct trace t;
 	struct profile p;
 	bool loaded = false, prof = false, truncated;
@@ -198,10 +201,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int ret = 1, r;
 
-	r = parse_args(argc, argv, &opts);
-	if (r)
-		return r > 0 ? 0 : 2;
-	if (trace__load(&t, opts.input, err, sizeof(err))) {
+	if (trace__load(&t, o->input, err, sizeof(err))) {
 		fprintf(stderr, "xpu-report: %s\n", err);
 		return 1;
 	}
@@ -209,32 +209,32 @@ int main(int argc, char **argv)
 	truncated = t.st.end != TRACE_END_CLEAN;
 	if (truncated) {
 		fprintf(stderr, "xpu-report: %s: trace truncated after frame %llu: %llu records recovered (%s)\n",
-			opts.strict ? "error" : "warning",
+			o->strict ? "error" : "warning",
 			(unsigned long long)(t.st.frames_ok ? t.st.frames_ok - 1 : 0),
 			(unsigned long long)t.st.records, t.st.reason[0] ? t.st.reason : "no reason given");
-		if (opts.strict) {
+		if (o->strict) {
 			ret = 2;
 			goto out;
 		}
 	}
-	if (profile__init(&p, &t, &opts)) {
+	if (profile__init(&p, &t, o)) {
 		fprintf(stderr, "xpu-report: out of memory\n");
 		goto out;
 	}
 	prof = true;
-	if (opts.output) {
-		out = fopen(opts.output, "w");
+	if (o->output) {
+		out = fopen(o->output, "w");
 		if (!out) {
-			fprintf(stderr, "xpu-report: cannot write %s: %s\n", opts.output, strerror(errno));
+			fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
 			out = stdout;
 			goto out;
 		}
 	}
-	if (opts.format != FMT_INFO && profile__build(&p)) {
+	if (o->format != FMT_INFO && profile__build(&p)) {
 		fprintf(stderr, "xpu-report: out of memory while aggregating\n");
 		goto out;
 	}
-	switch (opts.format) {
+	switch (o->format) {
 	case FMT_FOLDED:
 		r = out_folded(&p, out);
 		break;
@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 	ret = 0;
 out:
 	if (out != stdout && fclose(out) && !ret) {
-		fprintf(stderr, "xpu-report: cannot write %s: %s\n", opts.output, strerror(errno));
+		fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
 		ret = 1;
 	}
 	if (prof)
@@ -262,4 +262,14 @@ out:
 	if (loaded)
 		trace__free(&t);
 	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct report_opts opts = { 0 };
+	int r = parse_args(argc, argv, &opts);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	return report_run(&opts);
 }

@@ -170,6 +170,9 @@ struct trace {
 	uint64_t dup_ids, bad_records;
 };
 
+/* main.c: runs a report for parsed options; returns the exit status, never exits */
+int report_run(const struct report_opts *o);
+
 /* load.c */
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen);
 void trace__free(struct trace *t);
