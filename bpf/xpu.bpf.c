@@ -70,7 +70,9 @@ static __always_inline void fill_hdr(struct xpu_ev_hdr *h, __u32 type, __u32 pid
 /*
  * Samples and launches do not wake the drain thread: a wakeup per event costs an irq_work on
  * the sampled CPU (it doubled the slowdown at 999 Hz). The drain thread polls every 100 ms, and
- * is woken only once a quarter of the ring is queued, so a burst cannot overflow it.
+ * is woken only once a quarter of the ring is queued, so a burst cannot overflow it. Task and
+ * mmap events force a wakeup: the drain thread must read /proc/PID/maps while PID still lives
+ * (a plain submit wakes only a consumer that has caught up, which lazy samples prevent).
  */
 static __always_inline __u64 lazy_wakeup(void)
 {
@@ -126,7 +128,7 @@ static __always_inline void emit_task(__u32 kind, __u32 pid, __u32 tid, __u32 pa
 	ev->exit_code = exit_code;
 	ev->old_tid = old_tid;
 	bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), comm);
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -226,7 +228,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	}
 	fill_hdr(&ev->hdr, XPU_EV_MMAP, id >> 32, tid);
 	ev->addr = ctx->ret;
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -266,7 +268,7 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 		count(XPU_CNT_USTACK_ERR);
 		ev->ustart = 0;
 		ev->nr_user = n;
-		bpf_ringbuf_submit(ev, 0);
+		bpf_ringbuf_submit(ev, lazy_wakeup());
 		return 0;
 	}
 	n /= sizeof(__u64);

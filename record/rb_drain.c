@@ -290,6 +290,10 @@ static void *drain_main(void *arg)
 			log_err("ring buffer poll: %s", strerror(-n));
 			break;
 		}
+		/* Samples are submitted without a wakeup (see bpf/xpu.bpf.c): a poll that timed out
+		 * still has them to read. */
+		if (n == 0)
+			ring_buffer__consume(d->rb);
 		now = clock_mono_ns();
 		if (now - d->last_liveness_ns >= RB_LIVENESS_NS) {
 			d->last_liveness_ns = now;
