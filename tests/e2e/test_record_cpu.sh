@@ -23,6 +23,10 @@ grep -q "cpu_burn: done" "$tmp/out" || fail "the target did not finish"
 [ -x "$B/xpu-report" ] || skip "recorded fine, but $B/xpu-report is not built to check the profile"
 "$B/xpu-report" --format=folded "$tmp/cpu.xpu" >"$tmp/folded" 2>"$tmp/rerr" ||
 	fail "xpu-report --format=folded failed: $(head -1 "$tmp/rerr")"
+# Every process lives long enough for its mappings to be read: nothing may be lost.
+"$B/xpu-report" --format=info "$tmp/cpu.xpu" >"$tmp/info" 2>&1 || fail "xpu-report --format=info failed"
+awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | grep -q '(none)' ||
+	fail "events or mappings were lost: $(awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | head -2 | tr -s ' ')"
 
 # Main thread: func_a 50%, func_b 25%, plugin_work 25% of its CPU time. About 1500 samples
 # land there in 2 s, so one standard deviation of a share is ~1.3 points; samples inside the
