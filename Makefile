@@ -119,6 +119,11 @@ $(BUILD)/libxpu-cupti.so: $(CUPTI_SRC:%.c=$(BUILD)/%.o)
 -include samples/samples.mk
 ifeq ($(HAVE_CUDA),1)
 -include samples/cuda.mk
+bench: $(BUILD)/bench/launch_bench
+$(BUILD)/bench/launch_bench: bench/gpu/launch_bench.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(NVCC_FLAGS) -o $@ $<
 endif
 
 # ---- tests -----------------------------------------------------------------------------------
@@ -129,23 +134,55 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
 
 unit: $(UNIT_BIN)
 
+# ---- fuzzing: clang + libFuzzer, ASan + UBSan, in build-fuzz/ (tests/fuzz/run.sh) -------------
+# report/main.c is built with main renamed: the targets call report_run() and libFuzzer owns main.
+FUZZ_BUILD := build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CFLAGS := -O1 -g $(WARN) -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
+	       -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	       -DXPU_VERSION='"fuzz"' -Dmain=xpu_report_main -Icommon -Ireport
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(COMMON_SRC) $(REPORT_SRC))
+
+$(FUZZ_BUILD)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(wildcard tests/fuzz/*.h)
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Umain -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -ldw -lelf -lzstd -lm
+
+$(FUZZ_BUILD)/trace2records: tests/fuzz/trace2records.c $(FUZZ_OBJ)
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Umain -o $@ $< $(filter $(FUZZ_BUILD)/common/%,$(FUZZ_OBJ)) -lzstd
+
+fuzz-build: $(FUZZ_TARGETS) $(FUZZ_BUILD)/trace2records
+
+fuzz:
+	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 deps:
 	@scripts/install-deps.sh
 
+# Then unit and golden tests again under ASan and UBSan (build-san/).
 test: deps
 	@$(MAKE) --no-print-directory all unit
 	@tests/run-tests.sh
+	@$(MAKE) --no-print-directory SAN=1 unit build-san/xpu-report build-san/libxpucommon.a
+	@BUILD=build-san NO_E2E=1 tests/run-tests.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 format:
 	clang-format -i $(wildcard */*.c */*.h) $(BPF_SRC)
 
-.PHONY: all unit deps test demo clean format samples bench
+.PHONY: all unit deps test demo clean format samples bench fuzz fuzz-build
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -28,6 +28,10 @@ mkdir -p "$DEST/build/samples" "$DEST/build/tests/gpu" "$DEST/lib" "$DEST/lib-cu
 cp -a "$B/xpu-record" "$B/xpu-report" "$B/libxpu-cupti.so" "$DEST/build/"
 cp -a "$B/samples/cuda_pipeline" "$DEST/build/samples/"
 cp -a "$B/tests/gpu/check_trace" "$DEST/build/tests/gpu/"
+if [ -x "$B/bench/launch_bench" ]; then
+	mkdir -p "$DEST/build/bench"
+	cp -a "$B/bench/launch_bench" "$DEST/build/bench/"
+fi
 
 is_glibc() {
 	case "$(basename "$1")" in

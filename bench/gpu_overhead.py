@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""GPU overhead, trace size and drops; runs on the GPU machine (root, CUDA, PyTorch).
+
+Interleaved repetitions of:
+  - bench/gpu/launch_bench (empty kernels; 1 thread, and 4 threads): unprofiled, under
+    xpu-record (-g fp), and under xpu-record -g dwarf when the recorder supports it;
+  - bench/gpu/torch_bench.py (a training loop): unprofiled, under xpu-record, and under
+    torch.profiler with CPU+CUDA activities (Kineto).
+Each workload prints its own elapsed time; every figure is a ratio (or a difference per launch)
+against the unprofiled run of the same repetition. Writes a markdown table to OUT/gpu_bench.md
+(and to BENCHMARKS.md's "gpu-overhead" section with --write).
+
+  bench/gpu_overhead.py --build DIR [--lib DIR] [--libcuda DIR] [--reps N] [--out DIR] [--write]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+
+def run(cmd, env):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    m = re.search(r"elapsed_ns (\d+)", r.stdout)
+    if r.returncode != 0 or not m:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-2000:]}\n"
+                           f"{r.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def info_counts(report, path, env):
+    r = subprocess.run([report, "--format=info", path], capture_output=True, text=True, env=env)
+    counts = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s+([a-z_]+)\s+(\d+)$", line)
+        if m:
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", required=True, help="dir with xpu-record, xpu-report, "
+                    "libxpu-cupti.so and bench/launch_bench")
+    ap.add_argument("--lib", default="", help="LD_LIBRARY_PATH for the tools")
+    ap.add_argument("--libcuda", default="", help="LD_LIBRARY_PATH for launch_bench")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--launches", type=int, default=100000)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp"))
+    ap.add_argument("--python", default="python3")
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+
+    b = args.build
+    xrec, xrep = os.path.join(b, "xpu-record"), os.path.join(b, "xpu-report")
+    lbench = os.path.join(b, "bench", "launch_bench")
+    tbench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu", "torch_bench.py")
+    tool_env = dict(os.environ, LD_LIBRARY_PATH=args.lib)
+    tgt_env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    cuda_env = dict(tgt_env, LD_LIBRARY_PATH=args.libcuda)
+    help_text = subprocess.run([xrec, "--help"], capture_output=True, text=True,
+                               env=tool_env).stdout
+    modes = [("fp", [])] + ([("dwarf", ["-g", "dwarf"])] if "dwarf" in help_text else [])
+    tmp = tempfile.mkdtemp(prefix="xpu-gpubench-")
+
+    def recorded(extra, cmd, env, name):
+        out = os.path.join(tmp, name + ".xpu")
+        full = [xrec, "-o", out] + extra + ["--", "env", "-u", "LD_LIBRARY_PATH"] + \
+            [f"{k}={v}" for k, v in env.items() if k == "LD_LIBRARY_PATH"] + cmd
+        # xpu-record needs the bundled libraries; the target gets the CUDA ones only
+        return run(full, dict(tool_env)), out
+
+    res = {}
+    sizes = {}
+    shapes = [(1, args.launches), (4, args.launches // 4)]
+    for rep in range(args.reps):
+        for threads, n in shapes:
+            cmd = [lbench, str(threads), str(n)]
+            base = run(cmd, cuda_env)
+            total = threads * n
+            for mode, extra in modes:
+                t, out = recorded(extra, cmd, cuda_env, f"launch{threads}-{mode}")
+                key = (f"launch_bench {threads}x{n}", f"xpu-record -g {mode}")
+                res.setdefault(key, []).append((t / base, (t - base) / total / 1000.0))
+                if rep == 0:
+                    sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
+        base = run([args.python, tbench, "none", str(args.steps)], tgt_env)
+        for mode, extra in modes:
+            t, out = recorded(extra, [args.python, tbench, "none", str(args.steps)], tgt_env,
+                              f"torch-{mode}")
+            key = ("torch_bench", f"xpu-record -g {mode}")
+            res.setdefault(key, []).append((t / base, None))
+            if rep == 0:
+                sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
+        t = run([args.python, tbench, "kineto", str(args.steps)], tgt_env)
+        res.setdefault(("torch_bench", "torch.profiler (Kineto)"), []).append((t / base, None))
+        print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
+
+    lines = ["## GPU overhead (`bench/gpu_overhead.py`, on the GPU machine)", "",
+             f"Machine: {benchlib.machine_line()}. {args.reps} interleaved repetitions; "
+             "slowdown = the workload's own elapsed time / unprofiled in the same repetition, "
+             "median [min..max]; added cost per launch = (profiled - unprofiled) / launches. "
+             "Bytes per GPU record and per launch = whole trace file / GPU kernel records and "
+             "/ launch events (first repetition); drops = every LOST count in the trace.", "",
+             "| workload | profiler | slowdown | added per launch (us) | kernels | launches "
+             "| bytes/kernel | bytes/launch | lost |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (wl, prof), vals in res.items():
+        ratios = [v[0] for v in vals]
+        per = [v[1] for v in vals if v[1] is not None]
+        size, counts = sizes.get((wl, prof), (0, {}))
+        k, la = counts.get("gpu_kernel", 0), counts.get("gpu_launch", 0)
+        lost = counts.get("ringbuf_lost", 0) + counts.get("cupti_dropped", 0)
+        per_s = ""
+        if per:
+            med, lo, hi = benchlib.median_spread(per)
+            per_s = f"{med:.2f} [{lo:.2f}..{hi:.2f}]"
+        lines.append(f"| {wl} | {prof} | {benchlib.fmt_ratio(ratios)} | {per_s} | "
+                     f"{k or ''} | {la or ''} | {size / k if k else float('nan'):.1f} | "
+                     f"{size / la if la else float('nan'):.1f} | "
+                     f"{lost if counts else ''} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(args.out, "gpu_bench.md"), "w") as f:
+        f.write(text)
+    if args.write:
+        benchlib.write_section("gpu-overhead", text)
+
+
+if __name__ == "__main__":
+    main()
