@@ -29,8 +29,10 @@ for t in "$BUILD"/tests/test_*; do
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
 	run "unit/$(basename "$t")" "$t"
 done
-for t in tests/golden/run.sh tests/gpu/mock/run.sh tests/e2e/test_*.sh; do
+# NO_E2E=1 (the sanitizer pass of make test): unit and golden only.
+for t in tests/golden/run.sh tests/gpu/mock/run.sh tests/fuzz/run.sh tests/e2e/test_*.sh; do
 	[ -x "$t" ] || continue
+	[ "${NO_E2E:-0}" = 1 ] && [ "$t" != tests/golden/run.sh ] && continue
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
 	run "${t#tests/}" "$t"
 done

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the report fuzz targets: runs xpu-report's report_run() over an in-memory trace in
+ * every format and view, output to /dev/null. The trace goes through a memfd so the real file
+ * path (open, fstat, mmap) is exercised, not a test-only shortcut.
+ */
+#ifndef XPU_FUZZ_REPORT_H
+#define XPU_FUZZ_REPORT_H
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "report.h"
+
+static int fuzz_memfd = -1;
+static char fuzz_path[64];
+
+static int fuzz_trace_fd(void)
+{
+	if (fuzz_memfd < 0) {
+		fuzz_memfd = memfd_create("xpu-fuzz", MFD_CLOEXEC);
+		if (fuzz_memfd < 0) {
+			perror("memfd_create");
+			__builtin_trap();
+		}
+		snprintf(fuzz_path, sizeof(fuzz_path), "/proc/self/fd/%d", fuzz_memfd);
+	}
+	return fuzz_memfd;
+}
+
+/* Empties the memfd; the caller writes the trace through fuzz_trace_fd() (or a dup of it). */
+static void fuzz_trace_reset(void)
+{
+	int fd = fuzz_trace_fd();
+
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+		__builtin_trap();
+}
+
+/* Every format and view over the trace in the memfd; variant picks extra options. */
+static void fuzz_run_reports(unsigned int variant)
+{
+	static const enum report_format formats[] = {
+		FMT_TEXT, FMT_FOLDED, FMT_INFO,
+	};
+	struct report_opts o = {
+		.input = fuzz_path,
+		.output = "/dev/null",
+		.view = variant % 3,
+		.weight = (variant >> 2) & 1,
+		.strict = (variant >> 3) & 1,
+	};
+	size_t i;
+
+	/* Filters: exercised on some inputs only, so the unfiltered path stays the common one. */
+	if (variant & 0x10) {
+		o.npids = 1;
+		o.pids[0] = variant >> 8;
+	}
+	if (variant & 0x20) {
+		o.has_tid = true;
+		o.tid = variant >> 8;
+	}
+	if (variant & 0x40)
+		o.comm = "a";
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		o.format = formats[i];
+		report_run(&o);
+	}
+}
+
+#endif

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Fuzzing: tests/fuzz/run.sh [SECONDS_PER_TARGET] (default 8, the short run of make test;
+# `make fuzz FUZZ_SECONDS=N` gives each target N seconds).
+# Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz/, replays every input kept
+# under tests/fuzz/regressions/TARGET/ (each once crashed a target; all must pass now), then
+# fuzzes each target, seeded with committed traces, the seeds here and the golden synthetic
+# trace. A new crash is saved as build-fuzz/crashes/TARGET-crash-* and fails the run: fix it,
+# then copy the input into tests/fuzz/regressions/TARGET/.
+# Exit 0 pass, 77 skip (no clang with libFuzzer), anything else fail.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+SECS=${1:-8}
+FB=build-fuzz
+TARGETS="reader report records"
+NAME=fuzz
+
+command -v "${FUZZ_CC:-clang}" >/dev/null || { echo "SKIP $NAME: no clang"; exit 77; }
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! make --no-print-directory fuzz-build >"$log" 2>&1; then
+	if grep -q "fsanitize=fuzzer\|libclang_rt.fuzzer\|unsupported option" "$log"; then
+		echo "SKIP $NAME: clang has no libFuzzer"; exit 77
+	fi
+	cat "$log"; echo "FAIL $NAME: cannot build the fuzz targets"; exit 1
+fi
+
+rc=0
+# 1. regressions: each file once, must neither crash nor hang
+for t in $TARGETS; do
+	d=tests/fuzz/regressions/$t
+	ls "$d"/* >/dev/null 2>&1 || continue
+	n=$(ls "$d" | wc -l)
+	if "$FB/fuzz_$t" -timeout=20 -close_fd_mask=3 "$d"/* >"$log" 2>&1; then
+		echo "regressions $t: $n inputs pass"
+	else
+		grep -m1 -B2 -A12 "ERROR:\|runtime error\|deadly signal\|timeout" "$log"
+		echo "FAIL $NAME: a regression input of fuzz_$t fails again"
+		rc=1
+	fi
+done
+
+# 2. seeds: real traces, their record streams for fuzz_records
+seeds=$FB/seeds
+mkdir -p "$seeds/xpu" "$seeds/records" "$FB/crashes"
+for f in samples/traces/*.xpu tests/fuzz/seeds/*.xpu build/golden/synthetic.xpu \
+	 build/golden/synthetic-cut.xpu; do
+	[ -f "$f" ] || continue
+	b=$(basename "$f" .xpu)
+	cp "$f" "$seeds/xpu/$b.xpu"
+	"$FB/trace2records" "$f" "$seeds/records/$b" 2>/dev/null || rm -f "$seeds/records/$b"
+done
+
+# 3. fuzz each target for SECS seconds; the corpus under build-fuzz/corpus/ grows across runs
+[ "$SECS" -gt 0 ] || exit $rc
+for t in $TARGETS; do
+	corpus=$FB/corpus/$t
+	mkdir -p "$corpus"
+	case $t in
+	records) s=$seeds/records ;;
+	*) s=$seeds/xpu ;;
+	esac
+	"$FB/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+		-close_fd_mask=3 -print_final_stats=1 -artifact_prefix="$FB/crashes/$t-" \
+		"$corpus" "$s" >"$log" 2>&1
+	r=$?
+	execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$log")
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+	if [ $r = 0 ]; then
+		echo "fuzz_$t: ${execs:-?} executions in ${SECS}s, $cov, corpus $(ls "$corpus" | wc -l)"
+	else
+		grep -m1 -A25 "ERROR:\|runtime error\|deadly signal\|timeout after" "$log"
+		grep "Test unit written to" "$log"
+		echo "FAIL $NAME: fuzz_$t found a crash (exit $r)"
+		rc=1
+	fi
+done
+exit $rc
