@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf_buildid.h"
@@ -168,10 +169,16 @@ int elf_buildid__read_fd(int fd, uint8_t *id, size_t max)
 
 int elf_buildid__read_path(const char *path, uint8_t *id, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	/* Paths may come from a trace: only regular files, never a FIFO or device that blocks. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret;
+	struct stat sb;
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	ret = elf_buildid__read_fd(fd, id, max);
 	close(fd);
 	return ret;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "demangle.h"
@@ -205,11 +206,18 @@ static int check_file(const struct tr_dso *d, const char *path)
 
 static Elf *open_elf(const char *path, int *fd)
 {
+	struct stat sb;
 	Elf *e;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The path comes from the trace: a FIFO or a device there must not block or hang us. */
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0)
 		return NULL;
+	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)
