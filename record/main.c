@@ -23,10 +23,18 @@ static const char usage[] =
 "\n"
 "  -F, --freq=HZ          sampling frequency per CPU (default %u)\n"
 "  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT ")\n"
-"  -g, --call-graph=MODE  user stack unwinding: fp (frame pointers, the default)\n"
+"  -g, --call-graph=MODE  user stack unwinding: fp (frame pointers, the default), or\n"
+"                         dwarf[,SIZE]: copy the top SIZE bytes of the user stack (default\n"
+"                         8192, at most 65536) with the registers, for CPU samples and GPU\n"
+"                         launches; xpu-report unwinds them with .eh_frame (code built\n"
+"                         without frame pointers: libcudart, libcuda, PyTorch, most wheels)\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
-"      --no-gpu           do not inject the CUPTI library into the target\n"
+"      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
+"                         into the target (no kernels, copies or launch stacks)\n"
+"      --cuda-graphs=MODE how CUDA graph launches are recorded: node (default; every\n"
+"                         kernel, copy and memset of the graph) or graph (one record\n"
+"                         per graph launch, cheaper for large graphs)\n"
 "      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u)\n"
 "  -v, --verbose          print progress and libbpf messages\n"
 "  -h, --help             print this help\n"
@@ -46,6 +54,7 @@ enum {
 	OPT_KERNEL_STACKS = 256,
 	OPT_NO_GPU,
 	OPT_RINGBUF_MB,
+	OPT_CUDA_GRAPHS,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
+	{ "cuda-graphs", required_argument, NULL, OPT_CUDA_GRAPHS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -123,9 +133,20 @@ int main(int argc, char **argv)
 			cfg.output = optarg;
 			break;
 		case 'g':
-			if (strcmp(optarg, "fp"))
-				return bad_arg("unsupported call-graph mode '%s': only fp for now",
+			if (!strcmp(optarg, "fp")) {
+				cfg.dwarf_bytes = 0;
+			} else if (!strcmp(optarg, "dwarf")) {
+				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
+			} else if (!strncmp(optarg, "dwarf,", 6)) {
+				/* multiples of 8 keep the record body aligned without padding */
+				if (parse_uint(optarg + 6, 8, 65536, &v) || (v & 7))
+					return bad_arg("invalid dwarf stack size '%s': a multiple of 8, "
+						       "8..65536 bytes", optarg + 6);
+				cfg.dwarf_bytes = (unsigned int)v;
+			} else {
+				return bad_arg("unsupported call-graph mode '%s': fp or dwarf[,SIZE]",
 					       optarg);
+			}
 			break;
 		case OPT_KERNEL_STACKS:
 			cfg.kernel_stacks = true;
@@ -137,6 +158,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_GPU:
 			cfg.no_gpu = true;
+			break;
+		case OPT_CUDA_GRAPHS:
+			/* checked here: the injected library only logs and falls back to node */
+			if (strcmp(optarg, "node") && strcmp(optarg, "graph"))
+				return bad_arg("invalid --cuda-graphs mode '%s': expected node or graph",
+					       optarg);
+			cfg.cuda_graphs = optarg;
 			break;
 		case OPT_RINGBUF_MB:
 			if (parse_uint(optarg, 1, 1024, &v) || (v & (v - 1)))

@@ -50,7 +50,7 @@ struct session {
 	pid_t pid;
 	int sfd;
 	char *gpu_lib;
-	char *env[4];
+	char *env[5];			/* NULL-terminated */
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
 	int got_signal;
 	bool hard_stop;
@@ -118,7 +118,8 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
 		.page_size_bytes = (uint32_t)sysconf(_SC_PAGESIZE),
 		.sample_freq_hz = cfg->freq_hz,
-		.stack_mode = XPU_STACK_FP,
+		.stack_mode = cfg->dwarf_bytes ? XPU_STACK_DWARF : XPU_STACK_FP,
+		.dwarf_stack_bytes = cfg->dwarf_bytes,
 		.target_pid = (uint32_t)s->pid,
 		.start_mono_ns = start_mono,
 		.start_realtime_ns = start_rt,
@@ -325,6 +326,7 @@ int session__run(const struct record_config *cfg)
 	struct bpf_setup_opts bo = {
 		.freq_hz = cfg->freq_hz,
 		.kernel_stacks = cfg->kernel_stacks,
+		.ustack_bytes = cfg->dwarf_bytes,
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 	};
 	struct trace_writer_opts wo = { 0 };
@@ -382,7 +384,9 @@ int session__run(const struct record_config *cfg)
 			   /* NVTX calls reach CUPTI only through the NVTX injection hook. */
 			   asprintf(&s.env[2], "NVTX_INJECTION64_PATH=%s",
 				    getenv("NVTX_INJECTION64_PATH") ? getenv("NVTX_INJECTION64_PATH")
-								    : s.gpu_lib) < 0) {
+								    : s.gpu_lib) < 0 ||
+			   asprintf(&s.env[3], "XPU_CUDA_GRAPHS=%s",
+				    cfg->cuda_graphs ? cfg->cuda_graphs : "node") < 0) {
 			goto out_writer;
 		}
 	}
@@ -456,6 +460,10 @@ int session__run(const struct record_config *cfg)
 	STAT(XPU_STAT_GPU_RECORDS, rxs.records);
 	STAT(XPU_STAT_CUPTI_CLIENTS, rxs.clients);
 	STAT(XPU_STAT_CUPTI_REJECTED, rxs.rejected);
+	if (cfg->dwarf_bytes) {
+		STAT(XPU_STAT_STACK_COPIES, cnt[XPU_CNT_USTACK_COPIES]);
+		STAT(XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
+	}
 #undef STAT
 	if (writer_thread__finish(s.wt, stats, n)) {
 		log_err("writing %s failed", cfg->output);
@@ -497,6 +505,7 @@ out:
 	free(s.env[0]);
 	free(s.env[1]);
 	free(s.env[2]);
+	free(s.env[3]);
 	free(s.gpu_lib);
 	return ret;
 }
