@@ -5,6 +5,8 @@
  * target keeps running: we log one line, tell the recorder when we can, and step aside.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -15,14 +17,11 @@
 #include "cupti_wire.h"
 #include "xpu_cupti.h"
 
-
 uint32_t xc_pid;
 
 static bool active;		/* activity collection running in this process */
 static pthread_t flusher;
 static bool flusher_started;
-static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
 static bool flusher_stop;
 static unsigned flush_ms = 500;
 
@@ -37,40 +36,92 @@ __attribute__((constructor)) static void xc_ctor(void)
 /*
  * CUPTI's own periodic flush only hands back full buffers; a quiet process would keep its last
  * records until exit and lose them to a SIGKILL. Ask for completed records every flush_ms.
+ * The same thread finishes the trace when a terminating signal arrives (see fatal_handler).
  */
+static int wake_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t fatal_signal;
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void flush_and_die(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	active = false;
+	transport__finish(activity__cupti_dropped());
+	sigaction(sig, &dfl, NULL);
+	kill(getpid(), sig);
+}
+
 static void *flusher_main(void *arg)
 {
-	pthread_mutex_lock(&flusher_lock);
-	while (!flusher_stop) {
-		struct timespec ts;
+	struct pollfd p = { .fd = wake_pipe[0], .events = POLLIN };
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(flush_ms % 1000) * 1000000;
-		ts.tv_sec += flush_ms / 1000 + ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&flusher_cond, &flusher_lock, &ts);
-		if (flusher_stop)
+	while (!__atomic_load_n(&flusher_stop, __ATOMIC_ACQUIRE)) {
+		char drain[16];
+
+		if (poll(&p, 1, (int)flush_ms) > 0 && read(wake_pipe[0], drain, sizeof(drain)) < 0)
+			p.revents = 0;
+		if (__atomic_load_n(&flusher_stop, __ATOMIC_ACQUIRE))
 			break;
-		pthread_mutex_unlock(&flusher_lock);
+		if (fatal_signal) {
+			flush_and_die(fatal_signal);
+			break;
+		}
 		cupti.cuptiActivityFlushAll(0);
-		pthread_mutex_lock(&flusher_lock);
 	}
-	pthread_mutex_unlock(&flusher_lock);
 	return NULL;
+}
+
+/*
+ * A SIGINT/SIGTERM/SIGHUP with the default action would kill the process without running
+ * atexit, losing up to flush_ms of GPU records. Where the target left the default action, our
+ * handler only wakes the flusher (async-signal-safe), which flushes, sends DONE, restores the
+ * default action and re-raises: the target still dies of the same signal. A target that
+ * installs its own handler later simply replaces ours.
+ */
+static void fatal_handler(int sig)
+{
+	int saved = errno;
+	char b = 1;
+
+	if (!flusher_started) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		sigaction(sig, &dfl, NULL);
+		kill(getpid(), sig);
+	} else if (!fatal_signal) {
+		fatal_signal = sig;
+		if (write(wake_pipe[1], &b, 1) < 0)
+			b = 0;
+	}
+	errno = saved;
+}
+
+static void fatal_handlers_install(void)
+{
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old, sa = { .sa_handler = fatal_handler, .sa_flags = SA_RESTART };
+
+		if (sigaction(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		sigemptyset(&sa.sa_mask);
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
 }
 
 static void flusher_start(void)
 {
-	pthread_condattr_t ca;
 	sigset_t all, old;
 	const char *env = getenv("XPU_CUPTI_FLUSH_MS");
 
 	if (env && atoi(env) >= 10)
 		flush_ms = (unsigned)atoi(env);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&flusher_cond, &ca);
-	pthread_condattr_destroy(&ca);
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		xc_err_once("cannot start the flush thread: GPU records arrive late");
+		return;
+	}
 	/* the target's signals must keep going to the target's threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -81,16 +132,19 @@ static void flusher_start(void)
 		xc_err_once("cannot start the flush thread: GPU records arrive late");
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (flusher_started)
+		fatal_handlers_install();
 }
 
 static void flusher_join(void)
 {
+	char b = 1;
+
 	if (!flusher_started)
 		return;
-	pthread_mutex_lock(&flusher_lock);
-	flusher_stop = true;
-	pthread_cond_signal(&flusher_cond);
-	pthread_mutex_unlock(&flusher_lock);
+	__atomic_store_n(&flusher_stop, true, __ATOMIC_RELEASE);
+	if (write(wake_pipe[1], &b, 1) < 0)
+		b = 0;
 	pthread_join(flusher, NULL);
 	flusher_started = false;
 }

@@ -131,8 +131,15 @@ static void kernel(uint32_t corr, const char *name, uint32_t graph)
 	mock_record(&k, sizeof(k));
 }
 
-static int target(const char *lib, const char *mock, bool busy)
+enum run_mode {
+	RUN_NORMAL,
+	RUN_BUSY,		/* another CUPTI subscriber */
+	RUN_SIGNAL,		/* the target dies of SIGTERM, which it never handles */
+};
+
+static int target(const char *lib, const char *mock, enum run_mode mode)
 {
+	bool busy = mode == RUN_BUSY;
 	int (*init)(void);
 	void *m, *l;
 	int *mock_busy;
@@ -156,6 +163,14 @@ static int target(const char *lib, const char *mock, bool busy)
 		return nmarkers == 0 ? 0 : 4;
 	}
 
+	if (mode == RUN_SIGNAL) {
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, 100);
+		kernel(100, "_Z6killedv", 0);
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, 100);
+		raise(SIGTERM);
+		for (;;)
+			pause();
+	}
 	/* A: runtime launch; CUPTI tags the kernel with the nested driver call's id */
 	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, 100);
 	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 307, CUPTI_API_ENTER, 101);
@@ -254,7 +269,7 @@ static int target(const char *lib, const char *mock, bool busy)
 	return 0;	/* exit() runs the library's atexit flush */
 }
 
-static int run(const char *lib, const char *mock, bool busy)
+static int run(const char *lib, const char *mock, enum run_mode mode)
 {
 	char err[256];
 	struct cupti_rx *rx;
@@ -272,12 +287,16 @@ static int run(const char *lib, const char *mock, bool busy)
 	if (kid == 0) {
 		setenv("XPU_CUPTI_SOCKET", cupti_rx__socket_path(rx), 1);
 		setenv("XPU_CUPTI_LIB", mock, 1);
-		exit(target(lib, mock, busy));
+		exit(target(lib, mock, mode));
 	}
 	waitpid(kid, &status, 0);
 	cupti_rx__stop(rx, 2000, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target exit status %d",
-	      WEXITSTATUS(status));
+	if (mode == RUN_SIGNAL)
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+		      "target still dies of SIGTERM (status %#x)", status);
+	else
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target exit status %d",
+		      WEXITSTATUS(status));
 	return kid;
 }
 
@@ -294,7 +313,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	kid = run(argv[1], argv[2], false);
+	kid = run(argv[1], argv[2], RUN_NORMAL);
 	now = now_ns();
 	for (i = 0; i < nrecs; i++) {
 		struct rec *r = &recs[i];
@@ -386,7 +405,7 @@ int main(int argc, char **argv)
 	CHECK(nflushed == 1, "exactly one FLUSHED (the forked child stayed silent): %d", nflushed);
 	CHECK(undefined_refs == 0, "string ids used before definition: %d", undefined_refs);
 
-	run(argv[1], argv[2], true);
+	run(argv[1], argv[2], RUN_BUSY);
 	for (i = 0; i < nrecs; i++) {
 		struct xpu_rec_gpu_process p;
 
@@ -396,6 +415,21 @@ int main(int argc, char **argv)
 		nsubfail += p.state == XPU_GPU_PROC_SUBSCRIBE_FAILED;
 	}
 	CHECK(nsubfail == 1, "busy CUPTI reported as SUBSCRIBE_FAILED");
+
+	/* SIGTERM with the default action: records are flushed and DONE is sent before dying */
+	run(argv[1], argv[2], RUN_SIGNAL);
+	nk = nflushed = 0;
+	for (i = 0; i < nrecs; i++) {
+		struct xpu_rec_gpu_process p;
+
+		nk += recs[i].type == XPU_REC_GPU_KERNEL;
+		if (recs[i].type != XPU_REC_GPU_PROCESS)
+			continue;
+		memcpy(&p, recs[i].body, sizeof(p));
+		nflushed += p.state == XPU_GPU_PROC_FLUSHED;
+	}
+	CHECK(nk == 1, "the killed target's kernel was flushed (%d)", nk);
+	CHECK(nflushed == 1, "the killed target said FLUSHED (%d)", nflushed);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
