@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -36,6 +37,8 @@ static const char usage[] =
 "  -h, --help             print this help\n"
 "  -V, --version          print the version\n"
 "\n"
+"      --keep-root        under sudo, run the command as root too (by default it runs as\n"
+"                         the user who ran sudo, and the trace belongs to that user)\n"
 "The traced tree is the command (or PID) and every process it forks or executes. Recording\n"
 "stops when the last of them exits, or on SIGINT/SIGTERM, which are passed on to the command\n"
 "first. xpu-record exits with the command's status (128+N if signal N killed it).\n"
@@ -54,6 +57,7 @@ enum {
 };
 
 static const struct option long_opts[] = {
+	OPT_KEEP_ROOT,
 	{ "freq", required_argument, NULL, 'F' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "call-graph", required_argument, NULL, 'g' },
@@ -65,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ 0 },
 };
 
@@ -107,6 +112,33 @@ int main(int argc, char **argv)
 {
 	struct record_config cfg = {
 		.output = XPU_DEFAULT_OUTPUT,
+/*
+ * Root only for the BPF side: under sudo the command runs as the user who typed it (a
+ * profiler must not change what it measures, nor hand root to a build script), and the
+ * trace is theirs. SUDO_* come from the environment, which only root can start us with here.
+ */
+static int sudo_user(struct record_config *cfg, bool keep_root)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	unsigned long uid, gid;
+
+	if (geteuid() != 0 || !su || !*su)
+		return 0;
+	if (parse_uint(su, 0, UINT_MAX - 1, &uid) || !sg || parse_uint(sg, 0, UINT_MAX - 1, &gid)) {
+		bad_arg("invalid SUDO_UID/SUDO_GID in the environment ('%s', '%s')", su,
+			sg ? sg : "");
+		return -EINVAL;
+	}
+	if (uid == 0)
+		return 0;
+	cfg->sudo = true;
+	cfg->user_uid = (uid_t)uid;
+	cfg->user_gid = (gid_t)gid;
+	cfg->user_name = getenv("SUDO_USER");
+	cfg->drop_root = !keep_root && !cfg->attach_pid;
+	return 0;
+}
+
 		.freq_hz = XPU_DEFAULT_FREQ_HZ,
 		.ringbuf_mb = XPU_DEFAULT_RINGBUF_MB,
 		.argc = argc,
@@ -117,6 +149,7 @@ int main(int argc, char **argv)
 
 	/* '+': stop at the first non-option, so the command's own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+F:o:g:p:vhV", long_opts, NULL)) != -1) {
+	bool keep_root = false;
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1, 100000, &v))
@@ -146,6 +179,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_CUDA_GRAPHS:
 			/* checked here: the injected library only logs and falls back to node */
+			}
 			if (strcmp(optarg, "node") && strcmp(optarg, "graph"))
 				return bad_arg("invalid --cuda-graphs mode '%s': expected node or graph",
 					       optarg);
@@ -171,6 +205,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+		case OPT_KEEP_ROOT:
+			keep_root = true;
+			break;
 	if (optind < argc)
 		cfg.cmd = &argv[optind];
 	if (cfg.attach_pid && cfg.cmd)
@@ -180,3 +217,5 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 	return session__run(&cfg);
 }
+	if (sudo_user(&cfg, keep_root))
+		return 2;

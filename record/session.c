@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,6 +55,7 @@ struct session {
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
 	int got_signal;
 	bool hard_stop;
+	bool write_failed;
 	bool child_reaped;
 	int child_status;
 };
@@ -240,6 +242,22 @@ static bool tree_done(struct session *s)
 }
 
 static void main_loop(struct session *s)
+/*
+ * The trace cannot grow (full disk, quota, I/O error): say so once, and stop sampling so the
+ * target pays nothing more. A launched target is left to run to completion, still our child
+ * (its status and ^C work as before); xpu-record then exits non-zero. Attached: stop now.
+ */
+static void write_failed(struct session *s)
+{
+	s->write_failed = true;
+	log_err("cannot write %s: %s; recording stopped%s, the trace so far stays readable",
+		s->cfg->output, strerror(-writer_thread__error(s->wt)),
+		s->cfg->attach_pid ? "" : " (the command keeps running)");
+	bpf_state__stop_sampling(s->bpf);
+	if (s->cfg->attach_pid)
+		s->hard_stop = true;
+}
+
 {
 	uint64_t next_clock = clock_mono_ns() + CLOCK_SYNC_INTERVAL_NS;
 	uint64_t next_loss = clock_mono_ns() + LOSS_POLL_INTERVAL_NS;
@@ -254,6 +272,8 @@ static void main_loop(struct session *s)
 		if (!s->cfg->attach_pid && !s->child_reaped)
 			reap_child(s);
 		now = clock_mono_ns();
+		if (!s->write_failed && writer_thread__error(s->wt))
+			write_failed(s);
 		if (now >= next_clock) {
 			submit_clock_sync(s);
 			next_clock = now + CLOCK_SYNC_INTERVAL_NS;
@@ -304,6 +324,52 @@ static void submit_end(struct session *s, int *exit_code)
 }
 
 static int setup_signals(struct session *s)
+/*
+ * An existing file is replaced, never written through: it is unlinked and a new one created
+ * with O_EXCL, so a symlink or hard link planted at the path (sudo in /tmp) cannot turn
+ * root's write elsewhere. 0600: a trace holds command lines, paths and addresses. Under sudo
+ * the file belongs to the user who ran sudo.
+ */
+static int open_output(const struct record_config *cfg)
+{
+	struct stat sb;
+	int fd;
+
+	if (!lstat(cfg->output, &sb)) {
+		if (!S_ISREG(sb.st_mode)) {
+			log_err("cannot write %s: it exists and is not a regular file", cfg->output);
+			return -1;
+		}
+		if (unlink(cfg->output) && errno != ENOENT) {
+			log_err("cannot replace %s: %s", cfg->output, strerror(errno));
+			return -1;
+		}
+	}
+	fd = open(cfg->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		log_err("cannot create %s: %s", cfg->output, strerror(errno));
+		return -1;
+	}
+	if (cfg->sudo && fchown(fd, cfg->user_uid, cfg->user_gid))
+		log_info("cannot give %s to uid %u: %s", cfg->output, (unsigned int)cfg->user_uid,
+			 strerror(errno));
+	return fd;
+}
+
+/* The target runs as the sudo user: let it reach the CUPTI socket in its 0700 directory. */
+static void chown_socket(const struct record_config *cfg, const char *path)
+{
+	char *dir = strdup(path);
+
+	if (!dir)
+		return;
+	if (chown(dirname(dir), cfg->user_uid, cfg->user_gid) ||
+	    chown(path, cfg->user_uid, cfg->user_gid))
+		log_err("GPU data may be missing: cannot give the CUPTI socket to uid %u: %s",
+			(unsigned int)cfg->user_uid, strerror(errno));
+	free(dir);
+}
+
 {
 	sigset_t set;
 
@@ -353,11 +419,9 @@ int session__run(const struct record_config *cfg)
 		log_err("cannot set up signal handling: %s", strerror(errno));
 		goto out;
 	}
-	fd = open(cfg->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		log_err("cannot create %s: %s", cfg->output, strerror(errno));
+	fd = open_output(cfg);
+	if (fd < 0)
 		goto out;
-	}
 	w = trace_writer__open_fd(fd, &wo);
 	if (!w) {
 		log_err("cannot write %s: %s", cfg->output, strerror(errno));
@@ -390,9 +454,15 @@ int session__run(const struct record_config *cfg)
 	}
 	if (cfg->attach_pid) {
 		s.pid = cfg->attach_pid;
+	if (s.rx && cfg->drop_root)
+		chown_socket(cfg, cupti_rx__socket_path(s.rx));
 	} else {
 		e = target__launch(&s.target, cfg->cmd, s.rx ? s.env : NULL);
 		if (e) {
+		s.target.drop_root = cfg->drop_root;
+		s.target.uid = cfg->user_uid;
+		s.target.gid = cfg->user_gid;
+		s.target.user = cfg->user_name;
 			log_err("cannot fork: %s", strerror(-e));
 			goto out_writer;
 		}
@@ -459,8 +529,10 @@ int session__run(const struct record_config *cfg)
 	STAT(XPU_STAT_CUPTI_CLIENTS, rxs.clients);
 	STAT(XPU_STAT_CUPTI_REJECTED, rxs.rejected);
 #undef STAT
-	if (writer_thread__finish(s.wt, stats, n)) {
-		log_err("writing %s failed", cfg->output);
+	e = writer_thread__finish(s.wt, stats, n);
+	if (e || s.write_failed) {
+		if (!s.write_failed)
+			log_err("cannot write %s: %s", cfg->output, strerror(-e));
 		ret = ret ? ret : 1;
 	}
 	s.wt = NULL;

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,10 +19,23 @@
 
 int target__launch(struct target *t, char *const *cmd, char **env_extra)
 {
-	int fds[2];
+	gid_t groups[256];
+	int fds[2], ngroups = 1;
 	pid_t pid;
 	char go;
 
+	/*
+	 * Group lookups go through NSS (files, LDAP...): not safe in the child of a threaded
+	 * process, so they are done here and the child only makes system calls.
+	 */
+	groups[0] = t->gid;
+	if (t->drop_root && t->user) {
+		ngroups = sizeof(groups) / sizeof(groups[0]);
+		if (getgrouplist(t->user, t->gid, groups, &ngroups) < 0) {
+			groups[0] = t->gid;
+			ngroups = 1;
+		}
+	}
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
 	pid = fork();
@@ -43,6 +57,13 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		if (read(fds[0], &go, 1) != 1 || go != 1)
 			_exit(127);
 		close(fds[0]);
+		/* groups, then gid, then uid: each step needs the root the next one gives up */
+		if (t->drop_root && (setgroups((size_t)ngroups, groups) || setgid(t->gid) ||
+				     setuid(t->uid))) {
+			fprintf(stderr, "xpu-record: cannot run %s as uid %u: %s\n", cmd[0],
+				(unsigned int)t->uid, strerror(errno));
+			_exit(127);
+		}
 		for (e = env_extra; e && *e; e++)
 			putenv(*e);
 		execvp(cmd[0], cmd);

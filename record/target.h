@@ -3,6 +3,7 @@
 #ifndef XPU_RECORD_TARGET_H
 #define XPU_RECORD_TARGET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -12,6 +13,11 @@ struct target {
 	pid_t pid;
 	int gate_fd;			/* write end of the start pipe, -1 once released */
 	char **env_extra;		/* "NAME=value" to set in the child, NULL-terminated */
+	/* set before target__launch(): the child becomes this user before exec */
+	bool drop_root;
+	uid_t uid;
+	gid_t gid;
+	const char *user;		/* for the supplementary groups; NULL: gid only */
 };
 
 /*

@@ -67,6 +67,7 @@ struct writer_thread {
 	size_t queued_bytes;
 	size_t max_bytes;
 	_Atomic uint64_t dropped;
+	_Atomic int write_error;	/* first write error (negative errno), for the main loop */
 	uint64_t dropped_reported;	/* writer thread only */
 	struct foreign_source *sources;	/* writer thread only */
 	int result;
@@ -212,6 +213,11 @@ void writer_thread__source_closed(struct writer_thread *wt, uint32_t source_id)
 	m->bytes = sizeof(*m);
 	m->source_id = source_id;
 	enqueue(wt, m, true, 0);
+}
+
+int writer_thread__error(struct writer_thread *wt)
+{
+	return atomic_load(&wt->write_error);
 }
 
 uint64_t writer_thread__dropped(struct writer_thread *wt)
@@ -449,6 +455,8 @@ static void *writer_main(void *arg)
 		}
 		report_drops(wt);
 		trace_writer__flush_if_older(wt->w, mono_ns(), WT_FLUSH_AGE_NS);
+		if (!atomic_load(&wt->write_error))
+			atomic_store(&wt->write_error, trace_writer__error(wt->w));
 	}
 	return NULL;
 }

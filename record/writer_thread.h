@@ -49,6 +49,8 @@ struct writer_thread *writer_thread__start(struct trace_writer *w, size_t max_qu
 int writer_thread__submit(struct writer_thread *wt, const struct wt_rec *r);
 /* Records dropped because the queue was full. */
 uint64_t writer_thread__dropped(struct writer_thread *wt);
+/* The first error writing the file (negative errno; -ENOSPC on a full disk), or 0. */
+int writer_thread__error(struct writer_thread *wt);
 
 /*
  * Writes everything queued, then a STATS record made of extra[] plus the writer's own byte
