@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pictures.h"
 #include "profile.h"
 
 #ifndef XPU_VERSION
@@ -17,7 +18,9 @@ static const char usage_text[] =
 	"Usage: xpu-report [OPTIONS] FILE.xpu\n"
 	"Analyze a trace written by xpu-record. FILE may be - for stdin.\n"
 	"\n"
-	"  -F, --format=FMT     text (default), folded (flamegraph.pl input) or info\n"
+	"  -F, --format=FMT     text (default), folded (flamegraph.pl input), info,\n"
+	"                       chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
+	"                       or svg (interactive flame graph of the folded view)\n"
 	"  -o, --output=FILE    write to FILE instead of stdout\n"
 	"  -p, --pid=PID[,PID]  only these processes\n"
 	"  -t, --tid=TID        only this thread\n"
@@ -26,6 +29,8 @@ static const char usage_text[] =
 	"                       stack), cpu (samples only) or gpu (GPU work only)\n"
 	"      --weight=W       samples (default; GPU time converted at the sampling rate)\n"
 	"                       or time (microseconds)\n"
+	"      --time-range=START,END  chrome: only events in [START, END] seconds from the\n"
+	"                       session start (e.g. 1.5,3)\n"
 	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"  -v, --verbose        say where symbols came from\n"
@@ -37,6 +42,8 @@ static const char usage_text[] =
 	"  xpu-report -F folded app.xpu | flamegraph.pl > app.svg\n"
 	"  xpu-report -F folded --view=gpu --weight=time app.xpu > gpu.folded\n"
 	"  xpu-report -F info app.xpu                          # what the file holds\n"
+	"  xpu-report -F chrome --time-range=1,2 app.xpu > app.json  # open in ui.perfetto.dev\n"
+	"  xpu-report -F svg --view=gpu app.xpu > gpu.svg      # open in a browser\n"
 	"  xpu-report -p 1234,1240 --symfs=/mnt/target app.xpu\n";
 
 enum {
@@ -44,6 +51,7 @@ enum {
 	OPT_WEIGHT,
 	OPT_SYMFS,
 	OPT_STRICT,
+	OPT_TIME_RANGE,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +64,7 @@ static const struct option long_opts[] = {
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "time-range", required_argument, NULL, OPT_TIME_RANGE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -92,6 +101,26 @@ static int parse_pids(struct report_opts *o, const char *arg)
 	return o->npids ? 0 : -EINVAL;
 }
 
+/* "START,END": seconds (decimal) from the session start. */
+static int parse_time_range(struct report_opts *o, const char *arg)
+{
+	char *end;
+	double a, b;
+
+	errno = 0;
+	a = strtod(arg, &end);
+	if (errno || end == arg || *end != ',')
+		return -EINVAL;
+	arg = end + 1;
+	b = strtod(arg, &end);
+	if (errno || end == arg || *end || !(a >= 0) || !(b > a) || b > 1e9)
+		return -EINVAL;
+	o->has_range = true;
+	o->range_start_s = a;
+	o->range_end_s = b;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	int c;
@@ -105,8 +134,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				o->format = FMT_FOLDED;
 			else if (!strcmp(optarg, "info"))
 				o->format = FMT_INFO;
+			else if (!strcmp(optarg, "chrome"))
+				o->format = FMT_CHROME;
+			else if (!strcmp(optarg, "svg"))
+				o->format = FMT_SVG;
 			else {
-				fprintf(stderr, "xpu-report: unknown format '%s' (text, folded or info)\n",
+				fprintf(stderr, "xpu-report: unknown format '%s' (text, folded, info, chrome or svg)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -165,6 +198,13 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_STRICT:
 			o->strict = true;
 			break;
+		case OPT_TIME_RANGE:
+			if (parse_time_range(o, optarg)) {
+				fprintf(stderr, "xpu-report: bad --time-range '%s': expected START,END in seconds from the session start, 0 <= START < END\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -185,6 +225,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		return -EINVAL;
 	}
 	o->input = argv[optind];
+	if (o->has_range && o->format != FMT_CHROME) {
+		fprintf(stderr, "xpu-report: --time-range applies to --format=chrome only\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -230,7 +274,7 @@ int report_run(const struct report_opts *o)
 			goto out;
 		}
 	}
-	if (o->format != FMT_INFO && profile__build(&p)) {
+	if (o->format != FMT_INFO && o->format != FMT_CHROME && profile__build(&p)) {
 		fprintf(stderr, "xpu-report: out of memory while aggregating\n");
 		goto out;
 	}
@@ -240,6 +284,12 @@ int report_run(const struct report_opts *o)
 		break;
 	case FMT_INFO:
 		r = out_info(&p, out);
+		break;
+	case FMT_CHROME:
+		r = out_chrome(&p, out);
+		break;
+	case FMT_SVG:
+		r = out_svg(&p, out);
 		break;
 	default:
 		r = out_text(&p, out);

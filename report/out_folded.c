@@ -12,12 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "folded.h"
 
-struct line {
-	char *text;
-	uint64_t samples, gpu_ns;
-};
+#define line folded_line
 
 static int cmp_line(const void *a, const void *b)
 {
@@ -48,15 +45,18 @@ static char *join_frames(struct profile *p, const uint32_t *f, uint32_t n)
 	return s;
 }
 
-int out_folded(struct profile *p, FILE *out)
+int folded__collect(struct profile *p, struct folded_line **out_lines, size_t *out_n)
 {
 	struct line *lines;
-	size_t i, j, n = 0;
+	size_t i, j, n = 0, k = 0;
 	int err = 0;
 
+	*out_lines = NULL;
+	*out_n = 0;
 	lines = calloc(p->n ? p->n : 1, sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
+	*out_lines = lines;
 	for (i = 0; i < p->n; i++) {
 		const uint32_t *f;
 		uint32_t fn;
@@ -75,21 +75,54 @@ int out_folded(struct profile *p, FILE *out)
 	}
 	if (n)
 		qsort(lines, n, sizeof(*lines), cmp_line);
+	/* merge runs of equal text in place into lines[0..k) */
 	for (i = 0; i < n; i = j) {
 		uint64_t samples = lines[i].samples, gpu_ns = lines[i].gpu_ns;
+		char *text = lines[i].text;
 		double w;
 
-		for (j = i + 1; j < n && !strcmp(lines[j].text, lines[i].text); j++) {
+		for (j = i + 1; j < n && !strcmp(lines[j].text, text); j++) {
 			samples += lines[j].samples;
 			gpu_ns += lines[j].gpu_ns;
+			free(lines[j].text);
+			lines[j].text = NULL;
 		}
 		w = llround(profile__weight(p, samples, gpu_ns));
-		if (w > 0)
-			fprintf(out, "%s %.0f\n", lines[i].text, w);
+		lines[i].text = NULL;
+		if (w <= 0) {
+			free(text);
+			continue;
+		}
+		lines[k].text = text;
+		lines[k].samples = samples;
+		lines[k].gpu_ns = gpu_ns;
+		lines[k].weight = w;
+		k++;
 	}
+	n = k;
 out:
-	for (i = 0; i < n; i++)
+	*out_n = n;
+	return err;
+}
+
+void folded__free(struct folded_line *lines, size_t n)
+{
+	size_t i;
+
+	for (i = 0; lines && i < n; i++)
 		free(lines[i].text);
 	free(lines);
+}
+
+int out_folded(struct profile *p, FILE *out)
+{
+	struct line *lines;
+	size_t i, n;
+	int err;
+
+	err = folded__collect(p, &lines, &n);
+	for (i = 0; !err && i < n; i++)
+		fprintf(out, "%s %.0f\n", lines[i].text, lines[i].weight);
+	folded__free(lines, n);
 	return err;
 }

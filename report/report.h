@@ -21,6 +21,8 @@ enum report_format {
 	FMT_TEXT = 0,
 	FMT_FOLDED,
 	FMT_INFO,
+	FMT_CHROME,	/* Trace Event JSON (out_chrome.c) */
+	FMT_SVG,	/* flame graph (out_svg.c) */
 };
 
 enum report_view {
@@ -50,6 +52,9 @@ struct report_opts {
 	bool has_tid;
 	bool strict;
 	int verbose;
+	/* --time-range, seconds from session start; chrome only */
+	bool has_range;
+	double range_start_s, range_end_s;
 };
 
 /* ---- u128-keyed open-addressing map: keys {a, b}, values u32 -------------------------------- */
@@ -106,6 +111,12 @@ struct tr_stack {
 	uint64_t *ips;		/* kernel leaf first, then user leaf first */
 };
 
+/* A USER_STACK_COPY record (-g dwarf) and its stack bytes. */
+struct tr_ucopy {
+	struct xpu_rec_user_stack_copy rec;
+	uint8_t *data;		/* rec.size bytes */
+};
+
 struct tr_dso {
 	struct xpu_rec_dso rec;
 	const char *path;	/* "" when the path string is unknown */
@@ -151,6 +162,11 @@ struct trace {
 	struct xpu_rec_gpu_launch *launches;	size_t nlaunches, launches_cap;
 	struct xpu_rec_gpu_device *devices;	size_t ndevices, devices_cap;
 	struct xpu_rec_gpu_process *gpu_procs;	size_t ngpu_procs, gpu_procs_cap;
+	/* file order, unsorted: only the timeline (out_chrome.c) reads them */
+	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
+	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
+
+	struct tr_ucopy *ucopies;		size_t nucopies, ucopies_cap;
 
 	struct xpu_stat_entry *stats;	size_t nstats;	/* the last STATS record */
 
