@@ -61,6 +61,12 @@ static void print_header(struct profile *p, FILE *out)
 	if (t->has_session && t->has_end && t->end.end_mono_ns >= t->session.start_mono_ns)
 		fprintf(out, "# duration:  %.3f s\n",
 			(t->end.end_mono_ns - t->session.start_mono_ns) / 1e9);
+	/* only an unusual end gets a line: a crash explains a profile that stops short */
+	if (t->has_end && t->end.term_signal)
+		fprintf(out, "# target:    killed by signal %u (%s)\n", (unsigned int)t->end.term_signal,
+			strsignal((int)t->end.term_signal));
+	else if (t->has_end && t->end.exit_code > 0)
+		fprintf(out, "# target:    exited with status %d\n", (int)t->end.exit_code);
 	fprintf(out, "# samples:   %zu at %u Hz%s\n", t->nsamples, p->freq_hz,
 		t->has_session && t->session.sample_freq_hz ? "" : " (assumed)");
 	if (t->nkernels || t->nmemcpys || t->nmemsets)
