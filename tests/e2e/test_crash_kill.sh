@@ -1,0 +1,50 @@
+#!/bin/bash
+# xpu-record killed with SIGKILL mid-run: the trace is readable up to its last flushed frame
+# (frames go out at least every 500 ms, so little is lost: the last sample must be within
+# 0.75 s of the kill), xpu-report says in one line on stderr that it is truncated and exits 0,
+# and --strict makes that an error.
+set -u
+set -m
+cd "$(dirname "$0")/../.." || exit 1
+B=${BUILD:-build}
+NAME=test_crash_kill
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+skip() { echo "SKIP $NAME: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON) for eBPF"
+[ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] && [ -x "$B/samples/cpu_burn" ] ||
+	fail "run make first"
+tmp=$(mktemp -d) || exit 1
+kids=""
+trap '[ -n "$kids" ] && kill -KILL $kids 2>/dev/null; rm -rf "$tmp"' EXIT
+${CC:-cc} -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -o "$tmp/trace_stat" tests/e2e/load/trace_stat.c \
+	"$B/libxpucommon.a" -lzstd || fail "cannot build the trace_stat helper"
+
+"$B/xpu-record" --no-gpu -o "$tmp/k.xpu" -- "$B/samples/cpu_burn" 20 >/dev/null 2>"$tmp/err" &
+rec=$!
+sleep 3
+grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
+kids=$(pgrep -P $rec)
+[ -n "$kids" ] || fail "no target under xpu-record (pid $rec): $(head -1 "$tmp/err")"
+now=$("$tmp/trace_stat" --now)
+kill -KILL $rec
+wait $rec 2>/dev/null
+# the target is not ours to keep: it was orphaned by the kill, end it
+kill -KILL $kids 2>/dev/null
+kids=""
+
+"$B/xpu-report" "$tmp/k.xpu" >"$tmp/text" 2>"$tmp/rerr"
+rc=$?
+[ $rc = 0 ] || fail "xpu-report on a killed recording exited $rc: $(head -1 "$tmp/rerr")"
+[ "$(wc -l <"$tmp/rerr")" = 1 ] || fail "expected one line on stderr, got: $(cat "$tmp/rerr")"
+grep -q "truncated" "$tmp/rerr" || fail "stderr does not say truncated: $(cat "$tmp/rerr")"
+grep -q "^# trace: *truncated" "$tmp/text" || fail "the text report does not say truncated"
+"$B/xpu-report" --strict "$tmp/k.xpu" >/dev/null 2>&1 && fail "--strict accepted a truncated trace"
+
+read -r line < <("$tmp/trace_stat" "$tmp/k.xpu") || fail "trace_stat failed"
+eval "$line"
+# shellcheck disable=SC2154 # set by eval
+[ "$samples" -gt 100 ] || fail "only $samples samples survived 3 s of recording"
+gap_ms=$(( (now - last_sample_ns) / 1000000 ))
+[ "$gap_ms" -le 750 ] || fail "last sample $gap_ms ms before the kill (frames flushed every 500 ms)"
+echo "PASS $NAME: $samples samples kept, the last $gap_ms ms before SIGKILL"
