@@ -153,6 +153,7 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1, 100000, &v))
+	opterr = 0;	/* one line per error, ours: see the default case */
 				return bad_arg("invalid frequency '%s': expected 1..100000 Hz", optarg);
 			cfg.freq_hz = (unsigned int)v;
 			break;
@@ -201,8 +202,10 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 			printf("xpu-record %s\n", XPU_VERSION);
 			return 0;
 		default:
-			fprintf(stderr, "xpu-record: see xpu-record --help\n");
-			return 2;
+			/* getopt sets optopt to the option short of its value, 0 if unknown */
+			if (optopt >= 256 || (optopt && strchr("Fogp", optopt)))
+				return bad_arg("option '%s' needs a value", argv[optind - 1]);
+			return bad_arg("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 		case OPT_KEEP_ROOT:

@@ -126,6 +126,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "F:o:p:t:c:vhV", long_opts, NULL)) != -1) {
+	opterr = 0;	/* one line per error, ours: see the default case */
 		switch (c) {
 		case 'F':
 			if (!strcmp(optarg, "text"))
@@ -215,7 +216,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			printf("xpu-report %s\n", XPU_VERSION);
 			return 1;
 		default:
-			fprintf(stderr, "xpu-report: try 'xpu-report --help'\n");
+			/* getopt sets optopt to the option short of its value, 0 if unknown */
+			fprintf(stderr, "xpu-report: %s '%s' (try 'xpu-report --help')\n",
+				optopt >= 256 || (optopt && strchr("Foptc", optopt)) ?
+					"missing value for option" : "unknown option",
+				argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
