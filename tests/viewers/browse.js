@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Drives headless Chromium for the viewer tests, through playwright-core with the system's
+ * chromium (no browser download). One command per run; prints one line and exits 0 on
+ * success, 1 on failure.
+ *
+ *   node browse.js speedscope URL SHOT.png   page renders a profile: no console errors, no
+ *                                            import error text, a canvas of many colours
+ *   node browse.js svg FILE.svg SHOT.png     flame graph renders; search and zoom work
+ */
+'use strict';
+const path = require('path');
+const fs = require('fs');
+const os = require('os');
+
+const mod = process.env.VIEWERS_DIR ? path.resolve(process.env.VIEWERS_DIR, 'node_modules') : '';
+const { chromium } = require(mod ? path.join(mod, 'playwright-core') : 'playwright-core');
+
+function fail(msg) {
+	console.log('FAIL: ' + msg);
+	process.exit(1);
+}
+
+/* Distinct colours in a PNG screenshot, counted in the page itself (no PNG decoder here). */
+async function countColours(page, png) {
+	const b64 = fs.readFileSync(png).toString('base64');
+	return page.evaluate(async (b64) => {
+		const img = new Image();
+		await new Promise((ok, bad) => { img.onload = ok; img.onerror = bad; img.src = 'data:image/png;base64,' + b64; });
+		/* OffscreenCanvas: createElement('canvas') in an SVG document is no canvas */
+		const c = new OffscreenCanvas(img.width, img.height);
+		const g = c.getContext('2d');
+		g.drawImage(img, 0, 0);
+		const d = g.getImageData(0, 0, c.width, c.height).data, seen = new Set();
+		for (let i = 0; i < d.length; i += 4 * 7)
+			seen.add((d[i] >> 3) << 10 | (d[i + 1] >> 3) << 5 | d[i + 2] >> 3);
+		return seen.size;
+	}, b64);
+}
+
+async function main() {
+	const [cmd, target, shot] = process.argv.slice(2);
+	if (!cmd || !target || !shot)
+		fail('usage: browse.js speedscope|svg URL|FILE SHOT.png');
+	const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'xpu-chromium-'));
+	/* a fresh profile per run: nothing cached, nothing shared with other runs */
+	const ctx = await chromium.launchPersistentContext(profileDir, {
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		headless: true,
+		viewport: { width: 1280, height: 800 },
+		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+		       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	}).catch((e) => fail('cannot start chromium: ' + e.message.split('\n')[0]));
+	const errors = [];
+	try {
+		const page = await ctx.newPage();
+		page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+		page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+		page.on('dialog', (d) => d.dismiss());
+		if (cmd === 'speedscope')
+			await speedscope(page, target, shot, errors);
+		else if (cmd === 'svg')
+			await svg(page, target, shot, errors);
+		else
+			fail('unknown command ' + cmd);
+	} finally {
+		await ctx.close();
+		fs.rmSync(profileDir, { recursive: true, force: true });
+	}
+}
+
+async function speedscope(page, url, shot, errors) {
+	await page.goto(url, { waitUntil: 'load' });
+	/* speedscope draws flame charts on a canvas once the import finished */
+	try {
+		await page.waitForFunction(() => {
+			const t = document.body.innerText;
+			return /Something went wrong|Unrecognized format|Failed to/i.test(t) ||
+			       document.querySelectorAll('canvas').length > 0 && /Time Order|Left Heavy|Sandwich/.test(t);
+		}, null, { timeout: 20000 });
+	} catch (e) {
+		fail('speedscope did not show a profile within 20 s: ' + (await page.innerText('body')).slice(0, 200).replace(/\n/g, ' '));
+	}
+	await page.waitForTimeout(1000);
+	const text = await page.innerText('body');
+	const m = text.match(/.*(Something went wrong|Unrecognized format|Failed to).*/i);
+	if (m)
+		fail('speedscope import error: ' + m[0]);
+	if (errors.length)
+		fail(errors[0]);
+	await page.screenshot({ path: shot });
+	const colours = await countColours(page, shot);
+	if (colours < 20)
+		fail('speedscope screenshot looks blank: ' + colours + ' colours');
+	const title = (await page.title()).replace(/\s+/g, ' ');
+	console.log('ok: speedscope rendered "' + title + '" with ' + colours + ' colours');
+}
+
+async function svg(page, file, shot, errors) {
+	await page.goto('file://' + path.resolve(file), { waitUntil: 'load' });
+	const r = await page.evaluate(() => {
+		const f = window.xpuFlame;
+		if (!f)
+			return { err: 'script did not run (no window.xpuFlame)' };
+		const all = f.frames.length;
+		if (all < 2)
+			return { err: 'only ' + all + ' frames drawn' };
+		/* search: the root always matches "all"; a leaf name matches its share */
+		const pctAll = f.search('^all$');
+		const matchedText = document.getElementById('matched').textContent;
+		const hl = document.querySelectorAll('#frames g.match').length;
+		f.clearSearch();
+		/* zoom into the widest frame two levels up: it fills the width, others hide */
+		let zi = -1, best = -1;
+		const ys = f.frames.map((x) => x.y), y2 = Math.max.apply(null, ys) - 32;
+		f.frames.forEach((x, i) => { if (x.y === y2 && x.w > best) { best = x.w; zi = i; } });
+		if (zi < 0)
+			zi = 1;
+		const z = f.frames[zi];
+		const leaf = f.frames.filter((x) => x.y < z.y && x.x >= z.x && x.x + x.w <= z.x + z.w)[0];
+		const pctLeaf = leaf ? f.search(leaf.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : 0;
+		f.zoom(zi);
+		const zw = +z.r.getAttribute('width');
+		const hidden = document.querySelectorAll('#frames g.hide').length;
+		const unzoomShown = !document.getElementById('unzoom').classList.contains('hide');
+		const leafW = leaf ? +leaf.r.getAttribute('width') : 0;
+		f.reset();
+		const back = +z.r.getAttribute('width');
+		return { all, pctAll, matchedText, hl, zw, hidden, unzoomShown, leafW, leafOrig: leaf ? leaf.w : 0,
+			 back, orig: z.w, zname: z.name, pctLeaf, svgW: document.documentElement.getAttribute('width') };
+	});
+	if (r.err)
+		fail(r.err);
+	if (errors.length)
+		fail(errors[0]);
+	if (Math.abs(r.pctAll - 100) > 0.01 || !/Matched: 100.00%/.test(r.matchedText) || r.hl !== 1)
+		fail('search for the root: ' + r.pctAll + '% "' + r.matchedText + '", ' + r.hl + ' highlighted');
+	if (!(r.pctLeaf > 0 && r.pctLeaf <= 100))
+		fail('search for a leaf matched ' + r.pctLeaf + '%');
+	if (Math.abs(r.zw - (+r.svgW - 20)) > 0.1 || !r.unzoomShown)
+		fail('zoom into "' + r.zname + '": width ' + r.zw + ' of ' + r.svgW + ', reset shown ' + r.unzoomShown);
+	if (r.leafW + 0.01 < r.leafOrig)
+		fail('zoom did not widen the frames above the zoomed one');
+	if (Math.abs(r.back - r.orig) > 0.01)
+		fail('reset zoom left width ' + r.back + ', was ' + r.orig);
+	await page.screenshot({ path: shot });
+	const colours = await countColours(page, shot);
+	if (colours < 8)
+		fail('svg screenshot looks blank: ' + colours + ' colours');
+	console.log(`ok: svg ${r.all} frames, ${colours} colours; search leaf ${r.pctLeaf.toFixed(2)}%, zoom "${r.zname.slice(0, 40)}" hid ${r.hidden}`);
+}
+
+main().catch((e) => fail(e.message.split('\n')[0]));
