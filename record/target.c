@@ -49,6 +49,7 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 	if (pid == 0) {
 		sigset_t none;
 		char **e;
+		int err;
 
 		close(fds[1]);
 		sigemptyset(&none);
@@ -67,8 +68,10 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		for (e = env_extra; e && *e; e++)
 			putenv(*e);
 		execvp(cmd[0], cmd);
-		fprintf(stderr, "xpu-record: cannot run %s: %s\n", cmd[0], strerror(errno));
-		_exit(127);
+		err = errno;
+		fprintf(stderr, "xpu-record: cannot run %s: %s\n", cmd[0], strerror(err));
+		/* as a shell does: 127 not found, 126 found but not runnable */
+		_exit(err == ENOENT ? 127 : 126);
 	}
 	close(fds[0]);
 	t->pid = pid;
