@@ -536,7 +536,8 @@ int session__run(const struct record_config *cfg)
 		ret = ret ? ret : 1;
 	}
 	s.wt = NULL;
-	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings",
+	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
+		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
 		 (unsigned long long)(cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]),
 		 (unsigned long long)ps.mappings);
