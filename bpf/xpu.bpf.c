@@ -16,6 +16,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool kernel_stacks = false;
+/* -g dwarf: user-stack bytes to copy per event; 0 in -g fp mode, which then costs one test. */
+const volatile __u32 ustack_bytes = 0;
 
 /* tgid -> 1. Seeded by user space, grown on fork, shrunk on exit. Sized before load. */
 struct {
@@ -44,6 +46,18 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/*
+ * -g dwarf scratch: two slots per CPU (sampler, uprobe), indexed cpu * 2 + slot. A plain array,
+ * not a per-CPU one: per-CPU values are limited to 32 KiB and a copy may be 64 KiB. Sized to
+ * the possible CPUs by user space before load (1 entry when dwarf mode is off).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xpu_ev_ustack);
+} ustack_scratch SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -82,22 +96,87 @@ static __always_inline __u64 lazy_wakeup(void)
 		       BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * -g dwarf: sends the user registers and the top of the user stack as an XPU_EV_USTACK event
+ * ahead of the event it belongs to, and returns the timestamp both carry (0 if nothing was
+ * sent). The registers are the task's saved user registers, also when the sample interrupted
+ * kernel code. Near the top of a thread's stack fewer than ustack_bytes may be mapped: then
+ * the read is retried up to page boundaries closer to sp, so what is readable is kept.
+ */
+static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32 for_type)
+{
+	__u32 key = bpf_get_smp_processor_id() * 2 + slot;
+	struct xpu_ev_ustack *u = bpf_map_lookup_elem(&ustack_scratch, &key);
+	struct pt_regs *regs;
+	__u64 sp, len, next;
+	int i;
+
+	if (!u)
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs)
+		return 0;
+	fill_hdr(&u->hdr, XPU_EV_USTACK, pid, tid);
+	u->for_type = for_type;
+	u->regs[0] = regs->ip;
+	u->regs[1] = sp = regs->sp;
+	u->regs[2] = regs->bp;
+	u->regs[3] = regs->bx;
+	u->regs[4] = regs->r12;
+	u->regs[5] = regs->r13;
+	u->regs[6] = regs->r14;
+	u->regs[7] = regs->r15;
+	len = ustack_bytes;
+	for (i = 0; i < 8; i++) {
+		if (len > XPU_BPF_USTACK_MAX)
+			len = XPU_BPF_USTACK_MAX;
+		if (!bpf_probe_read_user(u->data, len, (void *)sp))
+			break;
+		next = ((sp + len / 2) & ~4095ull) - sp;
+		if ((__s64)next <= 0)
+			next = ((sp | 4095) + 1) - sp;
+		if (next >= len) {
+			len = 0;
+			break;
+		}
+		len = next;
+	}
+	if (i == 8)
+		len = 0;
+	if (!len)
+		count(XPU_CNT_USTACK_COPY_ERR);
+	u->size = len;
+	if (len > XPU_BPF_USTACK_MAX)
+		return 0;
+	if (bpf_ringbuf_output(&events, u, offsetof(struct xpu_ev_ustack, data) + len, 0)) {
+		count(XPU_CNT_RB_LOST);
+		return 0;
+	}
+	count(XPU_CNT_USTACK_COPIES);
+	return u->hdr.ts_ns;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct xpu_ev_sample *ev;
+	__u64 ts = 0;
 
 	if (!is_traced(tgid))
 		return 0;
 	count(XPU_CNT_SAMPLES);
+	if (ustack_bytes)
+		ts = emit_ustack(0, tgid, (__u32)id, XPU_EV_SAMPLE);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(XPU_CNT_RB_LOST);
 		return 0;
 	}
 	fill_hdr(&ev->hdr, XPU_EV_SAMPLE, tgid, (__u32)id);
+	if (ts)
+		ev->hdr.ts_ns = ts;
 	ev->kstack_bytes = 0;
 	if (kernel_stacks) {
 		ev->kstack_bytes = bpf_get_stack(ctx, ev->kips, sizeof(ev->kips), 0);
@@ -246,18 +325,22 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct xpu_ev_gpu_launch *ev;
-	__u64 ret_addr = 0;
+	__u64 ret_addr = 0, ts = 0;
 	long n;
 
 	if (!is_traced(tgid))
 		return 0;
 	count(XPU_CNT_GPU_LAUNCHES);
+	if (ustack_bytes)
+		ts = emit_ustack(1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(XPU_CNT_RB_LOST);
 		return 0;
 	}
 	fill_hdr(&ev->hdr, XPU_EV_GPU_LAUNCH, tgid, (__u32)id);
+	if (ts)
+		ev->hdr.ts_ns = ts;
 	ev->corr_id = corr_id;
 	ev->cbid = cbid;
 	ev->domain = domain;

@@ -23,6 +23,7 @@ enum xpu_ev_type {
 	XPU_EV_TASK = 2,
 	XPU_EV_MMAP = 3,	/* an executable mmap returned: rescan this pid's maps */
 	XPU_EV_GPU_LAUNCH = 4,
+	XPU_EV_USTACK = 5,	/* -g dwarf: precedes the SAMPLE or GPU_LAUNCH it belongs to */
 };
 
 /* Same values as enum xpu_task_kind in xpu_format.h. */
@@ -45,7 +46,9 @@ enum xpu_bpf_counter {
 	XPU_CNT_MMAP_EVENTS = 5,
 	XPU_CNT_GPU_LAUNCHES = 6,
 	XPU_CNT_TRACED_FULL = 7,	/* traced_tgids map full: a child is not followed */
-	XPU_CNT_NR = 8,
+	XPU_CNT_USTACK_COPIES = 8,	/* -g dwarf: stack copies sent */
+	XPU_CNT_USTACK_COPY_ERR = 9,	/* -g dwarf: not a byte of the user stack was readable */
+	XPU_CNT_NR = 10,
 };
 
 struct xpu_ev_hdr {
@@ -92,6 +95,23 @@ struct xpu_ev_gpu_launch {
 	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
 	__u32 reserved;
 	__u64 uips[XPU_BPF_MAX_FRAMES + 1];
+};
+
+/*
+ * -g dwarf: user registers and the top `size` bytes of the user stack from regs[1] (sp). The
+ * header has the same ts_ns and tid as the SAMPLE or GPU_LAUNCH event (for_type) sent right
+ * after it. Only the header and `size` bytes are sent (bpf_ringbuf_output); data[] is the
+ * per-CPU scratch area's room. Same regs[] order as enum xpu_ureg in xpu_format.h.
+ */
+#define XPU_BPF_USTACK_MAX (64u << 10)
+#define XPU_BPF_NR_UREGS 8
+
+struct xpu_ev_ustack {
+	struct xpu_ev_hdr hdr;
+	__u32 for_type;			/* XPU_EV_SAMPLE or XPU_EV_GPU_LAUNCH */
+	__u32 size;
+	__u64 regs[XPU_BPF_NR_UREGS];
+	__u8 data[XPU_BPF_USTACK_MAX];
 };
 
 #endif

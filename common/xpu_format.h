@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 0
+#define XPU_FORMAT_MINOR 1
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -94,6 +94,7 @@ enum xpu_record_type {
 	XPU_REC_STATS = 10,
 	XPU_REC_KSYMS = 11,
 	XPU_REC_SESSION_END = 12,
+	XPU_REC_USER_STACK_COPY = 13,	/* since 1.1 */
 	/* GPU (CUPTI), converted in the injected library */
 	XPU_REC_GPU_DEVICE = 20,
 	XPU_REC_GPU_KERNEL = 21,
@@ -272,6 +273,8 @@ enum xpu_stat_id {
 	XPU_STAT_WRITER_BYTES_COMPRESSED = 11,
 	XPU_STAT_CUPTI_CLIENTS = 12,
 	XPU_STAT_CUPTI_REJECTED = 13,
+	XPU_STAT_STACK_COPIES = 14,		/* since 1.1: USER_STACK_COPY records */
+	XPU_STAT_STACK_COPY_ERRORS = 15,	/* since 1.1: user stack could not be read */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -285,6 +288,43 @@ struct xpu_stat_entry {
 	uint32_t reserved;
 	uint64_t value;
 };
+
+/*
+ * Since 1.1, `-g dwarf`: the top of a thread's user stack and the registers an unwinder starts
+ * from, copied when a CPU_SAMPLE or GPU_LAUNCH was taken. It belongs to the record of type
+ * for_type with the same tid and ts_ns (written just before it; readers match by key, not by
+ * position). Followed by size bytes: the user memory at [regs[XPU_UREG_SP], + size), then
+ * zero padding to 8.
+ */
+enum xpu_regs_abi {
+	XPU_REGS_X86_64 = 1,
+};
+
+/* Index into regs[] for XPU_REGS_X86_64. */
+enum xpu_ureg {
+	XPU_UREG_IP = 0,
+	XPU_UREG_SP = 1,
+	XPU_UREG_BP = 2,
+	XPU_UREG_BX = 3,
+	XPU_UREG_R12 = 4,
+	XPU_UREG_R13 = 5,
+	XPU_UREG_R14 = 6,
+	XPU_UREG_R15 = 7,
+	XPU_UREG_NR = 8,
+};
+
+#define XPU_STACK_COPY_MAX_BYTES (64u << 10)
+
+struct xpu_rec_user_stack_copy {
+	uint64_t ts_ns;			/* equal to the owning record's ts_ns */
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t for_type;		/* XPU_REC_CPU_SAMPLE or XPU_REC_GPU_LAUNCH */
+	uint16_t regs_abi;		/* enum xpu_regs_abi */
+	uint32_t size;			/* stack bytes that follow; <= XPU_STACK_COPY_MAX_BYTES */
+	uint64_t regs[XPU_UREG_NR];
+};
+_Static_assert(sizeof(struct xpu_rec_user_stack_copy) == 88, "user stack copy size");
 
 /* A chunk of /proc/kallsyms text taken at record time, followed by len bytes. */
 struct xpu_rec_ksyms {

@@ -78,6 +78,17 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 		goto fail;
 	}
 	st->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	st->skel->rodata->ustack_bytes = opts->ustack_bytes;
+	if (opts->ustack_bytes) {
+		int ncpu = libbpf_num_possible_cpus();
+
+		ret = ncpu > 0 ? bpf_map__set_max_entries(st->skel->maps.ustack_scratch,
+							  2 * (uint32_t)ncpu) : ncpu;
+		if (ret) {
+			set_err(err, errlen, "sizing the stack copy scratch map", -ret);
+			goto fail;
+		}
+	}
 	ret = bpf_map__set_max_entries(st->skel->maps.events, (uint32_t)opts->ringbuf_bytes);
 	if (ret) {
 		set_err(err, errlen, "sizing the ring buffer", -ret);

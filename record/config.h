@@ -14,11 +14,14 @@
 #define XPU_DEFAULT_FREQ_HZ 999
 #define XPU_DEFAULT_OUTPUT "record.xpu"
 #define XPU_DEFAULT_RINGBUF_MB 8
+/* perf's default for --call-graph dwarf: enough for ~50-100 typical frames. */
+#define XPU_DEFAULT_DWARF_BYTES 8192
 
 struct record_config {
 	const char *output;
 	unsigned int freq_hz;
 	bool kernel_stacks;
+	unsigned int dwarf_bytes;	/* -g dwarf: user-stack bytes per event; 0 for -g fp */
 	bool no_gpu;
 	const char *cuda_graphs;	/* XPU_CUDA_GRAPHS for the target: "node" or "graph" */
 	int verbose;

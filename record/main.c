@@ -24,7 +24,11 @@ static const char usage[] =
 "\n"
 "  -F, --freq=HZ          sampling frequency per CPU (default %u)\n"
 "  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT ")\n"
-"  -g, --call-graph=MODE  user stack unwinding: fp (frame pointers, the default)\n"
+"  -g, --call-graph=MODE  user stack unwinding: fp (frame pointers, the default), or\n"
+"                         dwarf[,SIZE]: copy the top SIZE bytes of the user stack (default\n"
+"                         8192, at most 65536) with the registers, for CPU samples and GPU\n"
+"                         launches; xpu-report unwinds them with .eh_frame (code built\n"
+"                         without frame pointers: libcudart, libcuda, PyTorch, most wheels)\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
 "      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
@@ -163,9 +167,20 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 			cfg.output = optarg;
 			break;
 		case 'g':
-			if (strcmp(optarg, "fp"))
-				return bad_arg("unsupported call-graph mode '%s': only fp for now",
+			if (!strcmp(optarg, "fp")) {
+				cfg.dwarf_bytes = 0;
+			} else if (!strcmp(optarg, "dwarf")) {
+				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
+			} else if (!strncmp(optarg, "dwarf,", 6)) {
+				/* multiples of 8 keep the record body aligned without padding */
+				if (parse_uint(optarg + 6, 8, 65536, &v) || (v & 7))
+					return bad_arg("invalid dwarf stack size '%s': a multiple of 8, "
+						       "8..65536 bytes", optarg + 6);
+				cfg.dwarf_bytes = (unsigned int)v;
+			} else {
+				return bad_arg("unsupported call-graph mode '%s': fp or dwarf[,SIZE]",
 					       optarg);
+			}
 			break;
 		case OPT_KERNEL_STACKS:
 			cfg.kernel_stacks = true;

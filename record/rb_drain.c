@@ -251,6 +251,39 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 	writer_thread__submit(d->wt, &r);
 }
 
+/*
+ * -g dwarf: the stack copy becomes a USER_STACK_COPY record right away. It needs no pairing
+ * here: the report joins it to its sample or launch by (for_type, tid, ts_ns).
+ */
+static void on_ustack(struct rb_drain *d, const struct xpu_ev_ustack *ev, size_t size)
+{
+	size_t head = offsetof(struct xpu_ev_ustack, data);
+	struct xpu_rec_user_stack_copy rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.for_type = ev->for_type == XPU_EV_GPU_LAUNCH ? XPU_REC_GPU_LAUNCH :
+								 XPU_REC_CPU_SAMPLE,
+		.regs_abi = XPU_REGS_X86_64,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_USER_STACK_COPY,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+		.tail = ev->data,
+	};
+	uint32_t n = ev->size;
+
+	_Static_assert(XPU_BPF_NR_UREGS == XPU_UREG_NR, "register sets differ");
+	if (n > XPU_STACK_COPY_MAX_BYTES || n > size - head)
+		n = size - head < XPU_STACK_COPY_MAX_BYTES ? size - head : XPU_STACK_COPY_MAX_BYTES;
+	memcpy(rec.regs, ev->regs, sizeof(rec.regs));
+	rec.size = n;
+	r.tail_size = n;
+	writer_thread__submit(d->wt, &r);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct rb_drain *d = ctx;
@@ -273,6 +306,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	case XPU_EV_GPU_LAUNCH:
 		if (size >= sizeof(struct xpu_ev_gpu_launch))
 			on_gpu_launch(d, data);
+		break;
+	case XPU_EV_USTACK:
+		if (size >= offsetof(struct xpu_ev_ustack, data))
+			on_ustack(d, data, size);
 		break;
 	}
 	return 0;

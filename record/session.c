@@ -120,7 +120,8 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
 		.page_size_bytes = (uint32_t)sysconf(_SC_PAGESIZE),
 		.sample_freq_hz = cfg->freq_hz,
-		.stack_mode = XPU_STACK_FP,
+		.stack_mode = cfg->dwarf_bytes ? XPU_STACK_DWARF : XPU_STACK_FP,
+		.dwarf_stack_bytes = cfg->dwarf_bytes,
 		.target_pid = (uint32_t)s->pid,
 		.start_mono_ns = start_mono,
 		.start_realtime_ns = start_rt,
@@ -391,6 +392,7 @@ int session__run(const struct record_config *cfg)
 	struct bpf_setup_opts bo = {
 		.freq_hz = cfg->freq_hz,
 		.kernel_stacks = cfg->kernel_stacks,
+		.ustack_bytes = cfg->dwarf_bytes,
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 	};
 	struct trace_writer_opts wo = { 0 };
@@ -528,6 +530,10 @@ int session__run(const struct record_config *cfg)
 	STAT(XPU_STAT_GPU_RECORDS, rxs.records);
 	STAT(XPU_STAT_CUPTI_CLIENTS, rxs.clients);
 	STAT(XPU_STAT_CUPTI_REJECTED, rxs.rejected);
+	if (cfg->dwarf_bytes) {
+		STAT(XPU_STAT_STACK_COPIES, cnt[XPU_CNT_USTACK_COPIES]);
+		STAT(XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
+	}
 #undef STAT
 	e = writer_thread__finish(s.wt, stats, n);
 	if (e || s.write_failed) {

@@ -167,6 +167,30 @@ static int load_ksyms(struct trace *t, const struct trace_record *rec)
 	return 0;
 }
 
+static int load_ucopy(struct trace *t, const struct trace_record *rec)
+{
+	struct tr_ucopy u = { 0 };
+	uint32_t tail_size = 0;
+	const void *tail;
+
+	tail = trace_record__get(rec, &u.rec, sizeof(u.rec), &tail_size);
+	if (u.rec.size > tail_size || u.rec.size > XPU_STACK_COPY_MAX_BYTES) {
+		t->bad_records++;
+		u.rec.size = tail_size < XPU_STACK_COPY_MAX_BYTES ? tail_size :
+								   XPU_STACK_COPY_MAX_BYTES;
+	}
+	u.data = malloc(u.rec.size ? u.rec.size : 1);
+	if (!u.data)
+		return -ENOMEM;
+	if (u.rec.size)
+		memcpy(u.data, tail, u.rec.size);
+	if (PUSH(t, ucopies, u)) {
+		free(u.data);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 #define GET_PUSH(field, type)                                             \
 	do {                                                              \
 		type __v;                                                 \
@@ -207,6 +231,9 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			break;
 		case XPU_REC_KSYMS:
 			err = load_ksyms(t, &rec);
+			break;
+		case XPU_REC_USER_STACK_COPY:
+			err = load_ucopy(t, &rec);
 			break;
 		case XPU_REC_CLOCK_SYNC:
 			GET_PUSH(clocks, struct xpu_rec_clock_sync);
@@ -500,6 +527,9 @@ void trace__free(struct trace *t)
 		free(t->stacks[i].ips);
 	for (i = 0; i < t->nprocs; i++)
 		free(t->procs[i].exec_ts);
+	for (i = 0; i < t->nucopies; i++)
+		free(t->ucopies[i].data);
+	free(t->ucopies);
 	free(t->strings);
 	free(t->stacks);
 	free(t->dsos);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pictures.h"
+#include "archive.h"
 #include "profile.h"
 
 #ifndef XPU_VERSION
@@ -322,8 +323,11 @@ out:
 int main(int argc, char **argv)
 {
 	struct report_opts opts = { 0 };
-	int r = parse_args(argc, argv, &opts);
+	int r;
 
+	if (argc > 1 && !strcmp(argv[1], "archive"))
+		return archive__main(argc - 1, argv + 1);
+	r = parse_args(argc, argv, &opts);
 	if (r)
 		return r > 0 ? 0 : 2;
 	return report_run(&opts);

@@ -58,6 +58,8 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_WRITER_BYTES_COMPRESSED] = "writer_bytes_compressed",
 		[XPU_STAT_CUPTI_CLIENTS] = "cupti_clients",
 		[XPU_STAT_CUPTI_REJECTED] = "cupti_rejected",
+		[XPU_STAT_STACK_COPIES] = "stack_copies",
+		[XPU_STAT_STACK_COPY_ERRORS] = "stack_copy_errors",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
@@ -179,6 +181,23 @@ int out_info(struct profile *p, FILE *out)
 		fprintf(out, "  %-24s %" PRIu64 "\n", stat_name(t->stats[i].id), t->stats[i].value);
 	if (!t->nstats)
 		fprintf(out, "  (none)\n");
+
+	{
+		uint64_t cc, ct, gc, gt;
+
+		if (unwind__complete_rate(p, &cc, &ct, &gc, &gt))
+			return -ENOMEM;
+		fprintf(out, "stacks\n");
+		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%), %" PRIu64
+			" of %" PRIu64 " gpu launches (%.1f%%)\n", "complete", cc, ct,
+			ct ? 100.0 * cc / ct : 0.0, gc, gt, gt ? 100.0 * gc / gt : 0.0);
+		if (p->uw.copies)
+			fprintf(out, "  %-16s %" PRIu64 " copies (%.0f bytes each), %" PRIu64
+				" matched, %" PRIu64 " unwound (%.1f frames each), %" PRIu64
+				" kept frame pointers\n", "dwarf", p->uw.copies,
+				(double)p->uw.copy_bytes / p->uw.copies, p->uw.matched, p->uw.used,
+				p->uw.used ? (double)p->uw.frames / p->uw.used : 0.0, p->uw.failed);
+	}
 
 	fprintf(out, "dsos\n");
 	for (i = 0; i < t->ndsos; i++) {

@@ -79,6 +79,17 @@ static void print_header(struct profile *p, FILE *out)
 		lost[XPU_LOST_RINGBUF], lost[XPU_LOST_STACK], lost[XPU_LOST_CUPTI_RECORDS],
 		lost[XPU_LOST_CUPTI_TRANSPORT], lost[XPU_LOST_MAPPINGS], lost[XPU_LOST_WRITER]);
 	fprintf(out, "# trace:     %s\n", t->st.end == TRACE_END_CLEAN ? "complete" : "truncated");
+	{
+		uint64_t cc, ct, gc, gt;
+
+		/* complete: the outermost frame is main or a thread's start (see unwind.h) */
+		if (!unwind__complete_rate(p, &cc, &ct, &gc, &gt) && ct + gt) {
+			fprintf(out, "# stacks:    %.1f%% of samples complete", ct ? 100.0 * cc / ct : 0.0);
+			if (gt)
+				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
+			fprintf(out, "%s\n", p->uw.used ? " (dwarf)" : "");
+		}
+	}
 	if (p->filtered_out)
 		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm\n",
 			p->filtered_out);

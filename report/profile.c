@@ -14,12 +14,18 @@ static size_t frames_cap;
 
 int profile__init(struct profile *p, struct trace *t, const struct report_opts *opts)
 {
+	int err;
+
 	memset(p, 0, sizeof(*p));
 	p->t = t;
 	p->opts = opts;
 	p->freq_hz = t->has_session && t->session.sample_freq_hz ? t->session.sample_freq_hz :
 								    DEFAULT_FREQ_HZ;
-	return symbolizer__init(&p->sym, t, opts, &p->pool);
+	err = symbolizer__init(&p->sym, t, opts, &p->pool);
+	if (err)
+		return err;
+	/* -g dwarf: replace user stacks by DWARF-unwound ones before anything aggregates them */
+	return unwind__apply(t, &p->sym, &p->uw);
 }
 
 bool profile__keep(struct profile *p, uint32_t pid, uint32_t tid)

@@ -9,6 +9,7 @@
 
 #include "report.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 struct prof_entry {
 	uint32_t pid;
@@ -30,6 +31,7 @@ struct profile {
 	struct kmap idx;
 	uint32_t freq_hz;		/* sampling frequency used to convert GPU time */
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
+	struct unwind_stats uw;		/* -g dwarf traces */
 };
 
 int profile__init(struct profile *p, struct trace *t, const struct report_opts *opts);

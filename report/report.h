@@ -111,6 +111,12 @@ struct tr_stack {
 	uint64_t *ips;		/* kernel leaf first, then user leaf first */
 };
 
+/* A USER_STACK_COPY record (-g dwarf) and its stack bytes. */
+struct tr_ucopy {
+	struct xpu_rec_user_stack_copy rec;
+	uint8_t *data;		/* rec.size bytes */
+};
+
 struct tr_dso {
 	struct xpu_rec_dso rec;
 	const char *path;	/* "" when the path string is unknown */
@@ -159,6 +165,8 @@ struct trace {
 	/* file order, unsorted: only the timeline (out_chrome.c) reads them */
 	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
 	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
+
+	struct tr_ucopy *ucopies;		size_t nucopies, ucopies_cap;
 
 	struct xpu_stat_entry *stats;	size_t nstats;	/* the last STATS record */
 

@@ -4,6 +4,7 @@
  *   1. the recorded path, if its build-id matches (or the trace has no build-id for it)
  *   2. /usr/lib/debug/.build-id/xx/rest.debug and ~/.debug/.build-id/xx/rest{,/elf,/debug}
  *   3. --symfs DIR + recorded path
+ *   4. the trace's archive (TRACE.xpa, see format-spec/ARCHIVE.md), by build-id
  * An address is taken to a file offset through its mapping (start, pgoff), then to an ELF
  * virtual address through the PT_LOAD that holds that offset. Frames we cannot name keep
  * their module and file offset ("libfoo.so+0x1234"): a stack never loses a frame.
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "demangle.h"
 #include "elf_buildid.h"
 #include "symbolize.h"
@@ -48,6 +50,7 @@ struct sym_file {
 	char *path;		/* file used for symbols */
 	char *debug_path;	/* separate debug file, if any */
 	int fd, dfd;
+	int afd;		/* memfd holding the file extracted from the archive */
 	Elf *elf, *delf;
 	Dwarf *dw;
 	struct sym_entry *syms;
@@ -414,6 +417,15 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		snprintf(buf, sizeof(buf), "%s/%s", s->opts->symfs, d->path);
 		try_path(d, buf, &f->path, &mismatch);
 	}
+	/* 4. the archive: exact build-id only, so it can never be a mismatched file */
+	if (!f->path && !f->debug_path && s->archive && d->rec.build_id_len) {
+		f->afd = xpa__extract(s->archive, d->rec.build_id, d->rec.build_id_len);
+		if (f->afd >= 0) {
+			snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f->afd);
+			f->path = strdup(buf);
+			mismatch = false;
+		}
+	}
 	if (f->path)
 		f->elf = open_elf(f->path, &f->fd);
 	if (f->debug_path)
@@ -479,6 +491,44 @@ const char *symbolizer__dso_status(struct symbolizer *s, size_t idx)
 	default:
 		return "not found";
 	}
+}
+
+const char *symbolizer__dso_elf(struct symbolizer *s, size_t idx, int *fd)
+{
+	struct sym_file *f;
+
+	if (idx >= s->t->ndsos)
+		return NULL;
+	f = sym_file_get(s, idx);
+	if (f->state != SF_OK)
+		return NULL;
+	if (f->elf) {
+		*fd = f->fd;
+		return f->path;
+	}
+	*fd = f->dfd;
+	return f->debug_path;
+}
+
+int symbolizer__dso_bias(struct symbolizer *s, size_t idx, const struct xpu_rec_mapping *m,
+			 uint64_t *bias)
+{
+	const struct sym_file *f;
+	size_t i;
+
+	if (!symbolizer__dso_elf(s, idx, &(int){ 0 }))
+		return -ENOENT;
+	f = &s->files[idx];
+	for (i = 0; i < f->nsegs; i++) {
+		const struct seg *sg = &f->segs[i];
+
+		/* start maps file offset pgoff, i.e. vaddr sg->vaddr + (pgoff - sg->off) */
+		if (m->pgoff >= (sg->off & ~4095ull) && m->pgoff < sg->off + sg->filesz) {
+			*bias = m->start - (sg->vaddr + m->pgoff - sg->off);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 static uint64_t off_to_vaddr(const struct sym_file *f, uint64_t off)
@@ -726,10 +776,13 @@ int symbolizer__init(struct symbolizer *s, struct trace *t, const struct report_
 	for (i = 0; i < t->ndsos; i++) {
 		const char *b = strrchr(t->dsos[i].path, '/');
 
-		s->files[i].fd = s->files[i].dfd = -1;
+		s->files[i].fd = s->files[i].dfd = s->files[i].afd = -1;
 		s->files[i].base = b ? b + 1 : t->dsos[i].path;
 		s->files[i].cuda_internal = is_cuda_internal(s->files[i].base);
 	}
+	err = xpa__open_for_trace(&s->archive, opts->input);
+	if (err)
+		return err;
 	return load_ksyms(s);
 }
 
@@ -750,12 +803,15 @@ void symbolizer__free(struct symbolizer *s)
 			close(f->fd);
 		if (f->dfd >= 0)
 			close(f->dfd);
+		if (f->afd >= 0)
+			close(f->afd);
 		free(f->path);
 		free(f->debug_path);
 		free(f->syms);
 		free(f->segs);
 	}
 	free(s->files);
+	xpa__close(s->archive);
 	free(s->ksyms);
 	free(s->frame_ids);
 	free(s->refs);

@@ -14,6 +14,7 @@
 #include "report.h"
 
 struct sym_file;
+struct xpa;
 struct ksym;
 
 struct frames_ref {
@@ -36,6 +37,7 @@ struct symbolizer {
 	size_t nrefs, refs_cap;
 	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
 	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
+	struct xpa *archive;		/* TRACE.xpa next to the trace, or NULL */
 
 	uint32_t *scratch;		/* one stack being assembled */
 	size_t scratch_cap;
@@ -53,6 +55,14 @@ int symbolizer__init(struct symbolizer *s, struct trace *t, const struct report_
  */
 int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		      bool trim_gpu, const uint32_t **frames, uint32_t *n);
+/*
+ * For the DWARF unwinder (unwind.c): the ELF file found for a DSO (loads it) and an open
+ * descriptor of it, or NULL; and the load bias of that file in mapping m (address - bias is
+ * an ELF virtual address). -ENOENT when there is no file or no PT_LOAD holds m's offset.
+ */
+const char *symbolizer__dso_elf(struct symbolizer *s, size_t dso_index, int *fd);
+int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xpu_rec_mapping *m,
+			 uint64_t *bias);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
 void symbolizer__free(struct symbolizer *s);

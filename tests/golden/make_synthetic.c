@@ -247,6 +247,78 @@ int main(int argc, char **argv)
 		rec(XPU_REC_GPU_MEMSET, &ms, sizeof(ms), ms.start_ns);
 	}
 
+	/*
+	 * GPU report sections: a device name, a copy the other way, a kernel on device 1 that
+	 * starts before its launch stack and its API call (clock sanity), a synchronize call
+	 * with a launch stack and the driver call nested in it (counted once), sync activities
+	 * (one duplicating the call, one alone), and CUPTI process states.
+	 */
+	{
+		struct xpu_rec_gpu_device d = { 100, 0, str("Synthetic GPU"), 9, 0, 132, 80ull << 30 };
+		struct xpu_rec_gpu_launch l = { T0 + 50000000, 100, 100, 9, 0, XPU_API_RUNTIME,
+						s_launch };
+		struct xpu_rec_gpu_memcpy mc = { 0 };
+		struct xpu_rec_gpu_kernel k = { 0 };
+		struct xpu_rec_gpu_api api = { 0 };
+		struct xpu_rec_gpu_sync sy = { 0 };
+		struct xpu_rec_gpu_process gp = { 0 };
+
+		rec(XPU_REC_GPU_DEVICE, &d, sizeof(d), 0);
+		rec(XPU_REC_GPU_LAUNCH, &l, sizeof(l), l.ts_ns);
+		mc.pid = 100;
+		mc.corr_id = 9;
+		mc.copy_kind = XPU_MEMCPY_DTOH;
+		mc.bytes = 4 << 20;
+		mc.start_ns = T0 + 50100000;
+		mc.end_ns = mc.start_ns + 2000000;
+		rec(XPU_REC_GPU_MEMCPY, &mc, sizeof(mc), mc.start_ns);
+
+		l = (struct xpu_rec_gpu_launch){ T0 + 60000000, 100, 101, 13, 0, XPU_API_RUNTIME,
+						 s_user };
+		rec(XPU_REC_GPU_LAUNCH, &l, sizeof(l), l.ts_ns);
+		api = (struct xpu_rec_gpu_api){ T0 + 60000000 - 200, T0 + 60000000 + 3000, 100, 101,
+						13, 0, XPU_API_RUNTIME,
+						str("cudaLaunchKernel_v7000"), 0, 0 };
+		rec(XPU_REC_GPU_API, &api, sizeof(api), api.start_ns);
+		k.pid = 100;
+		k.corr_id = 13;
+		k.device = 1;
+		k.name_str = str("_Z5saxpyifPfS_");
+		k.start_ns = T0 + 60000000 - 500;	/* before the launch and its API call */
+		k.end_ns = k.start_ns + 4000000;
+		rec(XPU_REC_GPU_KERNEL, &k, sizeof(k), k.start_ns);
+
+		l = (struct xpu_rec_gpu_launch){ T0 + 70000000, 100, 100, 10, 0, XPU_API_RUNTIME,
+						 s_launch };
+		rec(XPU_REC_GPU_LAUNCH, &l, sizeof(l), l.ts_ns);
+		api = (struct xpu_rec_gpu_api){ T0 + 70000000, T0 + 78000000, 100, 100, 10, 0,
+						XPU_API_RUNTIME,
+						str("cudaDeviceSynchronize_v3020"), 0, 0 };
+		rec(XPU_REC_GPU_API, &api, sizeof(api), api.start_ns);
+		api = (struct xpu_rec_gpu_api){ T0 + 70001000, T0 + 77999000, 100, 100, 11, 0,
+						XPU_API_DRIVER, str("cuCtxSynchronize"), 0, 0 };
+		rec(XPU_REC_GPU_API, &api, sizeof(api), api.start_ns);
+		sy = (struct xpu_rec_gpu_sync){ T0 + 70001000, T0 + 77999000, 100, 10,
+						XPU_SYNC_CONTEXT, 1, 0xffffffffu, 0 };
+		rec(XPU_REC_GPU_SYNC, &sy, sizeof(sy), sy.start_ns);
+		sy = (struct xpu_rec_gpu_sync){ T0 + 80000000, T0 + 81500000, 100, 20,
+						XPU_SYNC_STREAM, 1, 7, 0 };
+		rec(XPU_REC_GPU_SYNC, &sy, sizeof(sy), sy.start_ns);
+		sy = (struct xpu_rec_gpu_sync){ T0 + 82000000, T0 + 83000000, 100, 21,
+						XPU_SYNC_STREAM_WAIT_EVENT, 1, 7, 0 };
+		rec(XPU_REC_GPU_SYNC, &sy, sizeof(sy), sy.start_ns);
+
+		gp = (struct xpu_rec_gpu_process){ T0 + 100, 100, XPU_GPU_PROC_CONNECTED, 0, 0 };
+		rec(XPU_REC_GPU_PROCESS, &gp, sizeof(gp), gp.ts_ns);
+		gp = (struct xpu_rec_gpu_process){ T0 + 200, 100, XPU_GPU_PROC_CLOCK_FALLBACK, 0,
+						   -1234 };
+		rec(XPU_REC_GPU_PROCESS, &gp, sizeof(gp), gp.ts_ns);
+		gp = (struct xpu_rec_gpu_process){ T0 + 300, 200, XPU_GPU_PROC_NO_CUPTI, 0, 0 };
+		rec(XPU_REC_GPU_PROCESS, &gp, sizeof(gp), gp.ts_ns);
+		gp = (struct xpu_rec_gpu_process){ T0 + 95000000, 100, XPU_GPU_PROC_FLUSHED, 5, 0 };
+		rec(XPU_REC_GPU_PROCESS, &gp, sizeof(gp), gp.ts_ns);
+	}
+
 	lost.ts_ns = T0 + 90000000;
 	lost.source = XPU_LOST_RINGBUF;
 	lost.count = 3;

@@ -84,6 +84,7 @@ if build_synthetic; then
 	check synthetic folded-pid -F folded --pid=200 "$OUT/synthetic.xpu"
 	check synthetic folded-tid -F folded --tid=101 "$OUT/synthetic.xpu"
 	check synthetic folded-comm -F folded --comm=helper "$OUT/synthetic.xpu"
+	check synthetic text-tid --tid=101 "$OUT/synthetic.xpu"
 	check synthetic-cut folded -F folded "$OUT/synthetic-cut.xpu"
 	check synthetic-cut strict -F folded --strict "$OUT/synthetic-cut.xpu"
 	check synthetic-cut info -F info "$OUT/synthetic-cut.xpu"

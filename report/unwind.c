@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DWARF unwinding of stack copies, offline. One Dwfl per (pid, exec generation) holds the
+ * process's ELF modules, reported from its MAPPING records with the files the symbolizer
+ * found by build-id (local, debug dirs, --symfs, archive). A copy is unwound by libdw from its
+ * saved registers; memory reads are served from the copied stack window, else from the mapped
+ * file's bytes (read-only data), else fail, which ends the walk there.
+ */
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "unwind.h"
+
+#define UW_MAX_FRAMES 256
+/* Ids of stacks made here: above any the writer hands out (it counts up from 1). */
+#define UW_FIRST_STACK_ID 0x80000000u
+
+/* x86-64 DWARF register numbers */
+enum { DW_X86_RBX = 3, DW_X86_RBP = 6, DW_X86_RSP = 7, DW_X86_R12 = 12 };
+
+struct uw_session {
+	Dwfl *dwfl;
+	bool ok;
+};
+
+struct unwinder {
+	struct trace *t;
+	struct symbolizer *s;
+	struct kmap sess_idx;		/* {pid, gen} -> sessions index */
+	struct uw_session *sess;
+	size_t nsess, sess_cap;
+	struct kmap dedup;		/* {hash, nk << 16 | nu} -> stacks index */
+	uint32_t next_id;
+	/* the copy being unwound */
+	const struct tr_ucopy *cur;
+	uint64_t ips[UW_MAX_FRAMES];
+	unsigned int nips;
+};
+
+static char *no_debuginfo_path;
+
+/* Separate debug files are the symbolizer's business; CFI comes from the reported files. */
+static int find_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return -1;
+}
+
+static const Dwfl_Callbacks dwfl_cbs = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = find_no_debuginfo,
+	.debuginfo_path = &no_debuginfo_path,
+};
+
+static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	return 0;
+}
+
+static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	*thread_argp = arg;
+	return true;
+}
+
+static bool read_file_word(struct unwinder *u, Dwarf_Addr addr, Dwarf_Word *result)
+{
+	const struct tr_ucopy *c = u->cur;
+	const struct xpu_rec_mapping *m = maps__find(&u->s->maps, c->rec.pid, addr, c->rec.ts_ns);
+	uint32_t *didx = m ? kmap__get(&u->t->dso_ids, m->dso_id, 0) : NULL;
+	int fd = -1;
+
+	if (!didx || addr + 8 > m->end || !symbolizer__dso_elf(u->s, *didx, &fd) || fd < 0)
+		return false;
+	return pread(fd, result, 8, (off_t)(addr - m->start + m->pgoff)) == 8;
+}
+
+static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct unwinder *u = arg;
+	const struct tr_ucopy *c = u->cur;
+	uint64_t sp = c->rec.regs[XPU_UREG_SP];
+
+	if (addr >= sp && addr - sp <= c->rec.size && c->rec.size - (addr - sp) >= 8) {
+		memcpy(result, c->data + (addr - sp), 8);
+		return true;
+	}
+	return read_file_word(u, addr, result);
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct unwinder *u = arg;
+	const uint64_t *r = u->cur->rec.regs;
+	Dwarf_Word bx = r[XPU_UREG_BX], bpsp[2] = { r[XPU_UREG_BP], r[XPU_UREG_SP] };
+	Dwarf_Word r12_15[4] = { r[XPU_UREG_R12], r[XPU_UREG_R13], r[XPU_UREG_R14],
+				 r[XPU_UREG_R15] };
+
+	dwfl_thread_state_register_pc(thread, r[XPU_UREG_IP]);
+	return dwfl_thread_state_registers(thread, DW_X86_RBX, 1, &bx) &&
+	       dwfl_thread_state_registers(thread, DW_X86_RBP, 2, bpsp) &&
+	       dwfl_thread_state_registers(thread, DW_X86_R12, 4, r12_15);
+}
+
+static const Dwfl_Thread_Callbacks thread_cbs = {
+	.next_thread = uw_next_thread,
+	.get_thread = uw_get_thread,
+	.memory_read = uw_memory_read,
+	.set_initial_registers = uw_set_initial_registers,
+};
+
+/* Reports every ELF file mapped by pid in generation gen, at its load bias. */
+static struct uw_session *session_get(struct unwinder *u, uint32_t pid, uint64_t ts)
+{
+	uint32_t gen = trace__generation(u->t, pid, ts), *v;
+	struct uw_session ns = { 0 };
+	const struct pid_maps *pm = NULL;
+	bool ins;
+	size_t i;
+
+	v = kmap__put(&u->sess_idx, pid, gen, u->nsess, &ins);
+	if (!v)
+		return NULL;
+	if (!ins)
+		return &u->sess[*v];
+	if (VEC_PUSH(u->sess, u->nsess, u->sess_cap, ns))
+		return NULL;
+	for (i = 0; i < u->s->maps.npids; i++) {
+		if (u->s->maps.pids[i].pid == pid)
+			pm = &u->s->maps.pids[i];
+	}
+	ns.dwfl = dwfl_begin(&dwfl_cbs);
+	if (!ns.dwfl || !pm)
+		goto out;
+	dwfl_report_begin(ns.dwfl);
+	for (i = 0; i < pm->n; i++) {
+		const struct xpu_rec_mapping *m = &pm->m[i];
+		uint32_t *didx = kmap__get(&u->t->dso_ids, m->dso_id, 0);
+		const char *path, *base;
+		uint64_t bias;
+		int fd;
+
+		if (!didx || trace__generation(u->t, pid, m->ts_ns) != gen)
+			continue;
+		path = symbolizer__dso_elf(u->s, *didx, &fd);
+		if (!path || symbolizer__dso_bias(u->s, *didx, m, &bias))
+			continue;
+		base = strrchr(u->t->dsos[*didx].path, '/');
+		base = base ? base + 1 : u->t->dsos[*didx].path;
+		/* the same file twice (several exec mappings) or an overlap just fails: fine */
+		dwfl_report_elf(ns.dwfl, base, path, -1, bias, true);
+	}
+	dwfl_report_end(ns.dwfl, NULL, NULL);
+	ns.ok = dwfl_attach_state(ns.dwfl, NULL, (pid_t)pid, &thread_cbs, u);
+out:
+	u->sess[u->nsess - 1] = ns;
+	return &u->sess[u->nsess - 1];
+}
+
+static int uw_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct unwinder *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(frame, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	/*
+	 * Symbolization looks up return address - 1 for every frame but the leaf. A frame
+	 * interrupted by a signal holds an exact pc: store pc + 1 so the lookup gets pc.
+	 */
+	if (u->nips && activation)
+		pc++;
+	u->ips[u->nips++] = pc;
+	return u->nips < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static uint64_t hash_ips(const uint64_t *ips, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 1099511628211ull;
+	return h;
+}
+
+/* A stack of kernel frames k[0..nk) then user frames uips[0..nu); sets its (shared) id. */
+static int intern_stack(struct unwinder *u, const uint64_t *k, uint16_t nk, const uint64_t *uips,
+			uint16_t nu, uint32_t *id)
+{
+	struct tr_stack st = { .nr_kernel = nk, .nr_user = nu };
+	size_t bytes = ((size_t)nk + nu) * sizeof(uint64_t);
+	uint32_t *v, *idx;
+	bool ins;
+
+	st.ips = malloc(bytes + 1);
+	if (!st.ips)
+		return -ENOMEM;
+	memcpy(st.ips, k, nk * sizeof(uint64_t));
+	memcpy(st.ips + nk, uips, nu * sizeof(uint64_t));
+	/* dedup: {hash, shape} -> id; a hash collision just gets a stack of its own */
+	v = kmap__put(&u->dedup, hash_ips(st.ips, (size_t)nk + nu), (uint64_t)nk << 16 | nu, 0,
+		      &ins);
+	if (!v)
+		goto nomem;
+	if (!ins) {
+		idx = kmap__get(&u->t->stack_ids, *v, 0);
+		if (idx && !memcmp(u->t->stacks[*idx].ips, st.ips, bytes)) {
+			free(st.ips);
+			*id = *v;
+			return 0;
+		}
+	}
+	while (kmap__get(&u->t->stack_ids, u->next_id, 0))
+		u->next_id++;
+	if (!kmap__put(&u->t->stack_ids, u->next_id, 0, u->t->nstacks, NULL) ||
+	    VEC_PUSH(u->t->stacks, u->t->nstacks, u->t->stacks_cap, st))
+		goto nomem;
+	if (ins)
+		*v = u->next_id;
+	*id = u->next_id++;
+	return 0;
+nomem:
+	free(st.ips);
+	return -ENOMEM;
+}
+
+/*
+ * Unwinds copy c and makes the stack that replaces stack_id: its kernel frames, then the
+ * DWARF user frames. Fewer than 2 DWARF frames means the unwind found no CFI to start from:
+ * the frame-pointer stack is kept (*out = stack_id).
+ */
+static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t stack_id,
+		      uint32_t *out, struct unwind_stats *st)
+{
+	const struct tr_stack *old = stack_id ? trace__stack(u->t, stack_id) : NULL;
+	struct uw_session *se = session_get(u, c->rec.pid, c->rec.ts_ns);
+	static const uint64_t none[1];
+
+	*out = stack_id;
+	if (!se)
+		return -ENOMEM;
+	u->nips = 0;
+	if (se->ok) {
+		u->cur = c;
+		dwfl_getthread_frames(se->dwfl, (pid_t)c->rec.tid, uw_frame, u);
+		u->cur = NULL;
+	}
+	if (u->nips < 2 && old && old->nr_user) {
+		st->failed++;
+		return 0;
+	}
+	if (!u->nips) {
+		st->failed++;
+		return 0;
+	}
+	st->used++;
+	st->frames += u->nips;
+	return intern_stack(u, old ? old->ips : none, old ? old->nr_kernel : 0, u->ips,
+			    (uint16_t)u->nips, out);
+}
+
+int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st)
+{
+	struct unwinder u = { .t = t, .s = s, .next_id = UW_FIRST_STACK_ID };
+	struct kmap copies = { 0 };
+	size_t i;
+	int err = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!t->nucopies)
+		return 0;
+	for (i = 0; i < t->nucopies; i++) {
+		const struct xpu_rec_user_stack_copy *r = &t->ucopies[i].rec;
+
+		st->copies++;
+		st->copy_bytes += r->size;
+		if (r->regs_abi != XPU_REGS_X86_64)
+			continue;
+		if (!kmap__put(&copies, (uint64_t)r->for_type << 32 | r->tid, r->ts_ns, i, NULL)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (i = 0; !err && i < t->nsamples; i++) {
+		struct xpu_rec_cpu_sample *smp = &t->samples[i];
+		uint32_t *v = kmap__get(&copies, (uint64_t)XPU_REC_CPU_SAMPLE << 32 | smp->tid,
+					smp->ts_ns);
+
+		if (!v || t->ucopies[*v].rec.pid != smp->pid)
+			continue;
+		st->matched++;
+		err = unwind_one(&u, &t->ucopies[*v], smp->stack_id, &smp->stack_id, st);
+	}
+	for (i = 0; !err && i < t->nlaunches; i++) {
+		struct xpu_rec_gpu_launch *l = &t->launches[i];
+		uint32_t *v = kmap__get(&copies, (uint64_t)XPU_REC_GPU_LAUNCH << 32 | l->tid,
+					l->ts_ns);
+
+		if (!v || t->ucopies[*v].rec.pid != l->pid)
+			continue;
+		st->matched++;
+		err = unwind_one(&u, &t->ucopies[*v], l->stack_id, &l->stack_id, st);
+	}
+out:
+	for (i = 0; i < u.nsess; i++) {
+		if (u.sess[i].dwfl)
+			dwfl_end(u.sess[i].dwfl);
+	}
+	free(u.sess);
+	kmap__free(&u.sess_idx);
+	kmap__free(&u.dedup);
+	kmap__free(&copies);
+	return err;
+}
+
+static bool is_root_frame(const char *n)
+{
+	static const char *const roots[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+		"clone", "clone3", "main",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		if (!strcmp(n, roots[i]))
+			return true;
+	}
+	return false;
+}
+
+static int stack_complete(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
+			  bool *complete)
+{
+	const struct tr_stack *st = stack_id ? trace__stack(p->t, stack_id) : NULL;
+	const uint32_t *f;
+	uint32_t n;
+	int err;
+
+	*complete = false;
+	if (!st || !st->nr_user)
+		return 0;
+	err = symbolizer__stack(&p->sym, pid, ts, stack_id, false, &f, &n);
+	if (err)
+		return err;
+	/* root first: f[0] is the outermost user frame */
+	*complete = n && is_root_frame(strpool__str(&p->pool, f[0]));
+	return 0;
+}
+
+int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *cpu_total,
+			  uint64_t *gpu_complete, uint64_t *gpu_total)
+{
+	struct trace *t = p->t;
+	bool c;
+	size_t i;
+	int err;
+
+	*cpu_complete = *cpu_total = *gpu_complete = *gpu_total = 0;
+	for (i = 0; i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *s = &t->samples[i];
+
+		if (!profile__keep(p, s->pid, s->tid))
+			continue;
+		err = stack_complete(p, s->pid, s->ts_ns, s->stack_id, &c);
+		if (err)
+			return err;
+		*cpu_total += 1;
+		*cpu_complete += c;
+	}
+	for (i = 0; i < t->nlaunches; i++) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[i];
+
+		if (!profile__keep(p, l->pid, l->tid))
+			continue;
+		err = stack_complete(p, l->pid, l->ts_ns, l->stack_id, &c);
+		if (err)
+			return err;
+		*gpu_total += 1;
+		*gpu_complete += c;
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/e2e/test_dwarf.sh: main -> dw_main_1 -> dw_main_2 -> dw_main_3 -> dw_lib_a -> dw_lib_b
+ * -> dw_lib_c -> dw_leaf (in libdwchain.so), all without frame pointers. With -g dwarf the
+ * whole chain must show; with -g fp it cannot. argv[1]: seconds to run (default 2).
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline))
+
+unsigned long dw_lib_a(unsigned long n);
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+NOINLINE unsigned long dw_main_3(unsigned long n)
+{
+	return dw_lib_a(n + 3) * 5;
+}
+
+NOINLINE unsigned long dw_main_2(unsigned long n)
+{
+	return dw_main_3(n << 1) + 11;
+}
+
+NOINLINE unsigned long dw_main_1(unsigned long n)
+{
+	return dw_main_2(n | 1) ^ 0xabc;
+}
+
+int main(int argc, char **argv)
+{
+	double end = now_s() + (argc > 1 ? atof(argv[1]) : 2.0);
+	unsigned long acc = 0, i = 0;
+
+	while (now_s() < end)
+		acc += dw_main_1(i++);
+	return acc == 42;	/* never: keeps acc alive */
+}
