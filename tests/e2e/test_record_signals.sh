@@ -62,4 +62,28 @@ rc=$?
 [ $rc = 143 ] || fail "SIGTERM forwarded to sleep: expected 143, got $rc"
 finalized "$tmp/e.xpu" || fail "trace not finalized after SIGTERM"
 
+# 6. a target that ignores SIGINT: the first ^C is forwarded and ignored, a second one stops
+#    the recording now; the trace is finalized and the target is left running (not ours to
+#    kill: the user asked to stop recording, not to stop the job).
+"$B/xpu-record" --no-gpu -o "$tmp/f.xpu" -- sh -c 'trap "" INT; sleep 30' 2>/dev/null &
+rec=$!
+sleep 1.5
+tgt=$(pgrep -P $rec)
+kill -INT $rec
+sleep 0.5
+kill -0 $rec 2>/dev/null || fail "xpu-record stopped on the first SIGINT of a target ignoring it"
+kill -INT $rec
+wait $rec
+rc=$?
+alive=no
+[ -n "$tgt" ] && kill -0 "$tgt" 2>/dev/null && alive=yes
+[ -n "$tgt" ] && pkill -KILL -P "$tgt" 2>/dev/null
+[ -n "$tgt" ] && kill -KILL "$tgt" 2>/dev/null
+[ $rc = 130 ] || fail "second SIGINT: expected 130, got $rc"
+[ $alive = yes ] || fail "second SIGINT killed the target"
+finalized "$tmp/f.xpu" || fail "trace not finalized after a second SIGINT"
+
+# GPU buffers on SIGINT: libxpu-cupti.so flushes and finishes before a default-action
+# SIGINT/SIGTERM/SIGHUP kills the target; tests/gpu/mock/run.sh checks that against a mock
+# libcupti (RUN_SIGNAL), tests/gpu/run_gpu_checks.sh on a GPU.
 echo "PASS $NAME"
