@@ -58,6 +58,7 @@ struct chrome {
 	FILE *out;
 	uint64_t bytes, events;
 	bool warned;
+	uint64_t warn_bytes;
 
 	struct clock_pair *clk;
 	size_t nclk;
@@ -236,10 +237,10 @@ static void begin_ev(struct chrome *c, char ph, uint32_t pid, uint32_t tid, uint
 static void end_ev(struct chrome *c)
 {
 	putb(c, "}", 1);
-	if (!c->warned && c->bytes > SIZE_WARN_BYTES) {
+	if (!c->warned && c->bytes > c->warn_bytes) {
 		c->warned = true;
 		fprintf(stderr, "xpu-report: warning: the chrome output passed %llu MB; viewers may fail to open it: narrow it with --time-range=START,END (seconds) or --pid=PID\n",
-			SIZE_WARN_BYTES >> 20);
+			(unsigned long long)(c->warn_bytes >> 20));
 	}
 }
 
@@ -506,8 +507,12 @@ static int emit_samples(struct chrome *c)
 
 /* ---- GPU ---------------------------------------------------------------------------------- */
 
-/* The "s" end of a flow into GPU work of (pid, corr): on its API call, else its launch. */
-static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t id)
+/*
+ * The "s" end of a flow into GPU work of (pid, corr): on its API call, else its launch. It
+ * sits inside the call, at its middle unless the work's own point (f_ts) comes earlier: a
+ * viewer drops a flow that ends before it starts.
+ */
+static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t id, uint64_t f_ts)
 {
 	struct trace *t = c->t;
 	uint32_t *v = kmap__get(&c->api_idx, pid, corr);
@@ -517,7 +522,11 @@ static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t i
 
 		if (!keep(c, a->pid, a->tid) || !in_range(c, a->start_ns, a->end_ns))
 			return false;
-		begin_ev(c, 's', a->pid, a->tid, a->start_ns + (a->end_ns - a->start_ns) / 2);
+		uint64_t mid = a->start_ns + (a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0) / 2;
+
+		if (f_ts < mid)
+			mid = f_ts > a->start_ns ? f_ts : a->start_ns;
+		begin_ev(c, 's', a->pid, a->tid, mid);
 	} else if ((v = kmap__get(&c->launch_idx, pid, corr))) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[*v];
 
@@ -542,10 +551,9 @@ static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t i
 	return true;
 }
 
-static void flow_end(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end,
-		     uint64_t id)
+static void flow_end(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id)
 {
-	begin_ev(c, 'f', pid, tid, start + (end > start ? end - start : 0) / 2);
+	begin_ev(c, 'f', pid, tid, ts);
 	put(c, ",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%llu",
 	    (unsigned long long)id);
 	end_ev(c);
@@ -598,10 +606,10 @@ static int gpu_begin(struct chrome *c, struct gpu_ctx *g, uint32_t device, uint3
 static void gpu_flow(struct chrome *c, const struct stream_track *s, uint32_t pid, uint32_t corr,
 		     uint64_t start, uint64_t end)
 {
-	uint64_t id = c->next_flow + 1;
+	uint64_t id = c->next_flow + 1, mid = start + (end > start ? end - start : 0) / 2;
 
-	if (flow_start(c, pid, corr, id)) {
-		flow_end(c, GPU_PID_BASE + s->gpu, stream_tid(c, s), start, end, id);
+	if (flow_start(c, pid, corr, id, mid)) {
+		flow_end(c, GPU_PID_BASE + s->gpu, stream_tid(c, s), mid, id);
 		c->next_flow = id;
 	}
 }
@@ -1053,6 +1061,10 @@ int out_chrome(struct profile *p, FILE *out)
 	size_t i;
 	int err;
 
+	/* the tests lower the threshold rather than write 256 MB */
+	c.warn_bytes = getenv("XPU_REPORT_CHROME_WARN_BYTES") ?
+			       strtoull(getenv("XPU_REPORT_CHROME_WARN_BYTES"), NULL, 10) :
+			       SIZE_WARN_BYTES;
 	c.period_ns = 1000000000ull / (p->freq_hz ? p->freq_hz : 1000);
 	err = setup_clock(&c);
 	if (!err)

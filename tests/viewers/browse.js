@@ -56,7 +56,8 @@ async function main() {
 		const page = await ctx.newPage();
 		page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
 		page.on('pageerror', (e) => errors.push('page error: ' + e.message));
-		page.on('dialog', (d) => d.dismiss());
+		/* speedscope reports a failed import with alert() */
+		page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
 		if (cmd === 'speedscope')
 			await speedscope(page, target, shot, errors);
 		else if (cmd === 'svg')
@@ -72,14 +73,20 @@ async function main() {
 async function speedscope(page, url, shot, errors) {
 	await page.goto(url, { waitUntil: 'load' });
 	/* speedscope draws flame charts on a canvas once the import finished */
-	try {
-		await page.waitForFunction(() => {
+	const t0 = Date.now();
+	for (;;) {
+		if (errors.length)
+			fail(errors[0]);
+		const done = await page.evaluate(() => {
 			const t = document.body.innerText;
 			return /Something went wrong|Unrecognized format|Failed to/i.test(t) ||
 			       document.querySelectorAll('canvas').length > 0 && /Time Order|Left Heavy|Sandwich/.test(t);
-		}, null, { timeout: 20000 });
-	} catch (e) {
-		fail('speedscope did not show a profile within 20 s: ' + (await page.innerText('body')).slice(0, 200).replace(/\n/g, ' '));
+		});
+		if (done)
+			break;
+		if (Date.now() - t0 > 20000)
+			fail('speedscope did not show a profile within 20 s: ' + (await page.innerText('body')).slice(0, 120).replace(/\s+/g, ' '));
+		await page.waitForTimeout(200);
 	}
 	await page.waitForTimeout(1000);
 	const text = await page.innerText('body');

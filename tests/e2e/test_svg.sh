@@ -1,0 +1,66 @@
+#!/bin/bash
+# xpu-report --format=svg: one well-formed, self-contained SVG per view and weight, whose
+# total equals the folded output's, with GPU frames in their own colours; opened in headless
+# Chromium (tests/viewers/browse.js), its script runs without errors, search highlights and
+# reports the matched percent, zoom widens a frame to the full width and reset restores it.
+# Exit 0 pass, 77 skip, else fail.
+set -u
+NAME=test_svg
+source "$(dirname "$0")/../viewers/lib.sh"
+command -v python3 >/dev/null || skip "python3 not found"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+make_traces
+
+svgs=()
+for f in "${TRACES[@]}"; do
+	n=$(basename "$f" .xpu)
+	for v in "merged samples" "gpu time" "cpu samples"; do
+		set -- $v
+		out=$tmp/$n-$1-$2.svg
+		"$REPORT" -F svg --view="$1" --weight="$2" "$f" >"$out" 2>"$tmp/err" ||
+			fail "xpu-report -F svg --view=$1 --weight=$2 $n.xpu: $(head -1 "$tmp/err")"
+		"$REPORT" -F folded --view="$1" --weight="$2" "$f" >"$tmp/folded" 2>/dev/null
+		# well-formed XML; no external references; root total = sum of the folded weights
+		r=$(python3 - "$out" "$tmp/folded" <<'PY'
+import re, sys, xml.dom.minidom as m
+svg, folded = sys.argv[1], sys.argv[2]
+doc = m.parse(svg)
+text = open(svg, encoding="utf-8").read()
+if re.search(r'(href|src)\s*=\s*"(https?:|//)', text):
+    print("external reference"); sys.exit(1)
+total = sum(int(l.rsplit(" ", 1)[1]) for l in open(folded, encoding="utf-8", errors="replace") if l.strip())
+titles = [t.firstChild.data if t.firstChild else "" for t in doc.getElementsByTagName("title")]
+root = [t for t in titles if t.startswith("all (")]
+if total == 0:
+    print("empty" if not titles else "frames drawn for an empty view"); sys.exit(0 if not titles else 1)
+if len(root) != 1:
+    print("no root frame"); sys.exit(1)
+w = float(re.match(r"all \(([0-9.]+)", root[0]).group(1))
+unit = re.match(r"all \([0-9.]+ (\w+)", root[0]).group(1)
+scale = {"s": 1e6, "ms": 1e3}.get(unit, 1)
+if abs(w * scale - total) > max(1, total * 1e-3):
+    print("root %s %s != folded total %d" % (w, unit, total)); sys.exit(1)
+gpu = [g for g in doc.getElementsByTagName("g") if g.getElementsByTagName("title") and
+       g.getElementsByTagName("title")[0].firstChild.data.startswith("[gpu] ")]
+for g in gpu:
+    r, gg, b = map(int, re.findall(r"\d+", g.getElementsByTagName("rect")[0].getAttribute("fill")))
+    if not (b > r and gg > r):
+        print("GPU frame not in GPU colours"); sys.exit(1)
+print("%d frames, total %d, %d gpu" % (len(titles), total, len(gpu)))
+PY
+) || fail "$n --view=$1 --weight=$2: $r"
+		[ "$r" = empty ] || svgs+=("$out")
+	done
+done
+# a GPU view of the synthetic GPU trace must have GPU frames
+grep -q '<title>\[gpu\] ' "$tmp/gpu-gpu-time.svg" || fail "no [gpu] frames in the gpu view"
+
+setup_browser
+for s in "${svgs[@]}"; do
+	out=$(timeout 120 node "$ROOT/tests/viewers/browse.js" svg "$s" "$s.png" 2>&1)
+	[ $? = 0 ] || fail "$(basename "$s"): $(echo "$out" | tail -1)"
+	echo "$(basename "$s"): $out"
+done
+[ -z "$CPU_NOTE" ] || echo "note: $CPU_NOTE"
+echo "PASS $NAME: ${#svgs[@]} flame graphs"

@@ -1,0 +1,52 @@
+#!/bin/bash
+# A real viewer reads our files: the speedscope web app (npm package, served on localhost)
+# opens the --format=chrome JSON and the --format=folded output of each trace at hand in
+# headless Chromium (tests/viewers/browse.js); each must import without an error message or
+# console error and draw a non-blank flame chart. Exit 0 pass, 77 skip, else fail.
+set -u
+NAME=test_viewers
+source "$(dirname "$0")/../viewers/lib.sh"
+command -v python3 >/dev/null || skip "python3 not found"
+tmp=$(mktemp -d) || exit 1
+srv=""
+cleanup() {
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+setup_browser
+make_traces
+
+site=$tmp/site
+mkdir -p "$site/files"
+ln -s "$VIEWERS_DIR/node_modules/speedscope/dist/release" "$site/speedscope"
+files=()
+for f in "${TRACES[@]}"; do
+	n=$(basename "$f" .xpu)
+	"$REPORT" -F chrome "$f" >"$site/files/$n.json" 2>"$tmp/err" ||
+		fail "xpu-report -F chrome $n.xpu: $(head -1 "$tmp/err")"
+	"$REPORT" -F folded "$f" >"$site/files/$n.folded" 2>"$tmp/err" ||
+		fail "xpu-report -F folded $n.xpu: $(head -1 "$tmp/err")"
+	files+=("$n.json" "$n.folded")
+done
+
+# port 0: the kernel picks a free one; http.server prints it
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$site" >"$tmp/http.log" 2>&1 &
+srv=$!
+port=""
+for _ in $(seq 50); do
+	port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$tmp/http.log" | head -1)
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || fail "python3 -m http.server did not start: $(head -1 "$tmp/http.log")"
+
+for f in "${files[@]}"; do
+	url="http://127.0.0.1:$port/speedscope/index.html#profileURL=http://127.0.0.1:$port/files/$f"
+	out=$(timeout 120 node "$ROOT/tests/viewers/browse.js" speedscope "$url" "$tmp/$f.png" 2>&1)
+	rc=$?
+	[ $rc = 0 ] || fail "speedscope on $f: $(echo "$out" | tail -1)"
+	echo "$f: $out"
+done
+[ -z "$CPU_NOTE" ] || echo "note: $CPU_NOTE"
+echo "PASS $NAME: ${#files[@]} files opened in speedscope"
