@@ -7,7 +7,7 @@
  *
  * Input: one control byte, then records as {u8 type, u16 size (LE), size bytes of body}; a
  * size past the end takes what is left. Control bit 0 drops the trailer (a crashed recorder),
- * the other bits pick the report variant.
+ * the other bits pick the report variant; the next two bytes pick filters and the format.
  */
 #include <stdint.h>
 
@@ -53,6 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    ftruncate(fuzz_trace_fd(), end - (off_t)sizeof(struct xpu_trailer)))
 			__builtin_trap();
 	}
-	fuzz_run_reports(ctl >> 1 | (uint32_t)(size > 1 ? data[1] : 0) << 8);
+	fuzz_run_reports(ctl >> 1 | (uint32_t)(size > 1 ? data[1] : 0) << 8, size > 2 ? data[2] : 0);
 	return 0;
 }

@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = fuzz_trace_fd();
 	if (size && write(fd, data, size) != (ssize_t)size)
 		__builtin_trap();
-	fuzz_run_reports(size ? data[size - 1] | (uint32_t)data[0] << 8 : 0);
+	fuzz_run_reports(size ? data[size - 1] | (uint32_t)data[0] << 8 : 0,
+			 size > 1 ? data[size - 2] : 0);
 	return 0;
 }
