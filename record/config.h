@@ -30,6 +30,12 @@ struct record_config {
 	char **cmd;			/* NULL-terminated, launch mode */
 	int argc;			/* xpu-record's own argv, for the SESSION record */
 	char **argv;
+	/* Under sudo: the invoking user owns the trace and, unless keep_root, runs the command. */
+	bool sudo;
+	bool drop_root;
+	uid_t user_uid;
+	gid_t user_gid;
+	const char *user_name;		/* SUDO_USER, for its supplementary groups; may be NULL */
 };
 
 extern int xpu_verbose;

@@ -37,12 +37,12 @@ static const char usage[] =
 "                         kernel, copy and memset of the graph) or graph (one record\n"
 "                         per graph launch, cheaper for large graphs)\n"
 "      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u)\n"
+"      --keep-root        under sudo, run the command as root too (by default it runs as\n"
+"                         the user who ran sudo, and the trace belongs to that user)\n"
 "  -v, --verbose          print progress and libbpf messages\n"
 "  -h, --help             print this help\n"
 "  -V, --version          print the version\n"
 "\n"
-"      --keep-root        under sudo, run the command as root too (by default it runs as\n"
-"                         the user who ran sudo, and the trace belongs to that user)\n"
 "The traced tree is the command (or PID) and every process it forks or executes. Recording\n"
 "stops when the last of them exits, or on SIGINT/SIGTERM, which are passed on to the command\n"
 "first. xpu-record exits with the command's status (128+N if signal N killed it).\n"
@@ -57,11 +57,11 @@ enum {
 	OPT_KERNEL_STACKS = 256,
 	OPT_NO_GPU,
 	OPT_RINGBUF_MB,
+	OPT_KEEP_ROOT,
 	OPT_CUDA_GRAPHS,
 };
 
 static const struct option long_opts[] = {
-	OPT_KEEP_ROOT,
 	{ "freq", required_argument, NULL, 'F' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "call-graph", required_argument, NULL, 'g' },
@@ -69,11 +69,11 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
+	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ "cuda-graphs", required_argument, NULL, OPT_CUDA_GRAPHS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
-	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ 0 },
 };
 
@@ -112,10 +112,6 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	struct record_config cfg = {
-		.output = XPU_DEFAULT_OUTPUT,
 /*
  * Root only for the BPF side: under sudo the command runs as the user who typed it (a
  * profiler must not change what it measures, nor hand root to a build script), and the
@@ -143,21 +139,25 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 	return 0;
 }
 
+int main(int argc, char **argv)
+{
+	struct record_config cfg = {
+		.output = XPU_DEFAULT_OUTPUT,
 		.freq_hz = XPU_DEFAULT_FREQ_HZ,
 		.ringbuf_mb = XPU_DEFAULT_RINGBUF_MB,
 		.argc = argc,
 		.argv = argv,
 	};
 	unsigned long v;
+	bool keep_root = false;
 	int c;
 
 	/* '+': stop at the first non-option, so the command's own options stay its own. */
+	opterr = 0;	/* one line per error, ours: see the default case */
 	while ((c = getopt_long(argc, argv, "+F:o:g:p:vhV", long_opts, NULL)) != -1) {
-	bool keep_root = false;
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1, 100000, &v))
-	opterr = 0;	/* one line per error, ours: see the default case */
 				return bad_arg("invalid frequency '%s': expected 1..100000 Hz", optarg);
 			cfg.freq_hz = (unsigned int)v;
 			break;
@@ -195,7 +195,6 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 			break;
 		case OPT_CUDA_GRAPHS:
 			/* checked here: the injected library only logs and falls back to node */
-			}
 			if (strcmp(optarg, "node") && strcmp(optarg, "graph"))
 				return bad_arg("invalid --cuda-graphs mode '%s': expected node or graph",
 					       optarg);
@@ -206,6 +205,9 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 				return bad_arg("invalid ring buffer size '%s': a power of two, 1..1024",
 					       optarg);
 			cfg.ringbuf_mb = (unsigned int)v;
+			break;
+		case OPT_KEEP_ROOT:
+			keep_root = true;
 			break;
 		case 'v':
 			xpu_verbose++;
@@ -223,17 +225,14 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 			return bad_arg("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-		case OPT_KEEP_ROOT:
-			keep_root = true;
-			break;
 	if (optind < argc)
 		cfg.cmd = &argv[optind];
 	if (cfg.attach_pid && cfg.cmd)
 		return bad_arg("give either -p PID or a command, not both");
 	if (!cfg.attach_pid && !cfg.cmd)
 		return bad_arg("no command to record: xpu-record [OPTION...] -- COMMAND");
+	if (sudo_user(&cfg, keep_root))
+		return 2;
 	libbpf_set_print(libbpf_print);
 	return session__run(&cfg);
 }
-	if (sudo_user(&cfg, keep_root))
-		return 2;

@@ -242,7 +242,6 @@ static bool tree_done(struct session *s)
 	return rb_drain__live(s->drain) == 0;
 }
 
-static void main_loop(struct session *s)
 /*
  * The trace cannot grow (full disk, quota, I/O error): say so once, and stop sampling so the
  * target pays nothing more. A launched target is left to run to completion, still our child
@@ -259,6 +258,7 @@ static void write_failed(struct session *s)
 		s->hard_stop = true;
 }
 
+static void main_loop(struct session *s)
 {
 	uint64_t next_clock = clock_mono_ns() + CLOCK_SYNC_INTERVAL_NS;
 	uint64_t next_loss = clock_mono_ns() + LOSS_POLL_INTERVAL_NS;
@@ -272,9 +272,9 @@ static void write_failed(struct session *s)
 		/* SIGCHLD can coalesce; reaping here too keeps the exit status exact. */
 		if (!s->cfg->attach_pid && !s->child_reaped)
 			reap_child(s);
-		now = clock_mono_ns();
 		if (!s->write_failed && writer_thread__error(s->wt))
 			write_failed(s);
+		now = clock_mono_ns();
 		if (now >= next_clock) {
 			submit_clock_sync(s);
 			next_clock = now + CLOCK_SYNC_INTERVAL_NS;
@@ -324,7 +324,6 @@ static void submit_end(struct session *s, int *exit_code)
 	writer_thread__submit(s->wt, &r);
 }
 
-static int setup_signals(struct session *s)
 /*
  * An existing file is replaced, never written through: it is unlinked and a new one created
  * with O_EXCL, so a symlink or hard link planted at the path (sudo in /tmp) cannot turn
@@ -371,6 +370,7 @@ static void chown_socket(const struct record_config *cfg, const char *path)
 	free(dir);
 }
 
+static int setup_signals(struct session *s)
 {
 	sigset_t set;
 
@@ -454,17 +454,17 @@ int session__run(const struct record_config *cfg)
 			goto out_writer;
 		}
 	}
-	if (cfg->attach_pid) {
-		s.pid = cfg->attach_pid;
 	if (s.rx && cfg->drop_root)
 		chown_socket(cfg, cupti_rx__socket_path(s.rx));
+	if (cfg->attach_pid) {
+		s.pid = cfg->attach_pid;
 	} else {
-		e = target__launch(&s.target, cfg->cmd, s.rx ? s.env : NULL);
-		if (e) {
 		s.target.drop_root = cfg->drop_root;
 		s.target.uid = cfg->user_uid;
 		s.target.gid = cfg->user_gid;
 		s.target.user = cfg->user_name;
+		e = target__launch(&s.target, cfg->cmd, s.rx ? s.env : NULL);
+		if (e) {
 			log_err("cannot fork: %s", strerror(-e));
 			goto out_writer;
 		}
@@ -546,7 +546,7 @@ int session__run(const struct record_config *cfg)
 		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
 		 (unsigned long long)(cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]),
-		 (unsigned long long)ps.mappings);
+		 (unsigned long long)ps.mappings, (unsigned long long)ps.scan_failures);
 	if (cnt[XPU_CNT_RB_LOST])
 		log_err("warning: %llu events lost (ring buffer full; try --ringbuf-mb)",
 			(unsigned long long)cnt[XPU_CNT_RB_LOST]);

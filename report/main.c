@@ -126,8 +126,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "F:o:p:t:c:vhV", long_opts, NULL)) != -1) {
 	opterr = 0;	/* one line per error, ours: see the default case */
+	while ((c = getopt_long(argc, argv, "F:o:p:t:c:vhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (!strcmp(optarg, "text"))
