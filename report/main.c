@@ -9,6 +9,7 @@
 
 #include "pictures.h"
 #include "archive.h"
+#include "archive.h"
 #include "profile.h"
 
 #ifndef XPU_VERSION
@@ -37,6 +38,10 @@ static const char usage_text[] =
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        print the version\n"
+	"\n"
+	"xpu-report archive [--debuginfo] [-o FILE] FILE.xpu packs the binaries the stacks touch\n"
+	"into FILE.xpu.xpa, used automatically (after local files, debug dirs and --symfs) so the\n"
+	"trace symbolizes on another machine; see xpu-report archive --help.\n"
 	"\n"
 	"Examples:\n"
 	"  xpu-report app.xpu                                  # text summary\n"

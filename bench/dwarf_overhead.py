@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Overhead of -g dwarf against -g fp and against no profiling, with trace sizes.
+
+Runs bench/workload (fixed work, single thread; it prints its own elapsed time) REPS times in
+an interleaved order: unprofiled, xpu-record -g fp, xpu-record -g dwarf (default 8 KiB copy)
+and -g dwarf,SIZE for the other sizes asked for. Each profiled time is divided by the
+unprofiled time of the same repetition (machine noise longer than one repetition cancels);
+dwarf is also divided by fp of the same repetition. Prints a table and writes the
+"dwarf-overhead" section of BENCHMARKS.md. Needs root (BPF).
+
+  bench/dwarf_overhead.py [--reps N] [--freq HZ] [--sizes 8192,65536] [--work M] [--no-write]
+"""
+import argparse
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+
+def elapsed(out):
+    m = re.search(r"elapsed_ns (\d+)", out)
+    if not m:
+        raise RuntimeError("workload printed no elapsed_ns:\n" + out)
+    return int(m.group(1))
+
+
+def count_samples(path):
+    r = benchlib.run([os.path.join(benchlib.BUILD, "xpu-report"), "--format=info", path])
+    m = re.search(r"^\s*cpu_sample\s+(\d+)", r.stdout, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def report_seconds(path):
+    t = time.monotonic()
+    benchlib.run([os.path.join(benchlib.BUILD, "xpu-report"), "--format=folded", path])
+    return time.monotonic() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--freq", type=int, default=999)
+    ap.add_argument("--sizes", default="8192,65536")
+    ap.add_argument("--work", type=int, default=1600, help="million iterations (~1.3 ns each)")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("dwarf_overhead: needs root for BPF")
+    workload = os.path.join(benchlib.BUILD, "bench", "workload")
+    xrec = os.path.join(benchlib.BUILD, "xpu-record")
+    modes = ["fp"] + [f"dwarf,{s}" for s in args.sizes.split(",")]
+    tmp = tempfile.mkdtemp(prefix="xpu-bench-")
+    vs_base, vs_fp, sizes = {}, {}, {}
+    for rep in range(args.reps):
+        base = elapsed(benchlib.run([workload, str(args.work)]).stdout)
+        times = {}
+        for mode in modes:
+            out = os.path.join(tmp, mode.replace(",", "-") + ".xpu")
+            r = benchlib.run([xrec, "--no-gpu", "-F", str(args.freq), "-g", mode, "-o", out,
+                              "--", workload, str(args.work)])
+            times[mode] = elapsed(r.stdout)
+            vs_base.setdefault(mode, []).append(times[mode] / base)
+            if mode != "fp":
+                vs_fp.setdefault(mode, []).append(times[mode] / times["fp"])
+            if rep == 0:
+                sizes[mode] = (os.path.getsize(out), count_samples(out), report_seconds(out))
+        print(f"rep {rep + 1}/{args.reps} done (baseline {base / 1e9:.2f} s)", file=sys.stderr)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    lines = [
+        "## DWARF stack copies (`bench/dwarf_overhead.py`)",
+        "",
+        f"Machine: {benchlib.machine_line()}. Workload: `bench/workload {args.work}` "
+        f"(single thread, fixed work) at {args.freq} Hz, {args.reps} interleaved repetitions. "
+        "Slowdown = the workload's own elapsed time under xpu-record / unprofiled (and / under "
+        "`-g fp`) in the same repetition: median [min..max]. Bytes per sample = whole "
+        "compressed file / samples (first repetition); report = `xpu-report --format=folded` "
+        "wall time, unwinding included.",
+        "",
+        "| -g | slowdown vs none | vs -g fp | samples | file bytes | bytes/sample | report s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for mode in modes:
+        size, n, rs = sizes[mode]
+        rel = benchlib.fmt_ratio(vs_fp[mode]) if mode in vs_fp else "1"
+        lines.append(f"| {mode} | {benchlib.fmt_ratio(vs_base[mode])} | {rel} | {n} | {size} | "
+                     f"{size / n if n else float('nan'):.1f} | {rs:.2f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        benchlib.write_section("dwarf-overhead", text)
+
+
+if __name__ == "__main__":
+    main()
