@@ -9,7 +9,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 REPORT="$ROOT/$BUILD/xpu-report"
 EXP="$ROOT/tests/golden/expected"
-OUT="$ROOT/$BUILD/golden"
+# Always build/golden, whatever BUILD: the synthetic trace names its target's path, so a
+# different directory would change its bytes (make test's SAN=1 pass checks only the report).
+OUT="$ROOT/build/golden"
 CC=${CC:-cc}
 pass=0
 fail=0
@@ -20,7 +22,7 @@ mkdir -p "$OUT" "$EXP"
 build_synthetic() {
 	$CC -O0 -g -o "$OUT/target" "$ROOT/tests/golden/target.c" || return 1
 	$CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$OUT/make_synthetic" \
-		"$ROOT/tests/golden/make_synthetic.c" "$ROOT/$BUILD/libxpucommon.a" -lzstd || return 1
+		"$ROOT/tests/golden/make_synthetic.c" "$ROOT/build/libxpucommon.a" -lzstd || return 1
 	a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
 	"$OUT/make_synthetic" "$OUT/synthetic.xpu" "$OUT/target" "$(a main)" \
 		"$(a _ZN3app6Solver4stepEi)" "$(a middle)" "$(a leaf_work)" || return 1
