@@ -147,8 +147,33 @@ static void buf_add(char *buf, size_t size, size_t *len, const char *s)
 }
 
 /*
- * The trimmed stack's innermost frame (*site, a frame id of p->pool) and its last max frames
- * root first, joined with " > " and followed by leaf when given (*path, an id of g->names).
+ * Frames nvcc generates around a `kernel<<<...>>>` launch: the host stub named after the kernel,
+ * __device_stub__<mangled kernel> and the inline launch helpers of cuda_runtime.h. They are in
+ * the program, so the library trimming keeps them, but the launch site a reader wants is the
+ * code that wrote the launch.
+ */
+static bool is_launch_stub(const char *name, const char *below)
+{
+	static const char *const pfx[] = { "__device_stub_", "__cudaLaunchKernel_helper",
+					   "__cudaLaunch", "cudaLaunchKernel<",
+					   "cudaLaunchKernelEx<", "cudaLaunchCooperativeKernel<" };
+	const char *m;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
+		if (!strncmp(name, pfx[i], strlen(pfx[i])))
+			return true;
+	/* the host stub: "matmul_kernel(...)" above "__device_stub__Z13matmul_kernelPKfS0_Pf" */
+	if (!below || strncmp(below, "__device_stub__Z", 16))
+		return false;
+	len = strtoul(below + 16, (char **)&m, 10);
+	return len && strlen(m) >= len && !strncmp(name, m, len) &&
+	       (name[len] == '(' || name[len] == '<');
+}
+
+/*
+ * The trimmed stack's innermost frame less launch stubs (*site, a frame id of p->pool) and
+ * its last max frames root first, joined with " > " and followed by leaf when given (*path, an id of g->names).
  */
 static int stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack_id, uint32_t max,
 		      const char *leaf, uint32_t *site, uint32_t *path)
@@ -162,6 +187,10 @@ static int stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack_id
 	err = symbolizer__stack(&g->p->sym, pid, ts, stack_id, true, &f, &n);
 	if (err)
 		return err;
+	for (i = n; i > 1 && is_launch_stub(strpool__str(&g->p->pool, f[i - 1]),
+					    i < n ? strpool__str(&g->p->pool, f[i]) : NULL); i--)
+		;
+	n = i;
 	*site = n ? f[n - 1] : 0;
 	if (n > max)
 		buf_add(buf, sizeof(buf), &len, "... > ");
@@ -367,8 +396,8 @@ static int print_sites(struct gs *g, FILE *out)
 			s->cnt[k] += ss[i].cnt[k];
 	}
 	qsort(sites, nsites, sizeof(*sites), cmp_site);
-	fprintf(out, "# top gpu launch sites (first caller outside the CUDA libraries; share of "
-		"GPU time)\n%8s %12s %8s %8s %8s  %s\n", "share", "gpu_us", "kernels", "copies",
+	fprintf(out, "# top gpu launch sites (first caller outside the CUDA libraries and nvcc's "
+		"launch stubs; share of GPU time)\n%8s %12s %8s %8s %8s  %s\n", "share", "gpu_us", "kernels", "copies",
 		"memsets", "site / heaviest call path");
 	for (i = 0; i < nsites && i < TOP_N; i++) {
 		const struct site_stat *s = &sites[i];
