@@ -50,6 +50,13 @@ C
 ${CC:-cc} -O1 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o newer newer.c "$ROOT/$B/libxpucommon.a" \
 	-lzstd >cc.log 2>&1 || fail "cannot build the header patcher: $(head -3 cc.log)"
 ./newer "$SEED" newer.xpu || fail "cannot write newer.xpu"
+# a trace whose binary path is a FIFO (or a device): the report must not block opening it
+mkfifo fifo
+${CC:-cc} -O1 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o make_synthetic \
+	"$ROOT/tests/golden/make_synthetic.c" "$ROOT/$B/libxpucommon.a" -lzstd >cc.log 2>&1 ||
+	fail "cannot build make_synthetic: $(head -3 cc.log)"
+timeout 10 ./make_synthetic fifo.xpu "$tmp/fifo" 1000 1100 1200 1300 || fail "make_synthetic failed"
+timeout 10 ./make_synthetic zero.xpu /dev/zero 1000 1100 1200 1300 || fail "make_synthetic failed"
 
 n=0
 # expect EXIT_RULE PROGRAM ARGS...: EXIT_RULE is "nz" (non-zero) or an exact code
@@ -123,5 +130,12 @@ expect nz "$P" /dev/null
 expect 0 "$P" cut.xpu
 expect nz "$P" --strict cut.xpu
 expect nz "$P" - <random.xpu
+# hostile but valid traces: one warning at most is fine, but no hang, no crash, exit 0
+for f in fifo.xpu zero.xpu; do
+	timeout 20 "$P" "$f" >out 2>err
+	rc=$?
+	[ $rc = 0 ] || fail "xpu-report on $f (binary path a FIFO or device) exited $rc: $(head -1 err)"
+	grep -q "Sanitizer\|runtime error" err && fail "sanitizer report for $f"
+done
 sed 's/^/    /' table
 echo "PASS $NAME: $n bad invocations, each one line and a non-zero exit"
