@@ -29,8 +29,7 @@ done
 # the synthetic GPU trace: escaping survived, and the names are the ones written
 grep -q 'quote\\"back\\\\slash\\ttab\\u0001\\u001f ctrl' "$tmp/gpu.json" ||
 	fail "kernel name with quote, backslash and control bytes not escaped as expected"
-grep -q 'rocket \xf0\x9f\x9a\x80' "$tmp/gpu.json" 2>/dev/null ||
-	grep -q "rocket 🚀" "$tmp/gpu.json" || fail "valid UTF-8 (U+1F680) was not kept"
+grep -q "rocket 🚀" "$tmp/gpu.json" || fail "valid UTF-8 (U+1F680) was not kept"
 grep -q '"name":"cudaLaunchKernel"' "$tmp/gpu.json" || fail "API name not shown without its version suffix"
 
 # --time-range keeps only what overlaps the window; --pid keeps one process
