@@ -1,7 +1,7 @@
 #!/bin/bash
 # xpu-record killed with SIGKILL mid-run: the trace is readable up to its last flushed frame
-# (frames go out at least every 500 ms, so little is lost: the last sample must be within
-# 0.75 s of the kill), xpu-report says in one line on stderr that it is truncated and exits 0,
+# (a frame is closed once 500 ms old, checked every 100 ms, so at most ~0.6 s plus the ring
+# buffer's polling is lost: the last sample must be within 1 s of the kill, to allow for load), xpu-report says in one line on stderr that it is truncated and exits 0,
 # and --strict makes that an error.
 set -u
 set -m
@@ -46,5 +46,5 @@ eval "$line"
 # shellcheck disable=SC2154 # set by eval
 [ "$samples" -gt 100 ] || fail "only $samples samples survived 3 s of recording"
 gap_ms=$(( (now - last_sample_ns) / 1000000 ))
-[ "$gap_ms" -le 750 ] || fail "last sample $gap_ms ms before the kill (frames flushed every 500 ms)"
+[ "$gap_ms" -le 1000 ] || fail "last sample $gap_ms ms before the kill (frames flushed every 500 ms)"
 echo "PASS $NAME: $samples samples kept, the last $gap_ms ms before SIGKILL"
