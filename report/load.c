@@ -268,6 +268,9 @@ static int load_records(struct trace *t, struct trace_reader *r)
 		case XPU_REC_GPU_PROCESS:
 			GET_PUSH(gpu_procs, struct xpu_rec_gpu_process);
 			break;
+		case XPU_REC_GPU_SYNC:
+			GET_PUSH(syncs, struct xpu_rec_gpu_sync);
+			break;
 		case XPU_REC_GPU_API:
 			GET_PUSH(apis, struct xpu_rec_gpu_api);
 			break;
@@ -544,6 +547,7 @@ void trace__free(struct trace *t)
 	free(t->launches);
 	free(t->devices);
 	free(t->gpu_procs);
+	free(t->syncs);
 	free(t->apis);
 	free(t->nvtxs);
 	free(t->stats);

@@ -9,7 +9,6 @@
 
 #include "pictures.h"
 #include "archive.h"
-#include "archive.h"
 #include "profile.h"
 
 #ifndef XPU_VERSION

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu_stats.h"
 #include "profile.h"
 
 static const char *end_name(enum trace_reader_end e)
@@ -175,6 +176,8 @@ int out_info(struct profile *p, FILE *out)
 			t->lost[i].ts_ns);
 	if (!t->nlost)
 		fprintf(out, "  (none)\n");
+	if (gpu_stats__print_procs(t, out))
+		return -ENOMEM;
 
 	fprintf(out, "stats\n");
 	for (i = 0; i < t->nstats; i++)

@@ -2,14 +2,15 @@
 /*
  * `--format=text`, in the manner of `perf report --stdio`: a header saying what was recorded
  * and what was lost, the top functions by self and by total weight (a function counted once
- * per stack even when recursive), the split by process and thread, and the top GPU kernels.
+ * per stack even when recursive), the split by process and thread, then the GPU sections
+ * (gpu_stats.c): kernels, launch sites, busy time, copies, synchronization, matching.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "gpu_stats.h"
 #include "profile.h"
 
 #define TOP_N 25
@@ -218,83 +219,6 @@ static int print_tasks(struct profile *p, FILE *out)
 	return 0;
 }
 
-struct kstat {
-	uint32_t name_str;
-	uint64_t count, total, min, max;
-};
-
-static int cmp_kstat(const void *a, const void *b)
-{
-	const struct kstat *x = a, *y = b;
-
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return x->name_str < y->name_str ? -1 : x->name_str > y->name_str;
-}
-
-static int print_kernels(struct profile *p, FILE *out)
-{
-	struct trace *t = p->t;
-	struct kstat *ks;
-	struct kmap idx = { 0 };
-	uint64_t all = 0;
-	size_t i, n = 0;
-	int err = 0;
-
-	if (!t->nkernels)
-		return 0;
-	ks = calloc(t->nkernels, sizeof(*ks));
-	if (!ks)
-		return -ENOMEM;
-	for (i = 0; i < t->nkernels; i++) {
-		const struct xpu_rec_gpu_kernel *k = &t->kernels[i];
-		uint64_t d = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
-		uint32_t *v;
-		bool ins;
-
-		if (!profile__keep(p, k->pid, 0) && !p->opts->has_tid)
-			continue;
-		v = kmap__put(&idx, k->name_str, 0, n, &ins);
-		if (!v) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if (ins) {
-			ks[n].name_str = k->name_str;
-			ks[n].min = UINT64_MAX;
-			n++;
-		}
-		ks[*v].count++;
-		ks[*v].total += d;
-		if (d < ks[*v].min)
-			ks[*v].min = d;
-		if (d > ks[*v].max)
-			ks[*v].max = d;
-		all += d;
-	}
-	if (n)
-		qsort(ks, n, sizeof(*ks), cmp_kstat);
-	fprintf(out, "# top gpu kernels\n%8s %8s %12s %10s %10s %10s  %s\n", "share", "count",
-		"total_us", "mean_us", "min_us", "max_us", "kernel");
-	for (i = 0; i < n && i < TOP_N; i++) {
-		const char *name = trace__string(t, ks[i].name_str);
-		char dem[1024];
-
-		if (!name)
-			name = "[unknown kernel]";
-		else if (xpu_demangle(name, dem, sizeof(dem)) >= 0)
-			name = dem;
-		fprintf(out, "%7.2f%% %8" PRIu64 " %12.1f %10.1f %10.1f %10.1f  %s\n",
-			all ? 100.0 * ks[i].total / all : 0, ks[i].count, ks[i].total / 1e3,
-			ks[i].total / 1e3 / ks[i].count, ks[i].min / 1e3, ks[i].max / 1e3, name);
-	}
-	fprintf(out, "\n");
-out:
-	kmap__free(&idx);
-	free(ks);
-	return err;
-}
-
 int out_text(struct profile *p, FILE *out)
 {
 	double total_w = 0;
@@ -308,7 +232,7 @@ int out_text(struct profile *p, FILE *out)
 	if (!err)
 		err = print_tasks(p, out);
 	if (!err)
-		err = print_kernels(p, out);
+		err = gpu_stats__print_text(p, out);
 	if (!err && ferror(out))
 		err = -EIO;
 	return err;

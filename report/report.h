@@ -162,7 +162,8 @@ struct trace {
 	struct xpu_rec_gpu_launch *launches;	size_t nlaunches, launches_cap;
 	struct xpu_rec_gpu_device *devices;	size_t ndevices, devices_cap;
 	struct xpu_rec_gpu_process *gpu_procs;	size_t ngpu_procs, gpu_procs_cap;
-	/* file order, unsorted: only the timeline (out_chrome.c) reads them */
+	struct xpu_rec_gpu_sync *syncs;		size_t nsyncs, syncs_cap;
+	/* file order, unsorted: the timeline (out_chrome.c) and gpu_stats.c read them */
 	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
 	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
 
