@@ -31,14 +31,16 @@ build_synthetic() {
 	head -c $((size - 100)) "$OUT/synthetic.xpu" > "$OUT/synthetic-cut.xpu"
 }
 
+# The synthetic trace holds the checkout's path, so its size depends on where the tree is.
+SIZE_MASK='s|^  size  *[0-9]* of [0-9]* bytes valid$|  size             @SIZE@|'
 mask() {
 	bid=""
 	[ -f "$OUT/target" ] && bid=$(readelf -n "$OUT/target" 2>/dev/null |
 		awk '/Build ID/ { print $3 }')
 	if [ -n "$bid" ]; then
-		sed -e "s|$ROOT|@ROOT@|g" -e "s|$bid|@BUILDID@|g"
+		sed -e "s|$ROOT|@ROOT@|g" -e "s|$bid|@BUILDID@|g" -e "$SIZE_MASK"
 	else
-		sed -e "s|$ROOT|@ROOT@|g"
+		sed -e "s|$ROOT|@ROOT@|g" -e "$SIZE_MASK"
 	fi
 }
 
