@@ -35,6 +35,10 @@ tool() { LD_LIBRARY_PATH="$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
 # NVTX finds CUPTI through our library (InitializeInjectionNvtx2 forwards to libcupti).
 tgt() { env -u LD_LIBRARY_PATH NVTX_INJECTION64_PATH="$B/libxpu-cupti.so" "$@"; }
 
+# Launch stacks pass through libcudart, libcuda and libcupti, which have no frame pointers:
+# only DWARF unwinding reaches the launching function (XPU_RECORD_ARGS= for frame pointers).
+REC_ARGS=${XPU_RECORD_ARGS--g dwarf}
+say "xpu-record options: ${REC_ARGS:-(defaults)}"
 say "machine: $(uname -r), $(nvidia-smi -L 2>/dev/null | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
 say "tools: $B ($(tool "$B/xpu-record" -V 2>&1 | head -1))"
 
@@ -75,7 +79,7 @@ say "  took $(elapsed "$t0") s"
 
 say "cuda_pipeline: recording"
 t0=$(date +%s.%N)
-tool "$B/xpu-record" -o "$OUT/pipeline.xpu" -- \
+tool "$B/xpu-record" $REC_ARGS -o "$OUT/pipeline.xpu" -- \
 	env -u LD_LIBRARY_PATH NVTX_INJECTION64_PATH="$B/libxpu-cupti.so" XPU_CUPTI_VERBOSE=1 \
 	LD_LIBRARY_PATH="$LIBCUDA" "$B/samples/cuda_pipeline" > "$OUT/pipeline.stdout" \
 	2> "$OUT/pipeline.stderr" || fail "xpu-record of cuda_pipeline exited $?"
@@ -90,7 +94,7 @@ fi
 
 # ---- 2. CUDA pipeline, XPU_CUDA_GRAPHS=graph ----------------------------------------------
 say "cuda_pipeline: recording with XPU_CUDA_GRAPHS=graph"
-XPU_CUDA_GRAPHS=graph tool "$B/xpu-record" -o "$OUT/pipeline-graph.xpu" -- \
+tool "$B/xpu-record" $REC_ARGS --cuda-graphs=graph -o "$OUT/pipeline-graph.xpu" -- \
 	env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$LIBCUDA" "$B/samples/cuda_pipeline" \
 	> "$OUT/pipeline-graph.stdout" 2> "$OUT/pipeline-graph.stderr" ||
 	fail "xpu-record of cuda_pipeline (graph mode) exited $?"
@@ -111,7 +115,7 @@ if tgt "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 		fail "torch_train.py does not run by itself"
 	say "  baseline $(elapsed "$t0") s: $(grep final "$OUT/torch-baseline.stdout")"
 	t0=$(date +%s.%N)
-	tool "$B/xpu-record" -o "$OUT/torch.xpu" -- \
+	tool "$B/xpu-record" $REC_ARGS -o "$OUT/torch.xpu" -- \
 		env -u LD_LIBRARY_PATH NVTX_INJECTION64_PATH="$B/libxpu-cupti.so" XPU_CUPTI_VERBOSE=1 \
 		"$PY" samples/torch_train.py > "$OUT/torch.stdout" 2> "$OUT/torch.stderr" ||
 		fail "xpu-record of torch_train.py exited $?"
@@ -131,6 +135,18 @@ else
 	say "torch: not importable with CUDA by $PY: skipped (set PYTHON=...)"
 fi
 
+# ---- a short PyTorch recording, small enough to commit as a golden trace ----------------
+if tgt "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+	XPU_TORCH_STEPS=20 tool "$B/xpu-record" $REC_ARGS -o "$OUT/torch-small.xpu" -- \
+		env -u LD_LIBRARY_PATH NVTX_INJECTION64_PATH="$B/libxpu-cupti.so" \
+		XPU_TORCH_STEPS=20 "$PY" samples/torch_train.py > "$OUT/torch-small.stdout" \
+		2> "$OUT/torch-small.stderr" || fail "xpu-record of a short torch run exited $?"
+fi
+for t in pipeline torch torch-small; do
+	[ -s "$OUT/$t.xpu" ] || continue
+	say "$t: $(tool "$B/xpu-report" -F info "$OUT/$t.xpu" 2>/dev/null | grep -iE 'complete' | tr -s ' ' | tr '\n' ';')"
+done
+
 # ---- traces small enough to commit under samples/traces/ ----------------------------------
 ls -la "$OUT"/*.xpu 2>/dev/null | awk '{print "  " $5 " " $9}' | tee -a "$SUMMARY"
 say "result: $FAILS failure(s); outputs in $OUT"
@@ -138,9 +154,9 @@ say "result: $FAILS failure(s); outputs in $OUT"
 # pack every other output into one archive.
 if [ "${XPU_PACK_OUTPUTS:-1}" = 1 ]; then
 	(cd "$OUT" && find . -maxdepth 1 -type f ! -name summary.txt ! -name 'outputs.tar.gz' \
-		! -name 'pipeline*.xpu' -printf '%P\n' | tar czf outputs.tar.gz -T - &&
+		! -name 'pipeline*.xpu' ! -name 'torch-small.xpu' -printf '%P\n' | tar czf outputs.tar.gz -T - &&
 		find . -maxdepth 1 -type f ! -name summary.txt ! -name 'outputs.tar.gz' \
-			! -name 'pipeline*.xpu' -delete)
+			! -name 'pipeline*.xpu' ! -name 'torch-small.xpu' -delete)
 fi
 [ $FAILS -lt 100 ] || FAILS=100
 exit $FAILS
