@@ -33,6 +33,8 @@ static const char usage_text[] =
 	"      --time-range=START,END  chrome: only events in [START, END] seconds from the\n"
 	"                       session start (e.g. 1.5,3)\n"
 	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
+	"      --no-host-files  read no binaries from this machine's paths or debug dirs: only\n"
+	"                       --symfs and the archive (the same report on every machine)\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
@@ -55,6 +57,7 @@ enum {
 	OPT_VIEW = 256,
 	OPT_WEIGHT,
 	OPT_SYMFS,
+	OPT_NO_HOST_FILES,
 	OPT_STRICT,
 	OPT_TIME_RANGE,
 };
@@ -68,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "view", required_argument, NULL, OPT_VIEW },
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "no-host-files", no_argument, NULL, OPT_NO_HOST_FILES },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "time-range", required_argument, NULL, OPT_TIME_RANGE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -200,6 +204,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_SYMFS:
 			o->symfs = optarg;
+			break;
+		case OPT_NO_HOST_FILES:
+			o->no_host_files = true;
 			break;
 		case OPT_STRICT:
 			o->strict = true;

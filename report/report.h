@@ -51,6 +51,7 @@ struct report_opts {
 	uint32_t tid;
 	bool has_tid;
 	bool strict;
+	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	/* --time-range, seconds from session start; chrome only */
 	bool has_range;

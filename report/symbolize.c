@@ -394,9 +394,10 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 	}
 	bid_hex(d, hex);
 	/* 1. the recorded path */
-	try_path(d, d->path, &f->path, &mismatch);
+	if (!s->opts->no_host_files)
+		try_path(d, d->path, &f->path, &mismatch);
 	/* 2. build-id keyed debug directories */
-	if (d->rec.build_id_len >= 2) {
+	if (d->rec.build_id_len >= 2 && !s->opts->no_host_files) {
 		snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 		if (!try_path(d, buf, &f->debug_path, &mismatch) && home) {
 			snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug", home, hex,

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
 DEST=${1:-.device/bundle}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+
 
 for f in xpu-record xpu-report libxpu-cupti.so libxpucommon.a; do
 	[ -e "$B/$f" ] || { echo "bundle: $B/$f missing: run make first" >&2; exit 1; }
@@ -17,11 +17,8 @@ done
 mkdir -p "$B/tests/gpu" "$B/samples"
 gcc -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -Icommon \
 	-o "$B/tests/gpu/check_trace" tests/gpu/check_trace.c "$B/libxpucommon.a" -lzstd
-if [ ! -x "$B/samples/cuda_pipeline" ] || [ samples/cuda_pipeline.cu -nt "$B/samples/cuda_pipeline" ]; then
-	"$NVCC" -O2 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
-		-Xcompiler -fno-omit-frame-pointer,-g -cudart shared \
-		-o "$B/samples/cuda_pipeline" samples/cuda_pipeline.cu -lcudart -ldl
-fi
+# the samples and benchmarks are built by make, with the flags in samples/cuda.mk
+make --no-print-directory BUILD="$B" samples bench >/dev/null
 
 rm -rf "$DEST"
 mkdir -p "$DEST/build/samples" "$DEST/build/tests/gpu" "$DEST/lib" "$DEST/lib-cuda"

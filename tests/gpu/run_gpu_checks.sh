@@ -137,7 +137,8 @@ fi
 
 # ---- a short PyTorch recording, small enough to commit as a golden trace ----------------
 if tgt "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-	XPU_TORCH_STEPS=20 tool "$B/xpu-record" $REC_ARGS -o "$OUT/torch-small.xpu" -- \
+	# frame pointers and 99 Hz keep this trace small enough to commit (DWARF copies: ~6 MB)
+	tool "$B/xpu-record" -g fp -F 99 -o "$OUT/torch-small.xpu" -- \
 		env -u LD_LIBRARY_PATH NVTX_INJECTION64_PATH="$B/libxpu-cupti.so" \
 		XPU_TORCH_STEPS=20 "$PY" samples/torch_train.py > "$OUT/torch-small.stdout" \
 		2> "$OUT/torch-small.stderr" || fail "xpu-record of a short torch run exited $?"
@@ -147,16 +148,24 @@ for t in pipeline torch torch-small; do
 	say "$t: $(tool "$B/xpu-report" -F info "$OUT/$t.xpu" 2>/dev/null | grep -iE 'complete' | tr -s ' ' | tr '\n' ';')"
 done
 
+# archives of what the pipeline traces' stacks touch, so they symbolize on any machine
+for t in pipeline pipeline-graph; do
+	[ -s "$OUT/$t.xpu" ] && { tool "$B/xpu-report" archive "$OUT/$t.xpu" >/dev/null 2>&1 ||
+		fail "xpu-report archive $t.xpu"; }
+done
+
 # ---- traces small enough to commit under samples/traces/ ----------------------------------
-ls -la "$OUT"/*.xpu 2>/dev/null | awk '{print "  " $5 " " $9}' | tee -a "$SUMMARY"
+ls -la "$OUT"/*.xpu "$OUT"/*.xpa 2>/dev/null | awk '{print "  " $5 " " $9}' | tee -a "$SUMMARY"
 say "result: $FAILS failure(s); outputs in $OUT"
 # The device tool brings back at most 8 files: keep the summary and the small traces loose and
 # pack every other output into one archive.
 if [ "${XPU_PACK_OUTPUTS:-1}" = 1 ]; then
+	# traces too large to bring back (the full PyTorch run) stay on the machine
+	find "$OUT" -maxdepth 1 -name '*.xpu' -size +8M -delete
 	(cd "$OUT" && find . -maxdepth 1 -type f ! -name summary.txt ! -name 'outputs.tar.gz' \
-		! -name 'pipeline*.xpu' ! -name 'torch-small.xpu' -printf '%P\n' | tar czf outputs.tar.gz -T - &&
+		! -name 'pipeline*.xpu*' ! -name 'torch-small.xpu' -printf '%P\n' | tar czf outputs.tar.gz -T - &&
 		find . -maxdepth 1 -type f ! -name summary.txt ! -name 'outputs.tar.gz' \
-			! -name 'pipeline*.xpu' ! -name 'torch-small.xpu' -delete)
+			! -name 'pipeline*.xpu*' ! -name 'torch-small.xpu' -delete)
 fi
 [ $FAILS -lt 100 ] || FAILS=100
 exit $FAILS
