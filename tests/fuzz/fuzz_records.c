@@ -53,6 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    ftruncate(fuzz_trace_fd(), end - (off_t)sizeof(struct xpu_trailer)))
 			__builtin_trap();
 	}
-	fuzz_run_reports(ctl >> 1 | (uint32_t)(size > 1 ? data[1] : 0) << 8, size > 2 ? data[2] : 0);
+	fuzz_run_reports(ctl >> 1 | (data[size - 1] & 0x80) | (uint32_t)(size > 1 ? data[1] : 0) << 8 |
+				 (uint32_t)(size > 3 ? data[3] & 1 : 0) << 16,
+			 size > 2 ? data[2] : 0);
 	return 0;
 }

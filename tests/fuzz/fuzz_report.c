@@ -15,7 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = fuzz_trace_fd();
 	if (size && write(fd, data, size) != (ssize_t)size)
 		__builtin_trap();
-	fuzz_run_reports(size ? data[size - 1] | (uint32_t)data[0] << 8 : 0,
+	/* options from the last bytes: the first ones are the fixed magic */
+	fuzz_run_reports(size > 3 ? data[size - 1] | (uint32_t)data[size - 3] << 8 |
+					    (uint32_t)(data[size - 2] & 0x80) << 9 : 0,
 			 size > 1 ? data[size - 2] : 0);
 	return 0;
 }

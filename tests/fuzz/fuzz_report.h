@@ -68,6 +68,13 @@ static void fuzz_run_reports(unsigned int variant, unsigned int fmt)
 	}
 	if (variant & 0x40)
 		o.comm = "a";
+	if (variant & 0x80) {
+		o.has_range = true;
+		o.range_start_s = ((variant >> 8) & 0xf) * 0.01;
+		o.range_end_s = o.range_start_s + ((variant >> 12) + 1) * 0.01;
+	}
+	/* the trace names host files; without them only the trace itself is parsed */
+	o.no_host_files = (variant >> 16) & 1;
 	o.format = formats[fmt % (sizeof(formats) / sizeof(formats[0]))];
 	report_run(&o);
 }
