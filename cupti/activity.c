@@ -499,8 +499,15 @@ int activity__start(enum xc_graph_mode mode)
 	enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer memcpy");
 	enable(CUPTI_ACTIVITY_KIND_MEMSET, "memset");
 	enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization");
-	enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API");
-	enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API");
+	/*
+	 * API records are the costliest kind: CUPTI records every call of the API, not only the
+	 * launches we take stacks for. XPU_CUPTI_API=all (default), runtime or none.
+	 */
+	env = getenv("XPU_CUPTI_API");
+	if (!env || strcmp(env, "none"))
+		enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API");
+	if (!env || !strcmp(env, "all"))
+		enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API");
 	enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX marker");
 	enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data");
 	enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead");

@@ -27,6 +27,8 @@ xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain)
 
 /* Outermost runtime call of this thread, and how deep we are in runtime calls. */
 static __thread int rt_depth;
+/* XPU_CUPTI_NO_MARKER=1 (diagnosis only): callbacks run but the probed marker is not called */
+static bool no_marker;
 static __thread uint32_t rt_corr;
 
 /* driver corr id -> runtime corr id, direct-mapped; a slot holds (driver << 32 | runtime). */
@@ -64,7 +66,8 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			if (rt_depth++ == 0) {
 				rt_corr = cb->correlationId;
-				xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_RUNTIME);
+				if (!no_marker)
+					xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_RUNTIME);
 			}
 		} else if (rt_depth > 0) {
 			rt_depth--;
@@ -76,7 +79,8 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 			corr_map_put(cb->correlationId, rt_corr);
 			return;
 		}
-		xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_DRIVER);
+		if (!no_marker)
+			xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_DRIVER);
 	}
 }
 
@@ -194,6 +198,10 @@ int callbacks__subscribe(void)
 		       (int)xc_pid);
 		return -EIO;
 	}
+	/* XPU_CUPTI_LAUNCH_STACKS=0: no launch callbacks, so no marker and no launch stacks */
+	if (getenv("XPU_CUPTI_LAUNCH_STACKS") && !strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0"))
+		return 0;
+	no_marker = getenv("XPU_CUPTI_NO_MARKER") && !strcmp(getenv("XPU_CUPTI_NO_MARKER"), "1");
 	/* 2 MiB, touched only where ids land; a failure only loses the nested-driver remap */
 	corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));
 	/* headroom over our headers' sizes for a newer libcupti; unknown ids just fail the lookup */
