@@ -61,11 +61,15 @@ endif
 all: $(TARGETS) samples bench
 
 # ---- benchmark programs (fixed work; see bench/) -------------------------------------------------
-bench: $(BUILD)/bench/workload
+bench: $(BUILD)/bench/workload $(BUILD)/bench/marker_bench
 $(BUILD)/bench/workload: bench/workload.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $<
+$(BUILD)/bench/marker_bench: bench/marker_bench.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -ldl
 
 # ---- common --------------------------------------------------------------------------------
 $(BUILD)/%.o: %.c

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The launch-stack path without a GPU: bench/marker_bench calls libxpu-cupti.so's probed marker
+# as the CUPTI callback does once per CUDA launch. Under xpu-record every call must become one
+# GPU_LAUNCH record with its correlation id and a stack through the calling function, and
+# nothing may be lost.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+NAME=test_launch_probe
+N=20000
+skip() { echo "SKIP $NAME: $*"; exit 77; }
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
+[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for mode in fp dwarf; do
+	"$B/xpu-record" -g $mode -o "$tmp/m.xpu" -- "$B/bench/marker_bench" \
+		"$(realpath "$B/libxpu-cupti.so")" $N >"$tmp/out" 2>"$tmp/err" ||
+		fail "xpu-record -g $mode failed: $(tail -1 "$tmp/err")"
+	"$B/xpu-report" -F info "$tmp/m.xpu" >"$tmp/info" 2>&1 || fail "xpu-report -F info failed"
+	got=$(awk '$1 == "gpu_launch" { print $2 }' "$tmp/info")
+	[ "$got" = "$N" ] || fail "-g $mode: $N marker calls gave ${got:-no} gpu_launch records"
+	awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | grep -q '(none)' ||
+		fail "-g $mode: events were lost"
+	# each launch stack must show the caller of the marker and main above it
+	"$B/xpu-report" -F folded --view=gpu "$tmp/m.xpu" >/dev/null 2>&1 ||
+		fail "-g $mode: xpu-report --view=gpu failed"
+	"$B/xpu-report" -F info "$tmp/m.xpu" | grep -E "complete .* gpu launches \(100\.0%\)" >/dev/null ||
+		fail "-g $mode: not every launch stack is complete: $(grep -i complete "$tmp/info")"
+done
+echo "PASS $NAME: $N marker calls -> $N launch records with complete stacks (fp and dwarf)"
