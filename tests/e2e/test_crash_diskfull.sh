@@ -1,5 +1,5 @@
 #!/bin/bash
-# The output disk fills up (a 64 KiB tmpfs): xpu-record prints one clear line, stops
+# The output disk fills up (a 256 KiB tmpfs): xpu-record prints one clear line, stops
 # recording, leaves the command to run to completion (still its child: its output, status
 # and ^C are untouched), and exits non-zero; what was written stays readable.
 set -u
@@ -15,9 +15,10 @@ skip() { echo "SKIP $NAME: $*"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 mkdir "$tmp/small"
 trap 'umount "$tmp/small" 2>/dev/null; rm -rf "$tmp"' EXIT
-mount -t tmpfs -o size=64k tmpfs "$tmp/small" 2>/dev/null || skip "cannot mount a tmpfs here"
+mount -t tmpfs -o size=256k tmpfs "$tmp/small" 2>/dev/null || skip "cannot mount a tmpfs here"
 
-# 20 kHz on every CPU with 3 busy threads fills 64 KiB in well under a second
+# 20 kHz on every CPU with 3 busy threads writes ~170 KiB/s in frames of ~80 KiB: a few
+# frames fit, then the disk is full well before the 3 s command ends
 "$B/xpu-record" --no-gpu -F 20000 -o "$tmp/small/full.xpu" -- "$B/samples/cpu_burn" 3 \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
