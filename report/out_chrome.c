@@ -220,9 +220,23 @@ static uint64_t realtime_ns(const struct chrome *c, uint64_t mono)
 	return mono + off;
 }
 
+/*
+ * Viewers parse "ts" as a double. Realtime in microseconds (~1.8e15) has a resolution of only
+ * 0.25 us there, so a nanosecond value would be rounded by the parser, each number on its own,
+ * and a child slice could end past its parent (speedscope then refuses the file). So times go
+ * on a 250 ns grid, exact in a double below 2^51 us (year 2041; a 1 us grid after that), and
+ * ts and end are rounded separately with the same monotonic rounding, which keeps nesting.
+ */
+static uint64_t grid_ns(uint64_t ns)
+{
+	uint64_t g = ns / 1000 < (1ull << 51) ? 250 : 1000;
+
+	return (ns + g / 2) / g * g;
+}
+
 static void put_us(struct chrome *c, uint64_t ns)
 {
-	put(c, "%llu.%03u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+	put(c, "%llu.%02u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000) / 10);
 }
 
 /* Starts an event object: {"ph":..,"pid":..,"tid":..,"ts":.. ; the caller closes it with end_ev. */
@@ -230,7 +244,7 @@ static void begin_ev(struct chrome *c, char ph, uint32_t pid, uint32_t tid, uint
 {
 	put(c, "%s{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":", c->events ? ",\n" : "\n", ph, pid,
 	    tid);
-	put_us(c, realtime_ns(c, mono));
+	put_us(c, grid_ns(realtime_ns(c, mono)));
 	c->events++;
 }
 
@@ -247,7 +261,8 @@ static void end_ev(struct chrome *c)
 /* dur of an X event from two monotonic times, mapped separately so slices stay nested */
 static void put_dur(struct chrome *c, uint64_t start, uint64_t end)
 {
-	uint64_t a = realtime_ns(c, start), b = realtime_ns(c, end > start ? end : start);
+	uint64_t a = grid_ns(realtime_ns(c, start));
+	uint64_t b = grid_ns(realtime_ns(c, end > start ? end : start));
 
 	put(c, ",\"dur\":");
 	put_us(c, b > a ? b - a : 0);

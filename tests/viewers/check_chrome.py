@@ -148,6 +148,17 @@ def main():
                 fail("E without B on pid %s tid %s (event %d)" % (key[0], key[1], i))
         if depth:
             fail("%d B events without E on pid %s tid %s" % (depth, key[0], key[1]))
+    # Viewers parse times as doubles: a time a double cannot hold is rounded on its own, and
+    # slices that nest in the file stop nesting in the viewer (speedscope then fails)
+    for i, e in enumerate(evs):
+        for f in ("ts", "dur"):
+            v = e.get(f)
+            if isinstance(v, D) and D(float(v)) != v:
+                fail("event %d: %s %s is not exact in a double" % (i, f, v))
+        if isinstance(e.get("ts"), D) and isinstance(e.get("dur"), D):
+            end = e["ts"] + e["dur"]
+            if D(float(e["ts"]) + float(e["dur"])) != end:
+                fail("event %d: ts + dur = %s is not exact in a double" % (i, end))
     # CPU tracks must nest: a slice that starts inside another ends inside it
     for (pid, tid), sl in tracks.items():
         if pid >= GPU_PID_BASE:
