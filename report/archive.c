@@ -492,7 +492,15 @@ int archive__main(int argc, char **argv)
 		mark_stack(&p, t.samples[i].pid, t.samples[i].ts_ns, t.samples[i].stack_id, used);
 	for (i = 0; i < t.nlaunches; i++)
 		mark_stack(&p, t.launches[i].pid, t.launches[i].ts_ns, t.launches[i].stack_id, used);
-	f = fopen(tmp_path, "we");
+	/* a fresh file: never write through a link someone left at the temporary name */
+	unlink(tmp_path);
+	{
+		int tfd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		f = tfd >= 0 ? fdopen(tfd, "w") : NULL;
+		if (!f && tfd >= 0)
+			close(tfd);
+	}
 	if (!f) {
 		fprintf(stderr, "xpu-report: cannot create %s: %s\n", tmp_path, strerror(errno));
 		goto out;
