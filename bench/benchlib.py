@@ -23,6 +23,21 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
+def elapsed(out):
+    """The elapsed_ns a workload printed."""
+    m = re.search(r"elapsed_ns (\d+)", out)
+    if not m:
+        raise RuntimeError("workload printed no elapsed_ns:\n" + out)
+    return int(m.group(1))
+
+
+def count_xpu_samples(path):
+    """CPU samples in a trace, from xpu-report --format=info."""
+    r = run([os.path.join(BUILD, "xpu-report"), "--format=info", path])
+    m = re.search(r"^\s*cpu_sample\s+(\d+)", r.stdout, re.M)
+    return int(m.group(1)) if m else 0
+
+
 def machine_line():
     cpu = "unknown cpu"
     try:

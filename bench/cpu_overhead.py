@@ -12,26 +12,12 @@ section of BENCHMARKS.md. Needs root (BPF, perf).
 """
 import argparse
 import os
-import re
 import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-
-
-def elapsed(out):
-    m = re.search(r"elapsed_ns (\d+)", out)
-    if not m:
-        raise RuntimeError("workload printed no elapsed_ns:\n" + out)
-    return int(m.group(1))
-
-
-def count_xpu_samples(path):
-    r = benchlib.run([os.path.join(benchlib.BUILD, "xpu-report"), "--format=info", path])
-    m = re.search(r"^\s*cpu_sample\s+(\d+)", r.stdout, re.M)
-    return int(m.group(1)) if m else 0
 
 
 def count_perf_samples(path):
@@ -56,19 +42,19 @@ def main():
     ratios = {}
     sizes = {}
     for rep in range(args.reps):
-        base = elapsed(benchlib.run([workload, str(args.work)]).stdout)
+        base = benchlib.elapsed(benchlib.run([workload, str(args.work)]).stdout)
         for f in freqs:
             out = os.path.join(tmp, f"x{f}.xpu")
             r = benchlib.run([xrec, "--no-gpu", "-F", str(f), "-o", out, "--", workload,
                               str(args.work)])
-            ratios.setdefault(("xpu", f), []).append(elapsed(r.stdout) / base)
+            ratios.setdefault(("xpu", f), []).append(benchlib.elapsed(r.stdout) / base)
             if rep == 0:
-                sizes[("xpu", f)] = (os.path.getsize(out), count_xpu_samples(out))
+                sizes[("xpu", f)] = (os.path.getsize(out), benchlib.count_xpu_samples(out))
             if have_perf:
                 out = os.path.join(tmp, f"p{f}.data")
                 r = benchlib.run(["perf", "record", "-q", "-g", "-F", str(f), "-o", out, "--",
                                   workload, str(args.work)])
-                ratios.setdefault(("perf", f), []).append(elapsed(r.stdout) / base)
+                ratios.setdefault(("perf", f), []).append(benchlib.elapsed(r.stdout) / base)
                 if rep == 0:
                     sizes[("perf", f)] = (os.path.getsize(out), count_perf_samples(out))
         print(f"rep {rep + 1}/{args.reps} done (baseline {base / 1e9:.2f} s)", file=sys.stderr)

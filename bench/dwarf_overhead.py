@@ -13,7 +13,6 @@ dwarf is also divided by fp of the same repetition. Prints a table and writes th
 """
 import argparse
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -21,19 +20,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-
-
-def elapsed(out):
-    m = re.search(r"elapsed_ns (\d+)", out)
-    if not m:
-        raise RuntimeError("workload printed no elapsed_ns:\n" + out)
-    return int(m.group(1))
-
-
-def count_samples(path):
-    r = benchlib.run([os.path.join(benchlib.BUILD, "xpu-report"), "--format=info", path])
-    m = re.search(r"^\s*cpu_sample\s+(\d+)", r.stdout, re.M)
-    return int(m.group(1)) if m else 0
 
 
 def report_seconds(path):
@@ -58,18 +44,18 @@ def main():
     tmp = tempfile.mkdtemp(prefix="xpu-bench-")
     vs_base, vs_fp, sizes = {}, {}, {}
     for rep in range(args.reps):
-        base = elapsed(benchlib.run([workload, str(args.work)]).stdout)
+        base = benchlib.elapsed(benchlib.run([workload, str(args.work)]).stdout)
         times = {}
         for mode in modes:
             out = os.path.join(tmp, mode.replace(",", "-") + ".xpu")
             r = benchlib.run([xrec, "--no-gpu", "-F", str(args.freq), "-g", mode, "-o", out,
                               "--", workload, str(args.work)])
-            times[mode] = elapsed(r.stdout)
+            times[mode] = benchlib.elapsed(r.stdout)
             vs_base.setdefault(mode, []).append(times[mode] / base)
             if mode != "fp":
                 vs_fp.setdefault(mode, []).append(times[mode] / times["fp"])
             if rep == 0:
-                sizes[mode] = (os.path.getsize(out), count_samples(out), report_seconds(out))
+                sizes[mode] = (os.path.getsize(out), benchlib.count_xpu_samples(out), report_seconds(out))
         print(f"rep {rep + 1}/{args.reps} done (baseline {base / 1e9:.2f} s)", file=sys.stderr)
     shutil.rmtree(tmp, ignore_errors=True)
 
