@@ -13,43 +13,12 @@
 #include <string.h>
 
 #include "elf_buildid.h"
-#include "trace_writer.h"
+#define TRACE_BUILD_PROG "make_synthetic"
+#include "../lib/trace_build.h"
 
 #define BASE 0x555555554000ull
 #define LIBFOO 0x7f0000000000ull
 #define T0 1000000000ull
-
-static struct trace_writer *w;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "make_synthetic: %s failed\n", what);
-	exit(1);
-}
-
-static uint32_t str(const char *s)
-{
-	uint32_t id = trace_writer__intern_cstr(w, s);
-
-	if (!id)
-		die("intern");
-	return id;
-}
-
-static void rec(uint16_t type, const void *body, uint32_t size, uint64_t ts)
-{
-	if (trace_writer__append(w, type, body, size, ts))
-		die("append");
-}
-
-static uint32_t stack(const uint64_t *ips, uint16_t nk, uint16_t nu)
-{
-	uint32_t id = trace_writer__intern_stack(w, ips, nk, nu);
-
-	if (!id)
-		die("stack");
-	return id;
-}
 
 static void sample(uint64_t ts, uint32_t pid, uint32_t tid, uint32_t stack_id)
 {

@@ -12,34 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_writer.h"
+#define TRACE_BUILD_PROG "make_gpu_trace"
+#include "../lib/trace_build.h"
 
 #define T0 5000000000ull
 #define US 1000ull
 #define MS 1000000ull
-
-static struct trace_writer *w;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "make_gpu_trace: %s failed\n", what);
-	exit(1);
-}
-
-static uint32_t str(const char *s)
-{
-	uint32_t id = trace_writer__intern_cstr(w, s);
-
-	if (!id)
-		die("intern");
-	return id;
-}
-
-static void rec(uint16_t type, const void *body, uint32_t size, uint64_t ts)
-{
-	if (trace_writer__append(w, type, body, size, ts))
-		die("append");
-}
 
 static void api(uint64_t s, uint64_t e, uint32_t tid, uint32_t corr, uint32_t domain,
 		const char *name)
