@@ -61,7 +61,7 @@ endif
 all: $(TARGETS) samples bench
 
 # ---- benchmark programs (fixed work; see bench/) -------------------------------------------------
-bench: $(BUILD)/bench/workload $(BUILD)/bench/marker_bench
+bench: $(BUILD)/bench/workload $(BUILD)/bench/marker_bench $(BUILD)/bench/gen_trace
 $(BUILD)/bench/workload: bench/workload.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -70,6 +70,11 @@ $(BUILD)/bench/marker_bench: bench/marker_bench.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -ldl
+# writes a large synthetic trace for bench/report_speed.py
+$(BUILD)/bench/gen_trace: bench/gen_trace.c $(BUILD)/libxpucommon.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lzstd
 
 # ---- common --------------------------------------------------------------------------------
 $(BUILD)/%.o: %.c
