@@ -5,16 +5,17 @@
  *   gen_trace OUT.xpu [SAMPLES] [STACKS] [EXECUTABLE [LIBRARY...]]
  *
  * SAMPLES (default 10,000,000) CPU samples of one process with 8 threads, over STACKS distinct
- * stacks (default 4000) of depth 10..40 (files relative to the current directory). Frames are addresses in the functions (STT_FUNC with a
+ * stacks (default 4000) of depth 10..40. Frames are addresses in the functions (STT_FUNC with a
  * size, from .symtab, else .dynsym) of real ELF files, each mapped (its executable segment, as
  * /proc/PID/maps shows it) with its DSO record and real build-id, so the report symbolizes
- * every frame against the files as for a recorded trace. Default files: build/xpu-report (with
- * DWARF) and the libc, libdw and libzstd it links: a few thousand functions.
+ * every frame against the files as for a recorded trace. Default files (relative to the
+ * current directory): build/xpu-report (with DWARF) and the libc, libdw and libzstd it links:
+ * about 3000 functions.
  *
  * Every stack starts at the executable's _start and main. Stacks grow as a call tree (each new
- * stack shares a random prefix of an earlier one), return
- * addresses are one of three call sites per caller, leaf addresses vary inside the function,
- * and samples pick stacks with a Zipf-like weight (a few hot stacks, a long tail), as in real
+ * stack shares a random prefix of an earlier one), return addresses are one of three call
+ * sites per caller, leaf addresses vary inside the function, and samples pick stacks with a
+ * Zipf-like weight (a few hot stacks, a long tail), as in real
  * profiles. Deterministic: a fixed seed. There is no perf.data generator to match it.
  */
 #include <elf.h>
