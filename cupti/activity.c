@@ -468,12 +468,24 @@ uint64_t activity__cupti_dropped(void)
 	return v;
 }
 
+/* the kinds enabled, to disable them all before a final flush under a fatal signal */
+static CUpti_ActivityKind enabled[32];
+static int nenabled;
+
 static void enable(CUpti_ActivityKind kind, const char *what)
 {
 	CUptiResult r = cupti.cuptiActivityEnable(kind);
 
 	if (r != CUPTI_SUCCESS)
 		xc_log("cannot enable %s activity: %s", what, cupti_loader__strerror(r));
+	else if (nenabled < (int)(sizeof(enabled) / sizeof(enabled[0])))
+		enabled[nenabled++] = kind;
+}
+
+void activity__stop(void)
+{
+	while (nenabled > 0)
+		cupti.cuptiActivityDisable(enabled[--nenabled]);
 }
 
 int activity__start(enum xc_graph_mode mode)

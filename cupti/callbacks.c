@@ -190,6 +190,15 @@ static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain
 	return n;
 }
 
+static CUpti_SubscriberHandle subscriber;
+
+void callbacks__unsubscribe(void)
+{
+	if (subscriber)
+		cupti.cuptiUnsubscribe(subscriber);
+	subscriber = NULL;
+}
+
 int callbacks__subscribe(void)
 {
 	CUpti_SubscriberHandle sub;
@@ -219,6 +228,7 @@ int callbacks__subscribe(void)
 		       (int)xc_pid);
 		return -EIO;
 	}
+	subscriber = sub;
 	/* XPU_CUPTI_LAUNCH_STACKS=0: no launch callbacks, so no marker and no launch stacks */
 	if (getenv("XPU_CUPTI_LAUNCH_STACKS") && !strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0"))
 		return 0;

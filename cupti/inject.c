@@ -46,6 +46,13 @@ static void flush_and_die(int sig)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
+	/*
+	 * The target's threads go on launching until the signal's default action ends them: stop
+	 * collecting first, or the forced flush chases an endless stream of new records (seen
+	 * with a launch loop: the target outlived the signal by minutes).
+	 */
+	callbacks__unsubscribe();
+	activity__stop();
 	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	active = false;
 	transport__finish(activity__cupti_dropped());
@@ -85,12 +92,13 @@ static void fatal_handler(int sig)
 	int saved = errno;
 	char b = 1;
 
-	if (!flusher_started) {
+	if (!flusher_started || fatal_signal) {
+		/* no flusher, or a second signal while flushing: die now, as without us */
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 		sigaction(sig, &dfl, NULL);
 		kill(getpid(), sig);
-	} else if (!fatal_signal) {
+	} else {
 		fatal_signal = sig;
 		if (write(wake_pipe[1], &b, 1) < 0)
 			b = 0;

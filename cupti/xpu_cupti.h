@@ -102,11 +102,15 @@ enum xc_graph_mode {
 	XC_GRAPH_WHOLE = 1,	/* one GRAPH_TRACE record per graph launch */
 };
 int activity__start(enum xc_graph_mode mode);
+/* Disables every activity kind activity__start() enabled. */
+void activity__stop(void);
 /* Total CUPTI-dropped records seen so far. */
 uint64_t activity__cupti_dropped(void);
 
 /* ---- callbacks.c ---------------------------------------------------------------------------- */
 int callbacks__subscribe(void);
+/* Stops the launch callbacks (no more markers). */
+void callbacks__unsubscribe(void);
 /* Kernel/memcpy/memset correlation id as CUPTI tagged it -> the id the marker saw. */
 uint32_t callbacks__map_corr(uint32_t corr_id);
 
