@@ -63,6 +63,7 @@ struct writer_thread {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_cond_t space;		/* the writer took the queue: room for waiting producers */
 	struct wt_msg *head, *tail;
 	size_t queued_bytes;
 	size_t max_bytes;
@@ -88,9 +89,32 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/*
+ * How long a foreign batch waits for room before it is dropped. The CUPTI receiver's thread
+ * waits, which stops it reading the socket, which makes the injected library's send wait in
+ * turn: back-pressure rather than a drop while the writer catches up (a 600k-kernel burst at
+ * shutdown lost its final FLUSHED record here before).
+ */
+#define WT_FOREIGN_WAIT_MS 2000
+
 static int enqueue(struct writer_thread *wt, struct wt_msg *m, bool must_keep, uint64_t nr_recs)
 {
 	pthread_mutex_lock(&wt->lock);
+	if (!must_keep && m->kind == WT_MSG_FOREIGN &&
+	    wt->queued_bytes + m->bytes > wt->max_bytes) {
+		struct timespec dl;
+
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += WT_FOREIGN_WAIT_MS / 1000;
+		dl.tv_nsec += (WT_FOREIGN_WAIT_MS % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		while (wt->queued_bytes + m->bytes > wt->max_bytes &&
+		       pthread_cond_timedwait(&wt->space, &wt->lock, &dl) == 0)
+			;
+	}
 	if (!must_keep && wt->queued_bytes + m->bytes > wt->max_bytes) {
 		pthread_mutex_unlock(&wt->lock);
 		atomic_fetch_add(&wt->dropped, nr_recs);
@@ -429,6 +453,7 @@ static void *writer_main(void *arg)
 		m = wt->head;
 		wt->head = wt->tail = NULL;
 		wt->queued_bytes = 0;
+		pthread_cond_broadcast(&wt->space);
 		pthread_mutex_unlock(&wt->lock);
 
 		while (m) {
@@ -472,6 +497,7 @@ struct writer_thread *writer_thread__start(struct trace_writer *w, size_t max_qu
 	wt->max_bytes = max_queued_bytes;
 	pthread_mutex_init(&wt->lock, NULL);
 	pthread_cond_init(&wt->cond, NULL);
+	pthread_cond_init(&wt->space, NULL);
 	err = pthread_create(&wt->thread, NULL, writer_main, wt);
 	if (err) {
 		free(wt);
@@ -512,6 +538,7 @@ int writer_thread__finish(struct writer_thread *wt, const struct xpu_stat_entry 
 	free(wt->scratch);
 	pthread_mutex_destroy(&wt->lock);
 	pthread_cond_destroy(&wt->cond);
+	pthread_cond_destroy(&wt->space);
 	free(wt);
 	return err;
 }

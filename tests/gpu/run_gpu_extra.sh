@@ -76,7 +76,7 @@ wait_bounded $rec 60
 rc=$?
 p=$(info "$OUT/term.xpu" | sed -n '/^gpu processes/,/^[a-z]/p' | grep -c flushed)
 k=$(count "$OUT/term.xpu" gpu_kernel)
-say "  xpu-record exit $rc; processes flushed: $p; kernels: $k"
+say "  xpu-record exit $rc; processes flushed: $p; kernels: $k; $(info "$OUT/term.xpu" | sed -n '/^lost/,/^[a-z]/p' | tr -s ' ' | tr '\n' ' ')"
 [ "$rc" = 143 ] || fail "xpu-record should exit 143 (target killed by SIGTERM), got $rc"
 [ "$p" = 1 ] || fail "the killed target did not flush its GPU records"
 [ "${k:-0}" -gt 1000 ] || fail "too few kernels from the killed target: $k"
@@ -85,6 +85,9 @@ fi
 # 4. SIGINT to a PyTorch target: KeyboardInterrupt, atexit flush
 if [[ $ONLY == *4* ]]; then
 say "SIGINT to xpu-record recording PyTorch"
+# job control on: a script's background job would otherwise start with SIGINT ignored, and
+# Python, finding it ignored, would never raise KeyboardInterrupt
+set -m
 tool "$B/xpu-record" -o "$OUT/int.xpu" -- env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=100000 \
 	"$PY" samples/torch_train.py >/dev/null 2>"$OUT/int.err" &
 rec=$!
@@ -95,6 +98,7 @@ rc=$?
 p=$(info "$OUT/int.xpu" | sed -n '/^gpu processes/,/^[a-z]/p' | grep -c flushed)
 say "  xpu-record exit $rc; processes flushed: $p; kernels: $(count "$OUT/int.xpu" gpu_kernel)"
 [ "$p" = 1 ] || fail "the interrupted PyTorch target did not flush its GPU records"
+set +m
 fi
 rm -f "$OUT"/*.xpu
 say "result: $FAILS failure(s)"

@@ -4,6 +4,7 @@
  * the library registers, and the host program (mock_host.c) drives API calls and activity
  * records through mock_*() functions. Only what the library uses is implemented.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ static int enabled_cb[2][1024];
 static int enabled_kind[64];
 static uint8_t pending[1 << 20];
 static size_t pending_len;
+/* fake_cuda_app records from its thread while the library flushes from another */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t dropped_once = 5;
 int mock_busy;			/* make cuptiSubscribe fail like under Nsight */
 
@@ -94,7 +97,7 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *d
 	dropped_once = 0;
 	return CUPTI_SUCCESS;
 }
-CUptiResult cuptiActivityFlushAll(uint32_t flag)
+static CUptiResult flush_locked(void)
 {
 	uint8_t *b;
 	size_t size, max;
@@ -109,6 +112,16 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	pending_len = 0;
 	buf_done(NULL, 0, b, size, size);
 	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	CUptiResult r;
+
+	pthread_mutex_lock(&pending_lock);
+	r = flush_locked();
+	pthread_mutex_unlock(&pending_lock);
+	return r;
 }
 CUptiResult cuptiActivityFlushPeriod(uint32_t t) { return CUPTI_SUCCESS; }
 CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) { ts_cb = f; return CUPTI_SUCCESS; }
@@ -133,8 +146,16 @@ void mock_record(const void *rec, uint32_t size)
 {
 	uint32_t padded = (size + 7) & ~7u;
 
+	/* like CUPTI, record nothing of a kind that is not enabled */
+	if (!enabled_kind[((const CUpti_Activity *)rec)->kind & 63])
+		return;
+	pthread_mutex_lock(&pending_lock);
+	/* a full buffer completes, as CUPTI's do */
+	if (pending_len + 8 + padded > sizeof(pending))
+		flush_locked();
 	memcpy(pending + pending_len, &padded, 4);
 	memset(pending + pending_len + 4, 0, 4);
 	memcpy(pending + pending_len + 8, rec, size);
 	pending_len += 8 + padded;
+	pthread_mutex_unlock(&pending_lock);
 }

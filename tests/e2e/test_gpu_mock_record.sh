@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The whole GPU path without a GPU: tests/gpu/mock/fake_cuda_app loads libxpu-cupti.so over a
+# fake libcupti and "launches kernels" under the real xpu-record (injection environment, the
+# marker's uprobe, the socket, the writer, the report). Checks: every kernel joined to its launch
+# stack; and the final flush when the target dies of SIGTERM or ends on SIGINT.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+NAME=test_gpu_mock_record
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+skip() { echo "SKIP $NAME: $*"; exit 77; }
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
+[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
+[ -f "$CUDA_HOME/include/cupti.h" ] || skip "no CUPTI headers at $CUDA_HOME"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cc -O1 -g -fno-omit-frame-pointer -shared -fPIC -I"$CUDA_HOME/include" -o "$tmp/libmockcupti.so" \
+	tests/gpu/mock/mock_cupti.c -lpthread || fail "cannot build the fake libcupti"
+cc -O1 -g -fno-omit-frame-pointer -I"$CUDA_HOME/include" -o "$tmp/fake_cuda_app" \
+	tests/gpu/mock/fake_cuda_app.c -ldl || fail "cannot build fake_cuda_app"
+LIB=$(realpath "$B/libxpu-cupti.so")
+# the fake libcupti stands in for the real one; the library's own search is skipped
+export XPU_CUPTI_LIB="$tmp/libmockcupti.so"
+app=("$tmp/fake_cuda_app" "$LIB" "$tmp/libmockcupti.so")
+info() { "$B/xpu-report" -F info "$1" 2>/dev/null; }
+count() { info "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
+flushed() { info "$1" | sed -n '/^gpu processes/,/^[a-z]/p' | grep -c 'flushed'; }
+
+# 1. a clean run: N kernels, N launches, all joined, the process flushed
+N=3000
+"$B/xpu-record" -o "$tmp/a.xpu" -- "${app[@]}" $N >"$tmp/a.out" 2>"$tmp/a.err" ||
+	fail "recording the fake CUDA app failed: $(tail -1 "$tmp/a.err")"
+k=$(count "$tmp/a.xpu" gpu_kernel); l=$(count "$tmp/a.xpu" gpu_launch)
+[ "$k" = $N ] && [ "$l" = $N ] || fail "expected $N kernels and launches, got ${k:-0} and ${l:-0}"
+"$B/xpu-report" "$tmp/a.xpu" 2>/dev/null | grep -qE '^  kernels +[0-9]+ +[0-9]+ +100\.00%' ||
+	fail "not every kernel was joined to its launch stack"
+"$B/xpu-report" -F folded --view=gpu --weight=time "$tmp/a.xpu" 2>/dev/null |
+	grep -qE ';main;launch_fake_kernel;(.*;)?\[gpu\] fake_kernel\(float\*\) ' ||
+	fail "kernels are not under main;launch_fake_kernel"
+[ "$(flushed "$tmp/a.xpu")" = 1 ] || fail "the process did not report its final flush"
+
+# 2. SIGTERM to xpu-record: forwarded; the target keeps the default action, so the library
+#    flushes, reports, and lets it die of the signal
+"$B/xpu-record" -o "$tmp/t.xpu" -- "${app[@]}" 0 >/dev/null 2>"$tmp/t.err" &
+rec=$!
+sleep 1.5
+kill -TERM $rec
+for i in $(seq 100); do kill -0 $rec 2>/dev/null || break; sleep 0.1; done
+kill -0 $rec 2>/dev/null && { kill -KILL $rec; fail "xpu-record still running 10 s after SIGTERM"; }
+wait $rec
+rc=$?
+[ $rc = 143 ] || fail "SIGTERM: xpu-record should exit 143 (target killed by SIGTERM), got $rc"
+[ "$(flushed "$tmp/t.xpu")" = 1 ] || fail "SIGTERM: the target did not flush before dying: $(cat "$tmp/t.err" | head -3)"
+k=$(count "$tmp/t.xpu" gpu_kernel); l=$(count "$tmp/t.xpu" gpu_launch)
+[ "${k:-0}" -gt 100 ] && [ "$k" = "$l" ] || fail "SIGTERM: ${k:-0} kernels for ${l:-0} launches"
+
+# 3. SIGINT with a target that catches it and exits normally (as Python does)
+"$B/xpu-record" -o "$tmp/i.xpu" -- "${app[@]}" 0 catch-sigint >/dev/null 2>"$tmp/i.err" &
+rec=$!
+sleep 1.5
+kill -INT $rec
+for i in $(seq 100); do kill -0 $rec 2>/dev/null || break; sleep 0.1; done
+kill -0 $rec 2>/dev/null && { kill -KILL $rec; fail "xpu-record still running 10 s after SIGINT"; }
+wait $rec
+rc=$?
+[ $rc = 0 ] || fail "SIGINT: the target exits 0 after catching it; xpu-record gave $rc"
+[ "$(flushed "$tmp/i.xpu")" = 1 ] || fail "SIGINT: the target did not flush: $(head -3 "$tmp/i.err")"
+k=$(count "$tmp/i.xpu" gpu_kernel); l=$(count "$tmp/i.xpu" gpu_launch)
+[ "${k:-0}" -gt 100 ] && [ "$k" = "$l" ] || fail "SIGINT: ${k:-0} kernels for ${l:-0} launches"
+echo "PASS $NAME: clean run, SIGTERM and SIGINT all flushed, every kernel joined to its launch"

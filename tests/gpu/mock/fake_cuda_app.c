@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A "CUDA application" for machines without a GPU: it loads libxpu-cupti.so over the fake
+ * libcupti (mock_cupti.c) as the CUDA driver would, then launches "kernels" through the fake
+ * API callbacks and activity records. Run under the real xpu-record, it exercises the whole GPU
+ * path: injection, the probed marker and its uprobe, the socket, the writer, the report.
+ *
+ *   fake_cuda_app LIBXPU_CUPTI MOCK_CUPTI LAUNCHES [catch-sigint]
+ * LAUNCHES 0: until a signal. catch-sigint: handle SIGINT by leaving the loop, as Python does
+ * (KeyboardInterrupt), so the process exits normally.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cupti.h>
+
+static void (*mock_api)(int, uint32_t, int, uint32_t);
+static void (*mock_record)(const void *, uint32_t);
+static uint64_t (*mock_now)(void);
+static volatile sig_atomic_t stop;
+
+static void on_sigint(int sig)
+{
+	stop = 1;
+}
+
+/* One launch, as cudaLaunchKernel looks to the library: API enter, the kernel, API exit. */
+__attribute__((noinline)) static void launch_fake_kernel(uint32_t corr)
+{
+	CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, corr);
+	k.start = mock_now() + 1000;
+	k.end = k.start + 2000;
+	k.correlationId = corr;
+	k.name = "_Z11fake_kernelPf";
+	k.gridX = k.gridY = k.gridZ = 1;
+	k.blockX = 32;
+	k.blockY = k.blockZ = 1;
+	mock_record(&k, sizeof(k));
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, corr);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n, i;
+	int (*init)(void);
+	void *m, *l;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: fake_cuda_app LIBXPU_CUPTI MOCK_CUPTI LAUNCHES [catch-sigint]\n");
+		return 2;
+	}
+	n = strtoul(argv[3], NULL, 10);
+	if (argc > 4 && !strcmp(argv[4], "catch-sigint"))
+		signal(SIGINT, on_sigint);
+	m = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
+	l = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!m || !l) {
+		fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
+		return 1;
+	}
+	*(void **)&mock_api = dlsym(m, "mock_api");
+	*(void **)&mock_record = dlsym(m, "mock_record");
+	*(void **)&mock_now = dlsym(m, "mock_now");
+	*(void **)&init = dlsym(l, "InitializeInjection");
+	if (!mock_api || !mock_record || !mock_now || !init || init() != 1) {
+		fprintf(stderr, "fake_cuda_app: cannot initialize the injection\n");
+		return 1;
+	}
+	for (i = 0; (!n || i < n) && !stop; i++) {
+		launch_fake_kernel((uint32_t)i + 1);
+		if (i % 500 == 499) {
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	printf("launches %lu\n", i);
+	return 0;
+}
