@@ -67,7 +67,9 @@ fi
 # injected library flushes and says FLUSHED before the target dies of it
 if [[ $ONLY == *3* ]]; then
 say "SIGTERM to xpu-record recording a long launch loop"
-tool "$B/xpu-record" -o "$OUT/term.xpu" -- env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$LIBCUDA" \
+# not through tool(): a shell function in the background is a subshell, and $! would be the
+# subshell rather than xpu-record
+LD_LIBRARY_PATH="$LIB" "$B/xpu-record" -o "$OUT/term.xpu" -- env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$LIBCUDA" \
 	"$B/bench/launch_bench" 1 50000000 >/dev/null 2>"$OUT/term.err" &
 rec=$!
 sleep 6
@@ -88,7 +90,7 @@ say "SIGINT to xpu-record recording PyTorch"
 # job control on: a script's background job would otherwise start with SIGINT ignored, and
 # Python, finding it ignored, would never raise KeyboardInterrupt
 set -m
-tool "$B/xpu-record" -o "$OUT/int.xpu" -- env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=100000 \
+LD_LIBRARY_PATH="$LIB" "$B/xpu-record" -o "$OUT/int.xpu" -- env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=100000 \
 	"$PY" samples/torch_train.py >/dev/null 2>"$OUT/int.err" &
 rec=$!
 sleep 12
