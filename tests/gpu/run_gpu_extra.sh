@@ -93,7 +93,7 @@ set -m
 LD_LIBRARY_PATH="$LIB" "$B/xpu-record" -o "$OUT/int.xpu" -- env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=100000 \
 	"$PY" samples/torch_train.py >/dev/null 2>"$OUT/int.err" &
 rec=$!
-sleep 12
+sleep ${XPU_SIGINT_AFTER_S:-30}
 kill -INT $rec
 wait_bounded $rec 60
 rc=$?
