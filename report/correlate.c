@@ -57,7 +57,7 @@ static int add_one(struct corr_ctx *c, uint32_t pid, uint32_t corr, uint64_t sta
 static uint32_t kernel_leaf(struct profile *p, uint32_t name_str)
 {
 	const char *n = trace__string(p->t, name_str);
-	char dem[1024], buf[1100];
+	char dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 8];
 
 	if (!n)
 		n = "[unknown kernel]";

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Recursive-descent Itanium demangler. Every production builds strings in one bump arena that
+ * Recursive-descent Itanium demangler. Every production builds strings in a bump arena that
  * is freed as a whole, so a failure anywhere just unwinds. Types are kept as a (left, right)
  * pair so that pointers to functions and arrays print as "void (*)(int)" and "int (*) [3]".
  * Output follows c++filt (binutils) spelling, e.g. "> >" between closing template brackets.
@@ -13,10 +13,17 @@
 
 #include "demangle.h"
 
-#define DM_ARENA_BYTES (128 * 1024)
+/*
+ * The arena grows in chunks up to a cap: strings are rebuilt at every nesting level, so a long
+ * cutlass kernel name (1.7 KB mangled, 10 KB demangled) needs a few hundred KB, while the
+ * cap still bounds what a hostile substitution blow-up can take.
+ */
+#define DM_CHUNK_BYTES (64 * 1024)
+#define DM_ARENA_MAX (4 * 1024 * 1024)
 #define DM_MAX_DEPTH 128
 #define DM_MAX_SUBS 512
 #define DM_MAX_TPARAMS 128
+#define DM_MAX_REPARSES 4096
 
 enum { DT_PLAIN, DT_FUNC, DT_ARRAY };
 
@@ -25,12 +32,25 @@ struct dtype {
 	int kind;
 	const char **elems;	/* template argument pack: its elements */
 	int nelems;		/* -1: not a pack */
+	/*
+	 * A substitution that uses template parameters is its mangled text, parsed again
+	 * where it is used: GCC means "parameter N" there, not the value it had (see
+	 * parse_substitution).
+	 */
+	const char *src;
+	int srclen;
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t size, used;
+	char data[];
 };
 
 struct dm {
 	const char *p, *end;
-	char *arena;
-	size_t used;
+	struct chunk *chunks;	/* newest first */
+	size_t arena_total;
 	int depth;
 	bool fail;
 	struct dtype subs[DM_MAX_SUBS];
@@ -45,20 +65,47 @@ struct dm {
 					   do not define the T_ parameters */
 	int pack_index;			/* -1, or the element a Dp expansion is printing */
 	int pack_size;			/* size of the first pack met while probing */
+	int lambda_args;		/* >0 while in a closure's parameters, where T_ is
+					   a generic lambda's own "auto:1" */
+	bool encoding_typed;		/* the last <encoding> had parameters or template args */
+	int tparam_refs;		/* template parameters looked up so far */
+	int reparses;			/* substitutions parsed again (see reparse) */
 };
 
-static const struct dtype empty_t = { "", "", DT_PLAIN, NULL, -1 };
+static const struct dtype empty_t = { "", "", DT_PLAIN, NULL, -1, NULL, 0 };
 
 static char *dm_alloc(struct dm *d, size_t n)
 {
+	struct chunk *c = d->chunks;
 	char *r;
 
-	if (d->fail || n > DM_ARENA_BYTES - d->used) {
-		d->fail = true;
+	if (d->fail)
 		return NULL;
+	if (!c || n > c->size - c->used) {
+		/* double the chunks as we go: few mallocs for long names, one for short ones */
+		size_t size = c ? c->size * 2 : DM_CHUNK_BYTES;
+
+		if (size < n)
+			size = n;
+		if (size > DM_ARENA_MAX - d->arena_total)
+			size = DM_ARENA_MAX - d->arena_total;
+		if (size < n) {
+			d->fail = true;
+			return NULL;
+		}
+		c = malloc(sizeof(*c) + size);
+		if (!c) {
+			d->fail = true;
+			return NULL;
+		}
+		c->size = size;
+		c->used = 0;
+		c->next = d->chunks;
+		d->chunks = c;
+		d->arena_total += size;
 	}
-	r = d->arena + d->used;
-	d->used += n;
+	r = c->data + c->used;
+	c->used += n;
 	return r;
 }
 
@@ -133,7 +180,7 @@ static void add_sub(struct dm *d, struct dtype t)
 
 static void add_sub_s(struct dm *d, const char *s)
 {
-	struct dtype t = { s, "", DT_PLAIN, NULL, -1 };
+	struct dtype t = { s, "", DT_PLAIN, NULL, -1, NULL, 0 };
 
 	add_sub(d, t);
 }
@@ -184,7 +231,10 @@ static int parse_seq_id(struct dm *d)
 }
 
 static struct dtype parse_type(struct dm *d);
-static const char *parse_encoding(struct dm *d, bool top);
+static const char *tparam_text(struct dm *d, int id);
+/* How an <encoding> is embedded; see parse_encoding. */
+enum { ENC_TOP, ENC_SCOPE, ENC_EXPR };
+static const char *parse_encoding(struct dm *d, int mode);
 static const char *parse_name(struct dm *d);
 static const char *parse_template_args(struct dm *d, bool set_tparams);
 
@@ -284,7 +334,9 @@ static const char *parse_unnamed(struct dm *d)
 		const char *params;
 
 		d->p += 2;
+		d->lambda_args++;
 		params = parse_bare_params(d, true);
+		d->lambda_args--;
 		if (!eat(d, 'E'))
 			goto bad;
 		if (!eat(d, '_')) {
@@ -390,6 +442,35 @@ static const char *std_abbrev(char c, const char **ctor_name)
 	}
 }
 
+/*
+ * A substitution that uses template parameters means them where it is used, as in GCC and
+ * c++filt: in "int call<g()::{lambda(auto:1)#1}>(S0_)" the S0_ is the T_ met inside the
+ * lambda, now naming call's argument, and a T_* from a local name's enclosing function
+ * reused outside it points to the outer template's argument. So its text is parsed again,
+ * in the current scope, adding no candidates. The depth limit bounds the nesting and the
+ * arena and a counter the total work of chains of such substitutions.
+ */
+static struct dtype reparse(struct dm *d, const struct dtype *sub)
+{
+	const char *saved_p = d->p, *saved_end = d->end;
+	int saved_nsubs = d->nsubs;
+	struct dtype t;
+
+	if (++d->reparses > DM_MAX_REPARSES) {
+		d->fail = true;
+		return empty_t;
+	}
+	d->p = sub->src;
+	d->end = sub->src + sub->srclen;
+	t = parse_type(d);
+	if (d->p != d->end)
+		d->fail = true;
+	d->p = saved_p;
+	d->end = saved_end;
+	d->nsubs = saved_nsubs;
+	return t;
+}
+
 /* <substitution> (after the S). Returns the substituted entity. */
 static struct dtype parse_substitution(struct dm *d)
 {
@@ -398,7 +479,7 @@ static struct dtype parse_substitution(struct dm *d)
 
 	ab = std_abbrev(peek(d), &ctor);
 	if (ab) {
-		struct dtype t = { ab, "", DT_PLAIN, NULL, -1 };
+		struct dtype t = { ab, "", DT_PLAIN, NULL, -1, NULL, 0 };
 
 		d->p++;
 		d->last_source = ctor;
@@ -409,15 +490,24 @@ static struct dtype parse_substitution(struct dm *d)
 		d->fail = true;
 		return empty_t;
 	}
+	if (d->subs[id].src)
+		return reparse(d, &d->subs[id]);
 	return d->subs[id];
 }
 
-static const char *parse_template_param(struct dm *d)
+/* The text of template parameter id in the current scope. */
+static const char *tparam_text(struct dm *d, int id)
 {
-	int id = parse_seq_id(d);
-
 	const struct dtype *tp;
 
+	d->tparam_refs++;
+	/* c++filt spells a generic lambda's parameters by position: "{lambda(auto:1)#1}" */
+	if (id >= 0 && d->lambda_args) {
+		char buf[24];
+
+		snprintf(buf, sizeof(buf), "auto:%d", id + 1);
+		return cat2(d, buf, "");
+	}
 	if (id < 0 || id >= d->ntparams) {
 		d->fail = true;
 		return "";
@@ -430,6 +520,11 @@ static const char *parse_template_param(struct dm *d)
 			return tp->elems[d->pack_index];
 	}
 	return fmt_t(d, *tp);
+}
+
+static const char *parse_template_param(struct dm *d)
+{
+	return tparam_text(d, parse_seq_id(d));
 }
 
 static const char *close_tmpl(struct dm *d, const char *s, const char *args)
@@ -520,10 +615,13 @@ static const char *parse_nested(struct dm *d)
 	return cur ? cur : "";
 }
 
-/* <local-name> after the Z */
+/*
+ * <local-name> after the Z: Z <encoding> E <entity> [<discriminator>], Z <encoding> E s, or
+ * Z <encoding> E d [<number>] _ <entity> for an entity in a default argument.
+ */
 static const char *parse_local(struct dm *d)
 {
-	const char *enc = parse_encoding(d, false), *s;
+	const char *enc = parse_encoding(d, ENC_SCOPE), *s;
 	long n;
 
 	if (!eat(d, 'E')) {
@@ -534,9 +632,17 @@ static const char *parse_local(struct dm *d)
 		s = cat2(d, enc, "::string literal");
 		d->name_is_template = false;
 	} else {
-		if (eat(d, 'd')) {	/* default argument scope */
+		if (eat(d, 'd')) {	/* d_ is the last parameter's default, d0_ the one before */
+			char num[40];
+
+			n = -1;
 			parse_number(d, &n, false);
-			eat(d, '_');
+			if (!eat(d, '_')) {
+				d->fail = true;
+				return "";
+			}
+			snprintf(num, sizeof(num), "::{default arg#%ld}", n + 2);
+			enc = cat2(d, enc, num);
 		}
 		s = cat3(d, enc, "::", parse_name(d));
 	}
@@ -737,7 +843,7 @@ static const char *parse_expr_primary(struct dm *d)
 	/* after the L */
 	if (peek(d) == '_' && peek2(d) == 'Z') {
 		d->p += 2;
-		s = parse_encoding(d, false);
+		s = parse_encoding(d, ENC_EXPR);
 	} else {
 		char c = peek(d);
 		const char *num_start, *neg = "";
@@ -769,6 +875,41 @@ static const char *parse_expr_primary(struct dm *d)
 	}
 	if (!eat(d, 'E'))
 		d->fail = true;
+	return s;
+}
+
+/*
+ * <expression>: only what kernel names need. nvcc's extended __device__ lambdas put the
+ * enclosing function's address in a template argument: X ad L _Z <encoding> E E, which
+ * c++filt prints as "&(void ns::launch<float>(float*))". Anything else fails.
+ */
+static const char *parse_expression(struct dm *d)
+{
+	const char *s;
+
+	if (++d->depth > DM_MAX_DEPTH) {
+		d->fail = true;
+		return "";
+	}
+	if (eat(d, 'L')) {
+		s = parse_expr_primary(d);
+	} else if (peek(d) == 'T') {
+		d->p++;
+		s = parse_template_param(d);
+	} else if (peek(d) == 'a' && peek2(d) == 'd') {
+		bool entity;
+
+		d->p += 2;
+		entity = peek(d) == 'L' && peek2(d) == '_';
+		d->encoding_typed = false;
+		s = parse_expression(d);
+		/* a function or template operand gets parentheses, a plain (qualified) name none */
+		s = entity && d->encoding_typed ? cat3(d, "&(", s, ")") : cat2(d, "&", s);
+	} else {
+		d->fail = true;
+		s = "";
+	}
+	d->depth--;
 	return s;
 }
 
@@ -811,8 +952,11 @@ static struct dtype parse_template_arg(struct dm *d)
 		}
 		return r;
 	}
-	if (c == 'X') {	/* expressions are outside the subset */
-		d->fail = true;
+	if (c == 'X') {
+		d->p++;
+		r.l = parse_expression(d);
+		if (!eat(d, 'E'))
+			d->fail = true;
 		return r;
 	}
 	r.l = fmt_t(d, parse_type(d));
@@ -824,6 +968,7 @@ static const char *parse_template_args(struct dm *d, bool set_tparams)
 	struct dtype args[DM_MAX_TPARAMS];
 	const char *s = "<";
 	int n = 0, i;
+	bool empty_last = false;
 	size_t len;
 
 	if (!eat(d, 'I') || ++d->depth > DM_MAX_DEPTH) {
@@ -840,13 +985,18 @@ static const char *parse_template_args(struct dm *d, bool set_tparams)
 		args[n] = a;
 		if (a.l[0])
 			s = strcmp(s, "<") ? cat3(d, s, ", ", a.l) : cat2(d, s, a.l);
+		empty_last = n && !a.l[0];
 		n++;
 	}
 	d->depth--;
 	if (d->fail)
 		return "";
+	/*
+	 * c++filt writes ", " before an empty trailing pack and takes it back, but then sees the
+	 * space as the last character: "tag<int, 1u>>" without the usual "> >". Match it.
+	 */
 	len = strlen(s);
-	s = cat2(d, s, len && s[len - 1] == '>' ? " >" : ">");
+	s = cat2(d, s, len && s[len - 1] == '>' && !empty_last ? " >" : ">");
 	if (set_tparams && !d->type_depth) {
 		for (i = 0; i < n; i++)
 			d->tparams[i] = args[i];
@@ -855,11 +1005,20 @@ static const char *parse_template_args(struct dm *d, bool set_tparams)
 	return s;
 }
 
+/* Adds t, made from the mangled text at start, as a candidate, to parse again if it uses T_. */
+static void add_dep_sub(struct dm *d, struct dtype t, const char *start, int refs0)
+{
+	t.src = d->tparam_refs != refs0 ? start : NULL;
+	t.srclen = (int)(d->p - start);
+	add_sub(d, t);
+}
+
 static struct dtype parse_type_inner(struct dm *d)
 {
-	struct dtype t = { "", "", DT_PLAIN, NULL, -1 };
+	struct dtype t = { "", "", DT_PLAIN, NULL, -1, NULL, 0 };
 	char c = peek(d);
-	const char *b;
+	const char *b, *start = d->p;
+	int refs0 = d->tparam_refs;
 
 	b = builtin(c);
 	if (b) {
@@ -876,12 +1035,12 @@ static struct dtype parse_type_inner(struct dm *d)
 			return t;
 		}
 		if (peek2(d) == 'p') {	/* pack expansion: print the pattern once per element */
-			const char *start, *s = NULL;
+			const char *pattern, *s = NULL;
 			int saved_idx = d->pack_index, saved_size = d->pack_size, saved_nsubs;
 			int i, n;
 
 			d->p += 2;
-			start = d->p;
+			pattern = d->p;
 			saved_nsubs = d->nsubs;
 			d->pack_index = -1;
 			d->pack_size = -1;
@@ -894,7 +1053,7 @@ static struct dtype parse_type_inner(struct dm *d)
 				for (i = 0; i < n && !d->fail; i++) {
 					const char *e;
 
-					d->p = start;
+					d->p = pattern;
 					d->nsubs = saved_nsubs;
 					d->pack_index = i;
 					e = fmt_t(d, parse_type(d));
@@ -1006,7 +1165,7 @@ static struct dtype parse_type_inner(struct dm *d)
 		d->p++;
 		t.l = parse_template_param(d);
 		if (peek(d) == 'I') {	/* template template param */
-			add_sub(d, t);
+			add_dep_sub(d, t, start, refs0);
 			t.l = cat2(d, t.l, parse_template_args(d, false));
 		}
 		break;
@@ -1036,7 +1195,7 @@ static struct dtype parse_type_inner(struct dm *d)
 		d->fail = true;
 		return t;
 	}
-	add_sub(d, t);
+	add_dep_sub(d, t, start, refs0);
 	return t;
 }
 
@@ -1082,12 +1241,12 @@ static const char *parse_special(struct dm *d)
 	case 'h':
 		if (!parse_number(d, &n, true) || !eat(d, '_'))
 			break;
-		return cat2(d, "non-virtual thunk to ", parse_encoding(d, false));
+		return cat2(d, "non-virtual thunk to ", parse_encoding(d, ENC_SCOPE));
 	case 'v':
 		if (!parse_number(d, &n, true) || !eat(d, '_') || !parse_number(d, &n, true) ||
 		    !eat(d, '_'))
 			break;
-		return cat2(d, "virtual thunk to ", parse_encoding(d, false));
+		return cat2(d, "virtual thunk to ", parse_encoding(d, ENC_SCOPE));
 	default:
 		break;
 	}
@@ -1095,11 +1254,16 @@ static const char *parse_special(struct dm *d)
 	return "";
 }
 
-static const char *parse_encoding(struct dm *d, bool top)
+/*
+ * ENC_TOP: the whole symbol. ENC_SCOPE: a local name's enclosing function (or a thunk's
+ * target), which ends at an E and prints without return type, as c++filt does. ENC_EXPR: an
+ * entity in a template argument (L_Z ... E), printed with its return type.
+ */
+static const char *parse_encoding(struct dm *d, int mode)
 {
 	const char *name, *params, *ret = NULL, *cv;
-	bool tmpl, cdc;
-	int saved_ntp = d->ntparams;
+	bool tmpl, cdc, top = mode == ENC_TOP;
+	int saved_ntp = d->ntparams, saved_td = d->type_depth;
 	struct dtype saved_tp[DM_MAX_TPARAMS];
 
 	if (++d->depth > DM_MAX_DEPTH) {
@@ -1113,31 +1277,42 @@ static const char *parse_encoding(struct dm *d, bool top)
 		d->depth--;
 		return name;
 	}
-	/* a local name's inner encoding must not clobber the outer template parameters */
-	if (!top)
+	/*
+	 * An inner encoding is a whole function even inside a template argument (a kernel's
+	 * lambda functor): its own template args define the T_ of its parameters, and the
+	 * outer ones come back afterwards.
+	 */
+	if (!top) {
 		memcpy(saved_tp, d->tparams, sizeof(d->tparams[0]) * saved_ntp);
+		d->type_depth = 0;
+	}
+	d->encoding_typed = false;
 	name = parse_name(d);
 	tmpl = d->name_is_template;
 	cdc = d->name_is_ctor_dtor_conv;
 	cv = d->cv_suffix;
 	if (d->fail || d->p >= d->end || peek(d) == 'E' || peek(d) == '.') {
-		/* data object (or a local entity's enclosing name at E) */
-		d->depth--;
-		return name;
-	}
-	if (tmpl && !cdc) {
-		struct dtype r = parse_type(d);
+		/* data object (or a local entity's enclosing name at E, as GCC writes main) */
+		params = NULL;
+	} else {
+		if (tmpl && !cdc) {
+			struct dtype r = parse_type(d);
 
-		ret = fmt_t(d, r);
+			ret = fmt_t(d, r);
+		}
+		params = parse_bare_params(d, !top);
 	}
-	params = parse_bare_params(d, !top);
 	if (!top) {
 		memcpy(d->tparams, saved_tp, sizeof(d->tparams[0]) * saved_ntp);
 		d->ntparams = saved_ntp;
+		d->type_depth = saved_td;
 	}
 	d->depth--;
-	/* like c++filt, an enclosing function of a local name is printed without return type */
-	if (ret && top)
+	/* tells an enclosing "ad" whether this was a function or template (printed in parens) */
+	d->encoding_typed = params || tmpl;
+	if (!params)
+		return name;
+	if (ret && mode != ENC_SCOPE)
 		return cat4(d, ret, " ", name, cat4(d, "(", params, ")", cv));
 	return cat4(d, name, "(", params, cat2(d, ")", cv));
 }
@@ -1157,14 +1332,11 @@ int xpu_demangle(const char *mangled, char *out, size_t outlen)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -1;
-	d->arena = malloc(DM_ARENA_BYTES);
-	if (!d->arena)
-		goto out;
 	d->p = mangled + 2;
 	d->end = mangled + inlen;
 	d->pack_index = -1;
 	d->pack_size = -1;
-	s = parse_encoding(d, true);
+	s = parse_encoding(d, ENC_TOP);
 	/* GCC clone suffixes: .constprop.0, .isra.0, .cold, .part.1 */
 	while (!d->fail && peek(d) == '.') {
 		const char *start = d->p++;
@@ -1187,7 +1359,12 @@ int xpu_demangle(const char *mangled, char *out, size_t outlen)
 	memcpy(out, s, len + 1);
 	ret = (int)len;
 out:
-	free(d->arena);
+	while (d->chunks) {
+		struct chunk *c = d->chunks;
+
+		d->chunks = c->next;
+		free(c);
+	}
 	free(d);
 	return ret;
 }

@@ -13,6 +13,12 @@
 #define DEMANGLE_MAX_INPUT 4096
 
 /*
+ * Output buffer size for callers. Templates expand a lot when demangled: a real cuDNN cutlass
+ * kernel name of 1.7 KB becomes 10 KB, so a name at the input cap can need tens of KB.
+ */
+#define DEMANGLE_MAX_OUTPUT (32 * 1024)
+
+/*
  * Writes the demangled form of a "_Z..." name into out (NUL-terminated). Returns the length,
  * or -1 when the name is not mangled, not in the supported subset, malformed, or the result
  * does not fit (out is then untouched).

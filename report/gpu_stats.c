@@ -285,7 +285,7 @@ static int print_kernels(struct gs *g, FILE *out)
 		"share", "count", "total_us", "mean_us", "min_us", "max_us", "kernel");
 	for (i = 0; i < n && i < TOP_N; i++) {
 		const char *name = trace__string(g->t, ks[i].name_str);
-		char dem[1024];
+		char dem[DEMANGLE_MAX_OUTPUT];
 
 		if (!name)
 			name = "[unknown kernel]";

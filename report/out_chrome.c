@@ -651,7 +651,7 @@ static int emit_gpu(struct chrome *c, struct gpu_ctx *g)
 	for (i = 0; i < t->nkernels; i++) {
 		const struct xpu_rec_gpu_kernel *k = &t->kernels[i];
 		const char *n = trace__string(t, k->name_str);
-		char dem[1024];
+		char dem[DEMANGLE_MAX_OUTPUT];
 
 		err = gpu_begin(c, g, k->device, k->pid, k->context, k->stream, k->corr_id,
 				k->start_ns, k->end_ns, false, &s);

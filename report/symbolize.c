@@ -102,7 +102,7 @@ static uint32_t frame_internf(struct strpool *pool, const char *fmt, ...)
 
 static uint32_t intern_symbol(struct strpool *pool, const char *name, const char *suffix)
 {
-	char dem[1024], buf[1100];
+	char dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 64];
 	const char *n = name;
 
 	if (!strncmp(name, "_Z", 2) && xpu_demangle(name, dem, sizeof(dem)) >= 0)
