@@ -28,7 +28,8 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
-#include "trace_writer.h"
+#define TRACE_BUILD_PROG "gen_trace"
+#include "../tests/lib/trace_build.h"
 
 #define BASE 0x555555554000ull
 #define T0 1000000000ull
@@ -42,7 +43,6 @@ struct func {
 	uint64_t addr, size;	/* run-time address (base applied) */
 };
 
-static struct trace_writer *w;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static struct func *fn;
 static size_t nfn, cap_fn;
@@ -53,27 +53,6 @@ static uint64_t rnd(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return rng;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "gen_trace: %s failed\n", what);
-	exit(1);
-}
-
-static uint32_t str(const char *s)
-{
-	uint32_t id = trace_writer__intern_cstr(w, s);
-
-	if (!id)
-		die("intern");
-	return id;
-}
-
-static void rec(uint16_t type, const void *body, uint32_t size, uint64_t ts)
-{
-	if (trace_writer__append(w, type, body, size, ts))
-		die("append");
 }
 
 /*

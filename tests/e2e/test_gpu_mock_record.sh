@@ -41,32 +41,29 @@ k=$(count "$tmp/a.xpu" gpu_kernel); l=$(count "$tmp/a.xpu" gpu_launch)
 	fail "kernels are not under main;launch_fake_kernel"
 [ "$(flushed "$tmp/a.xpu")" = 1 ] || fail "the process did not report its final flush"
 
-# 2. SIGTERM to xpu-record: forwarded; the target keeps the default action, so the library
-#    flushes, reports, and lets it die of the signal
-"$B/xpu-record" -o "$tmp/t.xpu" -- "${app[@]}" 0 >/dev/null 2>"$tmp/t.err" &
-rec=$!
-sleep 1.5
-kill -TERM $rec
-for i in $(seq 100); do kill -0 $rec 2>/dev/null || break; sleep 0.1; done
-kill -0 $rec 2>/dev/null && { kill -KILL $rec; fail "xpu-record still running 10 s after SIGTERM"; }
-wait $rec
-rc=$?
-[ $rc = 143 ] || fail "SIGTERM: xpu-record should exit 143 (target killed by SIGTERM), got $rc"
-[ "$(flushed "$tmp/t.xpu")" = 1 ] || fail "SIGTERM: the target did not flush before dying: $(cat "$tmp/t.err" | head -3)"
-k=$(count "$tmp/t.xpu" gpu_kernel); l=$(count "$tmp/t.xpu" gpu_launch)
-[ "${k:-0}" -gt 100 ] && [ "$k" = "$l" ] || fail "SIGTERM: ${k:-0} kernels for ${l:-0} launches"
+# signalled SIGNAL EXPECTED_RC APP_ARGS...: record the endless fake app, send SIGNAL to
+# xpu-record after 1.5 s, and check the exit status, the final flush and the kernel count
+signalled() {
+	local sig=$1 want=$2 rc i k l
+	shift 2
+	"$B/xpu-record" -o "$tmp/s.xpu" -- "${app[@]}" "$@" >/dev/null 2>"$tmp/s.err" &
+	rec=$!
+	sleep 1.5
+	kill -"$sig" $rec
+	for i in $(seq 100); do kill -0 $rec 2>/dev/null || break; sleep 0.1; done
+	kill -0 $rec 2>/dev/null && { kill -KILL $rec; fail "xpu-record still running 10 s after SIG$sig"; }
+	wait $rec
+	rc=$?
+	[ $rc = "$want" ] || fail "SIG$sig: xpu-record should exit $want, got $rc"
+	[ "$(flushed "$tmp/s.xpu")" = 1 ] ||
+		fail "SIG$sig: the target did not flush: $(head -3 "$tmp/s.err")"
+	k=$(count "$tmp/s.xpu" gpu_kernel); l=$(count "$tmp/s.xpu" gpu_launch)
+	[ "${k:-0}" -gt 100 ] && [ "$k" = "$l" ] || fail "SIG$sig: ${k:-0} kernels for ${l:-0} launches"
+}
 
+# 2. SIGTERM to xpu-record: forwarded; the target keeps the default action, so the library
+#    flushes, reports, and lets it die of the signal (xpu-record exits 128+15)
+signalled TERM 143 0
 # 3. SIGINT with a target that catches it and exits normally (as Python does)
-"$B/xpu-record" -o "$tmp/i.xpu" -- "${app[@]}" 0 catch-sigint >/dev/null 2>"$tmp/i.err" &
-rec=$!
-sleep 1.5
-kill -INT $rec
-for i in $(seq 100); do kill -0 $rec 2>/dev/null || break; sleep 0.1; done
-kill -0 $rec 2>/dev/null && { kill -KILL $rec; fail "xpu-record still running 10 s after SIGINT"; }
-wait $rec
-rc=$?
-[ $rc = 0 ] || fail "SIGINT: the target exits 0 after catching it; xpu-record gave $rc"
-[ "$(flushed "$tmp/i.xpu")" = 1 ] || fail "SIGINT: the target did not flush: $(head -3 "$tmp/i.err")"
-k=$(count "$tmp/i.xpu" gpu_kernel); l=$(count "$tmp/i.xpu" gpu_launch)
-[ "${k:-0}" -gt 100 ] && [ "$k" = "$l" ] || fail "SIGINT: ${k:-0} kernels for ${l:-0} launches"
+signalled INT 0 0 catch-sigint
 echo "PASS $NAME: clean run, SIGTERM and SIGINT all flushed, every kernel joined to its launch"
