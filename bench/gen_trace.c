@@ -171,18 +171,13 @@ int main(int argc, char **argv)
 	uint16_t *depth;
 	uint32_t *ids, s;
 	char name[32];
-	int fd, f;
+	int f;
 
 	if (!out || !nstacks) {
 		fprintf(stderr, "usage: gen_trace OUT.xpu [SAMPLES] [STACKS] [EXECUTABLE [LIBRARY...]]\n");
 		return 2;
 	}
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die("open output");
-	w = trace_writer__open_fd(fd, NULL);
-	if (!w)
-		die("writer");
+	open_trace(out, NULL);
 
 	ses.ncpu = 2;
 	ses.page_size_bytes = 4096;

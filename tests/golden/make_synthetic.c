@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	struct xpu_rec_lost lost = { 0 };
 	struct xpu_rec_ksyms ks = { 0, sizeof(ksyms) - 1 };
 	uint32_t s_user, s_kern, s_lib, s_launch, s_leafonly, i;
-	int fd, n;
+	int n;
 
 	if (argc != 7) {
 		fprintf(stderr, "usage: make_synthetic OUT TARGET main cxx middle leaf\n");
@@ -56,12 +56,7 @@ int main(int argc, char **argv)
 	a_cxx = strtoull(argv[4], NULL, 16);
 	a_mid = strtoull(argv[5], NULL, 16);
 	a_leaf = strtoull(argv[6], NULL, 16);
-	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die("open");
-	w = trace_writer__open_fd(fd, &wo);
-	if (!w)
-		die("writer");
+	open_trace(argv[1], &wo);
 
 	ses.ncpu = 2;
 	ses.page_size_bytes = 4096;

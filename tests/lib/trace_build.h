@@ -7,6 +7,7 @@
 #ifndef XPU_TRACE_BUILD_H
 #define XPU_TRACE_BUILD_H
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,6 +23,18 @@ static void die(const char *what)
 {
 	fprintf(stderr, TRACE_BUILD_PROG ": %s failed\n", what);
 	exit(1);
+}
+
+/* Creates (or replaces) path and makes w write to it. */
+static void open_trace(const char *path, const struct trace_writer_opts *opts)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		die("open");
+	w = trace_writer__open_fd(fd, opts);
+	if (!w)
+		die("writer");
 }
 
 static uint32_t str(const char *s)

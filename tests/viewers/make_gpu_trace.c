@@ -67,18 +67,12 @@ int main(int argc, char **argv)
 	struct xpu_rec_gpu_memset ms = { 0 };
 	struct xpu_rec_gpu_launch l = { 0 };
 	uint32_t stacks[3], i;
-	int fd;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: make_gpu_trace OUT.xpu\n");
 		return 2;
 	}
-	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die("open");
-	w = trace_writer__open_fd(fd, &wo);
-	if (!w)
-		die("writer");
+	open_trace(argv[1], &wo);
 	ses.ncpu = 8;
 	ses.page_size_bytes = 4096;
 	ses.sample_freq_hz = 1000;
