@@ -51,6 +51,7 @@ struct sym_file {
 	char *debug_path;	/* separate debug file, if any */
 	int fd, dfd;
 	int afd;		/* memfd holding the file extracted from the archive */
+	bool from_archive;	/* path names afd: report "archive", not the fd number */
 	Elf *elf, *delf;
 	Dwarf *dw;
 	struct sym_entry *syms;
@@ -424,6 +425,7 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		if (f->afd >= 0) {
 			snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f->afd);
 			f->path = strdup(buf);
+			f->from_archive = true;
 			mismatch = false;
 		}
 	}
@@ -484,6 +486,9 @@ const char *symbolizer__dso_status(struct symbolizer *s, size_t idx)
 	f = sym_file_get(s, idx);
 	switch (f->state) {
 	case SF_OK:
+		/* the memfd's number depends on what else is open: never print it */
+		if (f->from_archive)
+			return "archive";
 		return f->path ? f->path : f->debug_path;
 	case SF_MISMATCH:
 		return "build-id mismatch";
