@@ -200,6 +200,8 @@ int out_info(struct profile *p, FILE *out)
 				" kept frame pointers\n", "dwarf", p->uw.copies,
 				(double)p->uw.copy_bytes / p->uw.copies, p->uw.matched, p->uw.used,
 				p->uw.used ? (double)p->uw.frames / p->uw.used : 0.0, p->uw.failed);
+		if (p->uw.used && unwind__print_stops(p, out, 12))
+			return -ENOMEM;
 	}
 
 	fprintf(out, "dsos\n");

@@ -137,6 +137,7 @@ double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_n
 void profile__free(struct profile *p)
 {
 	symbolizer__free(&p->sym);
+	unwind__free(&p->uw);
 	strpool__free(&p->pool);
 	kmap__free(&p->idx);
 	free(p->e);

@@ -9,6 +9,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct unwinder {
 	const struct tr_ucopy *cur;
 	uint64_t ips[UW_MAX_FRAMES];
 	unsigned int nips;
+	bool past_copy;			/* a read since the last frame wanted bytes above the copy */
 };
 
 static char *no_debuginfo_path;
@@ -92,7 +94,12 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		memcpy(result, c->data + (addr - sp), 8);
 		return true;
 	}
-	return read_file_word(u, addr, result);
+	if (read_file_word(u, addr, result))
+		return true;
+	/* within 1 MiB above the copy: the stack the copy did not reach */
+	if (addr >= sp && addr - sp < c->rec.size + (1u << 20))
+		u->past_copy = true;
+	return false;
 }
 
 static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
@@ -170,6 +177,11 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	Dwarf_Addr pc;
 	bool activation;
 
+	/*
+	 * dwfl_frame_pc's activation check unwinds this frame: the reads of that step come
+	 * after here, so a walk's last flag is its failing step's.
+	 */
+	u->past_copy = false;
 	if (!dwfl_frame_pc(frame, &pc, &activation) || !pc)
 		return DWARF_CB_ABORT;
 	/*
@@ -233,6 +245,76 @@ nomem:
 	return -ENOMEM;
 }
 
+enum cfi_rule { CFI_NO_FILE, CFI_NONE, CFI_RA_DEFINED, CFI_RA_UNDEFINED };
+
+/* What the CFI (.eh_frame, else .debug_frame) says about the return address at pc. */
+static enum cfi_rule cfi_ra_rule(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	enum cfi_rule rule = CFI_NONE;
+	int pass;
+
+	if (!mod)
+		return CFI_NO_FILE;
+	for (pass = 0; pass < 2 && rule == CFI_NONE; pass++) {
+		Dwarf_Addr bias;
+		Dwarf_CFI *cfi = pass ? dwfl_module_dwarf_cfi(mod, &bias) :
+					dwfl_module_eh_cfi(mod, &bias);
+		Dwarf_Op ops_mem[3], *ops;
+		Dwarf_Frame *frame;
+		size_t nops;
+		int ra;
+
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
+			continue;
+		ra = dwarf_frame_info(frame, NULL, NULL, NULL);
+		/* "undefined" is no ops, with ops pointing at ops_mem ("same value" has NULL) */
+		rule = ra >= 0 && !dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) &&
+		       !nops && ops == ops_mem ? CFI_RA_UNDEFINED : CFI_RA_DEFINED;
+		free(frame);
+	}
+	return rule;
+}
+
+/*
+ * Why a walk ended; u->ips holds its frames. libdw's return code cannot tell: it also ends
+ * "cleanly" when the return address cannot be read, so the last frame's CFI is asked.
+ */
+static enum unwind_stop stop_reason(struct unwinder *u, Dwfl *dwfl)
+{
+	enum cfi_rule rule;
+
+	if (u->nips >= UW_MAX_FRAMES)
+		return UW_STOP_MAX_FRAMES;
+	if (!u->nips)
+		return UW_STOP_NO_FILE;
+	/* the leaf's pc is exact; callers' are return addresses (see uw_frame) */
+	rule = cfi_ra_rule(dwfl, u->ips[u->nips - 1] - (u->nips > 1));
+	if (rule == CFI_RA_UNDEFINED)
+		return UW_STOP_OUTERMOST;
+	if (u->past_copy)
+		return UW_STOP_COPY_END;
+	if (rule == CFI_NO_FILE)
+		return UW_STOP_NO_FILE;
+	return rule == CFI_NONE ? UW_STOP_NO_CFI : UW_STOP_BAD_FRAME;
+}
+
+static int count_stop(struct unwind_stats *st, enum unwind_stop why, const struct tr_ucopy *c,
+		      uint32_t stack_id)
+{
+	struct unwind_stop_rec r = { .reason = why, .pid = c->rec.pid, .ts = c->rec.ts_ns,
+				     .stack_id = stack_id };
+	uint32_t *v;
+	bool ins;
+
+	st->stops[why]++;
+	v = kmap__put(&st->stop_idx, why, stack_id, st->nstop_recs, &ins);
+	if (!v || (ins && VEC_PUSH(st->stop_recs, st->nstop_recs, st->stop_recs_cap, r)))
+		return -ENOMEM;
+	st->stop_recs[*v].count++;
+	return 0;
+}
+
 /*
  * Unwinds copy c and makes the stack that replaces stack_id: its kernel frames, then the
  * DWARF user frames. Fewer than 2 DWARF frames means the unwind found no CFI to start from:
@@ -244,14 +326,18 @@ static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t sta
 	const struct tr_stack *old = stack_id ? trace__stack(u->t, stack_id) : NULL;
 	struct uw_session *se = session_get(u, c->rec.pid, c->rec.ts_ns);
 	static const uint64_t none[1];
+	enum unwind_stop why = UW_STOP_NO_FILE;
+	int err;
 
 	*out = stack_id;
 	if (!se)
 		return -ENOMEM;
 	u->nips = 0;
+	u->past_copy = false;
 	if (se->ok) {
 		u->cur = c;
 		dwfl_getthread_frames(se->dwfl, (pid_t)c->rec.tid, uw_frame, u);
+		why = stop_reason(u, se->dwfl);
 		u->cur = NULL;
 	}
 	if (u->nips < 2 && old && old->nr_user) {
@@ -264,8 +350,32 @@ static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t sta
 	}
 	st->used++;
 	st->frames += u->nips;
-	return intern_stack(u, old ? old->ips : none, old ? old->nr_kernel : 0, u->ips,
-			    (uint16_t)u->nips, out);
+	err = intern_stack(u, old ? old->ips : none, old ? old->nr_kernel : 0, u->ips,
+			   (uint16_t)u->nips, out);
+	return err ? err : count_stop(st, why, c, *out);
+}
+
+const char *unwind__stop_name(enum unwind_stop r)
+{
+	static const char *const names[UW_STOP_N] = {
+		[UW_STOP_OUTERMOST] = "outermost", [UW_STOP_COPY_END] = "copy end",
+		[UW_STOP_NO_FILE] = "no file", [UW_STOP_NO_CFI] = "no cfi",
+		[UW_STOP_BAD_FRAME] = "bad frame", [UW_STOP_MAX_FRAMES] = "max frames",
+	};
+
+	return r < UW_STOP_N ? names[r] : "?";
+}
+
+bool unwind__outermost(const struct unwind_stats *st, uint32_t stack_id)
+{
+	return kmap__get(&st->stop_idx, UW_STOP_OUTERMOST, stack_id) != NULL;
+}
+
+void unwind__free(struct unwind_stats *st)
+{
+	free(st->stop_recs);
+	kmap__free(&st->stop_idx);
+	memset(st, 0, sizeof(*st));
 }
 
 int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st)
@@ -275,7 +385,7 @@ int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st
 	size_t i;
 	int err = 0;
 
-	memset(st, 0, sizeof(*st));
+	unwind__free(st);
 	if (!t->nucopies)
 		return 0;
 	for (i = 0; i < t->nucopies; i++) {
@@ -352,7 +462,8 @@ static int stack_complete(struct profile *p, uint32_t pid, uint64_t ts, uint32_t
 	if (err)
 		return err;
 	/* root first: f[0] is the outermost user frame */
-	*complete = n && is_root_frame(strpool__str(&p->pool, f[0]));
+	*complete = n && (is_root_frame(strpool__str(&p->pool, f[0])) ||
+			  unwind__outermost(&p->uw, stack_id));
 	return 0;
 }
 
@@ -389,3 +500,71 @@ int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *c
 	}
 	return 0;
 }
+
+struct stop_row {
+	uint8_t reason;
+	uint32_t frame;		/* outermost frame's name id */
+	uint64_t count;
+};
+
+static int cmp_stop_row(const void *a, const void *b)
+{
+	const struct stop_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/*
+ * Where walks that did not reach the outermost frame ended: counts per reason and per
+ * outermost frame, most frequent first, so a user sees which library lacks CFI or whether a
+ * bigger copy would help.
+ */
+int unwind__print_stops(struct profile *p, FILE *out, size_t top)
+{
+	const struct unwind_stats *st = &p->uw;
+	struct stop_row *rows = NULL;
+	size_t nrows = 0, cap = 0, i;
+	struct kmap idx = { 0 };
+	int err = 0, r;
+
+	fprintf(out, "  %-16s", "dwarf stops");
+	for (r = 0; r < UW_STOP_N; r++)
+		fprintf(out, "%s %s %" PRIu64, r ? "," : "", unwind__stop_name(r), st->stops[r]);
+	fprintf(out, "\n");
+	for (i = 0; i < st->nstop_recs; i++) {
+		const struct unwind_stop_rec *s = &st->stop_recs[i];
+		struct stop_row row = { .reason = s->reason };
+		const uint32_t *f;
+		uint32_t n, *v;
+		bool ins;
+
+		if (s->reason == UW_STOP_OUTERMOST)
+			continue;
+		err = symbolizer__stack(&p->sym, s->pid, s->ts, s->stack_id, false, &f, &n);
+		if (err)
+			goto out;
+		row.frame = n ? f[0] : 0;
+		v = kmap__put(&idx, row.reason, row.frame, nrows, &ins);
+		if (!v || (ins && VEC_PUSH(rows, nrows, cap, row))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		rows[*v].count += s->count;
+	}
+	qsort(rows, nrows, sizeof(*rows), cmp_stop_row);
+	for (i = 0; i < nrows && i < top; i++)
+		fprintf(out, "    %10" PRIu64 "  %-10s at %s\n", rows[i].count,
+			unwind__stop_name(rows[i].reason),
+			rows[i].frame ? strpool__str(&p->pool, rows[i].frame) : "?");
+	if (nrows > top)
+		fprintf(out, "    (%zu more)\n", nrows - top);
+out:
+	free(rows);
+	kmap__free(&idx);
+	return err;
+}
+

@@ -9,9 +9,30 @@
 #define XPU_REPORT_UNWIND_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "report.h"
 #include "symbolize.h"
+
+/* Why a DWARF walk ended, for the complete-stack rate and `info`'s "dwarf stops". */
+enum unwind_stop {
+	UW_STOP_OUTERMOST,	/* CFI says there is no caller: a thread's start or _start */
+	UW_STOP_COPY_END,	/* the next frame lies above the copied stack bytes */
+	UW_STOP_NO_FILE,	/* pc in no ELF file we have (JIT code, anonymous memory, missing) */
+	UW_STOP_NO_CFI,		/* no CFI for the pc (libdw's frame-pointer guess failed too) */
+	UW_STOP_BAD_FRAME,	/* CFI found, but the caller's registers could not be read */
+	UW_STOP_MAX_FRAMES,	/* the frame limit */
+	UW_STOP_N
+};
+
+/* One (reason, stack) pair: every stack the walk made, counted per reason it ended. */
+struct unwind_stop_rec {
+	uint8_t reason;
+	uint32_t pid;
+	uint64_t ts;
+	uint32_t stack_id;
+	uint64_t count;
+};
 
 struct unwind_stats {
 	uint64_t copies;		/* USER_STACK_COPY records */
@@ -20,7 +41,16 @@ struct unwind_stats {
 	uint64_t failed;		/* fewer than 2 frames: the frame-pointer stack was kept */
 	uint64_t frames;		/* user frames of the stacks used */
 	uint64_t copy_bytes;		/* stack bytes in the copies */
+	uint64_t stops[UW_STOP_N];	/* walks used, by the reason they ended */
+	struct unwind_stop_rec *stop_recs;
+	size_t nstop_recs, stop_recs_cap;
+	struct kmap stop_idx;		/* {reason, stack id} -> stop_recs index */
 };
+
+const char *unwind__stop_name(enum unwind_stop r);
+/* Whether a walk that made stack_id ended at the outermost frame (per CFI). */
+bool unwind__outermost(const struct unwind_stats *st, uint32_t stack_id);
+void unwind__free(struct unwind_stats *st);
 
 /* Rewrites stack ids of samples and launches that have copies. 0 or negative errno. */
 int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st);
@@ -28,10 +58,14 @@ int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st
 /*
  * Complete-stack rate: how many of the CPU samples (launches) passing the filters have an
  * outermost user frame that is a thread's start or main (_start, __libc_start_main,
- * __libc_start_call_main, start_thread, clone, clone3, main).
+ * __libc_start_call_main, start_thread, clone, clone3, main), or a DWARF walk that ended
+ * where the CFI says there is no caller (a thread's first frame in a libc without symbols).
  */
 struct profile;
 int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *cpu_total,
 			  uint64_t *gpu_complete, uint64_t *gpu_total);
+
+/* `info`: walks per stop reason, then the top stops by (reason, outermost frame). */
+int unwind__print_stops(struct profile *p, FILE *out, size_t top);
 
 #endif

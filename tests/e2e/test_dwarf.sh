@@ -51,6 +51,18 @@ cpct=$(awk '/^  complete/ { gsub(/[(%)]/, "", $7); print int($7) }' "$tmp/dwarf.
 fpct=$(awk '/^  complete/ { gsub(/[(%)]/, "", $7); print int($7) }' "$tmp/fp.info")
 [ "${cpct:-0}" -ge 95 ] || fail "-g dwarf complete-stack rate $cpct%"
 [ "${fpct:-100}" -le 5 ] || fail "-g fp complete-stack rate $fpct% (expected ~0)"
+# why walks ended: with the full copy at the thread's start; with 64 bytes at the copy's end
+stops() { awk -v r="$2" '/^  dwarf stops/ { split($0, a, r " "); print int(a[2]) }' "$1"; }
+[ "$(stops "$tmp/dwarf.info" outermost)" -ge 500 ] ||
+	fail "dwarf stops: too few walks reached the outermost frame: $(grep stops "$tmp/dwarf.info")"
+"$B/xpu-record" --no-gpu -g dwarf,64 -o "$tmp/short.xpu" -- "$tmp/dwchain" 0.5 >/dev/null 2>&1 ||
+	fail "xpu-record -g dwarf,64 failed"
+"$B/xpu-report" --format=info "$tmp/short.xpu" >"$tmp/short.info" 2>&1 ||
+	fail "xpu-report --format=info (dwarf,64) failed"
+[ "$(stops "$tmp/short.info" "copy end")" -ge 100 ] ||
+	fail "a 64-byte copy did not end walks at the copy's end: $(grep -A3 stops "$tmp/short.info")"
+grep -q '^ *[0-9]*  copy end   at dw_' "$tmp/short.info" ||
+	fail "dwarf stops does not name the frame where the copy ended: $(grep -A3 stops "$tmp/short.info")"
 bad=$("$B/xpu-record" -g dwarf,12 -- true 2>&1 >/dev/null; echo "rc=$?")
 echo "$bad" | tr "\n" " " | grep -q "invalid dwarf stack size.*rc=2" || fail "-g dwarf,12 not refused: $bad"
 echo "PASS $NAME (dwarf: $dw_pct% full chain, $cpct% complete; fp: $fp_pct% / $fpct%)"
