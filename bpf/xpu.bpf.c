@@ -97,19 +97,53 @@ static __always_inline __u64 lazy_wakeup(void)
 }
 
 /*
+ * The longest prefix of [sp, sp + want) that can be read, when all of it cannot: near the top of
+ * a thread's stack the mapping ends (or a page is not present). Readable lengths end at page
+ * boundaries; bisecting over them keeps up to the last readable page, where halving lost up to
+ * half the copy, and with it the outermost frames. The result is read into data last, because a
+ * failed read clears the buffer. 0 if not even the first page can be read.
+ */
+static __always_inline __u64 read_stack_prefix(void *data, __u64 sp, __u64 want)
+{
+	/* candidate k >= 1 is the length up to the kth page boundary above sp; 0 is empty */
+	__u64 first = ((sp | 4095) + 1) - sp, lo = 0, hi, mid, len;
+	int i;
+
+	if (want <= first)
+		return 0;		/* a single page, already failed */
+	hi = (want - first + 4095) / 4096 + 1;	/* the first failing candidate: want itself */
+	/* 64 KiB spans at most 17 boundaries: 5 steps */
+	for (i = 0; i < 5 && hi - lo > 1; i++) {
+		mid = (lo + hi) / 2;
+		len = first + (mid - 1) * 4096;
+		if (len > XPU_BPF_USTACK_MAX)
+			len = XPU_BPF_USTACK_MAX;
+		if (!bpf_probe_read_user(data, len, (void *)sp))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	len = first + (lo - 1) * 4096;
+	if (len > XPU_BPF_USTACK_MAX)
+		len = XPU_BPF_USTACK_MAX;
+	return bpf_probe_read_user(data, len, (void *)sp) ? 0 : len;
+}
+
+/*
  * -g dwarf: sends the user registers and the top of the user stack as an XPU_EV_USTACK event
  * ahead of the event it belongs to, and returns the timestamp both carry (0 if nothing was
  * sent). The registers are the task's saved user registers, also when the sample interrupted
  * kernel code. Near the top of a thread's stack fewer than ustack_bytes may be mapped: then
- * the read is retried up to page boundaries closer to sp, so what is readable is kept.
+ * what is readable is kept (read_stack_prefix).
  */
 static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32 for_type)
 {
 	__u32 key = bpf_get_smp_processor_id() * 2 + slot;
 	struct xpu_ev_ustack *u = bpf_map_lookup_elem(&ustack_scratch, &key);
 	struct pt_regs *regs;
-	__u64 sp, len, next;
-	int i;
+	__u64 sp, len;
 
 	if (!u)
 		return 0;
@@ -127,22 +161,10 @@ static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32
 	u->regs[6] = regs->r14;
 	u->regs[7] = regs->r15;
 	len = ustack_bytes;
-	for (i = 0; i < 8; i++) {
-		if (len > XPU_BPF_USTACK_MAX)
-			len = XPU_BPF_USTACK_MAX;
-		if (!bpf_probe_read_user(u->data, len, (void *)sp))
-			break;
-		next = ((sp + len / 2) & ~4095ull) - sp;
-		if ((__s64)next <= 0)
-			next = ((sp | 4095) + 1) - sp;
-		if (next >= len) {
-			len = 0;
-			break;
-		}
-		len = next;
-	}
-	if (i == 8)
-		len = 0;
+	if (len > XPU_BPF_USTACK_MAX)
+		len = XPU_BPF_USTACK_MAX;
+	if (bpf_probe_read_user(u->data, len, (void *)sp))
+		len = read_stack_prefix(u->data, sp, len);
 	if (!len)
 		count(XPU_CNT_USTACK_COPY_ERR);
 	u->size = len;

@@ -20,7 +20,7 @@ ${CC:-gcc} $NOFP -fPIC -shared -o "$tmp/libdwchain.so" tests/e2e/dwarf/chain_lib
 	${CC:-gcc} $NOFP -o "$tmp/dwchain" tests/e2e/dwarf/chain_main.c -L"$tmp" -ldwchain \
 		-Wl,-rpath,"$tmp" || fail "building tests/e2e/dwarf"
 
-CHAIN='(^|;)main;dw_main_1;dw_main_2;dw_main_3;dw_lib_a;dw_lib_b;dw_lib_c;dw_leaf( |$)'
+CHAIN='(^|;)main;(dw_deep;)*dw_loop;dw_main_1;dw_main_2;dw_main_3;dw_lib_a;dw_lib_b;dw_lib_c;dw_leaf( |$)'
 for mode in dwarf fp; do
 	"$B/xpu-record" --no-gpu -g $mode -o "$tmp/$mode.xpu" -- "$tmp/dwchain" 1.5 \
 		>/dev/null 2>"$tmp/err"
@@ -63,6 +63,15 @@ stops() { awk -v r="$2" '/^  dwarf stops/ { split($0, a, r " "); print int(a[2])
 	fail "a 64-byte copy did not end walks at the copy's end: $(grep -A3 stops "$tmp/short.info")"
 grep -q '^ *[0-9]*  copy end   at dw_' "$tmp/short.info" ||
 	fail "dwarf stops does not name the frame where the copy ended: $(grep -A3 stops "$tmp/short.info")"
+# a 45 KiB deep main-thread stack with a 64 KiB copy: the copy cannot be whole (the stack's
+# mapping ends first), so BPF must keep the longest readable prefix, which holds main
+"$B/xpu-record" --no-gpu -g dwarf,65536 -o "$tmp/deep.xpu" -- "$tmp/dwchain" 0.5 45 \
+	>/dev/null 2>&1 || fail "xpu-record -g dwarf,65536 (deep stack) failed"
+"$B/xpu-report" --format=info "$tmp/deep.xpu" >"$tmp/deep.info" 2>&1 ||
+	fail "xpu-report --format=info (deep stack) failed"
+dpct=$(awk '/^  complete/ { gsub(/[(%)]/, "", $7); print int($7) }' "$tmp/deep.info")
+[ "${dpct:-0}" -ge 90 ] ||
+	fail "deep stack, 64 KiB copy: complete-stack rate $dpct%: $(grep -A4 '^  dwarf ' "$tmp/deep.info")"
 bad=$("$B/xpu-record" -g dwarf,12 -- true 2>&1 >/dev/null; echo "rc=$?")
 echo "$bad" | tr "\n" " " | grep -q "invalid dwarf stack size.*rc=2" || fail "-g dwarf,12 not refused: $bad"
-echo "PASS $NAME (dwarf: $dw_pct% full chain, $cpct% complete; fp: $fp_pct% / $fpct%)"
+echo "PASS $NAME (dwarf: $dw_pct% full chain, $cpct% complete, $dpct% with a 45 KiB stack; fp: $fp_pct% / $fpct%)"

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * tests/e2e/test_dwarf.sh: main -> dw_main_1 -> dw_main_2 -> dw_main_3 -> dw_lib_a -> dw_lib_b
- * -> dw_lib_c -> dw_leaf (in libdwchain.so), all without frame pointers. With -g dwarf the
- * whole chain must show; with -g fp it cannot. argv[1]: seconds to run (default 2).
+ * tests/e2e/test_dwarf.sh: main -> dw_deep -> dw_loop -> dw_main_1 -> dw_main_2 -> dw_main_3
+ * -> dw_lib_a -> dw_lib_b -> dw_lib_c -> dw_leaf (in libdwchain.so), all without frame pointers. With -g dwarf the
+ * whole chain must show; with -g fp it cannot. argv[1]: seconds to run (default 2); argv[2]:
+ * frames of 1 KiB each between main and dw_main_1 (default 0), for a stack deeper than half the
+ * copy size, whose outermost frames lie near the mapped top of the stack.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -34,12 +37,28 @@ NOINLINE unsigned long dw_main_1(unsigned long n)
 	return dw_main_2(n | 1) ^ 0xabc;
 }
 
-int main(int argc, char **argv)
+NOINLINE unsigned long dw_loop(double end)
 {
-	double end = now_s() + (argc > 1 ? atof(argv[1]) : 2.0);
 	unsigned long acc = 0, i = 0;
 
 	while (now_s() < end)
 		acc += dw_main_1(i++);
-	return acc == 42;	/* never: keeps acc alive */
+	return acc;
+}
+
+/* touched, so every page of the deep stack is present when BPF copies it */
+NOINLINE unsigned long dw_deep(int n, double end)
+{
+	volatile char pad[1024];
+
+	memset((char *)pad, n, sizeof(pad));
+	return (n > 0 ? dw_deep(n - 1, end) : dw_loop(end)) + pad[n & 1023];
+}
+
+int main(int argc, char **argv)
+{
+	double end = now_s() + (argc > 1 ? atof(argv[1]) : 2.0);
+	int depth = argc > 2 ? atoi(argv[2]) : 0;
+
+	return dw_deep(depth < 0 || depth > 100 ? 0 : depth, end) == 42;	/* never */
 }
