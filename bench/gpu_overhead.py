@@ -12,6 +12,10 @@ against the unprofiled run of the same repetition. Writes a markdown table to OU
 (and to BENCHMARKS.md's "gpu-overhead" section with --write).
 
   bench/gpu_overhead.py --build DIR [--lib DIR] [--libcuda DIR] [--reps N] [--out DIR] [--write]
+                        [--workloads launch,torch] [--dwarf-sizes 8192,65536] [--section NAME]
+
+--dwarf-sizes replaces the plain -g dwarf mode with -g dwarf,SIZE per size (what a bigger copy
+costs); --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
 """
 import argparse
 import os
@@ -55,6 +59,9 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp"))
     ap.add_argument("--python", default="python3")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--workloads", default="launch,torch")
+    ap.add_argument("--dwarf-sizes", default="")
+    ap.add_argument("--section", default="gpu-overhead")
     args = ap.parse_args()
 
     b = args.build
@@ -67,6 +74,10 @@ def main():
     help_text = subprocess.run([xrec, "--help"], capture_output=True, text=True,
                                env=tool_env).stdout
     modes = [("fp", [])] + ([("dwarf", ["-g", "dwarf"])] if "dwarf" in help_text else [])
+    if args.dwarf_sizes:
+        modes = [("fp", [])] + [(f"dwarf,{sz}", ["-g", f"dwarf,{sz}"])
+                                for sz in args.dwarf_sizes.split(",")]
+    workloads = args.workloads.split(",")
     tmp = tempfile.mkdtemp(prefix="xpu-gpubench-")
 
     def recorded(extra, cmd, env, name):
@@ -78,7 +89,7 @@ def main():
 
     res = {}
     sizes = {}
-    shapes = [(1, args.launches), (4, args.launches // 4)]
+    shapes = [(1, args.launches), (4, args.launches // 4)] if "launch" in workloads else []
     for rep in range(args.reps):
         for threads, n in shapes:
             cmd = [lbench, str(threads), str(n)]
@@ -90,6 +101,9 @@ def main():
                 res.setdefault(key, []).append((t / base, (t - base) / total / 1000.0))
                 if rep == 0:
                     sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
+        if "torch" not in workloads:
+            print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
+            continue
         base = run([args.python, tbench, "none", str(args.steps)], tgt_env)
         for mode, extra in modes:
             t, out = recorded(extra, [args.python, tbench, "none", str(args.steps)], tgt_env,
@@ -102,7 +116,9 @@ def main():
         res.setdefault(("torch_bench", "torch.profiler (Kineto)"), []).append((t / base, None))
         print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
 
-    lines = ["## GPU overhead (`bench/gpu_overhead.py`, on the GPU machine)", "",
+    title = "GPU overhead" + (f" by -g dwarf copy size ({args.dwarf_sizes})"
+                              if args.dwarf_sizes else "")
+    lines = [f"## {title} (`bench/gpu_overhead.py`, on the GPU machine)", "",
              f"Machine: {benchlib.machine_line()}. {args.reps} interleaved repetitions; "
              "slowdown = the workload's own elapsed time / unprofiled in the same repetition, "
              "median [min..max]; added cost per launch = (profiled - unprofiled) / launches. "
@@ -130,7 +146,7 @@ def main():
     with open(os.path.join(args.out, "gpu_bench.md"), "w") as f:
         f.write(text)
     if args.write:
-        benchlib.write_section("gpu-overhead", text)
+        benchlib.write_section(args.section, text)
 
 
 if __name__ == "__main__":
