@@ -202,6 +202,9 @@ int out_info(struct profile *p, FILE *out)
 				p->uw.used ? (double)p->uw.frames / p->uw.used : 0.0, p->uw.failed);
 		if (p->uw.used && unwind__print_stops(p, out, 12))
 			return -ENOMEM;
+		if (unwind__copy_too_small(&p->uw))
+			fprintf(out, "  %-16s most incomplete walks ran out of copied stack: record "
+				"with -g dwarf,65536\n", "hint");
 	}
 
 	fprintf(out, "dsos\n");

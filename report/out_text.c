@@ -89,6 +89,9 @@ static void print_header(struct profile *p, FILE *out)
 			if (gt)
 				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
 			fprintf(out, "%s\n", p->uw.used ? " (dwarf)" : "");
+			if (unwind__copy_too_small(&p->uw))
+				fprintf(out, "#            most incomplete stacks ran out of copied stack: "
+					"record with -g dwarf,65536\n");
 		}
 	}
 	if (p->filtered_out)

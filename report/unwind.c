@@ -366,6 +366,15 @@ const char *unwind__stop_name(enum unwind_stop r)
 	return r < UW_STOP_N ? names[r] : "?";
 }
 
+bool unwind__copy_too_small(const struct unwind_stats *st)
+{
+	uint64_t short_walks = st->used - st->stops[UW_STOP_OUTERMOST];
+
+	/* worth saying when over a tenth of the walks fell short, mostly at the copy's end */
+	return st->max_copy < 60u << 10 && short_walks * 10 > st->used &&
+	       st->stops[UW_STOP_COPY_END] * 2 > short_walks;
+}
+
 bool unwind__outermost(const struct unwind_stats *st, uint32_t stack_id)
 {
 	return kmap__get(&st->stop_idx, UW_STOP_OUTERMOST, stack_id) != NULL;
@@ -393,6 +402,8 @@ int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st
 
 		st->copies++;
 		st->copy_bytes += r->size;
+		if (r->size > st->max_copy)
+			st->max_copy = r->size;
 		if (r->regs_abi != XPU_REGS_X86_64)
 			continue;
 		if (!kmap__put(&copies, (uint64_t)r->for_type << 32 | r->tid, r->ts_ns, i, NULL)) {

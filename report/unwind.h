@@ -41,6 +41,7 @@ struct unwind_stats {
 	uint64_t failed;		/* fewer than 2 frames: the frame-pointer stack was kept */
 	uint64_t frames;		/* user frames of the stacks used */
 	uint64_t copy_bytes;		/* stack bytes in the copies */
+	uint32_t max_copy;		/* the largest copy: about the SIZE recorded with */
 	uint64_t stops[UW_STOP_N];	/* walks used, by the reason they ended */
 	struct unwind_stop_rec *stop_recs;
 	size_t nstop_recs, stop_recs_cap;
@@ -64,6 +65,12 @@ int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st
 struct profile;
 int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *cpu_total,
 			  uint64_t *gpu_complete, uint64_t *gpu_total);
+
+/*
+ * Whether over a tenth of the walks did not reach the outermost frame, mostly for running out
+ * of copied stack, while copies were below the 64 KiB maximum: a bigger -g dwarf,SIZE helps.
+ */
+bool unwind__copy_too_small(const struct unwind_stats *st);
 
 /* `info`: walks per stop reason, then the top stops by (reason, outermost frame). */
 int unwind__print_stops(struct profile *p, FILE *out, size_t top);

@@ -29,7 +29,7 @@ rc=$?
 grep -q "need root\|bpf(): \|Operation not permitted" "$tmp/err" &&
 	skip "BPF unavailable: $(head -1 "$tmp/err")"
 [ $rc = 0 ] || fail "xpu-record exited $rc: $(head -1 "$tmp/err")"
-CHAIN='main;dw_main_1;dw_main_2;dw_main_3;dw_lib_a;dw_lib_b;dw_lib_c;dw_leaf '
+CHAIN='main;dw_deep;dw_loop;dw_main_1;dw_main_2;dw_main_3;dw_lib_a;dw_lib_b;dw_lib_c;dw_leaf '
 "$B/xpu-report" --format=folded "$tmp/t.xpu" >"$tmp/before" || fail "report before archiving"
 grep -q "$CHAIN" "$tmp/before" || fail "no full chain even with the binaries present"
 

@@ -63,6 +63,8 @@ stops() { awk -v r="$2" '/^  dwarf stops/ { split($0, a, r " "); print int(a[2])
 	fail "a 64-byte copy did not end walks at the copy's end: $(grep -A3 stops "$tmp/short.info")"
 grep -q '^ *[0-9]*  copy end   at dw_' "$tmp/short.info" ||
 	fail "dwarf stops does not name the frame where the copy ended: $(grep -A3 stops "$tmp/short.info")"
+grep -q '^  hint .*-g dwarf,65536' "$tmp/short.info" || fail "no hint to record a bigger copy"
+! grep -q '^  hint' "$tmp/dwarf.info" || fail "bigger-copy hint where walks were complete"
 # a 45 KiB deep main-thread stack with a 64 KiB copy: the copy cannot be whole (the stack's
 # mapping ends first), so BPF must keep the longest readable prefix, which holds main
 "$B/xpu-record" --no-gpu -g dwarf,65536 -o "$tmp/deep.xpu" -- "$tmp/dwchain" 0.5 45 \
