@@ -355,6 +355,12 @@ const struct xpu_file_header *trace_reader__header(const struct trace_reader *r)
 	return &r->hdr;
 }
 
+const void *trace_reader__bytes(const struct trace_reader *r, size_t *size)
+{
+	*size = r->size;
+	return r->data;
+}
+
 void trace_reader__close(struct trace_reader *r)
 {
 	if (!r)

@@ -57,6 +57,12 @@ int trace_reader__next(struct trace_reader *r, struct trace_record *rec);
 const struct trace_reader_status *trace_reader__status(const struct trace_reader *r);
 const struct xpu_file_header *trace_reader__header(const struct trace_reader *r);
 
+/*
+ * The whole file's bytes, for a second pass with trace_reader__open_mem (xpu-report streams
+ * -g dwarf stack copies that way instead of keeping them): valid until close.
+ */
+const void *trace_reader__bytes(const struct trace_reader *r, size_t *size);
+
 void trace_reader__close(struct trace_reader *r);
 
 /*

@@ -167,28 +167,16 @@ static int load_ksyms(struct trace *t, const struct trace_record *rec)
 	return 0;
 }
 
-static int load_ucopy(struct trace *t, const struct trace_record *rec)
+/* Copies are only counted here (unwind.c reads them again); a short one is a bad record. */
+static void count_ucopy(struct trace *t, const struct trace_record *rec)
 {
-	struct tr_ucopy u = { 0 };
+	struct xpu_rec_user_stack_copy c;
 	uint32_t tail_size = 0;
-	const void *tail;
 
-	tail = trace_record__get(rec, &u.rec, sizeof(u.rec), &tail_size);
-	if (u.rec.size > tail_size || u.rec.size > XPU_STACK_COPY_MAX_BYTES) {
+	trace_record__get(rec, &c, sizeof(c), &tail_size);
+	if (c.size > tail_size || c.size > XPU_STACK_COPY_MAX_BYTES)
 		t->bad_records++;
-		u.rec.size = tail_size < XPU_STACK_COPY_MAX_BYTES ? tail_size :
-								   XPU_STACK_COPY_MAX_BYTES;
-	}
-	u.data = malloc(u.rec.size ? u.rec.size : 1);
-	if (!u.data)
-		return -ENOMEM;
-	if (u.rec.size)
-		memcpy(u.data, tail, u.rec.size);
-	if (PUSH(t, ucopies, u)) {
-		free(u.data);
-		return -ENOMEM;
-	}
-	return 0;
+	t->nucopies++;
 }
 
 #define GET_PUSH(field, type)                                             \
@@ -233,7 +221,7 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			err = load_ksyms(t, &rec);
 			break;
 		case XPU_REC_USER_STACK_COPY:
-			err = load_ucopy(t, &rec);
+			count_ucopy(t, &rec);
 			break;
 		case XPU_REC_CLOCK_SYNC:
 			GET_PUSH(clocks, struct xpu_rec_clock_sync);
@@ -495,9 +483,10 @@ int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 	t->hdr = *trace_reader__header(r);
 	ret = load_records(t, r);
 	t->st = *trace_reader__status(r);
-	trace_reader__close(r);
+	t->reader = r;			/* closed by trace__free */
 	if (ret) {
 		snprintf(err, errlen, "%s: out of memory while loading", path);
+		trace__free(t);
 		return ret;
 	}
 	for (i = 0; i < t->ndsos; i++) {
@@ -515,6 +504,7 @@ int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 	ret = build_tasks(t);
 	if (ret) {
 		snprintf(err, errlen, "%s: out of memory while loading", path);
+		trace__free(t);
 		return ret;
 	}
 	return 0;
@@ -530,9 +520,7 @@ void trace__free(struct trace *t)
 		free(t->stacks[i].ips);
 	for (i = 0; i < t->nprocs; i++)
 		free(t->procs[i].exec_ts);
-	for (i = 0; i < t->nucopies; i++)
-		free(t->ucopies[i].data);
-	free(t->ucopies);
+	trace_reader__close(t->reader);
 	free(t->strings);
 	free(t->stacks);
 	free(t->dsos);

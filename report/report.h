@@ -113,9 +113,10 @@ struct tr_stack {
 };
 
 /* A USER_STACK_COPY record (-g dwarf) and its stack bytes. */
+/* A -g dwarf stack copy while unwind.c streams it: data is valid during one step. */
 struct tr_ucopy {
 	struct xpu_rec_user_stack_copy rec;
-	uint8_t *data;		/* rec.size bytes */
+	const uint8_t *data;	/* rec.size bytes */
 };
 
 struct tr_dso {
@@ -168,7 +169,12 @@ struct trace {
 	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
 	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
 
-	struct tr_ucopy *ucopies;		size_t nucopies, ucopies_cap;
+	/*
+	 * USER_STACK_COPY records are counted, not kept: they can be gigabytes (64 KiB each).
+	 * unwind.c reads them in a second pass over the reader's bytes, kept open for that.
+	 */
+	size_t nucopies;
+	struct trace_reader *reader;
 
 	struct xpu_stat_entry *stats;	size_t nstats;	/* the last STATS record */
 

@@ -387,51 +387,98 @@ void unwind__free(struct unwind_stats *st)
 	memset(st, 0, sizeof(*st));
 }
 
+/* A copy's header and bytes; its size is cut to what the record holds (load.c counted it). */
+static bool get_copy(const struct trace_record *rec, struct tr_ucopy *c)
+{
+	uint32_t tail_size = 0;
+
+	c->data = trace_record__get(rec, &c->rec, sizeof(c->rec), &tail_size);
+	if (c->rec.size > tail_size)
+		c->rec.size = tail_size;
+	if (c->rec.size > XPU_STACK_COPY_MAX_BYTES)
+		c->rec.size = XPU_STACK_COPY_MAX_BYTES;
+	return c->data || !c->rec.size;
+}
+
+/* Which sample or launch (launch: index | OWNER_LAUNCH) each copy belongs to. */
+#define OWNER_LAUNCH 0x80000000u
+#define OWNER_DONE UINT32_MAX
+
+static int map_owners(struct trace *t, struct kmap *owners)
+{
+	size_t i;
+
+	if (t->nsamples >= OWNER_LAUNCH || t->nlaunches >= OWNER_LAUNCH)
+		return -ENOMEM;
+	for (i = 0; i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *smp = &t->samples[i];
+
+		if (!kmap__put(owners, (uint64_t)XPU_REC_CPU_SAMPLE << 32 | smp->tid, smp->ts_ns,
+			       (uint32_t)i, NULL))
+			return -ENOMEM;
+	}
+	for (i = 0; i < t->nlaunches; i++) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[i];
+
+		if (!kmap__put(owners, (uint64_t)XPU_REC_GPU_LAUNCH << 32 | l->tid, l->ts_ns,
+			       (uint32_t)i | OWNER_LAUNCH, NULL))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Streams the copies from a second pass over the trace's bytes, so memory stays bounded by one
+ * copy however many there are. The first copy of a (record type, tid, timestamp) is used.
+ */
 int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st)
 {
 	struct unwinder u = { .t = t, .s = s, .next_id = UW_FIRST_STACK_ID };
-	struct kmap copies = { 0 };
-	size_t i;
-	int err = 0;
+	struct kmap owners = { 0 };
+	struct trace_reader *r = NULL;
+	struct trace_record rec;
+	const void *bytes;
+	char errbuf[160];
+	size_t size, i;
+	int err;
 
 	unwind__free(st);
-	if (!t->nucopies)
+	if (!t->nucopies || !t->reader)
 		return 0;
-	for (i = 0; i < t->nucopies; i++) {
-		const struct xpu_rec_user_stack_copy *r = &t->ucopies[i].rec;
+	err = map_owners(t, &owners);
+	bytes = trace_reader__bytes(t->reader, &size);
+	r = err ? NULL : trace_reader__open_mem(bytes, size, errbuf, sizeof(errbuf));
+	if (!err && !r)
+		err = -ENOMEM;		/* the same bytes opened once already */
+	while (!err && trace_reader__next(r, &rec)) {
+		struct tr_ucopy c;
+		uint32_t *v, *stack_id, pid;
 
+		if (rec.type != XPU_REC_USER_STACK_COPY || !get_copy(&rec, &c))
+			continue;
 		st->copies++;
-		st->copy_bytes += r->size;
-		if (r->size > st->max_copy)
-			st->max_copy = r->size;
-		if (r->regs_abi != XPU_REGS_X86_64)
+		st->copy_bytes += c.rec.size;
+		if (c.rec.size > st->max_copy)
+			st->max_copy = c.rec.size;
+		if (c.rec.regs_abi != XPU_REGS_X86_64)
 			continue;
-		if (!kmap__put(&copies, (uint64_t)r->for_type << 32 | r->tid, r->ts_ns, i, NULL)) {
-			err = -ENOMEM;
-			goto out;
+		v = kmap__get(&owners, (uint64_t)c.rec.for_type << 32 | c.rec.tid, c.rec.ts_ns);
+		if (!v || *v == OWNER_DONE)
+			continue;
+		if (*v & OWNER_LAUNCH) {
+			pid = t->launches[*v & ~OWNER_LAUNCH].pid;
+			stack_id = &t->launches[*v & ~OWNER_LAUNCH].stack_id;
+		} else {
+			pid = t->samples[*v].pid;
+			stack_id = &t->samples[*v].stack_id;
 		}
-	}
-	for (i = 0; !err && i < t->nsamples; i++) {
-		struct xpu_rec_cpu_sample *smp = &t->samples[i];
-		uint32_t *v = kmap__get(&copies, (uint64_t)XPU_REC_CPU_SAMPLE << 32 | smp->tid,
-					smp->ts_ns);
-
-		if (!v || t->ucopies[*v].rec.pid != smp->pid)
+		if (pid != c.rec.pid)
 			continue;
+		*v = OWNER_DONE;
 		st->matched++;
-		err = unwind_one(&u, &t->ucopies[*v], smp->stack_id, &smp->stack_id, st);
+		err = unwind_one(&u, &c, *stack_id, stack_id, st);
 	}
-	for (i = 0; !err && i < t->nlaunches; i++) {
-		struct xpu_rec_gpu_launch *l = &t->launches[i];
-		uint32_t *v = kmap__get(&copies, (uint64_t)XPU_REC_GPU_LAUNCH << 32 | l->tid,
-					l->ts_ns);
-
-		if (!v || t->ucopies[*v].rec.pid != l->pid)
-			continue;
-		st->matched++;
-		err = unwind_one(&u, &t->ucopies[*v], l->stack_id, &l->stack_id, st);
-	}
-out:
+	trace_reader__close(r);
 	for (i = 0; i < u.nsess; i++) {
 		if (u.sess[i].dwfl)
 			dwfl_end(u.sess[i].dwfl);
@@ -439,7 +486,7 @@ out:
 	free(u.sess);
 	kmap__free(&u.sess_idx);
 	kmap__free(&u.dedup);
-	kmap__free(&copies);
+	kmap__free(&owners);
 	return err;
 }
 
@@ -566,7 +613,8 @@ int unwind__print_stops(struct profile *p, FILE *out, size_t top)
 		}
 		rows[*v].count += s->count;
 	}
-	qsort(rows, nrows, sizeof(*rows), cmp_stop_row);
+	if (nrows)
+		qsort(rows, nrows, sizeof(*rows), cmp_stop_row);
 	for (i = 0; i < nrows && i < top; i++)
 		fprintf(out, "    %10" PRIu64 "  %-10s at %s\n", rows[i].count,
 			unwind__stop_name(rows[i].reason),
