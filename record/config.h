@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -27,6 +28,7 @@ struct record_config {
 	int verbose;
 	pid_t attach_pid;		/* 0: launch mode */
 	unsigned int ringbuf_mb;	/* power of two */
+	uint64_t duration_ns;		/* --duration: stop after this long; 0 = until the end */
 	char **cmd;			/* NULL-terminated, launch mode */
 	int argc;			/* xpu-record's own argv, for the SESSION record */
 	char **argv;

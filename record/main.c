@@ -36,6 +36,9 @@ static const char usage[] =
 "      --cuda-graphs=MODE how CUDA graph launches are recorded: node (default; every\n"
 "                         kernel, copy and memset of the graph) or graph (one record\n"
 "                         per graph launch, cheaper for large graphs)\n"
+"  -d, --duration=SECS    stop after SECS seconds (decimals allowed): the command gets\n"
+"                         SIGINT, as from ^C, and SIGTERM 5 s later if still running;\n"
+"                         with -p, recording just stops and the process runs on\n"
 "      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u)\n"
 "      --keep-root        under sudo, run the command as root too (by default it runs as\n"
 "                         the user who ran sudo, and the trace belongs to that user)\n"
@@ -51,6 +54,7 @@ static const char usage[] =
 "  xpu-record -- ./train --epochs 1          # writes " XPU_DEFAULT_OUTPUT "\n"
 "  xpu-record -F 4999 -o app.xpu -- ./app    # finer sampling, named output\n"
 "  xpu-record --kernel-stacks -p 1234        # attach; stop with ^C\n"
+"  xpu-record -p 1234 -d 30 -o prod.xpu      # attach for 30 seconds\n"
 "  xpu-report --format=folded app.xpu | flamegraph.pl > app.svg\n";
 
 enum {
@@ -67,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "kernel-stacks", no_argument, NULL, OPT_KERNEL_STACKS },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
 	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
@@ -112,6 +117,22 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	return 0;
 }
 
+/* Positive decimal seconds, at most a year, as nanoseconds ("1.5" is 1500000000). */
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (!*s || *s == '-' || *s == '+' || strspn(s, "0123456789.") != strlen(s))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 31536000.0)
+		return -EINVAL;
+	*ns = (uint64_t)(v * 1e9);
+	return *ns ? 0 : -EINVAL;
+}
+
 /*
  * Root only for the BPF side: under sudo the command runs as the user who typed it (a
  * profiler must not change what it measures, nor hand root to a build script), and the
@@ -154,7 +175,7 @@ int main(int argc, char **argv)
 
 	/* '+': stop at the first non-option, so the command's own options stay its own. */
 	opterr = 0;	/* one line per error, ours: see the default case */
-	while ((c = getopt_long(argc, argv, "+F:o:g:p:vhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:o:g:p:d:vhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1, 100000, &v))
@@ -190,6 +211,11 @@ int main(int argc, char **argv)
 				return bad_arg("invalid pid '%s'", optarg);
 			cfg.attach_pid = (pid_t)v;
 			break;
+		case 'd':
+			if (parse_seconds(optarg, &cfg.duration_ns))
+				return bad_arg("invalid duration '%s': expected seconds, more than 0 "
+					       "and at most 31536000", optarg);
+			break;
 		case OPT_NO_GPU:
 			cfg.no_gpu = true;
 			break;
@@ -220,7 +246,7 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			/* getopt sets optopt to the option short of its value, 0 if unknown */
-			if (optopt >= 256 || (optopt && strchr("Fogp", optopt)))
+			if (optopt >= 256 || (optopt && strchr("Fogpd", optopt)))
 				return bad_arg("option '%s' needs a value", argv[optind - 1]);
 			return bad_arg("unknown option '%s'", argv[optind - 1]);
 		}

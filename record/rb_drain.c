@@ -117,6 +117,17 @@ static bool proc_alive(pid_t pid)
 	return !(s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X'));
 }
 
+void rb_drain__signal_live(struct rb_drain *d, int sig)
+{
+	size_t i;
+
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < d->nr_pids; i++)
+		if (!d->pids[i].exited)
+			kill(d->pids[i].pid, sig);
+	pthread_mutex_unlock(&d->lock);
+}
+
 static void check_liveness(struct rb_drain *d)
 {
 	pid_t dead[64];

@@ -28,6 +28,8 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 				 pid_t seed);
 /* Number of live processes in the traced tree. Thread-safe. */
 unsigned int rb_drain__live(struct rb_drain *d);
+/* Sends sig to every live process of the traced tree (as a terminal's ^C reaches them all). */
+void rb_drain__signal_live(struct rb_drain *d, int sig);
 /* Wait status of pid's exit event, if one was seen; returns 0 when found. Thread-safe. */
 int rb_drain__exit_status(struct rb_drain *d, pid_t pid, int *status);
 /* Drains what is left, joins the thread. */

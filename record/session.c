@@ -58,7 +58,13 @@ struct session {
 	bool write_failed;
 	bool child_reaped;
 	int child_status;
+	uint64_t deadline_ns;		/* --duration: when to stop; 0 = none */
+	uint64_t term_at_ns;		/* --duration: SIGTERM a command still running by then */
+	bool duration_hit;
 };
+
+/* After --duration's SIGINT, how long the command gets to finish before SIGTERM. */
+#define DURATION_GRACE_NS (5ull * 1000000000ull)
 
 /* libxpu-cupti.so next to xpu-record, so an installed pair always matches. */
 static char *find_gpu_lib(void)
@@ -258,6 +264,33 @@ static void write_failed(struct session *s)
 		s->hard_stop = true;
 }
 
+/*
+ * --duration ran out: an attached process is left alone and recording stops now; a launched
+ * command's tree is stopped as ^C would (its CUPTI library flushes on SIGINT), then SIGTERMed
+ * if any of it outlives the grace period.
+ */
+static void duration_check(struct session *s, uint64_t now)
+{
+	if (!s->deadline_ns || now < s->deadline_ns)
+		return;
+	if (!s->duration_hit) {
+		s->duration_hit = true;
+		log_info("--duration reached: stopping");
+		if (s->cfg->attach_pid) {
+			s->hard_stop = true;
+			return;
+		}
+		rb_drain__signal_live(s->drain, SIGINT);
+		s->term_at_ns = now + DURATION_GRACE_NS;
+	} else if (s->term_at_ns && now >= s->term_at_ns) {
+		s->term_at_ns = 0;
+		if (rb_drain__live(s->drain)) {
+			log_err("--duration: the command did not exit on SIGINT; sending SIGTERM");
+			rb_drain__signal_live(s->drain, SIGTERM);
+		}
+	}
+}
+
 static void main_loop(struct session *s)
 {
 	uint64_t next_clock = clock_mono_ns() + CLOCK_SYNC_INTERVAL_NS;
@@ -275,6 +308,7 @@ static void main_loop(struct session *s)
 		if (!s->write_failed && writer_thread__error(s->wt))
 			write_failed(s);
 		now = clock_mono_ns();
+		duration_check(s, now);
 		if (now >= next_clock) {
 			submit_clock_sync(s);
 			next_clock = now + CLOCK_SYNC_INTERVAL_NS;
@@ -320,7 +354,8 @@ static void submit_end(struct session *s, int *exit_code)
 	} else {
 		*exit_code = s->got_signal ? 128 + s->got_signal : 0;
 	}
-	end.reason = s->got_signal ? XPU_END_SIGNAL : XPU_END_TARGET_EXITED;
+	end.reason = s->got_signal ? XPU_END_SIGNAL :
+		     s->duration_hit ? XPU_END_DURATION : XPU_END_TARGET_EXITED;
 	writer_thread__submit(s->wt, &r);
 }
 
@@ -505,6 +540,8 @@ int session__run(const struct record_config *cfg)
 	}
 	log_info("recording pid %d at %u Hz into %s", s.pid, cfg->freq_hz, cfg->output);
 
+	if (cfg->duration_ns)
+		s.deadline_ns = clock_mono_ns() + cfg->duration_ns;
 	main_loop(&s);
 
 	bpf_state__stop_sampling(s.bpf);
