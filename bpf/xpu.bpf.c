@@ -18,6 +18,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool kernel_stacks = false;
 /* -g dwarf: user-stack bytes to copy per event; 0 in -g fp mode, which then costs one test. */
 const volatile __u32 ustack_bytes = 0;
+/* -g dwarf,SIZE,TOP: bytes below each thread's stack top copied too when SIZE falls short */
+const volatile __u32 ustack_top_bytes = 0;
 
 /* tgid -> 1. Seeded by user space, grown on fork, shrunk on exit. Sized before load. */
 struct {
@@ -58,6 +60,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xpu_ev_ustack);
 } ustack_scratch SEC(".maps");
+
+/*
+ * -g dwarf,SIZE,TOP: the top of each traced thread's stack (the stack pointer it was cloned
+ * with; the main thread's comes from mm->start_stack instead). LRU: exits also delete.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} thread_stack_top SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -131,6 +144,40 @@ static __always_inline __u64 read_stack_prefix(void *data, __u64 sp, __u64 want)
 	return bpf_probe_read_user(data, len, (void *)sp) ? 0 : len;
 }
 
+/* The top of the current thread's stack, or 0 when unknown. */
+static __always_inline __u64 stack_top(__u32 pid, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 *v;
+
+	if (pid == tid)
+		return BPF_CORE_READ(task, mm, start_stack);
+	v = bpf_map_lookup_elem(&thread_stack_top, &tid);
+	return v ? *v : 0;
+}
+
+/*
+ * -g dwarf,SIZE,TOP: copies up to TOP bytes below the thread's stack top into data + len when
+ * the len-byte copy from sp stopped short of it; the window never overlaps the copy. Returns
+ * the bytes copied (0: none, or unreadable) and sets *addr to where they start.
+ */
+static __always_inline __u32 read_stack_top(struct xpu_ev_ustack *u, __u64 sp, __u64 len,
+					    __u32 pid, __u32 tid, __u64 *addr)
+{
+	__u64 top = stack_top(pid, tid), start, tlen;
+
+	if (!top || top <= sp + len || len > XPU_BPF_USTACK_MAX)
+		return 0;
+	start = top - ustack_top_bytes > sp + len ? (top - ustack_top_bytes) & ~7ull : sp + len;
+	tlen = top - start;
+	if (tlen > XPU_BPF_USTACK_TOP_MAX)
+		tlen = XPU_BPF_USTACK_TOP_MAX;
+	if (bpf_probe_read_user(u->data + len, tlen, (void *)start))
+		return 0;
+	*addr = start;
+	return tlen;
+}
+
 /*
  * -g dwarf: sends the user registers and the top of the user stack as an XPU_EV_USTACK event
  * ahead of the event it belongs to, and returns the timestamp both carry (0 if nothing was
@@ -170,7 +217,13 @@ static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32
 	u->size = len;
 	if (len > XPU_BPF_USTACK_MAX)
 		return 0;
-	if (bpf_ringbuf_output(&events, u, offsetof(struct xpu_ev_ustack, data) + len, 0)) {
+	u->top_addr = 0;
+	u->top_size = ustack_top_bytes && len ?
+		read_stack_top(u, sp, len, pid, tid, &u->top_addr) : 0;
+	if (u->top_size > XPU_BPF_USTACK_TOP_MAX)
+		return 0;
+	if (bpf_ringbuf_output(&events, u, offsetof(struct xpu_ev_ustack, data) + len + u->top_size,
+			       0)) {
 		count(XPU_CNT_RB_LOST);
 		return 0;
 	}
@@ -241,6 +294,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!is_traced(ptgid))
 		return 0;
 	if (ctgid == ptgid) {
+		if (ustack_top_bytes) {
+			/* clone's new stack pointer: the thread's frames all lie below it */
+			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(child);
+			__u32 tid = child->pid;
+			__u64 top = regs ? BPF_CORE_READ(regs, sp) : 0;
+
+			if (top)
+				bpf_map_update_elem(&thread_stack_top, &tid, &top, BPF_ANY);
+		}
 		emit_task(XPU_EV_TASK_THREAD, ctgid, child->pid, ptgid, 0, 0, child->comm);
 		return 0;
 	}
@@ -277,6 +339,11 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (!is_traced(tgid))
 		return 0;
 	live = BPF_CORE_READ(p, signal, live.counter);
+	if (ustack_top_bytes) {
+		__u32 tid = p->pid;
+
+		bpf_map_delete_elem(&thread_stack_top, &tid);
+	}
 	if (live > 0) {
 		emit_task(XPU_EV_TASK_THREAD_EXIT, tgid, p->pid, 0, 0, 0, p->comm);
 		return 0;

@@ -104,14 +104,23 @@ struct xpu_ev_gpu_launch {
  * per-CPU scratch area's room. Same regs[] order as enum xpu_ureg in xpu_format.h.
  */
 #define XPU_BPF_USTACK_MAX (64u << 10)
+#define XPU_BPF_USTACK_TOP_MAX (32u << 10)
 #define XPU_BPF_NR_UREGS 8
 
+/*
+ * -g dwarf,SIZE,TOP: when the copy stops short of the thread's stack top, the TOP bytes below
+ * that top (top_addr, top_size) follow the copy's size bytes in data[]: the outermost frames
+ * (main, a thread's start, the Python interpreter's) beyond a huge frame or a deep stack.
+ */
 struct xpu_ev_ustack {
 	struct xpu_ev_hdr hdr;
 	__u32 for_type;			/* XPU_EV_SAMPLE or XPU_EV_GPU_LAUNCH */
 	__u32 size;
 	__u64 regs[XPU_BPF_NR_UREGS];
-	__u8 data[XPU_BPF_USTACK_MAX];
+	__u64 top_addr;
+	__u32 top_size;			/* 0: no top window */
+	__u32 reserved;
+	__u8 data[XPU_BPF_USTACK_MAX + XPU_BPF_USTACK_TOP_MAX];
 };
 
 #endif

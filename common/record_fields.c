@@ -65,6 +65,7 @@ uint32_t xpu_record_min_body(uint16_t type)
 	case XPU_REC_KSYMS: return sizeof(struct xpu_rec_ksyms);
 	case XPU_REC_SESSION_END: return sizeof(struct xpu_rec_session_end);
 	case XPU_REC_USER_STACK_COPY: return sizeof(struct xpu_rec_user_stack_copy);
+	case XPU_REC_USER_STACK_TOP: return sizeof(struct xpu_rec_user_stack_top);
 	case XPU_REC_GPU_DEVICE: return sizeof(struct xpu_rec_gpu_device);
 	case XPU_REC_GPU_KERNEL: return sizeof(struct xpu_rec_gpu_kernel);
 	case XPU_REC_GPU_MEMCPY: return sizeof(struct xpu_rec_gpu_memcpy);

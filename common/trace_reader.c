@@ -396,6 +396,7 @@ const char *xpu_record_type_name(uint16_t type)
 		[XPU_REC_LOST] = "lost",		[XPU_REC_STATS] = "stats",
 		[XPU_REC_KSYMS] = "ksyms",		[XPU_REC_SESSION_END] = "session_end",
 		[XPU_REC_USER_STACK_COPY] = "user_stack_copy",
+		[XPU_REC_USER_STACK_TOP] = "user_stack_top",
 		[XPU_REC_GPU_DEVICE] = "gpu_device",	[XPU_REC_GPU_KERNEL] = "gpu_kernel",
 		[XPU_REC_GPU_MEMCPY] = "gpu_memcpy",	[XPU_REC_GPU_MEMSET] = "gpu_memset",
 		[XPU_REC_GPU_SYNC] = "gpu_sync",	[XPU_REC_GPU_API] = "gpu_api",

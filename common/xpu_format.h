@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 1
+#define XPU_FORMAT_MINOR 2
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -95,6 +95,7 @@ enum xpu_record_type {
 	XPU_REC_KSYMS = 11,
 	XPU_REC_SESSION_END = 12,
 	XPU_REC_USER_STACK_COPY = 13,	/* since 1.1 */
+	XPU_REC_USER_STACK_TOP = 14,	/* since 1.2 */
 	/* GPU (CUPTI), converted in the injected library */
 	XPU_REC_GPU_DEVICE = 20,
 	XPU_REC_GPU_KERNEL = 21,
@@ -139,7 +140,7 @@ struct xpu_rec_session {
 	uint32_t cmdline_str;		/* argv, each argument NUL-terminated */
 	uint32_t options_str;		/* xpu-record's own command line, likewise */
 	uint32_t dwarf_stack_bytes;	/* bytes of user stack copied per event in dwarf mode */
-	uint32_t reserved;
+	uint32_t dwarf_top_bytes;	/* since 1.2: -g dwarf,SIZE,TOP's TOP; 0 before or off */
 };
 _Static_assert(sizeof(struct xpu_rec_session) == 72, "session size");
 
@@ -325,6 +326,24 @@ struct xpu_rec_user_stack_copy {
 	uint64_t regs[XPU_UREG_NR];
 };
 _Static_assert(sizeof(struct xpu_rec_user_stack_copy) == 88, "user stack copy size");
+
+#define XPU_STACK_TOP_MAX_BYTES (32u << 10)
+
+/*
+ * Since 1.2, -g dwarf,SIZE,TOP: the bytes just below the top of the thread's stack, when the
+ * USER_STACK_COPY of the same (for_type, tid, ts_ns) stopped short of it. Followed by size bytes
+ * of user memory from addr.
+ */
+struct xpu_rec_user_stack_top {
+	uint64_t ts_ns;			/* equal to the copy's (and its owner's) ts_ns */
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t for_type;		/* XPU_REC_CPU_SAMPLE or XPU_REC_GPU_LAUNCH */
+	uint16_t reserved;
+	uint32_t size;			/* bytes that follow; <= XPU_STACK_TOP_MAX_BYTES */
+	uint64_t addr;			/* user address of the first byte */
+};
+_Static_assert(sizeof(struct xpu_rec_user_stack_top) == 32, "user stack top size");
 
 /* A chunk of /proc/kallsyms text taken at record time, followed by len bytes. */
 struct xpu_rec_ksyms {

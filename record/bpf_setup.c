@@ -79,6 +79,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	}
 	st->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	st->skel->rodata->ustack_bytes = opts->ustack_bytes;
+	st->skel->rodata->ustack_top_bytes = opts->ustack_top_bytes;
 	if (opts->ustack_bytes) {
 		int ncpu = libbpf_num_possible_cpus();
 

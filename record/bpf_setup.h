@@ -16,6 +16,7 @@ struct bpf_setup_opts {
 	unsigned int freq_hz;
 	bool kernel_stacks;
 	unsigned int ustack_bytes;	/* -g dwarf copy size; 0: frame pointers only */
+	unsigned int ustack_top_bytes;	/* -g dwarf,SIZE,TOP: bytes below the stack top */
 	size_t ringbuf_bytes;		/* power of two, multiple of the page size */
 	const char *gpu_lib;		/* libxpu-cupti.so to uprobe, or NULL */
 };

@@ -28,7 +28,10 @@ static const char usage[] =
 "                         dwarf[,SIZE]: copy the top SIZE bytes of the user stack (default\n"
 "                         8192, at most 65536) with the registers, for CPU samples and GPU\n"
 "                         launches; xpu-report unwinds them with .eh_frame (code built\n"
-"                         without frame pointers: libcudart, libcuda, PyTorch, most wheels)\n"
+"                         without frame pointers: libcudart, libcuda, PyTorch, most wheels).\n"
+"                         dwarf,SIZE,TOP also copies up to TOP bytes (at most 32768) below\n"
+"                         the thread's stack top when SIZE does not reach it, so stacks get\n"
+"                         past huge frames (cuDNN, cuBLASLt) to main and Python\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
 "      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
@@ -193,11 +196,20 @@ int main(int argc, char **argv)
 			} else if (!strcmp(optarg, "dwarf")) {
 				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
 			} else if (!strncmp(optarg, "dwarf,", 6)) {
+				char size[16], *top = strchr(optarg + 6, ',');
+				size_t n = top ? (size_t)(top - optarg - 6) : strlen(optarg + 6);
+
 				/* multiples of 8 keep the record body aligned without padding */
-				if (parse_uint(optarg + 6, 8, 65536, &v) || (v & 7))
+				snprintf(size, sizeof(size), "%.*s", n < sizeof(size) ? (int)n : 0,
+					 optarg + 6);
+				if (parse_uint(size, 8, 65536, &v) || (v & 7))
 					return bad_arg("invalid dwarf stack size '%s': a multiple of 8, "
 						       "8..65536 bytes", optarg + 6);
 				cfg.dwarf_bytes = (unsigned int)v;
+				if (top && (parse_uint(top + 1, 8, 32768, &v) || (v & 7)))
+					return bad_arg("invalid dwarf stack-top size '%s': a multiple of "
+						       "8, 8..32768 bytes", top + 1);
+				cfg.dwarf_top_bytes = top ? (unsigned int)v : 0;
 			} else {
 				return bad_arg("unsupported call-graph mode '%s': fp or dwarf[,SIZE]",
 					       optarg);

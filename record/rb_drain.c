@@ -262,6 +262,31 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 	writer_thread__submit(d->wt, &r);
 }
 
+/* -g dwarf,SIZE,TOP: the window below the stack top, right after its copy. */
+static void submit_stack_top(struct rb_drain *d, const struct xpu_ev_ustack *ev,
+			     const uint8_t *data)
+{
+	struct xpu_rec_user_stack_top rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.for_type = ev->for_type == XPU_EV_GPU_LAUNCH ? XPU_REC_GPU_LAUNCH :
+								 XPU_REC_CPU_SAMPLE,
+		.size = ev->top_size,
+		.addr = ev->top_addr,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_USER_STACK_TOP,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+		.tail = data,
+		.tail_size = ev->top_size,
+	};
+
+	writer_thread__submit(d->wt, &r);
+}
+
 /*
  * -g dwarf: the stack copy becomes a USER_STACK_COPY record right away. It needs no pairing
  * here: the report joins it to its sample or launch by (for_type, tid, ts_ns).
@@ -293,6 +318,9 @@ static void on_ustack(struct rb_drain *d, const struct xpu_ev_ustack *ev, size_t
 	rec.size = n;
 	r.tail_size = n;
 	writer_thread__submit(d->wt, &r);
+	if (ev->top_size && ev->top_size <= XPU_STACK_TOP_MAX_BYTES &&
+	    ev->top_size <= size - head - n)
+		submit_stack_top(d, ev, ev->data + n);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)

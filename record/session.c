@@ -128,6 +128,7 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		.sample_freq_hz = cfg->freq_hz,
 		.stack_mode = cfg->dwarf_bytes ? XPU_STACK_DWARF : XPU_STACK_FP,
 		.dwarf_stack_bytes = cfg->dwarf_bytes,
+		.dwarf_top_bytes = cfg->dwarf_top_bytes,
 		.target_pid = (uint32_t)s->pid,
 		.start_mono_ns = start_mono,
 		.start_realtime_ns = start_rt,
@@ -428,6 +429,7 @@ int session__run(const struct record_config *cfg)
 		.freq_hz = cfg->freq_hz,
 		.kernel_stacks = cfg->kernel_stacks,
 		.ustack_bytes = cfg->dwarf_bytes,
+		.ustack_top_bytes = cfg->dwarf_top_bytes,
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 	};
 	struct trace_writer_opts wo = { 0 };

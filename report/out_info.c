@@ -200,11 +200,14 @@ int out_info(struct profile *p, FILE *out)
 				" kept frame pointers\n", "dwarf", p->uw.copies,
 				(double)p->uw.copy_bytes / p->uw.copies, p->uw.matched, p->uw.used,
 				p->uw.used ? (double)p->uw.frames / p->uw.used : 0.0, p->uw.failed);
+		if (p->uw.top_bytes)
+			fprintf(out, "  %-16s %.0f bytes below the stack top per copy\n", "dwarf top",
+				(double)p->uw.top_bytes / p->uw.copies);
 		if (p->uw.used && unwind__print_stops(p, out, 12))
 			return -ENOMEM;
 		if (unwind__copy_too_small(&p->uw))
 			fprintf(out, "  %-16s most incomplete walks ran out of copied stack: record "
-				"with -g dwarf,65536\n", "hint");
+				"with -g dwarf,65536,32768\n", "hint");
 	}
 
 	fprintf(out, "dsos\n");

@@ -117,6 +117,10 @@ struct tr_stack {
 struct tr_ucopy {
 	struct xpu_rec_user_stack_copy rec;
 	const uint8_t *data;	/* rec.size bytes */
+	/* -g dwarf,SIZE,TOP: the window below the thread's stack top (USER_STACK_TOP) */
+	uint64_t top_addr;
+	uint32_t top_size;
+	const uint8_t *top_data;
 };
 
 struct tr_dso {

@@ -94,6 +94,11 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		memcpy(result, c->data + (addr - sp), 8);
 		return true;
 	}
+	if (addr >= c->top_addr && addr - c->top_addr <= c->top_size &&
+	    c->top_size - (addr - c->top_addr) >= 8) {
+		memcpy(result, c->top_data + (addr - c->top_addr), 8);
+		return true;
+	}
 	if (read_file_word(u, addr, result))
 		return true;
 	/* within 1 MiB above the copy: the stack the copy did not reach */
@@ -371,7 +376,7 @@ bool unwind__copy_too_small(const struct unwind_stats *st)
 	uint64_t short_walks = st->used - st->stops[UW_STOP_OUTERMOST];
 
 	/* worth saying when over a tenth of the walks fell short, mostly at the copy's end */
-	return st->max_copy < 60u << 10 && short_walks * 10 > st->used &&
+	return (st->max_copy < 60u << 10 || !st->top_bytes) && short_walks * 10 > st->used &&
 	       st->stops[UW_STOP_COPY_END] * 2 > short_walks;
 }
 
@@ -427,16 +432,69 @@ static int map_owners(struct trace *t, struct kmap *owners)
 	return 0;
 }
 
+/* Unwinds one streamed copy for its owner, if it has one that is still without. */
+static int apply_copy(struct unwinder *u, struct kmap *owners, const struct tr_ucopy *c,
+		      struct unwind_stats *st)
+{
+	struct trace *t = u->t;
+	uint32_t *v, *stack_id, pid;
+
+	st->copies++;
+	st->copy_bytes += c->rec.size;
+	st->top_bytes += c->top_size;
+	if (c->rec.size > st->max_copy)
+		st->max_copy = c->rec.size;
+	if (c->rec.regs_abi != XPU_REGS_X86_64)
+		return 0;
+	v = kmap__get(owners, (uint64_t)c->rec.for_type << 32 | c->rec.tid, c->rec.ts_ns);
+	if (!v || *v == OWNER_DONE)
+		return 0;
+	if (*v & OWNER_LAUNCH) {
+		pid = t->launches[*v & ~OWNER_LAUNCH].pid;
+		stack_id = &t->launches[*v & ~OWNER_LAUNCH].stack_id;
+	} else {
+		pid = t->samples[*v].pid;
+		stack_id = &t->samples[*v].stack_id;
+	}
+	if (pid != c->rec.pid)
+		return 0;
+	*v = OWNER_DONE;
+	st->matched++;
+	return unwind_one(u, c, *stack_id, stack_id, st);
+}
+
+/* Whether a USER_STACK_TOP record belongs to copy c, and if so attaches its bytes. */
+static bool attach_top(const struct trace_record *rec, struct tr_ucopy *c)
+{
+	struct xpu_rec_user_stack_top top;
+	uint32_t tail_size = 0;
+	const uint8_t *data = trace_record__get(rec, &top, sizeof(top), &tail_size);
+
+	if (!data || top.ts_ns != c->rec.ts_ns || top.tid != c->rec.tid ||
+	    top.pid != c->rec.pid || top.for_type != c->rec.for_type)
+		return false;
+	c->top_addr = top.addr;
+	c->top_size = top.size < tail_size ? top.size : tail_size;
+	if (c->top_size > XPU_STACK_TOP_MAX_BYTES)
+		c->top_size = XPU_STACK_TOP_MAX_BYTES;
+	c->top_data = data;
+	return true;
+}
+
 /*
  * Streams the copies from a second pass over the trace's bytes, so memory stays bounded by one
- * copy however many there are. The first copy of a (record type, tid, timestamp) is used.
+ * copy however many there are. The first copy of a (record type, tid, timestamp) is used. A
+ * copy waits (its bytes saved) for the USER_STACK_TOP that may follow it.
  */
 int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st)
 {
 	struct unwinder u = { .t = t, .s = s, .next_id = UW_FIRST_STACK_ID };
+	struct tr_ucopy pending = { 0 };
+	bool have_pending = false;
 	struct kmap owners = { 0 };
 	struct trace_reader *r = NULL;
 	struct trace_record rec;
+	uint8_t *saved = NULL;
 	const void *bytes;
 	char errbuf[160];
 	size_t size, i;
@@ -446,39 +504,40 @@ int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st
 	if (!t->nucopies || !t->reader)
 		return 0;
 	err = map_owners(t, &owners);
+	saved = err ? NULL : malloc(XPU_STACK_COPY_MAX_BYTES);
+	if (!err && !saved)
+		err = -ENOMEM;
 	bytes = trace_reader__bytes(t->reader, &size);
 	r = err ? NULL : trace_reader__open_mem(bytes, size, errbuf, sizeof(errbuf));
 	if (!err && !r)
 		err = -ENOMEM;		/* the same bytes opened once already */
 	while (!err && trace_reader__next(r, &rec)) {
-		struct tr_ucopy c;
-		uint32_t *v, *stack_id, pid;
-
-		if (rec.type != XPU_REC_USER_STACK_COPY || !get_copy(&rec, &c))
+		if (rec.type == XPU_REC_USER_STACK_TOP && have_pending) {
+			if (attach_top(&rec, &pending)) {
+				have_pending = false;
+				err = apply_copy(&u, &owners, &pending, st);
+			}
 			continue;
-		st->copies++;
-		st->copy_bytes += c.rec.size;
-		if (c.rec.size > st->max_copy)
-			st->max_copy = c.rec.size;
-		if (c.rec.regs_abi != XPU_REGS_X86_64)
-			continue;
-		v = kmap__get(&owners, (uint64_t)c.rec.for_type << 32 | c.rec.tid, c.rec.ts_ns);
-		if (!v || *v == OWNER_DONE)
-			continue;
-		if (*v & OWNER_LAUNCH) {
-			pid = t->launches[*v & ~OWNER_LAUNCH].pid;
-			stack_id = &t->launches[*v & ~OWNER_LAUNCH].stack_id;
-		} else {
-			pid = t->samples[*v].pid;
-			stack_id = &t->samples[*v].stack_id;
 		}
-		if (pid != c.rec.pid)
+		if (rec.type != XPU_REC_USER_STACK_COPY)
 			continue;
-		*v = OWNER_DONE;
-		st->matched++;
-		err = unwind_one(&u, &c, *stack_id, stack_id, st);
+		if (have_pending) {
+			have_pending = false;
+			err = apply_copy(&u, &owners, &pending, st);
+		}
+		if (err || !get_copy(&rec, &pending))
+			continue;
+		/* the reader reuses its buffer: keep the bytes until a top window comes or not */
+		if (pending.rec.size)
+			memcpy(saved, pending.data, pending.rec.size);
+		pending.data = saved;
+		pending.top_size = 0;
+		have_pending = true;
 	}
+	if (!err && have_pending)
+		err = apply_copy(&u, &owners, &pending, st);
 	trace_reader__close(r);
+	free(saved);
 	for (i = 0; i < u.nsess; i++) {
 		if (u.sess[i].dwfl)
 			dwfl_end(u.sess[i].dwfl);

@@ -42,6 +42,7 @@ struct unwind_stats {
 	uint64_t frames;		/* user frames of the stacks used */
 	uint64_t copy_bytes;		/* stack bytes in the copies */
 	uint32_t max_copy;		/* the largest copy: about the SIZE recorded with */
+	uint64_t top_bytes;		/* -g dwarf,SIZE,TOP: bytes in the stack-top windows */
 	uint64_t stops[UW_STOP_N];	/* walks used, by the reason they ended */
 	struct unwind_stop_rec *stop_recs;
 	size_t nstop_recs, stop_recs_cap;
@@ -68,7 +69,8 @@ int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *c
 
 /*
  * Whether over a tenth of the walks did not reach the outermost frame, mostly for running out
- * of copied stack, while copies were below the 64 KiB maximum: a bigger -g dwarf,SIZE helps.
+ * of copied stack, while copies were below the 64 KiB maximum or had no stack-top window: a
+ * bigger -g dwarf,SIZE or a TOP window helps.
  */
 bool unwind__copy_too_small(const struct unwind_stats *st);
 
