@@ -25,10 +25,10 @@ static const char usage[] =
 "  -F, --freq=HZ          sampling frequency per CPU (default %u)\n"
 "  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT ")\n"
 "  -g, --call-graph=MODE  user stack unwinding: fp (frame pointers, the default), or\n"
-"                         dwarf[,SIZE]: copy the top SIZE bytes of the user stack (default\n"
-"                         8192, at most 65536) with the registers, for CPU samples and GPU\n"
-"                         launches; xpu-report unwinds them with .eh_frame (code built\n"
-"                         without frame pointers: libcudart, libcuda, PyTorch, most wheels).\n"
+"                         dwarf[,SIZE[,TOP]]: copy the top SIZE bytes of the user stack\n"
+"                         (default 8192, at most 65536) with the registers, for CPU samples\n"
+"                         and GPU launches; xpu-report unwinds them with .eh_frame (code\n"
+"                         built without frame pointers: libcudart, libcuda, PyTorch, wheels).\n"
 "                         dwarf,SIZE,TOP also copies up to TOP bytes (at most 32768) below\n"
 "                         the thread's stack top when SIZE does not reach it, so stacks get\n"
 "                         past huge frames (cuDNN, cuBLASLt) to main and Python\n"
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 						       "8, 8..32768 bytes", top + 1);
 				cfg.dwarf_top_bytes = top ? (unsigned int)v : 0;
 			} else {
-				return bad_arg("unsupported call-graph mode '%s': fp or dwarf[,SIZE]",
+				return bad_arg("unsupported call-graph mode '%s': fp or dwarf[,SIZE[,TOP]]",
 					       optarg);
 			}
 			break;

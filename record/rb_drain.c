@@ -262,6 +262,12 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 	writer_thread__submit(d->wt, &r);
 }
 
+/* The record type a stack copy belongs to (the event it was sent ahead of). */
+static uint16_t owner_type(const struct xpu_ev_ustack *ev)
+{
+	return ev->for_type == XPU_EV_GPU_LAUNCH ? XPU_REC_GPU_LAUNCH : XPU_REC_CPU_SAMPLE;
+}
+
 /* -g dwarf,SIZE,TOP: the window below the stack top, right after its copy. */
 static void submit_stack_top(struct rb_drain *d, const struct xpu_ev_ustack *ev,
 			     const uint8_t *data)
@@ -270,8 +276,7 @@ static void submit_stack_top(struct rb_drain *d, const struct xpu_ev_ustack *ev,
 		.ts_ns = ev->hdr.ts_ns,
 		.pid = ev->hdr.pid,
 		.tid = ev->hdr.tid,
-		.for_type = ev->for_type == XPU_EV_GPU_LAUNCH ? XPU_REC_GPU_LAUNCH :
-								 XPU_REC_CPU_SAMPLE,
+		.for_type = owner_type(ev),
 		.size = ev->top_size,
 		.addr = ev->top_addr,
 	};
@@ -298,8 +303,7 @@ static void on_ustack(struct rb_drain *d, const struct xpu_ev_ustack *ev, size_t
 		.ts_ns = ev->hdr.ts_ns,
 		.pid = ev->hdr.pid,
 		.tid = ev->hdr.tid,
-		.for_type = ev->for_type == XPU_EV_GPU_LAUNCH ? XPU_REC_GPU_LAUNCH :
-								 XPU_REC_CPU_SAMPLE,
+		.for_type = owner_type(ev),
 		.regs_abi = XPU_REGS_X86_64,
 	};
 	struct wt_rec r = {
