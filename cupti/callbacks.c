@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xpu_cupti.h"
@@ -51,6 +52,41 @@ static __thread int rt_depth;
 /* XPU_CUPTI_NO_MARKER=1 (diagnosis only): callbacks run but the probed marker is not called */
 static bool no_marker;
 static __thread uint32_t rt_corr;
+/* set by callbacks__hold_new_calls() once a fatal signal's final flush begins */
+static int hold_calls;
+
+/*
+ * A fatal signal's flush runs in our flusher thread while the target's threads go on calling
+ * CUDA. Unsubscribing and disabling activity are two steps; launches in between left a kernel
+ * without its launch stack (or the other way round), and the flush chased new work. A thread
+ * that enters an API call from then on sleeps here until the re-raised signal ends the process.
+ * Not forever: should the flush need a lock that this thread holds inside the CUDA call (CUPTI
+ * runs callbacks from within the API), the wait ends after XC_HOLD_MAX_MS and the call goes on
+ * unmarked, so a deadlock costs a delay, never a hang.
+ */
+#define XC_HOLD_MAX_MS 2000
+
+static void hold_here(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < XC_HOLD_MAX_MS; i++)
+		nanosleep(&ms, NULL);
+}
+
+void callbacks__hold_new_calls(void)
+{
+	__atomic_store_n(&hold_calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static bool holding(void)
+{
+	if (!__atomic_load_n(&hold_calls, __ATOMIC_SEQ_CST))
+		return false;
+	hold_here();
+	return true;
+}
 
 /* driver corr id -> runtime corr id, direct-mapped; a slot holds (driver << 32 | runtime). */
 #define CORR_MAP_BITS 18
@@ -87,7 +123,7 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			if (rt_depth++ == 0) {
 				rt_corr = cb->correlationId;
-				if (!no_marker)
+				if (!no_marker && !holding())
 					xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_RUNTIME);
 			}
 		} else if (rt_depth > 0) {
@@ -100,7 +136,7 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 			corr_map_put(cb->correlationId, rt_corr);
 			return;
 		}
-		if (!no_marker)
+		if (!no_marker && !holding())
 			xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_DRIVER);
 	}
 }
@@ -190,15 +226,6 @@ static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain
 	return n;
 }
 
-static CUpti_SubscriberHandle subscriber;
-
-void callbacks__unsubscribe(void)
-{
-	if (subscriber)
-		cupti.cuptiUnsubscribe(subscriber);
-	subscriber = NULL;
-}
-
 int callbacks__subscribe(void)
 {
 	CUpti_SubscriberHandle sub;
@@ -228,7 +255,6 @@ int callbacks__subscribe(void)
 		       (int)xc_pid);
 		return -EIO;
 	}
-	subscriber = sub;
 	/* XPU_CUPTI_LAUNCH_STACKS=0: no launch callbacks, so no marker and no launch stacks */
 	if (getenv("XPU_CUPTI_LAUNCH_STACKS") && !strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0"))
 		return 0;

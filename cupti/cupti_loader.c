@@ -173,7 +173,6 @@ int cupti_loader__load(void)
 	RESOLVE(cuptiGetVersion, true);
 	RESOLVE(cuptiGetResultString, true);
 	RESOLVE(cuptiSubscribe, true);
-	RESOLVE(cuptiUnsubscribe, true);
 	RESOLVE(cuptiEnableCallback, true);
 	RESOLVE(cuptiGetCallbackName, true);
 	RESOLVE(cuptiActivityEnable, true);

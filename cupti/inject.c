@@ -47,11 +47,15 @@ static void flush_and_die(int sig)
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 	/*
-	 * The target's threads go on launching until the signal's default action ends them: stop
-	 * collecting first, or the forced flush chases an endless stream of new records (seen
-	 * with a launch loop: the target outlived the signal by minutes).
+	 * The target's threads would go on launching until the signal's default action ends them:
+	 * hold every new API call first, then stop collecting, or the forced flush chases an
+	 * endless stream of new records (seen with a launch loop: the target outlived the signal
+	 * by minutes). Holding rather than unsubscribing keeps launches and kernels paired: a
+	 * launch in the gap between unsubscribing and disabling activity had a kernel and no stack.
+	 * A launch whose marker fired just before the hold may still lose its kernel (one per
+	 * thread at most). No unsubscribe: the process dies next.
 	 */
-	callbacks__unsubscribe();
+	callbacks__hold_new_calls();
 	activity__stop();
 	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	active = false;

@@ -39,7 +39,6 @@ struct cupti_fns {
 	XC_FN(cuptiGetVersion);
 	XC_FN(cuptiGetResultString);
 	XC_FN(cuptiSubscribe);
-	XC_FN(cuptiUnsubscribe);
 	XC_FN(cuptiEnableCallback);
 	XC_FN(cuptiGetCallbackName);
 	XC_FN(cuptiActivityEnable);
@@ -109,8 +108,12 @@ uint64_t activity__cupti_dropped(void);
 
 /* ---- callbacks.c ---------------------------------------------------------------------------- */
 int callbacks__subscribe(void);
-/* Stops the launch callbacks (no more markers). */
-void callbacks__unsubscribe(void);
+/*
+ * The process is about to die of a signal: from now on a thread entering a traced API call waits
+ * (at most XC_HOLD_MAX_MS) instead of launching, so that nothing new starts between the final
+ * flush and the death.
+ */
+void callbacks__hold_new_calls(void);
 /* Kernel/memcpy/memset correlation id as CUPTI tagged it -> the id the marker saw. */
 uint32_t callbacks__map_corr(uint32_t corr_id);
 

@@ -15,7 +15,8 @@ fail() { echo "FAIL $NAME: $*"; exit 1; }
 [ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
 [ -f "$CUDA_HOME/include/cupti.h" ] || skip "no CUPTI headers at $CUDA_HOME"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# KEEP=DIR: copy the traces there before cleaning up, to look at a failure
+trap '[ -n "${KEEP:-}" ] && cp "$tmp"/*.xpu "$KEEP"/ 2>/dev/null; rm -rf "$tmp"' EXIT
 cc -O1 -g -fno-omit-frame-pointer -shared -fPIC -I"$CUDA_HOME/include" -o "$tmp/libmockcupti.so" \
 	tests/gpu/mock/mock_cupti.c -lpthread || fail "cannot build the fake libcupti"
 cc -O1 -g -fno-omit-frame-pointer -I"$CUDA_HOME/include" -o "$tmp/fake_cuda_app" \
@@ -61,6 +62,7 @@ signalled() {
 	# A fatal signal can land between a launch's API enter (its stack is recorded) and its
 	# kernel, which CUPTI no longer records once the flush has disabled collection: the one
 	# launching thread may leave exactly one launch without a kernel. A caught SIGINT may not.
+	# Never a kernel without its launch: calls entered after the signal are held, not made.
 	[ "${k:-0}" -gt 100 ] && { [ "$k" = "$l" ] ||
 		{ [ "$sig" = TERM ] && [ $((l - k)) = 1 ]; }; } ||
 		fail "SIG$sig: ${k:-0} kernels for ${l:-0} launches"

@@ -46,7 +46,6 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, voi
 	*s = (CUpti_SubscriberHandle)1;
 	return CUPTI_SUCCESS;
 }
-CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s) { api_cb = NULL; return CUPTI_SUCCESS; }
 CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
 				CUpti_CallbackId cbid)
 {
