@@ -144,16 +144,33 @@ static __always_inline __u64 read_stack_prefix(void *data, __u64 sp, __u64 want)
 	return bpf_probe_read_user(data, len, (void *)sp) ? 0 : len;
 }
 
-/* The top of the current thread's stack, or 0 when unknown. */
-static __always_inline __u64 stack_top(__u32 pid, __u32 tid)
+static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *end)
+{
+	*(__u64 *)end = vma->vm_end;
+	return 0;
+}
+
+/*
+ * The top of the current thread's stack, or 0 when unknown. A thread that already ran when
+ * recording began (xpu-record -p) was never seen cloning: its top is taken as the end of the
+ * mapping that holds sp. For a pthread that mapping ends with the thread's TLS and descriptor
+ * (a few KiB), just above where its stack began, so the window still reaches the first frames.
+ * Remembered, so that the VMA lookup (it takes mmap_lock) runs once per thread.
+ */
+static __always_inline __u64 stack_top(__u32 pid, __u32 tid, __u64 sp)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 *v;
+	__u64 *v, end = 0;
 
 	if (pid == tid)
 		return BPF_CORE_READ(task, mm, start_stack);
 	v = bpf_map_lookup_elem(&thread_stack_top, &tid);
-	return v ? *v : 0;
+	if (v)
+		return *v;
+	if (bpf_find_vma(task, sp, vma_end, &end, 0) || end <= sp)
+		return 0;
+	bpf_map_update_elem(&thread_stack_top, &tid, &end, BPF_NOEXIST);
+	return end;
 }
 
 /*
@@ -164,16 +181,22 @@ static __always_inline __u64 stack_top(__u32 pid, __u32 tid)
 static __always_inline __u32 read_stack_top(struct xpu_ev_ustack *u, __u64 sp, __u64 len,
 					    __u32 pid, __u32 tid, __u64 *addr)
 {
-	__u64 top = stack_top(pid, tid), start, tlen;
+	__u64 top = stack_top(pid, tid, sp), start, tlen;
 
-	if (!top || top <= sp + len || len > XPU_BPF_USTACK_MAX)
+	if (!top) {
+		count(XPU_CNT_USTACK_TOP_ERR);
+		return 0;
+	}
+	if (top <= sp + len || len > XPU_BPF_USTACK_MAX)
 		return 0;
 	start = top - ustack_top_bytes > sp + len ? (top - ustack_top_bytes) & ~7ull : sp + len;
 	tlen = top - start;
 	if (tlen > XPU_BPF_USTACK_TOP_MAX)
 		tlen = XPU_BPF_USTACK_TOP_MAX;
-	if (bpf_probe_read_user(u->data + len, tlen, (void *)start))
+	if (bpf_probe_read_user(u->data + len, tlen, (void *)start)) {
+		count(XPU_CNT_USTACK_TOP_ERR);
 		return 0;
+	}
 	*addr = start;
 	return tlen;
 }

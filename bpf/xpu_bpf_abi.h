@@ -48,7 +48,8 @@ enum xpu_bpf_counter {
 	XPU_CNT_TRACED_FULL = 7,	/* traced_tgids map full: a child is not followed */
 	XPU_CNT_USTACK_COPIES = 8,	/* -g dwarf: stack copies sent */
 	XPU_CNT_USTACK_COPY_ERR = 9,	/* -g dwarf: not a byte of the user stack was readable */
-	XPU_CNT_NR = 10,
+	XPU_CNT_USTACK_TOP_ERR = 10,	/* -g dwarf,SIZE,TOP: stack top unknown or unreadable */
+	XPU_CNT_NR = 11,
 };
 
 struct xpu_ev_hdr {

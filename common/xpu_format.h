@@ -276,6 +276,7 @@ enum xpu_stat_id {
 	XPU_STAT_CUPTI_REJECTED = 13,
 	XPU_STAT_STACK_COPIES = 14,		/* since 1.1: USER_STACK_COPY records */
 	XPU_STAT_STACK_COPY_ERRORS = 15,	/* since 1.1: user stack could not be read */
+	XPU_STAT_STACK_TOP_ERRORS = 16,		/* since 1.2: stack-top window not copied */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

@@ -436,7 +436,7 @@ int session__run(const struct record_config *cfg)
 	struct trace_writer *w = NULL;
 	struct procmaps_stats ps = { 0 };
 	struct rb_drain_stats ds = { 0 };
-	struct xpu_stat_entry stats[16];
+	struct xpu_stat_entry stats[24];
 	struct cupti_rx_stats rxs = {0};
 	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
 	char err[512] = "";
@@ -572,6 +572,8 @@ int session__run(const struct record_config *cfg)
 	if (cfg->dwarf_bytes) {
 		STAT(XPU_STAT_STACK_COPIES, cnt[XPU_CNT_USTACK_COPIES]);
 		STAT(XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
+		if (cfg->dwarf_top_bytes)
+			STAT(XPU_STAT_STACK_TOP_ERRORS, cnt[XPU_CNT_USTACK_TOP_ERR]);
 	}
 #undef STAT
 	e = writer_thread__finish(s.wt, stats, n);

@@ -61,6 +61,7 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_CUPTI_REJECTED] = "cupti_rejected",
 		[XPU_STAT_STACK_COPIES] = "stack_copies",
 		[XPU_STAT_STACK_COPY_ERRORS] = "stack_copy_errors",
+		[XPU_STAT_STACK_TOP_ERRORS] = "stack_top_errors",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";

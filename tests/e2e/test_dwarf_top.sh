@@ -51,4 +51,22 @@ grep -Eq "$MAIN" "$tmp/dwarf,8192,16384.folded" || fail "no main-thread chain fr
 grep -Eq "$THREAD" "$tmp/dwarf,8192,16384.folded" || fail "no thread chain from start_thread"
 grep -q '^  user_stack_top' "$tmp/dwarf,8192,16384.info" || fail "no USER_STACK_TOP records counted"
 grep -q '^  dwarf top' "$tmp/dwarf,8192,16384.info" || fail "info does not show the top windows"
-echo "PASS $NAME (no window: $(rate "$tmp/dwarf,8192.info")% complete; 16 KiB window: $r%)"
+grep -Eq '^  stack_top_errors +0$' "$tmp/dwarf,8192,16384.info" ||
+	fail "stack-top windows not copied: $(grep stack_top_errors "$tmp/dwarf,8192,16384.info")"
+
+# -p PID: the thread was running before recording began, so its clone was never seen; its top
+# comes from the mapping that holds its stack
+"$tmp/hf" 4 &
+hf=$!
+sleep 0.5
+"$B/xpu-record" --no-gpu -g dwarf,8192,16384 -p $hf -d 1.5 -o "$tmp/p.xpu" >/dev/null 2>"$tmp/err" ||
+	fail "xpu-record -p failed: $(head -1 "$tmp/err")"
+kill $hf 2>/dev/null
+wait $hf 2>/dev/null
+"$B/xpu-report" --format=info "$tmp/p.xpu" >"$tmp/p.info" 2>&1 || fail "xpu-report --format=info (-p) failed"
+"$B/xpu-report" --format=folded "$tmp/p.xpu" >"$tmp/p.folded" 2>/dev/null || fail "xpu-report (-p) failed"
+rp=$(rate "$tmp/p.info")
+[ "${rp:-0}" -ge 90 ] || fail "-p with a window: only $rp% complete: $(grep -A4 'dwarf stops' "$tmp/p.info")"
+grep -Eq "$THREAD" "$tmp/p.folded" || fail "-p: no chain from start_thread on the thread that ran before"
+grep -Eq "$MAIN" "$tmp/p.folded" || fail "-p: no main-thread chain from main"
+echo "PASS $NAME (no window: $(rate "$tmp/dwarf,8192.info")% complete; 16 KiB window: $r%; -p: $rp%)"
