@@ -9,10 +9,29 @@ NAME=test_record_signals
 fail() { echo "FAIL $NAME: $*"; exit 1; }
 skip() { echo "SKIP $NAME: $*"; exit 77; }
 
+# Started with SIGINT ignored (nohup, a script's background job), the targets would inherit
+# that and no trap could undo it: run again with the default action, where env can give it.
+if trap -p INT | grep -q "''"; then
+	[ -z "${XPU_SIGNALS_RESET:-}" ] && env --default-signal=INT true 2>/dev/null &&
+		XPU_SIGNALS_RESET=1 exec env --default-signal=INT "$0" "$@"
+	skip "started with SIGINT ignored, which the targets would inherit"
+fi
 [ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON) for eBPF"
 [ -x "$B/xpu-record" ] || fail "run make first ($B/xpu-record)"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+
+# bounded_wait PID: wait's status, or a failure when xpu-record is still running 20 s on
+bounded_wait() {
+	local i
+	for i in $(seq 200); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$1" 2>/dev/null; then
+		pkill -KILL -P "$1"
+		kill -KILL "$1"
+		fail "xpu-record still running 20 s after the signal"
+	fi
+	wait "$1"
+}
 
 finalized() {
 	# A cleanly finished file ends with the 32-byte trailer starting "XPUEND".
@@ -37,7 +56,7 @@ rc=$?
 rec=$!
 sleep 1.5
 kill -INT $rec
-wait $rec
+bounded_wait $rec
 rc=$?
 [ $rc = 7 ] || fail "SIGINT forwarded to a target that exits 7 on SIGINT: got $rc"
 finalized "$tmp/c.xpu" || fail "trace not finalized after SIGINT"
@@ -47,7 +66,7 @@ finalized "$tmp/c.xpu" || fail "trace not finalized after SIGINT"
 rec=$!
 sleep 1.5
 kill -INT $rec
-wait $rec
+bounded_wait $rec
 rc=$?
 [ $rc = 130 ] || fail "SIGINT forwarded to sleep: expected 130, got $rc"
 finalized "$tmp/d.xpu" || fail "trace not finalized after SIGINT to sleep"
@@ -57,7 +76,7 @@ finalized "$tmp/d.xpu" || fail "trace not finalized after SIGINT to sleep"
 rec=$!
 sleep 1.5
 kill -TERM $rec
-wait $rec
+bounded_wait $rec
 rc=$?
 [ $rc = 143 ] || fail "SIGTERM forwarded to sleep: expected 143, got $rc"
 finalized "$tmp/e.xpu" || fail "trace not finalized after SIGTERM"
@@ -73,7 +92,7 @@ kill -INT $rec
 sleep 0.5
 kill -0 $rec 2>/dev/null || fail "xpu-record stopped on the first SIGINT of a target ignoring it"
 kill -INT $rec
-wait $rec
+bounded_wait $rec
 rc=$?
 alive=no
 [ -n "$tgt" ] && kill -0 "$tgt" 2>/dev/null && alive=yes

@@ -2,7 +2,8 @@
 /*
  * tests/e2e/test_dwarf.sh: main -> dw_deep -> dw_loop -> dw_main_1 -> dw_main_2 -> dw_main_3
  * -> dw_lib_a -> dw_lib_b -> dw_lib_c -> dw_leaf (in libdwchain.so), all without frame pointers. With -g dwarf the
- * whole chain must show; with -g fp it cannot. argv[1]: seconds to run (default 2); argv[2]:
+ * whole chain must show; with -g fp it cannot. argv[1]: seconds of CPU time to run (default 2;
+ * CPU time, not wall time, so a loaded machine does not cut the sample count); argv[2]:
  * frames of 1 KiB each between main and dw_main_1 (default 0), for a stack deeper than half the
  * copy size, whose outermost frames lie near the mapped top of the stack.
  */
@@ -18,7 +19,7 @@ static double now_s(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
