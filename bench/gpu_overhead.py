@@ -15,7 +15,8 @@ against the unprofiled run of the same repetition. Writes a markdown table to OU
                         [--workloads launch,torch] [--dwarf-sizes 8192,65536] [--section NAME]
 
 --dwarf-sizes replaces the plain -g dwarf mode with -g dwarf,SIZE per size (what a bigger copy
-costs); --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
+costs); with a ';' in it, the sizes are ';'-separated and may name a window: '8192;32768,32768'
+runs -g dwarf,8192 and -g dwarf,32768,32768. --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
 """
 import argparse
 import os
@@ -76,7 +77,8 @@ def main():
     modes = [("fp", [])] + ([("dwarf", ["-g", "dwarf"])] if "dwarf" in help_text else [])
     if args.dwarf_sizes:
         modes = [("fp", [])] + [(f"dwarf,{sz}", ["-g", f"dwarf,{sz}"])
-                                for sz in args.dwarf_sizes.split(",")]
+                                for sz in args.dwarf_sizes.split(
+                                    ";" if ";" in args.dwarf_sizes else ",") if sz]
     workloads = args.workloads.split(",")
     tmp = tempfile.mkdtemp(prefix="xpu-gpubench-")
 
