@@ -42,7 +42,8 @@ static const char usage[] =
 "  -d, --duration=SECS    stop after SECS seconds (decimals allowed): the command gets\n"
 "                         SIGINT, as from ^C, and SIGTERM 5 s later if still running;\n"
 "                         with -p, recording just stops and the process runs on\n"
-"      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u)\n"
+"      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u;\n"
+"                         with -g dwarf, room for 1024 stack copies, up to %u)\n"
 "      --keep-root        under sudo, run the command as root too (by default it runs as\n"
 "                         the user who ran sudo, and the trace belongs to that user)\n"
 "  -v, --verbose          print progress and libbpf messages\n"
@@ -163,12 +164,29 @@ static int sudo_user(struct record_config *cfg, bool keep_root)
 	return 0;
 }
 
+/*
+ * 8 MiB, or with -g dwarf room for about 1024 stack copies, up to XPU_DWARF_RINGBUF_MAX_MB. A
+ * copy event is 8 to 96 KiB, so 8 MiB held under 1000 of them (a few ms of a launch loop),
+ * and a burst overran it whenever the drain thread, woken at a quarter full, was not scheduled
+ * at once on a busy host. Events lost that way are counted; this makes them rarer.
+ */
+static unsigned int default_ringbuf_mb(const struct record_config *cfg)
+{
+	uint64_t want = 1024ull * ((uint64_t)cfg->dwarf_bytes + cfg->dwarf_top_bytes + 1024);
+	unsigned int mb = XPU_DEFAULT_RINGBUF_MB;
+
+	if (!cfg->dwarf_bytes)
+		return mb;
+	while (((uint64_t)mb << 20) < want && mb < XPU_DWARF_RINGBUF_MAX_MB)
+		mb *= 2;
+	return mb;
+}
+
 int main(int argc, char **argv)
 {
 	struct record_config cfg = {
 		.output = XPU_DEFAULT_OUTPUT,
 		.freq_hz = XPU_DEFAULT_FREQ_HZ,
-		.ringbuf_mb = XPU_DEFAULT_RINGBUF_MB,
 		.argc = argc,
 		.argv = argv,
 	};
@@ -251,7 +269,8 @@ int main(int argc, char **argv)
 			xpu_verbose++;
 			break;
 		case 'h':
-			printf(usage, XPU_DEFAULT_FREQ_HZ, XPU_DEFAULT_RINGBUF_MB);
+			printf(usage, XPU_DEFAULT_FREQ_HZ, XPU_DEFAULT_RINGBUF_MB,
+			       XPU_DWARF_RINGBUF_MAX_MB);
 			return 0;
 		case 'V':
 			printf("xpu-record %s\n", XPU_VERSION);
@@ -269,6 +288,8 @@ int main(int argc, char **argv)
 		return bad_arg("give either -p PID or a command, not both");
 	if (!cfg.attach_pid && !cfg.cmd)
 		return bad_arg("no command to record: xpu-record [OPTION...] -- COMMAND");
+	if (!cfg.ringbuf_mb)
+		cfg.ringbuf_mb = default_ringbuf_mb(&cfg);
 	if (sudo_user(&cfg, keep_root))
 		return 2;
 	libbpf_set_print(libbpf_print);

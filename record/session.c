@@ -540,7 +540,8 @@ int session__run(const struct record_config *cfg)
 		log_err("cannot start the target: %s", strerror(errno));
 		goto out_target;
 	}
-	log_info("recording pid %d at %u Hz into %s", s.pid, cfg->freq_hz, cfg->output);
+	log_info("recording pid %d at %u Hz into %s (ring buffer %u MiB)", s.pid, cfg->freq_hz,
+		 cfg->output, cfg->ringbuf_mb);
 
 	if (cfg->duration_ns)
 		s.deadline_ns = clock_mono_ns() + cfg->duration_ns;

@@ -15,9 +15,18 @@ skip() { echo "SKIP $NAME: $*"; exit 77; }
 fail() { echo "FAIL $NAME: $*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the default ring buffer grows with the stack copies of -g dwarf; --ringbuf-mb wins
+rb() { "$B/xpu-record" -v --no-gpu -o "$tmp/rb.xpu" "$@" -- true 2>&1 |
+	sed -n 's/.*(ring buffer \([0-9]*\) MiB).*/\1/p'; }
+for want in "8 -g fp" "16 -g dwarf" "64 -g dwarf,32768" "64 -g dwarf,65536,32768" \
+	"4 -g dwarf,65536 --ringbuf-mb=4"; do
+	# shellcheck disable=SC2086
+	got=$(rb ${want#* })
+	[ "$got" = "${want%% *}" ] || fail "ring buffer with ${want#* }: ${got:-?} MiB, not ${want%% *}"
+done
+[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
 for mode in fp dwarf; do
 	N=20000
 	[ $mode = dwarf ] && N=2000
