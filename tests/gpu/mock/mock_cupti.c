@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cupti.h>
 
@@ -22,6 +23,9 @@ static size_t pending_len;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t dropped_once = 5;
 int mock_busy;			/* make cuptiSubscribe fail like under Nsight */
+/* microseconds cuptiActivityDisable takes before it stops recording: widens any gap between
+ * the library's steps at a fatal signal, so that a launch in it shows */
+int mock_disable_delay_us;
 
 struct name { int domain; uint32_t cbid; const char *name; };
 static const struct name names[] = {
@@ -66,7 +70,13 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const ch
 	return CUPTI_ERROR_INVALID_PARAMETER;
 }
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind k) { enabled_kind[k & 63] = 1; return CUPTI_SUCCESS; }
-CUptiResult cuptiActivityDisable(CUpti_ActivityKind k) { enabled_kind[k & 63] = 0; return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
+{
+	if (mock_disable_delay_us)
+		usleep(mock_disable_delay_us);
+	enabled_kind[k & 63] = 0;
+	return CUPTI_SUCCESS;
+}
 CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
 					   CUpti_BuffersCallbackCompleteFunc c)
 {

@@ -4,12 +4,15 @@
  * and a stub writer, in a forked "target" process. Checks what a GPU run cannot show cheaply:
  * the marker gets exactly the ids the kernel records carry (runtime launch, driver launch,
  * nested driver ids, graphs, copies), strings are defined before use, NVTX ranges pair up,
- * drops are reported, the exit flush ends with FLUSHED + DONE, a forked child stays silent and
- * a busy CUPTI makes the library step aside.
+ * drops are reported, the exit flush ends with FLUSHED + DONE, a forked child stays silent,
+ * a busy CUPTI makes the library step aside, and a thread launching on through a fatal signal
+ * leaves no kernel without its marker.
  *
  * Usage: mock_host LIBXPU_CUPTI MOCK_CUPTI
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -99,11 +102,15 @@ static const char *str(uint32_t id)
 /* ---- the target side ------------------------------------------------------------------------- */
 static uint32_t markers[64][3];
 static int nmarkers;
+/* RUN_SIGNAL: every marker's id is also appended here, as the target dies with its memory */
+static int marker_log = -1;
 
 /* Interposes the library's marker (it calls it through the PLT), as the uprobe would see it. */
 __attribute__((visibility("default"))) void xpu_cupti_api_enter(uint32_t corr, uint32_t cbid,
 								uint32_t domain)
 {
+	if (marker_log >= 0 && write(marker_log, &corr, sizeof(corr)) != sizeof(corr))
+		abort();
 	if (nmarkers < 64) {
 		markers[nmarkers][0] = corr;
 		markers[nmarkers][1] = cbid;
@@ -129,6 +136,24 @@ static void kernel(uint32_t corr, const char *name, uint32_t graph)
 	k.graphId = graph;
 	k.graphNodeId = graph ? 77 : 0;
 	mock_record(&k, sizeof(k));
+}
+
+/*
+ * RUN_SIGNAL: a second thread that launches until the process dies (ids from 1000 on), at most
+ * one launch per 100 us so that a slow flusher cannot overflow the host's 4096 records.
+ */
+static void *launch_on(void *arg)
+{
+	struct timespec pause_100us = { 0, 100000 };
+	uint32_t corr;
+
+	for (corr = 1000;; corr++) {
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, corr);
+		kernel(corr, "_Z9launch_onv", 0);
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, corr);
+		nanosleep(&pause_100us, NULL);
+	}
+	return NULL;
 }
 
 enum run_mode {
@@ -164,9 +189,17 @@ static int target(const char *lib, const char *mock, enum run_mode mode)
 	}
 
 	if (mode == RUN_SIGNAL) {
+		struct timespec ms = { 0, 5000000 };
+		pthread_t t;
+
+		marker_log = open(getenv("MOCK_MARKER_LOG"), O_WRONLY | O_APPEND);
+		*(int *)dlsym(m, "mock_disable_delay_us") = 20000;
 		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, 100);
 		kernel(100, "_Z6killedv", 0);
 		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, 100);
+		if (marker_log < 0 || pthread_create(&t, NULL, launch_on, NULL))
+			return 6;
+		nanosleep(&ms, NULL);
 		raise(SIGTERM);
 		for (;;)
 			pause();
@@ -269,6 +302,8 @@ static int target(const char *lib, const char *mock, enum run_mode mode)
 	return 0;	/* exit() runs the library's atexit flush */
 }
 
+static char marker_log_path[] = "/tmp/xpu-mock-markers-XXXXXX";
+
 static int run(const char *lib, const char *mock, enum run_mode mode)
 {
 	char err[256];
@@ -285,6 +320,7 @@ static int run(const char *lib, const char *mock, enum run_mode mode)
 	}
 	kid = fork();
 	if (kid == 0) {
+		setenv("MOCK_MARKER_LOG", marker_log_path, 1);
 		setenv("XPU_CUPTI_SOCKET", cupti_rx__socket_path(rx), 1);
 		setenv("XPU_CUPTI_LIB", mock, 1);
 		exit(target(lib, mock, mode));
@@ -416,20 +452,53 @@ int main(int argc, char **argv)
 	}
 	CHECK(nsubfail == 1, "busy CUPTI reported as SUBSCRIBE_FAILED");
 
-	/* SIGTERM with the default action: records are flushed and DONE is sent before dying */
-	run(argv[1], argv[2], RUN_SIGNAL);
-	nk = nflushed = 0;
-	for (i = 0; i < nrecs; i++) {
-		struct xpu_rec_gpu_process p;
+	/*
+	 * SIGTERM with the default action: records are flushed and DONE is sent before dying. A
+	 * second thread launches on through the signal, and the mock's slow activity disable
+	 * leaves time for launches during the flush: none of them may leave a kernel without its
+	 * marker (the library holds calls entered after the signal).
+	 */
+	{
+		int fd = mkstemp(marker_log_path), nmarked = 0, unmarked = 0, first_unmarked = 0;
+		bool killed_kernel = false;
+		static uint32_t marked[1 << 20];
 
-		nk += recs[i].type == XPU_REC_GPU_KERNEL;
-		if (recs[i].type != XPU_REC_GPU_PROCESS)
-			continue;
-		memcpy(&p, recs[i].body, sizeof(p));
-		nflushed += p.state == XPU_GPU_PROC_FLUSHED;
+		CHECK(fd >= 0, "cannot create %s", marker_log_path);
+		run(argv[1], argv[2], RUN_SIGNAL);
+		if (fd >= 0) {
+			ssize_t n = read(fd, marked, sizeof(marked));
+
+			nmarked = n > 0 ? (int)(n / sizeof(uint32_t)) : 0;
+			close(fd);
+			unlink(marker_log_path);
+		}
+		nk = nflushed = 0;
+		for (i = 0; i < nrecs; i++) {
+			struct xpu_rec_gpu_process p;
+			struct xpu_rec_gpu_kernel k;
+			bool found = false;
+			int j;
+
+			if (recs[i].type == XPU_REC_GPU_KERNEL) {
+				memcpy(&k, recs[i].body, sizeof(k));
+				nk++;
+				killed_kernel |= k.corr_id == 100;
+				for (j = 0; j < nmarked && !found; j++)
+					found = marked[j] == k.corr_id;
+				if (!found && !unmarked++)
+					first_unmarked = (int)k.corr_id;
+			}
+			if (recs[i].type != XPU_REC_GPU_PROCESS)
+				continue;
+			memcpy(&p, recs[i].body, sizeof(p));
+			nflushed += p.state == XPU_GPU_PROC_FLUSHED;
+		}
+		CHECK(killed_kernel, "the killed target's kernel was flushed");
+		CHECK(nk > 1, "the launching thread's kernels were flushed (%d kernels)", nk);
+		CHECK(unmarked == 0, "%d of %d kernels have no marker (first: id %d; %d markers)",
+		      unmarked, nk, first_unmarked, nmarked);
+		CHECK(nflushed == 1, "the killed target said FLUSHED (%d)", nflushed);
 	}
-	CHECK(nk == 1, "the killed target's kernel was flushed (%d)", nk);
-	CHECK(nflushed == 1, "the killed target said FLUSHED (%d)", nflushed);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
