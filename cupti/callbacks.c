@@ -66,25 +66,21 @@ static int hold_calls;
  */
 #define XC_HOLD_MAX_MS 2000
 
-static void hold_here(void)
-{
-	struct timespec ms = { 0, 1000000 };
-	int i;
-
-	for (i = 0; i < XC_HOLD_MAX_MS; i++)
-		nanosleep(&ms, NULL);
-}
-
 void callbacks__hold_new_calls(void)
 {
 	__atomic_store_n(&hold_calls, 1, __ATOMIC_SEQ_CST);
 }
 
+/* false at once while no fatal signal is being flushed; else true after the wait */
 static bool holding(void)
 {
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
 	if (!__atomic_load_n(&hold_calls, __ATOMIC_SEQ_CST))
 		return false;
-	hold_here();
+	for (i = 0; i < XC_HOLD_MAX_MS; i++)
+		nanosleep(&ms, NULL);
 	return true;
 }
 

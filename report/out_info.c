@@ -208,7 +208,7 @@ int out_info(struct profile *p, FILE *out)
 			return -ENOMEM;
 		if (unwind__copy_too_small(&p->uw))
 			fprintf(out, "  %-16s most incomplete walks ran out of copied stack: record "
-				"with -g dwarf,65536,32768\n", "hint");
+				"with " UW_HINT_MODE "\n", "hint");
 	}
 
 	fprintf(out, "dsos\n");

@@ -91,7 +91,7 @@ static void print_header(struct profile *p, FILE *out)
 			fprintf(out, "%s\n", p->uw.used ? " (dwarf)" : "");
 			if (unwind__copy_too_small(&p->uw))
 				fprintf(out, "#            most incomplete stacks ran out of copied stack: "
-					"record with -g dwarf,65536,32768\n");
+					"record with " UW_HINT_MODE "\n");
 		}
 	}
 	if (p->filtered_out)

@@ -112,7 +112,6 @@ struct tr_stack {
 	uint64_t *ips;		/* kernel leaf first, then user leaf first */
 };
 
-/* A USER_STACK_COPY record (-g dwarf) and its stack bytes. */
 /* A -g dwarf stack copy while unwind.c streams it: data is valid during one step. */
 struct tr_ucopy {
 	struct xpu_rec_user_stack_copy rec;

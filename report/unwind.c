@@ -685,4 +685,3 @@ out:
 	kmap__free(&idx);
 	return err;
 }
-

@@ -73,6 +73,8 @@ int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *c
  * bigger -g dwarf,SIZE or a TOP window helps.
  */
 bool unwind__copy_too_small(const struct unwind_stats *st);
+/* The mode the hint for unwind__copy_too_small suggests: the largest copy and window. */
+#define UW_HINT_MODE "-g dwarf,65536,32768"
 
 /* `info`: walks per stop reason, then the top stops by (reason, outermost frame). */
 int unwind__print_stops(struct profile *p, FILE *out, size_t top);
