@@ -109,7 +109,7 @@ $(RECORD_OBJ): CFLAGS += -Ibpf -I$(BUILD)/bpf
 
 $(BUILD)/xpu-record: $(RECORD_OBJ) $(BUILD)/libxpucommon.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lzstd -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lzstd -lpthread
 
 # ---- CUPTI injection library (CUDA optional) -------------------------------------------------
 CUPTI_CFLAGS := -I$(CUDA_HOME)/include -fPIC -fvisibility=hidden

@@ -80,6 +80,8 @@ static __always_inline void count(__u32 idx)
 		*v += 1;
 }
 
+#include "py_walk.bpf.h"
+
 static __always_inline bool is_traced(__u32 tgid)
 {
 	return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
@@ -267,6 +269,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	count(XPU_CNT_SAMPLES);
 	if (ustack_bytes)
 		ts = emit_ustack(0, tgid, (__u32)id, XPU_EV_SAMPLE);
+	ts = emit_pystack(0, tgid, (__u32)id, ts, XPU_EV_SAMPLE);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(XPU_CNT_RB_LOST);
@@ -342,8 +345,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (!is_traced(p->tgid))
+	__u32 tgid = p->tgid;
+
+	if (!is_traced(tgid))
 		return 0;
+	/* a new image: xpu-record looks for an interpreter in it again */
+	bpf_map_delete_elem(&py_procs, &tgid);
 	emit_task(XPU_EV_TASK_EXEC, p->tgid, p->pid, 0, 0, old_pid, p->comm);
 	return 0;
 }
@@ -362,16 +369,19 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (!is_traced(tgid))
 		return 0;
 	live = BPF_CORE_READ(p, signal, live.counter);
-	if (ustack_top_bytes) {
+	{
 		__u32 tid = p->pid;
 
-		bpf_map_delete_elem(&thread_stack_top, &tid);
+		if (ustack_top_bytes)
+			bpf_map_delete_elem(&thread_stack_top, &tid);
+		bpf_map_delete_elem(&py_threads, &tid);
 	}
 	if (live > 0) {
 		emit_task(XPU_EV_TASK_THREAD_EXIT, tgid, p->pid, 0, 0, 0, p->comm);
 		return 0;
 	}
 	bpf_map_delete_elem(&traced_tgids, &tgid);
+	bpf_map_delete_elem(&py_procs, &tgid);
 	emit_task(XPU_EV_TASK_EXIT, tgid, p->pid, 0, p->exit_code, 0, p->comm);
 	return 0;
 }
@@ -445,6 +455,7 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 	count(XPU_CNT_GPU_LAUNCHES);
 	if (ustack_bytes)
 		ts = emit_ustack(1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH);
+	ts = emit_pystack(1, tgid, (__u32)id, ts, XPU_EV_GPU_LAUNCH);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(XPU_CNT_RB_LOST);

@@ -24,6 +24,7 @@ enum xpu_ev_type {
 	XPU_EV_MMAP = 3,	/* an executable mmap returned: rescan this pid's maps */
 	XPU_EV_GPU_LAUNCH = 4,
 	XPU_EV_USTACK = 5,	/* -g dwarf: precedes the SAMPLE or GPU_LAUNCH it belongs to */
+	XPU_EV_PYSTACK = 6,	/* Python frames: precede the SAMPLE or GPU_LAUNCH they belong to */
 };
 
 /* Same values as enum xpu_task_kind in xpu_format.h. */
@@ -49,7 +50,12 @@ enum xpu_bpf_counter {
 	XPU_CNT_USTACK_COPIES = 8,	/* -g dwarf: stack copies sent */
 	XPU_CNT_USTACK_COPY_ERR = 9,	/* -g dwarf: not a byte of the user stack was readable */
 	XPU_CNT_USTACK_TOP_ERR = 10,	/* -g dwarf,SIZE,TOP: stack top unknown or unreadable */
-	XPU_CNT_NR = 11,
+	XPU_CNT_PY_STACKS = 11,		/* Python frame lists sent */
+	XPU_CNT_PY_NO_THREAD = 12,	/* event in a Python process whose thread has no state */
+	XPU_CNT_PY_READ_ERR = 13,	/* a Python walk ended at unreadable memory */
+	XPU_CNT_PY_TRUNCATED = 14,	/* a Python walk ended at the frame limit */
+	XPU_CNT_PY_THREAD_SCANS = 15,	/* thread-state list walks (cache misses) */
+	XPU_CNT_NR = 20,		/* 16..19 free */
 };
 
 struct xpu_ev_hdr {
@@ -122,6 +128,68 @@ struct xpu_ev_ustack {
 	__u32 top_size;			/* 0: no top window */
 	__u32 reserved;
 	__u8 data[XPU_BPF_USTACK_MAX + XPU_BPF_USTACK_TOP_MAX];
+};
+
+/*
+ * Python: where the walk finds a thread's frames in one process, filled by xpu-record from
+ * the interpreter's ELF file (record/py_layout.c) and keyed by tgid in the py_procs map.
+ * Offsets are bytes into the named CPython structure.
+ */
+enum xpu_py_frame_model {
+	XPU_PY_MODEL_310 = 1,	/* tstate->frame: PyFrameObject chain, f_lasti */
+	XPU_PY_MODEL_311 = 2,	/* tstate->cframe->current_frame; is_entry marks an activation */
+	XPU_PY_MODEL_312 = 3,	/* same path; entry frames are owned by the C stack (owner 3) */
+	XPU_PY_MODEL_313 = 4,	/* tstate->current_frame; owner as 3.12 */
+};
+
+#define XPU_PY_OWNED_BY_CSTACK 3
+#define XPU_PY_FRAME_READ_MAX 104	/* bytes of a frame read at once: covers every field */
+
+struct xpu_py_layout {
+	__u64 runtime_addr;		/* &_PyRuntime in the process */
+	__u8 model;			/* enum xpu_py_frame_model */
+	__u8 frame_read;		/* bytes to read per frame, <= XPU_PY_FRAME_READ_MAX */
+	__u16 rt_interp_head;		/* _PyRuntimeState.interpreters.head */
+	__u16 interp_next;		/* PyInterpreterState.next */
+	__u16 interp_threads_head;	/* .threads.head (3.10: .tstate_head) */
+	__u16 ts_next;			/* PyThreadState.next */
+	__u16 ts_id;			/* .native_thread_id (compared with the tid), or 3.10's
+					 * .thread_id (pthread_self(), compared with fsbase) */
+	__u16 ts_frame;			/* .frame (3.10), .cframe (3.11, 3.12), .current_frame */
+	__u16 cframe_frame;		/* _PyCFrame.current_frame (3.11, 3.12) */
+	__u16 fr_code;			/* f_code / f_executable */
+	__u16 fr_previous;		/* f_back / previous */
+	__u16 fr_instr;			/* f_lasti (int) / prev_instr / instr_ptr (pointer) */
+	__u16 fr_marker;		/* is_entry (3.11) / owner (3.12+), one byte */
+	__u16 co_firstlineno;		/* read as the code object's fingerprint */
+	__u16 co_code_adaptive;		/* first instruction, for the instruction index */
+	__u8 id_is_tid;			/* ts_id holds the native thread id */
+	__u8 reserved[3];
+};
+
+/* One frame as sent: instr bit 31 marks the first frame of its evaluator call. */
+struct xpu_py_frame_ev {
+	__u64 code;			/* address of the code object */
+	__u32 instr;			/* instruction index in code units | activation bit */
+	__u32 firstlineno;		/* read from the code object: guards against address reuse */
+};
+
+#define XPU_PY_EV_ENTRY (1u << 31)
+#define XPU_BPF_PY_MAX_FRAMES 128
+
+enum xpu_ev_py_flags {
+	XPU_EV_PY_TRUNCATED = 1,
+	XPU_EV_PY_READ_ERROR = 2,
+};
+
+/* Sent ahead of its SAMPLE or GPU_LAUNCH (same tid and ts_ns); only nr frames travel. */
+struct xpu_ev_pystack {
+	struct xpu_ev_hdr hdr;
+	__u32 for_type;			/* XPU_EV_SAMPLE or XPU_EV_GPU_LAUNCH */
+	__u16 nr;
+	__u16 flags;			/* enum xpu_ev_py_flags */
+	struct xpu_py_frame_ev frames[XPU_BPF_PY_MAX_FRAMES];
+	__u8 buf[XPU_PY_FRAME_READ_MAX + 8];	/* scratch for one frame; not sent */
 };
 
 #endif

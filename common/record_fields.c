@@ -26,6 +26,10 @@ size_t xpu_record_string_fields(uint16_t type, uint32_t *offsets, size_t max)
 	case XPU_REC_TASK:
 		tmp[n++] = FIELD(xpu_rec_task, comm_str);
 		break;
+	case XPU_REC_PY_CODE:
+		tmp[n++] = FIELD(xpu_rec_py_code, name_str);
+		tmp[n++] = FIELD(xpu_rec_py_code, filename_str);
+		break;
 	case XPU_REC_GPU_DEVICE:
 		tmp[n++] = FIELD(xpu_rec_gpu_device, name_str);
 		break;
@@ -59,20 +63,24 @@ uint32_t xpu_record_min_body(uint16_t type)
 	case XPU_REC_DSO: return sizeof(struct xpu_rec_dso);
 	case XPU_REC_MAPPING: return sizeof(struct xpu_rec_mapping);
 	case XPU_REC_TASK: return sizeof(struct xpu_rec_task);
-	case XPU_REC_CPU_SAMPLE: return sizeof(struct xpu_rec_cpu_sample);
+	/* 1.3 appended py_stack_id: older, shorter bodies stay valid */
+	case XPU_REC_CPU_SAMPLE: return offsetof(struct xpu_rec_cpu_sample, py_stack_id);
 	case XPU_REC_LOST: return sizeof(struct xpu_rec_lost);
 	case XPU_REC_STATS: return sizeof(struct xpu_rec_stats);
 	case XPU_REC_KSYMS: return sizeof(struct xpu_rec_ksyms);
 	case XPU_REC_SESSION_END: return sizeof(struct xpu_rec_session_end);
 	case XPU_REC_USER_STACK_COPY: return sizeof(struct xpu_rec_user_stack_copy);
 	case XPU_REC_USER_STACK_TOP: return sizeof(struct xpu_rec_user_stack_top);
+	case XPU_REC_PY_RUNTIME: return sizeof(struct xpu_rec_py_runtime);
+	case XPU_REC_PY_CODE: return sizeof(struct xpu_rec_py_code);
+	case XPU_REC_PY_STACK: return sizeof(struct xpu_rec_py_stack);
 	case XPU_REC_GPU_DEVICE: return sizeof(struct xpu_rec_gpu_device);
 	case XPU_REC_GPU_KERNEL: return sizeof(struct xpu_rec_gpu_kernel);
 	case XPU_REC_GPU_MEMCPY: return sizeof(struct xpu_rec_gpu_memcpy);
 	case XPU_REC_GPU_MEMSET: return sizeof(struct xpu_rec_gpu_memset);
 	case XPU_REC_GPU_SYNC: return sizeof(struct xpu_rec_gpu_sync);
 	case XPU_REC_GPU_API: return sizeof(struct xpu_rec_gpu_api);
-	case XPU_REC_GPU_LAUNCH: return sizeof(struct xpu_rec_gpu_launch);
+	case XPU_REC_GPU_LAUNCH: return offsetof(struct xpu_rec_gpu_launch, py_stack_id);
 	case XPU_REC_NVTX: return sizeof(struct xpu_rec_nvtx);
 	case XPU_REC_GPU_OVERHEAD: return sizeof(struct xpu_rec_gpu_overhead);
 	case XPU_REC_GPU_PROCESS: return sizeof(struct xpu_rec_gpu_process);

@@ -32,6 +32,7 @@ struct trace_writer {
 	uint64_t seq;
 	struct intern_table *strings;
 	struct intern_table *stacks;
+	struct intern_table *py_stacks;
 	struct trace_writer_stats stats;
 };
 
@@ -88,8 +89,9 @@ struct trace_writer *trace_writer__open_fd(int fd, const struct trace_writer_opt
 	w->out = malloc(w->out_cap);
 	w->strings = intern_table__new();
 	w->stacks = intern_table__new();
+	w->py_stacks = intern_table__new();
 	w->zctx = ZSTD_createCCtx();
-	if (!w->raw || !w->out || !w->strings || !w->stacks || !w->zctx) {
+	if (!w->raw || !w->out || !w->strings || !w->stacks || !w->py_stacks || !w->zctx) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -120,6 +122,7 @@ fail:
 	ZSTD_freeCCtx(w->zctx);
 	intern_table__free(w->strings);
 	intern_table__free(w->stacks);
+	intern_table__free(w->py_stacks);
 	free(w->raw);
 	free(w->out);
 	free(w);
@@ -289,6 +292,32 @@ uint32_t trace_writer__intern_stack(struct trace_writer *w, const uint64_t *ips,
 	return id;
 }
 
+uint32_t trace_writer__intern_py_stack(struct trace_writer *w, const uint64_t *frames,
+				       uint16_t nr, uint16_t flags)
+{
+	/* flags are part of identity: a cut walk must not merge with a complete one */
+	uint64_t key[1 + XPU_PY_MAX_FRAMES];
+	struct xpu_rec_py_stack st;
+	int added;
+	uint32_t id;
+
+	if (nr > XPU_PY_MAX_FRAMES)
+		return 0;
+	key[0] = ((uint64_t)flags << 16) | nr;
+	memcpy(key + 1, frames, nr * sizeof(*frames));
+	id = intern_table__get(w->py_stacks, key, (1 + nr) * sizeof(*key), &added);
+	if (!id || !added)
+		return id;
+	st.id = id;
+	st.nr = nr;
+	st.flags = flags;
+	if (trace_writer__append2(w, XPU_REC_PY_STACK, &st, sizeof(st), frames,
+				  nr * (uint32_t)sizeof(*frames), 0))
+		return 0;
+	w->stats.py_stacks++;
+	return id;
+}
+
 void trace_writer__get_stats(const struct trace_writer *w, struct trace_writer_stats *st)
 {
 	*st = w->stats;
@@ -314,6 +343,7 @@ int trace_writer__close(struct trace_writer *w)
 	ZSTD_freeCCtx(w->zctx);
 	intern_table__free(w->strings);
 	intern_table__free(w->stacks);
+	intern_table__free(w->py_stacks);
 	free(w->raw);
 	free(w->out);
 	free(w);

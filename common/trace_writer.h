@@ -40,6 +40,10 @@ uint32_t trace_writer__intern_cstr(struct trace_writer *w, const char *s);
 uint32_t trace_writer__intern_stack(struct trace_writer *w, const uint64_t *ips,
 				    uint16_t nr_kernel, uint16_t nr_user);
 
+/* Returns the id of a Python stack (writing a PY_STACK record the first time); 0 on error. */
+uint32_t trace_writer__intern_py_stack(struct trace_writer *w, const uint64_t *frames,
+				       uint16_t nr, uint16_t flags);
+
 /* Closes the open frame (if any records) and writes it with one write(). */
 int trace_writer__flush(struct trace_writer *w);
 /* Flushes if the open frame is older than max_age_ns (pass the current monotonic time). */
@@ -52,6 +56,7 @@ struct trace_writer_stats {
 	uint64_t file_bytes;
 	uint64_t strings;
 	uint64_t stacks;
+	uint64_t py_stacks;
 };
 void trace_writer__get_stats(const struct trace_writer *w, struct trace_writer_stats *st);
 /* The first write error seen, as negative errno, or 0. */

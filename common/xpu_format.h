@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 2
+#define XPU_FORMAT_MINOR 3
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -96,6 +96,9 @@ enum xpu_record_type {
 	XPU_REC_SESSION_END = 12,
 	XPU_REC_USER_STACK_COPY = 13,	/* since 1.1 */
 	XPU_REC_USER_STACK_TOP = 14,	/* since 1.2 */
+	XPU_REC_PY_RUNTIME = 15,	/* since 1.3: a CPython interpreter found in a process */
+	XPU_REC_PY_CODE = 16,		/* since 1.3: a Python code object's names and line table */
+	XPU_REC_PY_STACK = 17,		/* since 1.3: a thread's Python frames at an event */
 	/* GPU (CUPTI), converted in the injected library */
 	XPU_REC_GPU_DEVICE = 20,
 	XPU_REC_GPU_KERNEL = 21,
@@ -240,8 +243,10 @@ struct xpu_rec_cpu_sample {
 	uint32_t stack_id;		/* 0: no stack could be taken */
 	uint16_t cpu;
 	uint16_t flags;
+	uint32_t py_stack_id;		/* since 1.3: PY_STACK id, 0: no Python frames */
+	uint32_t reserved;
 };
-_Static_assert(sizeof(struct xpu_rec_cpu_sample) == 24, "cpu sample size");
+_Static_assert(sizeof(struct xpu_rec_cpu_sample) == 32, "cpu sample size");
 
 enum xpu_lost_source {
 	XPU_LOST_RINGBUF = 1,		/* BPF ring buffer full: events never reached user space */
@@ -250,6 +255,7 @@ enum xpu_lost_source {
 	XPU_LOST_STACK = 4,		/* event arrived without its stack */
 	XPU_LOST_MAPPINGS = 5,		/* a process exited before its mappings were read */
 	XPU_LOST_WRITER = 6,		/* writer queue full */
+	XPU_LOST_PY_STACK = 7,		/* since 1.3: Python frames taken but not joined to their event */
 };
 
 struct xpu_rec_lost {
@@ -277,6 +283,13 @@ enum xpu_stat_id {
 	XPU_STAT_STACK_COPIES = 14,		/* since 1.1: USER_STACK_COPY records */
 	XPU_STAT_STACK_COPY_ERRORS = 15,	/* since 1.1: user stack could not be read */
 	XPU_STAT_STACK_TOP_ERRORS = 16,		/* since 1.2: stack-top window not copied */
+	XPU_STAT_PY_STACKS = 17,		/* since 1.3: events with Python frames */
+	XPU_STAT_PY_FRAMES = 18,		/* since 1.3: Python frames in them */
+	XPU_STAT_PY_TRUNCATED = 19,		/* since 1.3: walks cut at the frame limit */
+	XPU_STAT_PY_READ_ERRORS = 20,		/* since 1.3: walks ended by unreadable memory */
+	XPU_STAT_PY_CODES = 21,			/* since 1.3: PY_CODE records */
+	XPU_STAT_PY_CODE_ERRORS = 22,		/* since 1.3: code objects that could not be read */
+	XPU_STAT_PY_NO_THREAD = 23,		/* since 1.3: events in a Python process, thread unknown */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -345,6 +358,83 @@ struct xpu_rec_user_stack_top {
 	uint64_t addr;			/* user address of the first byte */
 };
 _Static_assert(sizeof(struct xpu_rec_user_stack_top) == 32, "user stack top size");
+
+/* ---- Python (since 1.3) ---------------------------------------------------------------- */
+
+enum xpu_py_status {
+	XPU_PY_SUPPORTED = 1,		/* frames are recorded for this process */
+	XPU_PY_UNSUPPORTED_VERSION = 2,	/* a CPython whose layout this recorder does not know */
+	XPU_PY_FREE_THREADED = 3,	/* a free-threaded (no-GIL) build: not supported */
+	XPU_PY_DISABLED = 4,		/* xpu-record --no-python */
+	XPU_PY_NO_ROOM = 5,		/* the recorder's table of Python processes was full */
+};
+
+/*
+ * A CPython runtime found in process pid (in the ELF file dso_id), once per exec image. The
+ * evaluator ranges are absolute addresses of _PyEval_EvalFrameDefault (and its split-off
+ * cold part, 0 when none) in that process: the report puts each activation's Python frames
+ * where the native stack passes through them.
+ */
+struct xpu_rec_py_runtime {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t status;		/* enum xpu_py_status */
+	uint32_t version_hex;		/* PY_VERSION_HEX, e.g. 0x030c01f0; 0x030a0000 when only the minor is known */
+	uint32_t dso_id;
+	uint64_t eval_start, eval_end;
+	uint64_t eval_cold_start, eval_cold_end;
+};
+_Static_assert(sizeof(struct xpu_rec_py_runtime) == 56, "py runtime size");
+
+enum xpu_py_linetable {
+	XPU_PY_LINETABLE_NONE = 0,
+	XPU_PY_LINETABLE_310 = 1,	/* CPython 3.10 co_linetable: (byte delta, line delta) pairs */
+	XPU_PY_LINETABLE_311 = 2,	/* CPython 3.11+ location table */
+};
+
+/* Caps applied by the recorder to what it reads from the target's memory. */
+#define XPU_PY_NAME_MAX_BYTES 1024
+#define XPU_PY_LINETABLE_MAX_BYTES (64u << 10)
+#define XPU_PY_MAX_FRAMES 128
+
+/*
+ * A code object, read from the target's memory while it ran. Followed by linetable_size
+ * bytes of its line table (format linetable_kind), then zero padding to 8.
+ */
+struct xpu_rec_py_code {
+	uint32_t id;			/* PY_STACK entries refer to it */
+	uint32_t name_str;		/* co_qualname (3.11+) or co_name (3.10) */
+	uint32_t filename_str;		/* co_filename */
+	int32_t firstlineno;
+	uint16_t linetable_kind;	/* enum xpu_py_linetable */
+	uint16_t reserved;
+	uint32_t linetable_size;
+};
+_Static_assert(sizeof(struct xpu_rec_py_code) == 24, "py code size");
+
+/*
+ * Python frames of one thread at one event, leaf first. Followed by nr u64 entries:
+ * bits 0..31 the PY_CODE id (0: the code object could not be read), bits 32..62 the index of
+ * the instruction being run in code units, bit 63 set on the first frame run by its
+ * evaluator call (the frames after it, towards the root, belong to an outer call).
+ */
+enum xpu_py_stack_flags {
+	XPU_PY_STACK_TRUNCATED = 1u << 0,	/* the walk stopped at the frame limit */
+	XPU_PY_STACK_READ_ERROR = 1u << 1,	/* the walk stopped at unreadable memory */
+};
+
+struct xpu_rec_py_stack {
+	uint32_t id;
+	uint16_t nr;			/* <= XPU_PY_MAX_FRAMES */
+	uint16_t flags;			/* enum xpu_py_stack_flags */
+};
+_Static_assert(sizeof(struct xpu_rec_py_stack) == 8, "py stack size");
+
+#define XPU_PY_FRAME_CODE(e) ((uint32_t)(e))
+#define XPU_PY_FRAME_INSTR(e) ((uint32_t)((e) >> 32) & 0x7fffffffu)
+#define XPU_PY_FRAME_ENTRY(e) (((e) >> 63) & 1)
+#define XPU_PY_FRAME(code, instr, entry) \
+	((uint64_t)(code) | (uint64_t)((instr) & 0x7fffffffu) << 32 | (uint64_t)!!(entry) << 63)
 
 /* A chunk of /proc/kallsyms text taken at record time, followed by len bytes. */
 struct xpu_rec_ksyms {
@@ -501,8 +591,10 @@ struct xpu_rec_gpu_launch {
 	uint32_t cbid;
 	uint32_t domain;		/* enum xpu_api_domain */
 	uint32_t stack_id;
+	uint32_t py_stack_id;		/* since 1.3: PY_STACK id, 0: no Python frames */
+	uint32_t reserved;
 };
-_Static_assert(sizeof(struct xpu_rec_gpu_launch) == 32, "gpu launch size");
+_Static_assert(sizeof(struct xpu_rec_gpu_launch) == 40, "gpu launch size");
 
 enum xpu_nvtx_kind {
 	XPU_NVTX_RANGE = 1,		/* push/pop or start/end range */

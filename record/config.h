@@ -26,6 +26,7 @@ struct record_config {
 	unsigned int dwarf_bytes;	/* -g dwarf: user-stack bytes per event; 0 for -g fp */
 	unsigned int dwarf_top_bytes;	/* -g dwarf,SIZE,TOP: bytes below the stack top; 0 off */
 	bool no_gpu;
+	bool no_python;			/* --no-python: no Python frames */
 	const char *cuda_graphs;	/* XPU_CUDA_GRAPHS for the target: "node" or "graph" */
 	int verbose;
 	pid_t attach_pid;		/* 0: launch mode */

@@ -34,6 +34,8 @@ static const char usage[] =
 "                         past huge frames (cuDNN, cuBLASLt) to main and Python\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
+"      --no-python        do not read Python frames (CPython 3.10-3.13 processes of the\n"
+"                         traced tree get them by default, with no change to the target)\n"
 "      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
 "                         into the target (no kernels, copies or launch stacks)\n"
 "      --cuda-graphs=MODE how CUDA graph launches are recorded: node (default; every\n"
@@ -67,6 +69,7 @@ enum {
 	OPT_RINGBUF_MB,
 	OPT_KEEP_ROOT,
 	OPT_CUDA_GRAPHS,
+	OPT_NO_PYTHON,
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
 	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ "cuda-graphs", required_argument, NULL, OPT_CUDA_GRAPHS },
@@ -248,6 +252,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_GPU:
 			cfg.no_gpu = true;
+			break;
+		case OPT_NO_PYTHON:
+			cfg.no_python = true;
 			break;
 		case OPT_CUDA_GRAPHS:
 			/* checked here: the injected library only logs and falls back to node */

@@ -18,6 +18,7 @@
 
 #include "elf_buildid.h"
 #include "procmaps.h"
+#include "py_procs.h"
 #include "writer_thread.h"
 
 #define PM_BUCKETS 1024
@@ -46,10 +47,12 @@ struct pm_dso {
 	uint64_t ino;
 	char *name;			/* key for mappings without an inode ([vdso], anon) */
 	uint32_t id;
+	struct py_elf_info *py;		/* the file holds a CPython runtime */
 };
 
 struct procmaps {
 	struct writer_thread *wt;
+	struct py_procs *py;
 	struct pm_proc *procs[PM_BUCKETS];
 	struct pm_dso *dsos[PM_BUCKETS];
 	uint32_t next_dso_id;
@@ -85,6 +88,7 @@ void procmaps__free(struct procmaps *pm)
 			struct pm_dso *d = pm->dsos[i];
 
 			pm->dsos[i] = d->next;
+			free(d->py);
 			free(d->name);
 			free(d);
 		}
@@ -177,8 +181,20 @@ static int read_vdso_buildid(pid_t pid, uint64_t start, uint64_t end, uint8_t *i
 	return ret;
 }
 
+/* Keeps what py_layout finds in a file that holds a CPython runtime. */
+static void probe_python(struct pm_dso *d, int fd, const char *path)
+{
+	struct py_elf_info info;
+
+	if (py_layout__probe(fd, path, &info) == 1) {
+		d->py = malloc(sizeof(*d->py));
+		if (d->py)
+			*d->py = info;
+	}
+}
+
 static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
-			const char *range, const char *path)
+			const char *range, const char *path, struct pm_dso **found)
 {
 	const char *name = m->ino ? NULL : (*path ? path : "//anon");
 	uint32_t b = hash_key(m->dev, m->ino, name);
@@ -189,8 +205,10 @@ static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
 
 	for (d = pm->dsos[b]; d; d = d->next) {
 		if (m->ino ? (d->dev == m->dev && d->ino == m->ino) :
-			     (!d->ino && d->name && !strcmp(d->name, name)))
+			     (!d->ino && d->name && !strcmp(d->name, name))) {
+			*found = d;
 			return d->id;
+		}
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -201,6 +219,7 @@ static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
 	d->id = pm->next_dso_id++;
 	d->next = pm->dsos[b];
 	pm->dsos[b] = d;
+	*found = d;
 
 	rec.id = d->id;
 	if (m->ino) {
@@ -210,6 +229,8 @@ static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
 			ret = elf_buildid__read_fd(fd, rec.build_id, XPU_BUILD_ID_MAX);
 			if (ret > 0)
 				rec.build_id_len = (uint8_t)ret;
+			if (pm->py)
+				probe_python(d, fd, path);
 			if (!fstat(fd, &st)) {
 				rec.size_bytes = (uint64_t)st.st_size;
 				rec.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
@@ -320,13 +341,14 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 			 PROT_EXEC;
 		if (!map_known(p, &m, &m.dso_id)) {
 			struct xpu_rec_mapping rec = { 0 };
+			struct pm_dso *d = NULL;
 			struct wt_rec r = {
 				.type = XPU_REC_MAPPING, .ts_ns = ts_ns,
 				.body = &rec, .body_size = sizeof(rec), .must_keep = true,
 			};
 
 			snprintf(range, sizeof(range), "%llx-%llx", start, end);
-			m.dso_id = dso_get(pm, pid, &m, range, file);
+			m.dso_id = dso_get(pm, pid, &m, range, file, &d);
 			rec.ts_ns = ts_ns;
 			rec.pid = (uint32_t)pid;
 			rec.dso_id = m.dso_id;
@@ -337,6 +359,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 			writer_thread__submit(pm->wt, &r);
 			pm->st.mappings++;
 			added++;
+			if (d && d->py)
+				py_procs__mapping(pm->py, pid, d->id, d->py, m.start, m.pgoff, ts_ns);
 		}
 		if (nr == cap) {
 			cap = cap ? cap * 2 : 32;
@@ -375,6 +399,11 @@ void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts
 		return;
 	p->last_lazy_ns = ts_ns;
 	procmaps__scan(pm, pid, ts_ns, false);
+}
+
+void procmaps__set_python(struct procmaps *pm, struct py_procs *py)
+{
+	pm->py = py;
 }
 
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st)

@@ -12,6 +12,7 @@
 
 struct writer_thread;
 struct procmaps;
+struct py_procs;
 
 struct procmaps_stats {
 	uint64_t scans;
@@ -32,6 +33,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset);
 /* A sample's user IP: scans on first sight of pid, or (rate-limited) when ip is unknown. */
 void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts_ns);
 void procmaps__forget(struct procmaps *pm, pid_t pid);
+/* Files mapped from now on are probed for a CPython runtime, reported to py. */
+void procmaps__set_python(struct procmaps *pm, struct py_procs *py);
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st);
 
 #endif

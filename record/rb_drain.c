@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "config.h"
 #include "procmaps.h"
+#include "py_procs.h"
 #include "rb_drain.h"
 #include "writer_thread.h"
 #include "xpu_bpf_abi.h"
@@ -36,6 +37,7 @@ struct rb_drain {
 	struct ring_buffer *rb;
 	struct writer_thread *wt;
 	struct procmaps *pm;
+	struct py_procs *py;		/* NULL: no Python frames */
 	pthread_t thread;
 	_Atomic bool stop;
 	pthread_mutex_t lock;		/* guards pids for the other threads' readers */
@@ -185,6 +187,9 @@ static void on_sample(struct rb_drain *d, const struct xpu_ev_sample *ev)
 		r.nr_kernel = (uint16_t)nk;
 		r.nr_user = (uint16_t)nu;
 	}
+	if (d->py)
+		py_procs__attach(d->py, rec.tid, rec.ts_ns, &r,
+				 offsetof(struct xpu_rec_cpu_sample, py_stack_id));
 	writer_thread__submit(d->wt, &r);
 }
 
@@ -218,9 +223,13 @@ static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
 		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, false);
 		break;
 	case XPU_EV_TASK_EXEC:
+		if (d->py)
+			py_procs__forget(d->py, ev->hdr.pid);
 		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, true);
 		break;
 	case XPU_EV_TASK_EXIT:
+		if (d->py)
+			py_procs__forget(d->py, ev->hdr.pid);
 		pid_exited(d, ev->hdr.pid, ev->exit_code);
 		procmaps__forget(d->pm, ev->hdr.pid);
 		break;
@@ -259,6 +268,9 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 		r.ips = (const uint64_t *)&ev->uips[start];
 		r.nr_user = (uint16_t)nu;
 	}
+	if (d->py)
+		py_procs__attach(d->py, rec.tid, rec.ts_ns, &r,
+				 offsetof(struct xpu_rec_gpu_launch, py_stack_id));
 	writer_thread__submit(d->wt, &r);
 }
 
@@ -354,6 +366,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (size >= offsetof(struct xpu_ev_ustack, data))
 			on_ustack(d, data, size);
 		break;
+	case XPU_EV_PYSTACK:
+		if (d->py)
+			py_procs__frames(d->py, data, size);
+		break;
 	}
 	return 0;
 }
@@ -385,7 +401,7 @@ static void *drain_main(void *arg)
 }
 
 struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
-				 pid_t seed)
+				 struct py_procs *py, pid_t seed)
 {
 	struct rb_drain *d = calloc(1, sizeof(*d));
 	int err;
@@ -394,6 +410,7 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 		return NULL;
 	d->wt = wt;
 	d->pm = pm;
+	d->py = py;
 	pthread_mutex_init(&d->lock, NULL);
 	d->rb = ring_buffer__new(ringbuf_fd, handle_event, d, NULL);
 	if (!d->rb) {

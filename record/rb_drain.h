@@ -24,8 +24,9 @@ struct rb_drain_stats {
  * seed: the processes traced from the start (the launched child or the attached pid); they
  * count as live until their exit event. The thread uses pm until rb_drain__stop().
  */
+struct py_procs;
 struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
-				 pid_t seed);
+				 struct py_procs *py, pid_t seed);
 /* Number of live processes in the traced tree. Thread-safe. */
 unsigned int rb_drain__live(struct rb_drain *d);
 /* Sends sig to every live process of the traced tree (as a terminal's ^C reaches them all). */

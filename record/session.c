@@ -27,6 +27,7 @@
 #include "cupti_rx.h"
 #include "kallsyms.h"
 #include "procmaps.h"
+#include "py_procs.h"
 #include "rb_drain.h"
 #include "session.h"
 #include "target.h"
@@ -45,6 +46,7 @@ struct session {
 	struct bpf_state *bpf;
 	struct writer_thread *wt;
 	struct procmaps *pm;
+	struct py_procs *py;
 	struct rb_drain *drain;
 	struct cupti_rx *rx;
 	struct target target;
@@ -436,7 +438,8 @@ int session__run(const struct record_config *cfg)
 	struct trace_writer *w = NULL;
 	struct procmaps_stats ps = { 0 };
 	struct rb_drain_stats ds = { 0 };
-	struct xpu_stat_entry stats[24];
+	struct py_procs_stats pys = { 0 };
+	struct xpu_stat_entry stats[32];
 	struct cupti_rx_stats rxs = {0};
 	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
 	char err[512] = "";
@@ -475,6 +478,10 @@ int session__run(const struct record_config *cfg)
 	s.pm = procmaps__new(s.wt);
 	if (!s.pm)
 		goto out_writer;
+	s.py = py_procs__new(s.wt, bpf_state__py_map_fd(s.bpf), !cfg->no_python);
+	if (!s.py)
+		goto out_writer;
+	procmaps__set_python(s.pm, s.py);
 
 	if (s.gpu_lib && !cfg->attach_pid) {
 		s.rx = cupti_rx__start(s.wt, is_traced_cb, &s, err, sizeof(err));
@@ -531,7 +538,7 @@ int session__run(const struct record_config *cfg)
 		target__describe_threads(s.pid, s.wt, start_mono);
 		procmaps__scan(s.pm, s.pid, start_mono, false);
 	}
-	s.drain = rb_drain__start(bpf_state__events_fd(s.bpf), s.wt, s.pm, s.pid);
+	s.drain = rb_drain__start(bpf_state__events_fd(s.bpf), s.wt, s.pm, s.py, s.pid);
 	if (!s.drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		goto out_target;
@@ -555,6 +562,7 @@ int session__run(const struct record_config *cfg)
 	}
 	report_bpf_losses(&s, cnt);
 	procmaps__get_stats(s.pm, &ps);
+	py_procs__get_stats(s.py, &pys);
 	submit_clock_sync(&s);
 	submit_end(&s, &ret);
 	s.drain = NULL;
@@ -575,6 +583,15 @@ int session__run(const struct record_config *cfg)
 		STAT(XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
 		if (cfg->dwarf_top_bytes)
 			STAT(XPU_STAT_STACK_TOP_ERRORS, cnt[XPU_CNT_USTACK_TOP_ERR]);
+	}
+	if (pys.runtimes) {
+		STAT(XPU_STAT_PY_STACKS, pys.stacks);
+		STAT(XPU_STAT_PY_FRAMES, pys.frames);
+		STAT(XPU_STAT_PY_TRUNCATED, cnt[XPU_CNT_PY_TRUNCATED]);
+		STAT(XPU_STAT_PY_READ_ERRORS, cnt[XPU_CNT_PY_READ_ERR]);
+		STAT(XPU_STAT_PY_CODES, pys.codes);
+		STAT(XPU_STAT_PY_CODE_ERRORS, pys.code_errors);
+		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
 	}
 #undef STAT
 	e = writer_thread__finish(s.wt, stats, n);
@@ -614,6 +631,7 @@ out_writer:
 	ret = 1;
 out:
 	procmaps__free(s.pm);
+	py_procs__free(s.py);
 	bpf_state__destroy(s.bpf);
 	if (s.sfd >= 0)
 		close(s.sfd);

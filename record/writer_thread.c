@@ -42,6 +42,8 @@ struct wt_msg {
 	bool has_stack;
 	uint32_t stack_off;
 	uint16_t nr_kernel, nr_user;	/* ips follow the strings, 8-aligned */
+	uint16_t nr_py, py_flags;	/* Python frames follow the ips */
+	uint32_t py_off;
 	/* FOREIGN / SOURCE_CLOSED */
 	uint32_t source_id;
 	uint32_t len;
@@ -149,9 +151,12 @@ int writer_thread__submit(struct writer_thread *wt, const struct wt_rec *r)
 	}
 	if (r->has_stack && r->stack_off + 4 > r->body_size)
 		return -EINVAL;
+	if (r->nr_py && (r->py_off + 4 > r->body_size || r->nr_py > XPU_PY_MAX_FRAMES))
+		return -EINVAL;
 	size = align8((size_t)r->body_size + r->tail_size + strs);
 	if (r->has_stack)
 		size += ((size_t)r->nr_kernel + r->nr_user) * sizeof(uint64_t);
+	size += (size_t)r->nr_py * sizeof(uint64_t);
 	m = malloc(sizeof(*m) + size);
 	if (!m) {
 		atomic_fetch_add(&wt->dropped, 1);
@@ -185,6 +190,14 @@ int writer_thread__submit(struct writer_thread *wt, const struct wt_rec *r)
 		m->nr_user = r->nr_user;
 		p = (uint8_t *)m->data + align8((size_t)r->body_size + r->tail_size + strs);
 		memcpy(p, r->ips, ((size_t)r->nr_kernel + r->nr_user) * sizeof(uint64_t));
+	}
+	if (r->nr_py) {
+		m->nr_py = r->nr_py;
+		m->py_flags = r->py_flags;
+		m->py_off = r->py_off;
+		p = (uint8_t *)m->data + align8((size_t)r->body_size + r->tail_size + strs) +
+		    (r->has_stack ? ((size_t)r->nr_kernel + r->nr_user) * sizeof(uint64_t) : 0);
+		memcpy(p, r->py_frames, (size_t)r->nr_py * sizeof(uint64_t));
 	}
 	return enqueue(wt, m, r->must_keep, 1);
 }
@@ -264,11 +277,17 @@ static void write_native(struct writer_thread *wt, struct wt_msg *m)
 		memcpy(body + m->str_off[i], &id, sizeof(id));
 		s += m->str_len[i];
 	}
+	s = body + align8((size_t)(s - body));
 	if (m->has_stack) {
-		const uint64_t *ips = (const uint64_t *)(body + align8((size_t)(s - body)));
+		const uint64_t *ips = (const uint64_t *)s;
 
 		id = trace_writer__intern_stack(wt->w, ips, m->nr_kernel, m->nr_user);
 		memcpy(body + m->stack_off, &id, sizeof(id));
+		s += ((size_t)m->nr_kernel + m->nr_user) * sizeof(uint64_t);
+	}
+	if (m->nr_py) {
+		id = trace_writer__intern_py_stack(wt->w, (const uint64_t *)s, m->nr_py, m->py_flags);
+		memcpy(body + m->py_off, &id, sizeof(id));
 	}
 	trace_writer__append(wt->w, m->type, body, m->body_size + m->tail_size, m->ts_ns);
 }

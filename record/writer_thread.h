@@ -40,6 +40,11 @@ struct wt_rec {
 	const uint64_t *ips;		/* kernel frames first, then user, leaf first */
 	uint16_t nr_kernel;
 	uint16_t nr_user;
+	/* Python frames (PY_STACK entries), interned likewise; id stored at py_off */
+	const uint64_t *py_frames;
+	uint16_t nr_py;
+	uint16_t py_flags;
+	uint32_t py_off;
 	bool must_keep;			/* session/clock/end records: never dropped for queue space */
 };
 

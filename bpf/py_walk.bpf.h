@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The Python frames of the current thread, read at a CPU sample or a GPU launch, in the same
+ * program that takes the native stack: since 3.11 CPython keeps its frames in heap chunks, not
+ * on the C stack, so no stack copy holds them, and the code objects they name exist only in
+ * the process. Only addresses leave here (code object, instruction index, a fingerprint);
+ * xpu-record reads names and line tables from the process while it runs.
+ *
+ * Included by xpu.bpf.c, which provides count() and the events ring buffer.
+ */
+#ifndef XPU_PY_WALK_BPF_H
+#define XPU_PY_WALK_BPF_H
+
+/* A thread with no Python state is looked up again after this long. */
+#define PY_NO_THREAD_RETRY_NS (200ull * 1000 * 1000)
+#define PY_MAX_INTERPRETERS 4
+#define PY_MAX_THREADS 64
+/* Entry frames (3.12+) take loop turns without being sent; allow for some. */
+#define PY_WALK_STEPS (XPU_BPF_PY_MAX_FRAMES + 32)
+
+/* tgid -> where its interpreter keeps thread states and frames; filled by xpu-record. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct xpu_py_layout);
+} py_procs SEC(".maps");
+
+struct py_thread {
+	__u64 tstate;			/* 0: none found at checked_ns */
+	__u64 checked_ns;
+};
+
+/* tid -> its PyThreadState, so the thread list is walked once per thread, not per event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct py_thread);
+} py_threads SEC(".maps");
+
+/*
+ * One walk in progress: the event being filled and what the loop steps share. bpf_loop()
+ * callbacks are verified once, where an unrolled walk of 160 steps is not verifiable.
+ */
+struct py_walk_state {
+	struct xpu_ev_pystack ev;
+	struct xpu_py_layout l;
+	__u64 frame;			/* next frame to read; 0 at the end */
+	__u64 interp, ts, key;		/* thread-state scan */
+	__u64 found;
+	__u32 nr;
+	__u32 scanned;
+};
+
+/* Two slots per CPU, as ustack_scratch: sampler and uprobe. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct py_walk_state);
+} py_scratch SEC(".maps");
+
+static __always_inline __u64 py_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+/* What a thread state's id field holds for the current thread (see xpu_py_layout.ts_id). */
+static __always_inline __u64 py_thread_key(const struct xpu_py_layout *l, __u32 tid)
+{
+	struct task_struct *task;
+
+	if (l->id_is_tid)
+		return tid;
+	task = bpf_get_current_task_btf();
+	return BPF_CORE_READ(task, thread.fsbase);
+}
+
+/* One step of the thread-state scan: the next thread, or the next interpreter's first. */
+static long py_scan_step(__u64 i, void *ctx)
+{
+	struct py_walk_state *w = bpf_map_lookup_elem(&py_scratch, ctx);
+	const struct xpu_py_layout *l;
+
+	if (!w)
+		return 1;
+	l = &w->l;
+	if (!w->ts) {
+		if (!w->interp || w->scanned++ >= PY_MAX_INTERPRETERS)
+			return 1;
+		w->ts = py_read_ptr(w->interp + l->interp_threads_head);
+		w->interp = py_read_ptr(w->interp + l->interp_next);
+		return 0;
+	}
+	if (py_read_ptr(w->ts + l->ts_id) == w->key) {
+		w->found = w->ts;
+		return 1;
+	}
+	w->ts = py_read_ptr(w->ts + l->ts_next);
+	return 0;
+}
+
+static __always_inline __u64 py_find_tstate(struct py_walk_state *w, __u32 *slot, __u64 key)
+{
+	count(XPU_CNT_PY_THREAD_SCANS);
+	w->key = key;
+	w->found = 0;
+	w->ts = 0;
+	w->scanned = 0;
+	w->interp = py_read_ptr(w->l.runtime_addr + w->l.rt_interp_head);
+	bpf_loop(PY_MAX_INTERPRETERS * (PY_MAX_THREADS + 1), py_scan_step, slot, 0);
+	return w->found;
+}
+
+/* The current thread's PyThreadState, from the cache when it still belongs to the thread. */
+static __always_inline __u64 py_tstate(struct py_walk_state *w, __u32 *slot, __u32 tid,
+					 __u64 now)
+{
+	const struct xpu_py_layout *l = &w->l;
+	struct py_thread *pt = bpf_map_lookup_elem(&py_threads, &tid), n;
+	__u64 key = py_thread_key(l, tid);
+
+	if (pt) {
+		if (pt->tstate && py_read_ptr(pt->tstate + l->ts_id) == key)
+			return pt->tstate;
+		if (!pt->tstate && now - pt->checked_ns < PY_NO_THREAD_RETRY_NS)
+			return 0;
+	}
+	n.tstate = py_find_tstate(w, slot, key);
+	n.checked_ns = now;
+	bpf_map_update_elem(&py_threads, &tid, &n, BPF_ANY);
+	return n.tstate;
+}
+
+static __always_inline __u64 py_top_frame(const struct xpu_py_layout *l, __u64 tstate)
+{
+	__u64 p = py_read_ptr(tstate + l->ts_frame);
+
+	if (l->model == XPU_PY_MODEL_311 || l->model == XPU_PY_MODEL_312)
+		p = p ? py_read_ptr(p + l->cframe_frame) : 0;
+	return p;
+}
+
+/* A field of the frame copy in ev->buf at a layout offset; 0 when out of the copy. */
+static __always_inline __u64 py_buf_u64(struct xpu_ev_pystack *ev, __u16 off)
+{
+	if (off > XPU_PY_FRAME_READ_MAX - 8)
+		return 0;
+	return *(__u64 *)(ev->buf + off);
+}
+
+static __always_inline __u32 py_buf_u32(struct xpu_ev_pystack *ev, __u16 off)
+{
+	if (off > XPU_PY_FRAME_READ_MAX - 4)
+		return 0;
+	return *(__u32 *)(ev->buf + off);
+}
+
+static __always_inline __u8 py_buf_u8(struct xpu_ev_pystack *ev, __u16 off)
+{
+	if (off > XPU_PY_FRAME_READ_MAX - 1)
+		return 0;
+	return ev->buf[off];
+}
+
+/*
+ * One frame, leaf first, into ev->frames. Each costs two reads: the frame's fields at once,
+ * and the code object's first line as a fingerprint.
+ */
+static long py_frame_step(__u64 i, void *ctx)
+{
+	struct py_walk_state *w = bpf_map_lookup_elem(&py_scratch, ctx);
+	struct xpu_ev_pystack *ev;
+	const struct xpu_py_layout *l;
+	__u32 size, instr, nr;
+	__u64 code, ip, first;
+
+	if (!w || !w->frame)
+		return 1;
+	ev = &w->ev;
+	l = &w->l;
+	nr = w->nr;
+	if (nr >= XPU_BPF_PY_MAX_FRAMES) {
+		ev->flags |= XPU_EV_PY_TRUNCATED;
+		return 1;
+	}
+	size = l->frame_read;
+	if (size > XPU_PY_FRAME_READ_MAX)
+		size = XPU_PY_FRAME_READ_MAX;
+	if (bpf_probe_read_user(ev->buf, size, (void *)w->frame)) {
+		ev->flags |= XPU_EV_PY_READ_ERROR;
+		return 1;
+	}
+	w->frame = py_buf_u64(ev, l->fr_previous);
+	if (l->model >= XPU_PY_MODEL_312 &&
+	    py_buf_u8(ev, l->fr_marker) == XPU_PY_OWNED_BY_CSTACK) {
+		/* the C stack's entry frame: the frame sent before it began its call */
+		if (nr > 0 && nr <= XPU_BPF_PY_MAX_FRAMES)
+			ev->frames[nr - 1].instr |= XPU_PY_EV_ENTRY;
+		return 0;
+	}
+	code = py_buf_u64(ev, l->fr_code);
+	if (!code)
+		return 0;
+	if (l->model == XPU_PY_MODEL_310) {
+		instr = py_buf_u32(ev, l->fr_instr) & 0x7fffffff;
+	} else {
+		ip = py_buf_u64(ev, l->fr_instr);
+		first = code + l->co_code_adaptive;
+		instr = ip > first ? (__u32)((ip - first) / 2) & 0x7fffffff : 0;
+	}
+	if (l->model == XPU_PY_MODEL_310 ||
+	    (l->model == XPU_PY_MODEL_311 && py_buf_u8(ev, l->fr_marker)))
+		instr |= XPU_PY_EV_ENTRY;
+	ev->frames[nr].code = code;
+	ev->frames[nr].instr = instr;
+	ev->frames[nr].firstlineno = 0;
+	bpf_probe_read_user(&ev->frames[nr].firstlineno, sizeof(__u32),
+			    (void *)(code + l->co_firstlineno));
+	w->nr = nr + 1;
+	return 0;
+}
+
+/*
+ * Sends the thread's Python frames ahead of the event of type for_type, stamped ts (taken now
+ * when 0). Returns the timestamp the event must carry: ts, or the new one when frames went.
+ */
+static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u64 ts,
+					  __u32 for_type)
+{
+	const struct xpu_py_layout *l = bpf_map_lookup_elem(&py_procs, &pid);
+	struct py_walk_state *w;
+	struct xpu_ev_pystack *ev;
+	__u64 now, tstate;
+	__u32 nr;
+
+	if (!l)
+		return ts;
+	w = bpf_map_lookup_elem(&py_scratch, &slot);
+	if (!w)
+		return ts;
+	w->l = *l;
+	now = ts ? ts : bpf_ktime_get_ns();
+	tstate = py_tstate(w, &slot, tid, now);
+	if (!tstate) {
+		count(XPU_CNT_PY_NO_THREAD);
+		return ts;
+	}
+	w->frame = py_top_frame(&w->l, tstate);
+	if (!w->frame)
+		return ts;		/* a thread outside Python code: nothing to add */
+	ev = &w->ev;
+	ev->flags = 0;
+	w->nr = 0;
+	bpf_loop(PY_WALK_STEPS, py_frame_step, &slot, 0);
+	nr = w->nr;
+	if (w->frame && nr < XPU_BPF_PY_MAX_FRAMES && !(ev->flags & XPU_EV_PY_READ_ERROR))
+		ev->flags |= XPU_EV_PY_TRUNCATED;	/* out of steps */
+	if (ev->flags & XPU_EV_PY_TRUNCATED)
+		count(XPU_CNT_PY_TRUNCATED);
+	if (ev->flags & XPU_EV_PY_READ_ERROR)
+		count(XPU_CNT_PY_READ_ERR);
+	if (!nr || nr > XPU_BPF_PY_MAX_FRAMES)
+		return ts;
+	ev->hdr.type = XPU_EV_PYSTACK;
+	ev->hdr.pid = pid;
+	ev->hdr.tid = tid;
+	ev->hdr.cpu = bpf_get_smp_processor_id();
+	ev->hdr.ts_ns = now;
+	ev->for_type = for_type;
+	ev->nr = nr;
+	if (bpf_ringbuf_output(&events, ev,
+			       offsetof(struct xpu_ev_pystack, frames) +
+				       nr * sizeof(struct xpu_py_frame_ev), 0)) {
+		count(XPU_CNT_RB_LOST);
+		return ts;
+	}
+	count(XPU_CNT_PY_STACKS);
+	return now;
+}
+
+#endif
