@@ -93,6 +93,79 @@ nomem:
 	return -ENOMEM;
 }
 
+static int load_py_code(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_py_code c;
+	struct tr_py_code pc = { 0 };
+	uint32_t tail_size = 0;
+	const void *tail;
+	bool ins;
+
+	tail = trace_record__get(rec, &c, sizeof(c), &tail_size);
+	if (!c.id || c.linetable_size > tail_size) {
+		t->bad_records++;
+		return 0;
+	}
+	pc.name_str = c.name_str;
+	pc.filename_str = c.filename_str;
+	pc.firstlineno = c.firstlineno;
+	pc.linetable_kind = c.linetable_kind;
+	pc.linetable_size = c.linetable_size;
+	if (c.linetable_size) {
+		pc.linetable = malloc(c.linetable_size);
+		if (!pc.linetable)
+			return -ENOMEM;
+		memcpy(pc.linetable, tail, c.linetable_size);
+	}
+	if (!kmap__put(&t->py_code_ids, c.id, 0, t->npy_codes, &ins))
+		goto nomem;
+	if (!ins) {
+		t->dup_ids++;
+		free(pc.linetable);
+		return 0;
+	}
+	if (PUSH(t, py_codes, pc))
+		goto nomem;
+	return 0;
+nomem:
+	free(pc.linetable);
+	return -ENOMEM;
+}
+
+static int load_py_stack(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_py_stack s;
+	struct tr_py_stack ps = { 0 };
+	uint32_t tail_size = 0;
+	const void *tail;
+	bool ins;
+
+	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	if (!s.id || s.nr > XPU_PY_MAX_FRAMES || (uint64_t)s.nr * 8 > tail_size) {
+		t->bad_records++;
+		return 0;
+	}
+	ps.nr = s.nr;
+	ps.flags = s.flags;
+	ps.frames = malloc(s.nr ? s.nr * 8u : 1);
+	if (!ps.frames)
+		return -ENOMEM;
+	memcpy(ps.frames, tail, s.nr * 8u);
+	if (!kmap__put(&t->py_stack_ids, s.id, 0, t->npy_stacks, &ins))
+		goto nomem;
+	if (!ins) {
+		t->dup_ids++;
+		free(ps.frames);
+		return 0;
+	}
+	if (PUSH(t, py_stacks, ps))
+		goto nomem;
+	return 0;
+nomem:
+	free(ps.frames);
+	return -ENOMEM;
+}
+
 static int load_dso(struct trace *t, const struct trace_record *rec)
 {
 	struct tr_dso d = { 0 };
@@ -222,6 +295,15 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			break;
 		case XPU_REC_USER_STACK_COPY:
 			count_ucopy(t, &rec);
+			break;
+		case XPU_REC_PY_CODE:
+			err = load_py_code(t, &rec);
+			break;
+		case XPU_REC_PY_STACK:
+			err = load_py_stack(t, &rec);
+			break;
+		case XPU_REC_PY_RUNTIME:
+			GET_PUSH(py_runtimes, struct xpu_rec_py_runtime);
 			break;
 		case XPU_REC_CLOCK_SYNC:
 			GET_PUSH(clocks, struct xpu_rec_clock_sync);
@@ -459,6 +541,77 @@ const struct tr_stack *trace__stack(struct trace *t, uint32_t id)
 	return &t->stacks[*v];
 }
 
+static uint64_t hash_ips(const uint64_t *ips, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 1099511628211ull;
+	return h;
+}
+
+int trace__make_stack(struct trace *t, struct stack_maker *mk, const uint64_t *k, uint16_t nk,
+		      const uint64_t *uips, uint16_t nu, uint32_t *id)
+{
+	struct tr_stack st = { .nr_kernel = nk, .nr_user = nu };
+	size_t bytes = ((size_t)nk + nu) * sizeof(uint64_t);
+	uint32_t *v, *idx;
+	bool ins;
+
+	st.ips = malloc(bytes + 1);
+	if (!st.ips)
+		return -ENOMEM;
+	memcpy(st.ips, k, nk * sizeof(uint64_t));
+	memcpy(st.ips + nk, uips, nu * sizeof(uint64_t));
+	/* dedup: {hash, shape} -> id; a hash collision just gets a stack of its own */
+	v = kmap__put(&mk->dedup, hash_ips(st.ips, (size_t)nk + nu), (uint64_t)nk << 16 | nu, 0,
+		      &ins);
+	if (!v)
+		goto nomem;
+	if (!ins) {
+		idx = kmap__get(&t->stack_ids, *v, 0);
+		if (idx && !memcmp(t->stacks[*idx].ips, st.ips, bytes)) {
+			free(st.ips);
+			*id = *v;
+			return 0;
+		}
+	}
+	while (kmap__get(&t->stack_ids, mk->next_id, 0))
+		mk->next_id++;
+	if (!kmap__put(&t->stack_ids, mk->next_id, 0, t->nstacks, NULL) ||
+	    VEC_PUSH(t->stacks, t->nstacks, t->stacks_cap, st))
+		goto nomem;
+	if (ins)
+		*v = mk->next_id;
+	*id = mk->next_id++;
+	return 0;
+nomem:
+	free(st.ips);
+	return -ENOMEM;
+}
+
+const struct tr_py_stack *trace__py_stack(struct trace *t, uint32_t id)
+{
+	uint32_t *v;
+
+	if (!id)
+		return NULL;
+	v = kmap__get(&t->py_stack_ids, id, 0);
+	if (!v) {
+		t->bad_stack_refs++;
+		return NULL;
+	}
+	return &t->py_stacks[*v];
+}
+
+const struct tr_py_code *trace__py_code(struct trace *t, uint32_t id)
+{
+	uint32_t *v = id ? kmap__get(&t->py_code_ids, id, 0) : NULL;
+
+	return v ? &t->py_codes[*v] : NULL;
+}
+
 const struct tr_dso *trace__dso(struct trace *t, uint32_t id)
 {
 	uint32_t *v = id ? kmap__get(&t->dso_ids, id, 0) : NULL;
@@ -518,6 +671,15 @@ void trace__free(struct trace *t)
 		free(t->strings[i].s);
 	for (i = 0; i < t->nstacks; i++)
 		free(t->stacks[i].ips);
+	for (i = 0; i < t->npy_codes; i++)
+		free(t->py_codes[i].linetable);
+	for (i = 0; i < t->npy_stacks; i++)
+		free(t->py_stacks[i].frames);
+	free(t->py_codes);
+	free(t->py_stacks);
+	free(t->py_runtimes);
+	kmap__free(&t->py_code_ids);
+	kmap__free(&t->py_stack_ids);
 	for (i = 0; i < t->nprocs; i++)
 		free(t->procs[i].exec_ts);
 	trace_reader__close(t->reader);

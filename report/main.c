@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
 	"      --no-host-files  read no binaries from this machine's paths or debug dirs: only\n"
 	"                       --symfs and the archive (the same report on every machine)\n"
+	"      --python-lines   Python frames as qualname (file.py:LINE) rather than one frame\n"
+	"                       per function, qualname (file.py)\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
@@ -60,6 +62,7 @@ enum {
 	OPT_NO_HOST_FILES,
 	OPT_STRICT,
 	OPT_TIME_RANGE,
+	OPT_PYTHON_LINES,
 };
 
 static const struct option long_opts[] = {
@@ -74,6 +77,7 @@ static const struct option long_opts[] = {
 	{ "no-host-files", no_argument, NULL, OPT_NO_HOST_FILES },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "time-range", required_argument, NULL, OPT_TIME_RANGE },
+	{ "python-lines", no_argument, NULL, OPT_PYTHON_LINES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -207,6 +211,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_NO_HOST_FILES:
 			o->no_host_files = true;
+			break;
+		case OPT_PYTHON_LINES:
+			o->python_lines = true;
 			break;
 		case OPT_STRICT:
 			o->strict = true;

@@ -39,6 +39,7 @@ static const char *lost_name(uint32_t s)
 	case XPU_LOST_STACK: return "stack";
 	case XPU_LOST_MAPPINGS: return "mappings";
 	case XPU_LOST_WRITER: return "writer";
+	case XPU_LOST_PY_STACK: return "python-frames";
 	default: return "other";
 	}
 }
@@ -62,6 +63,13 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_STACK_COPIES] = "stack_copies",
 		[XPU_STAT_STACK_COPY_ERRORS] = "stack_copy_errors",
 		[XPU_STAT_STACK_TOP_ERRORS] = "stack_top_errors",
+		[XPU_STAT_PY_STACKS] = "py_stacks",
+		[XPU_STAT_PY_FRAMES] = "py_frames",
+		[XPU_STAT_PY_TRUNCATED] = "py_truncated",
+		[XPU_STAT_PY_READ_ERRORS] = "py_read_errors",
+		[XPU_STAT_PY_CODES] = "py_codes",
+		[XPU_STAT_PY_CODE_ERRORS] = "py_code_errors",
+		[XPU_STAT_PY_NO_THREAD] = "py_no_thread",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";

@@ -25,7 +25,11 @@ int profile__init(struct profile *p, struct trace *t, const struct report_opts *
 	if (err)
 		return err;
 	/* -g dwarf: replace user stacks by DWARF-unwound ones before anything aggregates them */
-	return unwind__apply(t, &p->sym, &p->uw);
+	err = unwind__apply(t, &p->sym, &p->uw);
+	if (err)
+		return err;
+	/* then Python frames go where the (now complete) native stacks run the interpreter */
+	return pyframes__apply(t, opts->python_lines, &p->py);
 }
 
 bool profile__keep(struct profile *p, uint32_t pid, uint32_t tid)

@@ -7,6 +7,7 @@
 #ifndef XPU_REPORT_PROFILE_H
 #define XPU_REPORT_PROFILE_H
 
+#include "pyframes.h"
 #include "report.h"
 #include "symbolize.h"
 #include "unwind.h"
@@ -32,6 +33,7 @@ struct profile {
 	uint32_t freq_hz;		/* sampling frequency used to convert GPU time */
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
 	struct unwind_stats uw;		/* -g dwarf traces */
+	struct pyframes_stats py;	/* Python frames spliced in */
 };
 
 int profile__init(struct profile *p, struct trace *t, const struct report_opts *opts);

@@ -51,6 +51,7 @@ struct report_opts {
 	uint32_t tid;
 	bool has_tid;
 	bool strict;
+	bool python_lines;	/* --python-lines */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	/* --time-range, seconds from session start; chrome only */
@@ -122,6 +123,21 @@ struct tr_ucopy {
 	const uint8_t *top_data;
 };
 
+/* PY_CODE: a Python code object's names and line table (copied) */
+struct tr_py_code {
+	uint32_t name_str, filename_str;
+	int32_t firstlineno;
+	uint16_t linetable_kind;
+	uint32_t linetable_size;
+	uint8_t *linetable;
+};
+
+/* PY_STACK: Python frames, leaf first (XPU_PY_FRAME_* entries) */
+struct tr_py_stack {
+	uint16_t nr, flags;
+	uint64_t *frames;
+};
+
 struct tr_dso {
 	struct xpu_rec_dso rec;
 	const char *path;	/* "" when the path string is unknown */
@@ -171,6 +187,11 @@ struct trace {
 	/* file order, unsorted: the timeline (out_chrome.c) and gpu_stats.c read them */
 	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
 	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
+	/* Python (1.3): runtimes by file order, code objects and frame lists by id */
+	struct xpu_rec_py_runtime *py_runtimes;	size_t npy_runtimes, py_runtimes_cap;
+	struct tr_py_code *py_codes;		size_t npy_codes, py_codes_cap;
+	struct tr_py_stack *py_stacks;		size_t npy_stacks, py_stacks_cap;
+	struct kmap py_code_ids, py_stack_ids;
 
 	/*
 	 * USER_STACK_COPY records are counted, not kept: they can be gigabytes (64 KiB each).
@@ -197,6 +218,15 @@ struct trace {
 	uint64_t dup_ids, bad_records;
 };
 
+/*
+ * Stacks the report derives (DWARF walks, Python frames spliced in) join the trace's own under
+ * new ids from next_id up, shared when equal: dedup maps {hash, shape} to an id.
+ */
+struct stack_maker {
+	struct kmap dedup;
+	uint32_t next_id;
+};
+
 /* main.c: runs a report for parsed options; returns the exit status, never exits */
 int report_run(const struct report_opts *o);
 
@@ -207,6 +237,12 @@ void trace__free(struct trace *t);
 const char *trace__string(struct trace *t, uint32_t id);
 const struct tr_stack *trace__stack(struct trace *t, uint32_t id);
 const struct tr_dso *trace__dso(struct trace *t, uint32_t id);
+/* Kernel frames k[0..nk) then user frames uips[0..nu) as a stack; sets its (shared) id. */
+int trace__make_stack(struct trace *t, struct stack_maker *mk, const uint64_t *k, uint16_t nk,
+		      const uint64_t *uips, uint16_t nu, uint32_t *id);
+/* NULL for 0 or an unknown id (an unknown non-zero id is counted as a bad stack ref). */
+const struct tr_py_stack *trace__py_stack(struct trace *t, uint32_t id);
+const struct tr_py_code *trace__py_code(struct trace *t, uint32_t id);
 struct tr_proc *trace__proc(struct trace *t, uint32_t pid);
 struct tr_thread *trace__thread(struct trace *t, uint32_t tid);
 /* Address-space generation of pid at ts: the number of EXECs at or before ts. */

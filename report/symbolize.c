@@ -26,6 +26,7 @@
 #include "archive.h"
 #include "demangle.h"
 #include "elf_buildid.h"
+#include "pyframes.h"
 #include "symbolize.h"
 
 enum {
@@ -664,6 +665,17 @@ static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id)
 	return 0;
 }
 
+/* A Python frame (a tagged address, see pyframes.h); 0 on allocation failure. */
+static uint32_t python_frame(struct symbolizer *s, uint64_t ip)
+{
+	char buf[2 * XPU_PY_NAME_MAX_BYTES + 32];
+	int len = pyframes__name(s->t, ip, s->opts->python_lines, buf, sizeof(buf));
+
+	if (len < 0)
+		return 0;
+	return frame_intern(s->pool, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
+}
+
 static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const struct tr_stack *st,
 		       bool trim, size_t *n)
 {
@@ -674,11 +686,19 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 	/* user frames, outermost first; index nk is the user leaf (interrupted pc, exact) */
 	for (i = nk + nu; i-- > nk;) {
 		uint64_t ip = st->ips[i], look = i == nk ? ip : ip - 1;
-		const struct xpu_rec_mapping *m = maps__find(&s->maps, pid, look, ts);
-		uint32_t *didx = m ? kmap__get(&s->t->dso_ids, m->dso_id, 0) : NULL;
-		const struct tr_dso *d = didx ? &s->t->dsos[*didx] : NULL;
+		const struct xpu_rec_mapping *m;
+		uint32_t *didx;
+		const struct tr_dso *d;
 		uint32_t ref, j, id;
 
+		if (PYF_IS(ip)) {
+			if (scratch_push(s, n, python_frame(s, ip)))
+				return -ENOMEM;
+			continue;
+		}
+		m = maps__find(&s->maps, pid, look, ts);
+		didx = m ? kmap__get(&s->t->dso_ids, m->dso_id, 0) : NULL;
+		d = didx ? &s->t->dsos[*didx] : NULL;
 		if (!m) {
 			id = frame_intern(s->pool, "[unknown]", 9);
 		} else if (!d) {

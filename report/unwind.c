@@ -36,8 +36,7 @@ struct unwinder {
 	struct kmap sess_idx;		/* {pid, gen} -> sessions index */
 	struct uw_session *sess;
 	size_t nsess, sess_cap;
-	struct kmap dedup;		/* {hash, nk << 16 | nu} -> stacks index */
-	uint32_t next_id;
+	struct stack_maker made;	/* the stacks the walks made */
 	/* the copy being unwound */
 	const struct tr_ucopy *cur;
 	uint64_t ips[UW_MAX_FRAMES];
@@ -199,57 +198,6 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	return u->nips < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-static uint64_t hash_ips(const uint64_t *ips, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ ips[i]) * 1099511628211ull;
-	return h;
-}
-
-/* A stack of kernel frames k[0..nk) then user frames uips[0..nu); sets its (shared) id. */
-static int intern_stack(struct unwinder *u, const uint64_t *k, uint16_t nk, const uint64_t *uips,
-			uint16_t nu, uint32_t *id)
-{
-	struct tr_stack st = { .nr_kernel = nk, .nr_user = nu };
-	size_t bytes = ((size_t)nk + nu) * sizeof(uint64_t);
-	uint32_t *v, *idx;
-	bool ins;
-
-	st.ips = malloc(bytes + 1);
-	if (!st.ips)
-		return -ENOMEM;
-	memcpy(st.ips, k, nk * sizeof(uint64_t));
-	memcpy(st.ips + nk, uips, nu * sizeof(uint64_t));
-	/* dedup: {hash, shape} -> id; a hash collision just gets a stack of its own */
-	v = kmap__put(&u->dedup, hash_ips(st.ips, (size_t)nk + nu), (uint64_t)nk << 16 | nu, 0,
-		      &ins);
-	if (!v)
-		goto nomem;
-	if (!ins) {
-		idx = kmap__get(&u->t->stack_ids, *v, 0);
-		if (idx && !memcmp(u->t->stacks[*idx].ips, st.ips, bytes)) {
-			free(st.ips);
-			*id = *v;
-			return 0;
-		}
-	}
-	while (kmap__get(&u->t->stack_ids, u->next_id, 0))
-		u->next_id++;
-	if (!kmap__put(&u->t->stack_ids, u->next_id, 0, u->t->nstacks, NULL) ||
-	    VEC_PUSH(u->t->stacks, u->t->nstacks, u->t->stacks_cap, st))
-		goto nomem;
-	if (ins)
-		*v = u->next_id;
-	*id = u->next_id++;
-	return 0;
-nomem:
-	free(st.ips);
-	return -ENOMEM;
-}
-
 enum cfi_rule { CFI_NO_FILE, CFI_NONE, CFI_RA_DEFINED, CFI_RA_UNDEFINED };
 
 /* What the CFI (.eh_frame, else .debug_frame) says about the return address at pc. */
@@ -355,7 +303,7 @@ static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t sta
 	}
 	st->used++;
 	st->frames += u->nips;
-	err = intern_stack(u, old ? old->ips : none, old ? old->nr_kernel : 0, u->ips,
+	err = trace__make_stack(u->t, &u->made, old ? old->ips : none, old ? old->nr_kernel : 0, u->ips,
 			   (uint16_t)u->nips, out);
 	return err ? err : count_stop(st, why, c, *out);
 }
@@ -488,7 +436,7 @@ static bool attach_top(const struct trace_record *rec, struct tr_ucopy *c)
  */
 int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st)
 {
-	struct unwinder u = { .t = t, .s = s, .next_id = UW_FIRST_STACK_ID };
+	struct unwinder u = { .t = t, .s = s, .made.next_id = UW_FIRST_STACK_ID };
 	struct tr_ucopy pending = { 0 };
 	bool have_pending = false;
 	struct kmap owners = { 0 };
@@ -544,7 +492,7 @@ int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st
 	}
 	free(u.sess);
 	kmap__free(&u.sess_idx);
-	kmap__free(&u.dedup);
+	kmap__free(&u.made.dedup);
 	kmap__free(&owners);
 	return err;
 }
