@@ -11,8 +11,11 @@
 #ifndef XPU_PY_WALK_BPF_H
 #define XPU_PY_WALK_BPF_H
 
-/* A thread with no Python state is looked up again after this long. */
-#define PY_NO_THREAD_RETRY_NS (200ull * 1000 * 1000)
+/*
+ * A thread with no Python state is looked up again after this long: the main thread has none
+ * for the first milliseconds of start-up, a CUDA or autograd worker may never have one.
+ */
+#define PY_NO_THREAD_RETRY_NS (10ull * 1000 * 1000)
 #define PY_MAX_INTERPRETERS 4
 #define PY_MAX_THREADS 64
 /* Entry frames (3.12+) take loop turns without being sent; allow for some. */

@@ -18,6 +18,13 @@
 #define XPU_DWARF_RINGBUF_MAX_MB 64
 /* perf's default for --call-graph dwarf: enough for ~50-100 typical frames. */
 #define XPU_DEFAULT_DWARF_BYTES 8192
+/*
+ * With no -g: complete native stacks through code without frame pointers, Python and PyTorch
+ * included (measured on the H100: 100% of PyTorch launches and 98.7% of samples complete,
+ * where -g fp gave about 1% and -g dwarf,32768 48.7% of launches).
+ */
+#define XPU_DEFAULT_MODE_STACK_BYTES 32768
+#define XPU_DEFAULT_MODE_TOP_BYTES 32768
 
 struct record_config {
 	const char *output;

@@ -24,14 +24,16 @@ static const char usage[] =
 "\n"
 "  -F, --freq=HZ          sampling frequency per CPU (default %u)\n"
 "  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT ")\n"
-"  -g, --call-graph=MODE  user stack unwinding: fp (frame pointers, the default), or\n"
-"                         dwarf[,SIZE[,TOP]]: copy the top SIZE bytes of the user stack\n"
-"                         (default 8192, at most 65536) with the registers, for CPU samples\n"
-"                         and GPU launches; xpu-report unwinds them with .eh_frame (code\n"
-"                         built without frame pointers: libcudart, libcuda, PyTorch, wheels).\n"
-"                         dwarf,SIZE,TOP also copies up to TOP bytes (at most 32768) below\n"
-"                         the thread's stack top when SIZE does not reach it, so stacks get\n"
-"                         past huge frames (cuDNN, cuBLASLt) to main and Python\n"
+"  -g, --call-graph=MODE  user stack unwinding: dwarf[,SIZE[,TOP]] copies the top SIZE bytes\n"
+"                         of the user stack (at most 65536) with the registers, for CPU\n"
+"                         samples and GPU launches, and TOP bytes (at most 32768) below\n"
+"                         the thread's stack top when SIZE does not reach it; xpu-report\n"
+"                         unwinds them with .eh_frame, so stacks are complete through code\n"
+"                         built without frame pointers (distro binaries, Python, PyTorch,\n"
+"                         libcudart, wheels). The default is dwarf,32768,32768; plain\n"
+"                         dwarf is dwarf,8192. fp (frame pointers) is the cheapest mode:\n"
+"                         about a tenth of the trace size, complete stacks only where\n"
+"                         every frame has a frame pointer\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
 "      --no-python        do not read Python frames (CPython 3.10-3.13 processes of the\n"
@@ -191,6 +193,8 @@ int main(int argc, char **argv)
 	struct record_config cfg = {
 		.output = XPU_DEFAULT_OUTPUT,
 		.freq_hz = XPU_DEFAULT_FREQ_HZ,
+		.dwarf_bytes = XPU_DEFAULT_MODE_STACK_BYTES,
+		.dwarf_top_bytes = XPU_DEFAULT_MODE_TOP_BYTES,
 		.argc = argc,
 		.argv = argv,
 	};

@@ -217,6 +217,18 @@ int out_info(struct profile *p, FILE *out)
 		if (unwind__copy_too_small(&p->uw))
 			fprintf(out, "  %-16s most incomplete walks ran out of copied stack: record "
 				"with " UW_HINT_MODE "\n", "hint");
+		else if (unwind__fp_too_short(p, cc + gc, ct + gt))
+			fprintf(out, "  %-16s most stacks end early (code without frame pointers): "
+				"record with " UW_FP_HINT_MODE "\n", "hint");
+	}
+	if (t->npy_runtimes) {
+		fprintf(out, "python\n");
+		pyframes__print_runtimes(t, out, "  ");
+		fprintf(out, "  %-16s %" PRIu64 " cpu samples, %" PRIu64 " gpu launches\n",
+			"with frames", p->py.samples, p->py.launches);
+		fprintf(out, "  %-16s %" PRIu64 " evaluator frames replaced, %" PRIu64
+			" frame groups above a native stack that ended early\n", "spliced",
+			p->py.activations, p->py.outer_groups);
 	}
 
 	fprintf(out, "dsos\n");

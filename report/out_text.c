@@ -92,7 +92,15 @@ static void print_header(struct profile *p, FILE *out)
 			if (unwind__copy_too_small(&p->uw))
 				fprintf(out, "#            most incomplete stacks ran out of copied stack: "
 					"record with " UW_HINT_MODE "\n");
+			else if (unwind__fp_too_short(p, cc + gc, ct + gt))
+				fprintf(out, "#            most stacks end early (code without frame "
+					"pointers): record with " UW_FP_HINT_MODE "\n");
 		}
+	}
+	if (t->npy_runtimes) {
+		pyframes__print_runtimes(t, out, "# python:    ");
+		fprintf(out, "#            %" PRIu64 " samples and %" PRIu64 " launches with Python "
+			"frames\n", p->py.samples, p->py.launches);
 	}
 	if (p->filtered_out)
 		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm\n",

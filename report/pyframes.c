@@ -185,3 +185,53 @@ int pyframes__name(struct trace *t, uint64_t ip, bool lines, char *buf, size_t l
 	(void)lines;
 	return snprintf(buf, len, "%s (%s)", name, file);
 }
+
+static void version_str(uint32_t hex, char *buf, size_t len)
+{
+	if (hex & 0xffff)
+		snprintf(buf, len, "%u.%u.%u", hex >> 24, hex >> 16 & 0xff, hex >> 8 & 0xff);
+	else if (hex)
+		snprintf(buf, len, "%u.%u", hex >> 24, hex >> 16 & 0xff);
+	else
+		snprintf(buf, len, "(unknown version)");
+}
+
+static const char *status_text(uint32_t status)
+{
+	switch (status) {
+	case XPU_PY_SUPPORTED: return "Python frames recorded";
+	case XPU_PY_UNSUPPORTED_VERSION: return "no Python frames: CPython 3.10-3.13 are supported";
+	case XPU_PY_FREE_THREADED: return "no Python frames: free-threaded builds are not supported";
+	case XPU_PY_DISABLED: return "no Python frames: recorded with --no-python";
+	case XPU_PY_NO_ROOM: return "no Python frames: too many Python processes";
+	default: return "unknown status";
+	}
+}
+
+/*
+ * One line per distinct (version, status), with how many processes and the first pid: a
+ * shell loop that starts 300 interpreters says so once.
+ */
+void pyframes__print_runtimes(struct trace *t, FILE *out, const char *prefix)
+{
+	size_t i, j;
+
+	for (i = 0; i < t->npy_runtimes; i++) {
+		const struct xpu_rec_py_runtime *r = &t->py_runtimes[i];
+		size_t procs = 0;
+		char v[32];
+
+		for (j = 0; j < i; j++)
+			if (t->py_runtimes[j].version_hex == r->version_hex &&
+			    t->py_runtimes[j].status == r->status)
+				break;
+		if (j < i)
+			continue;
+		for (j = i; j < t->npy_runtimes; j++)
+			procs += t->py_runtimes[j].version_hex == r->version_hex &&
+				 t->py_runtimes[j].status == r->status;
+		version_str(r->version_hex, v, sizeof(v));
+		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s\n", prefix, v, procs,
+			procs == 1 ? "" : "es", r->pid, status_text(r->status));
+	}
+}

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "report.h"
 
@@ -41,5 +42,8 @@ int pyframes__apply(struct trace *t, bool lines, struct pyframes_stats *st);
 
 /* The frame name of a tagged address: `qualname (file.py)` or, with lines, `(file.py:42)`. */
 int pyframes__name(struct trace *t, uint64_t ip, bool lines, char *buf, size_t len);
+
+/* What each kind of interpreter found got: one line per version and status. */
+void pyframes__print_runtimes(struct trace *t, FILE *out, const char *prefix);
 
 #endif

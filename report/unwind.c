@@ -319,6 +319,14 @@ const char *unwind__stop_name(enum unwind_stop r)
 	return r < UW_STOP_N ? names[r] : "?";
 }
 
+bool unwind__fp_too_short(const struct profile *p, uint64_t complete, uint64_t total)
+{
+	const struct trace *t = p->t;
+
+	return t->has_session && t->session.stack_mode == XPU_STACK_FP && total >= 20 &&
+	       complete * 2 < total;
+}
+
 bool unwind__copy_too_small(const struct unwind_stats *st)
 {
 	uint64_t short_walks = st->used - st->stops[UW_STOP_OUTERMOST];

@@ -57,13 +57,14 @@ void unwind__free(struct unwind_stats *st);
 /* Rewrites stack ids of samples and launches that have copies. 0 or negative errno. */
 int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st);
 
+struct profile;
+
 /*
  * Complete-stack rate: how many of the CPU samples (launches) passing the filters have an
  * outermost user frame that is a thread's start or main (_start, __libc_start_main,
  * __libc_start_call_main, start_thread, clone, clone3, main), or a DWARF walk that ended
  * where the CFI says there is no caller (a thread's first frame in a libc without symbols).
  */
-struct profile;
 int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *cpu_total,
 			  uint64_t *gpu_complete, uint64_t *gpu_total);
 
@@ -75,6 +76,14 @@ int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *c
 bool unwind__copy_too_small(const struct unwind_stats *st);
 /* The mode the hint for unwind__copy_too_small suggests: the largest copy and window. */
 #define UW_HINT_MODE "-g dwarf,65536,32768"
+
+/*
+ * Whether a frame-pointer recording (-g fp) has mostly incomplete stacks: complete of total
+ * events. Never true for a DWARF recording, whose own hint is unwind__copy_too_small.
+ */
+bool unwind__fp_too_short(const struct profile *p, uint64_t complete, uint64_t total);
+/* What that hint suggests: the default mode. */
+#define UW_FP_HINT_MODE "-g dwarf,32768,32768 (the default)"
 
 /* `info`: walks per stop reason, then the top stops by (reason, outermost frame). */
 int unwind__print_stops(struct profile *p, FILE *out, size_t top);
