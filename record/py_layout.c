@@ -223,7 +223,9 @@ static void scan_symbols(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_hits *h
 		return;
 	n = sh->sh_size / sh->sh_entsize;
 	for (i = 0; i < n; i++) {
-		if (!gelf_getsym(data, (int)i, &sym) || !sym.st_name)
+		/* only definitions: extension modules import _PyRuntime too */
+		if (!gelf_getsym(data, (int)i, &sym) || !sym.st_name || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
 			continue;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || (name[0] != '_' && name[0] != 'P'))
@@ -231,7 +233,7 @@ static void scan_symbols(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_hits *h
 		if (!strcmp(name, "_PyRuntime")) {
 			h->runtime = sym;
 			h->has_runtime = true;
-		} else if (!strcmp(name, "_PyEval_EvalFrameDefault") && sym.st_value) {
+		} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
 			h->eval = sym;
 			h->has_eval = true;
 		} else if (!strcmp(name, "Py_Version")) {

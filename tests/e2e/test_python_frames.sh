@@ -1,0 +1,74 @@
+#!/bin/bash
+# Python frames (issue 10): a program with known per-function CPU shares
+# (tests/e2e/python/shares.py, which measures its own) recorded under every CPython 3.10-3.13
+# this machine has (pyenv's, and the distribution's python3.11), with -g fp, with the default
+# -g dwarf,32768,32768 and attached with -p: each function's share within 5 points of the
+# program's own, callers above callees, no _PyEval_EvalFrameDefault left among Python frames,
+# and --python-lines naming lines. A missing version is skipped with a message; the test skips
+# only when none is there. Exit 0 pass, 77 skip, anything else fail.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${BUILD:-build}
+NAME=test_python_frames
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+skip() { echo "SKIP $NAME: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON) for eBPF"
+[ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] || fail "run make first"
+tmp=$(mktemp -d) || exit 1
+trap 'kill $bg 2>/dev/null; rm -rf "$tmp"' EXIT
+bg=
+
+pythons=()
+for v in 3.10 3.11 3.12 3.13; do
+	p=$(ls -d "$HOME"/.pyenv/versions/$v.*/bin/python$v 2>/dev/null | tail -1)
+	if [ -n "$p" ] && [ -x "$p" ]; then
+		pythons+=("$p")
+	else
+		echo "skip: no pyenv CPython $v under ~/.pyenv/versions"
+	fi
+done
+if [ -x /usr/bin/python3.11 ]; then pythons+=(/usr/bin/python3.11); else echo "skip: no /usr/bin/python3.11"; fi
+[ ${#pythons[@]} -gt 0 ] || skip "no CPython 3.10-3.13 found"
+
+SECS=2.5
+failed=0
+for py in "${pythons[@]}"; do
+	for mode in fp default attach; do
+		label="$py $mode"
+		t=$tmp/t.xpu
+		case $mode in
+		fp|default)
+			opt=(); [ $mode = fp ] && opt=(-g fp)
+			"$B/xpu-record" --no-gpu "${opt[@]}" -o "$t" -- "$py" tests/e2e/python/shares.py \
+				$SECS >"$tmp/measured.json" 2>"$tmp/err" ||
+				fail "$label: xpu-record exited $?: $(head -2 "$tmp/err")"
+			;;
+		attach)
+			rm -f "$tmp/ready"
+			"$py" tests/e2e/python/shares.py 4 "$tmp/ready" >"$tmp/measured.json" &
+			bg=$!
+			for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
+			sleep 0.3
+			"$B/xpu-record" --no-gpu -p $bg -d 2 -o "$t" >/dev/null 2>"$tmp/err" ||
+				fail "$label: xpu-record -p exited $?: $(head -2 "$tmp/err")"
+			wait $bg
+			bg=
+			;;
+		esac
+		grep -q "bpf(): \|Operation not permitted" "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
+		"$B/xpu-report" --format=folded --view=cpu "$t" >"$tmp/f.folded" 2>"$tmp/rerr" ||
+			fail "$label: xpu-report failed: $(head -1 "$tmp/rerr")"
+		python3 tests/e2e/python/check_shares.py "$tmp/f.folded" "$tmp/measured.json" "$label" ||
+			failed=1
+		if [ $mode = default ]; then
+			"$B/xpu-report" --format=folded --view=cpu --python-lines "$t" >"$tmp/l.folded" 2>&1
+			grep -qE ';work_a \(shares\.py:[0-9]+\)' "$tmp/l.folded" ||
+				{ echo "$label: FAIL --python-lines shows no work_a (shares.py:LINE)"; failed=1; }
+			"$B/xpu-report" "$t" 2>&1 | grep -q '^# python: .*Python frames recorded' ||
+				{ echo "$label: FAIL the text report does not say Python frames were recorded"; failed=1; }
+		fi
+	done
+done
+[ $failed = 0 ] || fail "see above"
+echo "PASS $NAME (${#pythons[@]} interpreters)"
