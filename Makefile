@@ -136,6 +136,11 @@ $(BUILD)/bench/launch_bench: bench/gpu/launch_bench.cu
 endif
 
 # ---- tests -----------------------------------------------------------------------------------
+# the line-table decoder is report code; its test builds it in
+$(BUILD)/tests/test_pyline: tests/unit/test_pyline.c report/pyline.c $(BUILD)/libxpucommon.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pyframes.h"
+#include "pyline.h"
 
 #define PYF_MAX_OUT (XPU_STACK_MAX_DEPTH * 2)
 
@@ -182,7 +183,13 @@ int pyframes__name(struct trace *t, uint64_t ip, bool lines, char *buf, size_t l
 	file = trace__string(t, c->filename_str);
 	name = name && *name ? name : "[python]";
 	file = base_name(file ? file : "");
-	(void)lines;
+	if (lines) {
+		int line = pyline__line(c->linetable_kind, c->linetable, c->linetable_size,
+					c->firstlineno, PYF_INSTR(ip));
+
+		if (line >= 0)
+			return snprintf(buf, len, "%s (%s:%d)", name, file, line);
+	}
 	return snprintf(buf, len, "%s (%s)", name, file);
 }
 
