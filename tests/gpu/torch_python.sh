@@ -48,7 +48,7 @@ tool $B/xpu-record -g fp -F 199 -o "$OUT/torch-python.xpu" -- env -u LD_LIBRARY_
 echo "== small trace: $(stat -c %s "$OUT/torch-python.xpu" 2>/dev/null) bytes"
 
 echo "== bench/python_overhead.py --workload torch --reps $REPS"
-BUILD=$B LD_LIBRARY_PATH="$LIB" XPU_TORCH_STEPS=150 python3 bench/python_overhead.py \
+BUILD=$B LD_LIBRARY_PATH="$LIB" XPU_TORCH_STEPS=100 python3 bench/python_overhead.py \
 	--workload torch --reps "$REPS" --modes 'fp;dwarf,32768,32768' --clean-target-env \
 	--no-write >"$OUT/bench.txt" 2>&1 || { echo "FAIL: bench"; rc=1; }
 cat "$OUT/bench.txt"
