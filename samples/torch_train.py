@@ -52,7 +52,7 @@ def main():
         if step % 100 == 0:
             print(f"step {step} loss {loss.item():.4f}", flush=True)
     torch.cuda.synchronize()
-    print(f"final loss {loss.item():.4f} in {time.time() - t0:.1f}s")
+    print(f"final loss {loss.item():.4f} in {time.time() - t0:.3f}s")
     print(f"expect steps {STEPS}")
     return 0
 
