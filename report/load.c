@@ -150,7 +150,8 @@ static int load_py_stack(struct trace *t, const struct trace_record *rec)
 	ps.frames = malloc(s.nr ? s.nr * 8u : 1);
 	if (!ps.frames)
 		return -ENOMEM;
-	memcpy(ps.frames, tail, s.nr * 8u);
+	if (s.nr)
+		memcpy(ps.frames, tail, s.nr * 8u);
 	if (!kmap__put(&t->py_stack_ids, s.id, 0, t->npy_stacks, &ins))
 		goto nomem;
 	if (!ins) {
@@ -562,8 +563,10 @@ int trace__make_stack(struct trace *t, struct stack_maker *mk, const uint64_t *k
 	st.ips = malloc(bytes + 1);
 	if (!st.ips)
 		return -ENOMEM;
-	memcpy(st.ips, k, nk * sizeof(uint64_t));
-	memcpy(st.ips + nk, uips, nu * sizeof(uint64_t));
+	if (nk)
+		memcpy(st.ips, k, nk * sizeof(uint64_t));
+	if (nu)
+		memcpy(st.ips + nk, uips, nu * sizeof(uint64_t));
 	/* dedup: {hash, shape} -> id; a hash collision just gets a stack of its own */
 	v = kmap__put(&mk->dedup, hash_ips(st.ips, (size_t)nk + nu), (uint64_t)nk << 16 | nu, 0,
 		      &ins);
