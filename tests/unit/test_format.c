@@ -237,7 +237,7 @@ static void test_forward_compat(void)
 {
 	/* A newer writer appends fields: the reader cuts; an older one wrote fewer: zero-fill. */
 	struct trace_record rec = { .type = XPU_REC_CPU_SAMPLE };
-	uint8_t longer[40], shorter[8];
+	uint8_t longer[sizeof(struct xpu_rec_cpu_sample) + 16], shorter[8];
 	struct xpu_rec_cpu_sample s;
 	uint32_t tail;
 
