@@ -146,7 +146,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(wildcard tests/unit/lib_*.c) $(BUILD)/libxpucommon.a $(LDFLAGS) -lzstd
 
-unit: $(UNIT_BIN)
+# what record/py_layout.c says about each CPython, for tests/unit/test_py_layout.sh
+$(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/py_layout.c record/py_layout.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Irecord -Ibpf -o $@ $(filter %.c,$^) $(LDFLAGS) -lelf
+
+unit: $(UNIT_BIN) $(BUILD)/tests/py_layout_ours
 
 # ---- fuzzing: clang + libFuzzer, ASan + UBSan, in build-fuzz/ (tests/fuzz/run.sh) -------------
 # report/main.c is built with main renamed: the targets call report_run() and libFuzzer owns main.
