@@ -140,5 +140,27 @@ int main(void)
 	STATE_SHIFT(ascii, 1);
 	SHOW("bytes_size", offsetof(PyVarObject, ob_size));
 	SHOW("bytes_data", offsetof(PyBytesObject, ob_sval));
+#if PY_VERSION_HEX >= 0x030d0000
+	/* where in _Py_DebugOffsets (as u64 indexes) the probe finds each of the above */
+#define DBG(name, field) SHOW("dbg_" name, offsetof(_Py_DebugOffsets, field) / 8)
+	DBG("version", version);
+	DBG("free_threaded", free_threaded);
+	DBG("rt_interp_head", runtime_state.interpreters_head);
+	DBG("interp_next", interpreter_state.next);
+	DBG("interp_threads_head", interpreter_state.threads_head);
+	DBG("ts_next", thread_state.next);
+	DBG("ts_frame", thread_state.current_frame);
+	DBG("ts_id", thread_state.native_thread_id);
+	DBG("fr_previous", interpreter_frame.previous);
+	DBG("fr_code", interpreter_frame.executable);
+	DBG("fr_instr", interpreter_frame.instr_ptr);
+	DBG("fr_marker", interpreter_frame.owner);
+	DBG("co_filename", code_object.filename);
+	DBG("co_name", code_object.name);
+	DBG("co_qualname", code_object.qualname);
+	DBG("co_linetable", code_object.linetable);
+	DBG("co_firstlineno", code_object.firstlineno);
+	DBG("co_code_adaptive", code_object.co_code_adaptive);
+#endif
 	return 0;
 }

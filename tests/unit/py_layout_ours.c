@@ -5,7 +5,9 @@
  *   py_layout_ours version 3.X      py_layout__for_version() (the table)
  *   py_layout_ours probe FILE       py_layout__probe() on an interpreter file (3.13: its
  *                                   _Py_DebugOffsets)
- * Also prints frame_read and the status, which the script checks separately.
+ * Also prints frame_read and the status, which the script checks separately, and the
+ * _Py_DebugOffsets indexes the 3.13 probe reads (dbg_*): py_layout.c is included, not linked,
+ * so that its private enum can be printed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "py_layout.h"
-#include "xpu_format.h"
+#include "py_layout.c"
 
 #define SHOW(name, value) printf("%s %lu\n", name, (unsigned long)(value))
 
@@ -56,6 +57,25 @@ static void show(const struct py_elf_info *in)
 	SHOW("str_state", c->str_state);
 	SHOW("bytes_size", c->bytes_size);
 	SHOW("bytes_data", c->bytes_data);
+	SHOW("dbg_version", D_VERSION);
+	SHOW("dbg_free_threaded", D_FREE_THREADED);
+	SHOW("dbg_rt_interp_head", D_RT_INTERP_HEAD);
+	SHOW("dbg_interp_next", D_IS_NEXT);
+	SHOW("dbg_interp_threads_head", D_IS_THREADS_HEAD);
+	SHOW("dbg_ts_next", D_TS_NEXT);
+	SHOW("dbg_ts_frame", D_TS_CURRENT_FRAME);
+	SHOW("dbg_ts_id", D_TS_NATIVE_TID);
+	SHOW("dbg_fr_previous", D_FR_PREVIOUS);
+	SHOW("dbg_fr_code", D_FR_EXECUTABLE);
+	SHOW("dbg_fr_instr", D_FR_INSTR_PTR);
+	SHOW("dbg_fr_marker", D_FR_OWNER);
+	SHOW("dbg_co_filename", D_CO_FILENAME);
+	SHOW("dbg_co_name", D_CO_NAME);
+	SHOW("dbg_co_qualname", D_CO_QUALNAME);
+	SHOW("dbg_co_linetable", D_CO_LINETABLE);
+	SHOW("dbg_co_firstlineno", D_CO_FIRSTLINENO);
+	SHOW("dbg_co_code_adaptive", D_CO_CODE_ADAPTIVE);
+	SHOW("dbg_read", D_NR);		/* u64s read: must cover every index above */
 }
 
 int main(int argc, char **argv)

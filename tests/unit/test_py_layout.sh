@@ -7,8 +7,9 @@
 #   py_layout__probe()        run on the interpreter file (libpython3.X.so.1.0, or the
 #                             executable); for 3.13 this reads its _Py_DebugOffsets
 # It also checks the widths the BPF walk reads, that frame_read covers every frame field,
-# and that the str state bits read_str() (record/py_procs.c) decodes are where the headers
-# put them. Any mismatch fails, naming the field. Exit 77 when no CPython 3.10-3.13 is found.
+# that the str state bits read_str() (record/py_procs.c) decodes are where the headers put
+# them, and (3.13) that the indexes py_layout.c reads _Py_DebugOffsets at are the header's.
+# Any mismatch fails, naming the field. Exit 77 when no CPython 3.10-3.13 is found.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -70,6 +71,11 @@ check() {
 		elif [ "${o[$name]}" != "${t[$name]}" ]; then
 			fail "$label: field $name: headers say ${t[$name]}, py_layout.c says ${o[$name]}"
 		fi
+	done
+	# the 3.13 probe reads D_NR u64s of _Py_DebugOffsets: every index it uses must be inside
+	for name in "${!t[@]}"; do
+		[[ $name == dbg_* ]] && [ "${t[$name]}" -ge "${o[dbg_read]}" ] &&
+			fail "$label: $name: index ${t[$name]} past the ${o[dbg_read]} u64s read"
 	done
 	[ -n "${o[walk_co_firstlineno]+x}" ] &&
 		fail "$label: field co_firstlineno: the walk uses ${o[walk_co_firstlineno]}," \
