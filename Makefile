@@ -146,7 +146,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(wildcard tests/unit/lib_*.c) $(BUILD)/libxpucommon.a $(LDFLAGS) -lzstd
 
-unit: $(UNIT_BIN)
+# what record/py_layout.c says about each CPython, for tests/unit/test_py_layout.sh (it
+# includes py_layout.c, to print its private _Py_DebugOffsets indexes)
+$(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/py_layout.c record/py_layout.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Irecord -Ibpf -o $@ $< $(LDFLAGS) -lelf
+
+unit: $(UNIT_BIN) $(BUILD)/tests/py_layout_ours
 
 # ---- fuzzing: clang + libFuzzer, ASan + UBSan, in build-fuzz/ (tests/fuzz/run.sh) -------------
 # report/main.c is built with main renamed: the targets call report_run() and libFuzzer owns main.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: unit (no root), golden (committed traces), e2e (real eBPF; skip without
-# root). Each test exits 0 (pass), 77 (skip, with a message) or anything else (fail).
+# Runs every test: unit (no root: build/tests/test_* and tests/unit/test_*.sh), golden
+# (committed traces), e2e (real eBPF; skip without root). Each test exits 0 (pass), 77 (skip,
+# with a message) or anything else (fail).
 # Prints one line per test and a closing "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/.."
@@ -30,9 +31,11 @@ for t in "$BUILD"/tests/test_*; do
 	run "unit/$(basename "$t")" "$t"
 done
 # NO_E2E=1 (the sanitizer pass of make test): unit and golden only.
-for t in tests/golden/run.sh tests/gpu/mock/run.sh tests/fuzz/run.sh tests/e2e/test_*.sh; do
+for t in tests/unit/test_*.sh tests/golden/run.sh tests/gpu/mock/run.sh tests/fuzz/run.sh \
+	 tests/e2e/test_*.sh; do
 	[ -x "$t" ] || continue
-	[ "${NO_E2E:-0}" = 1 ] && [ "$t" != tests/golden/run.sh ] && continue
+	[ "${NO_E2E:-0}" = 1 ] && [ "$t" != tests/golden/run.sh ] && [[ "$t" != tests/unit/* ]] &&
+		continue
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
 	run "${t#tests/}" "$t"
 done
