@@ -27,6 +27,14 @@ class Net(nn.Module):
         return self.head(self.features(x))
 
 
+def train_step(model, opt, loss_fn, x, y):
+    opt.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def main():
     if not torch.cuda.is_available():
         print("no CUDA device", file=sys.stderr)
@@ -44,10 +52,7 @@ def main():
         torch.cuda.nvtx.range_push("train_step")
         x = xs[step % 16].to(dev, non_blocking=True)
         y = ys[step % 16].to(dev, non_blocking=True)
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
+        loss = train_step(model, opt, loss_fn, x, y)
         torch.cuda.nvtx.range_pop()
         if step % 100 == 0:
             print(f"step {step} loss {loss.item():.4f}", flush=True)
