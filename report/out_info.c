@@ -146,9 +146,12 @@ int out_info(struct profile *p, FILE *out)
 			fprintf(out, "  %-16s %.3f s\n", "duration",
 				(t->end.end_mono_ns - s->start_mono_ns) / 1e9);
 		fprintf(out, "  %-16s %s\n", "end reason", reason_name(t->end.reason));
-		fprintf(out, "  %-16s %d\n", "exit code", t->end.exit_code);
+		/* a target killed by a signal has no exit code: the recorder stores -1 */
 		if (t->end.term_signal)
-			fprintf(out, "  %-16s %d\n", "signal", t->end.term_signal);
+			fprintf(out, "  %-16s %d (%s)\n", "killed by signal", t->end.term_signal,
+				strsignal((int)t->end.term_signal));
+		else
+			fprintf(out, "  %-16s %d\n", "exit code", t->end.exit_code);
 	} else {
 		fprintf(out, "  %-16s (no session end record)\n", "end");
 	}
