@@ -465,7 +465,8 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 	f->state = SF_OK;
 	if (s->opts->verbose)
 		fprintf(stderr, "xpu-report: %s: %s%s%s, %zu symbols%s\n", d->path,
-			f->path ? f->path : "", f->path && f->debug_path ? " + " : "",
+			f->from_archive ? "archive" : f->path ? f->path : "",
+			f->path && f->debug_path ? " + " : "",
 			f->debug_path ? f->debug_path : "", f->nsyms, f->dw ? ", dwarf" : "");
 }
 
