@@ -190,9 +190,15 @@ deps:
 # Then unit and golden tests again under ASan and UBSan (build-san/).
 test: deps
 	@$(MAKE) --no-print-directory all unit
-	@tests/run-tests.sh
-	@$(MAKE) --no-print-directory SAN=1 unit build-san/xpu-report build-san/libxpucommon.a
-	@BUILD=build-san NO_E2E=1 tests/run-tests.sh
+	@rm -f build/test-totals; start=$$(date +%s); rc=0; \
+	TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; \
+	echo "== the unit and golden tests again under ASan and UBSan (build-san/)"; \
+	$(MAKE) --no-print-directory SAN=1 unit build-san/xpu-report build-san/libxpucommon.a && \
+	{ BUILD=build-san NO_E2E=1 TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; } || rc=1; \
+	awk -v s=$$(( $$(date +%s) - start )) '{ p += $$1; f += $$2; k += $$3 } \
+		END { printf "make test: both runs took %dm%02ds\ntotal: %d passed, %d failed, %d skipped\n", \
+		s / 60, s % 60, p, f, k }' build/test-totals; \
+	exit $$rc
 
 demo: deps
 	@$(MAKE) --no-print-directory all
