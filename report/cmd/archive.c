@@ -21,7 +21,7 @@
 
 #include "cmd/cmd.h"
 #include "crc32c.h"
-#include "model/profile.h"
+#include "model/session.h"
 #include "sym/xpa.h"
 
 static bool keep_section(const GElf_Shdr *sh, const char *name, bool debuginfo)
@@ -178,16 +178,16 @@ out:
 	return err;
 }
 
-static void mark_stack(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
+static void mark_stack(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		       bool *used)
 {
-	const struct tr_stack *st = stack_id ? trace__stack(p->t, stack_id) : NULL;
+	const struct tr_stack *st = stack_id ? trace__stack(ses->t, stack_id) : NULL;
 	uint32_t i;
 
 	for (i = 0; st && i < st->nr_user; i++) {
 		uint64_t ip = st->ips[st->nr_kernel + i];
-		const struct xpu_rec_mapping *m = maps__find(&p->sym.maps, pid, i ? ip - 1 : ip, ts);
-		uint32_t *didx = m ? kmap__get(&p->t->dso_ids, m->dso_id, 0) : NULL;
+		const struct xpu_rec_mapping *m = maps__find(&ses->sym.maps, pid, i ? ip - 1 : ip, ts);
+		uint32_t *didx = m ? kmap__get(&ses->t->dso_ids, m->dso_id, 0) : NULL;
 
 		if (didx)
 			used[*didx] = true;
@@ -219,7 +219,7 @@ int archive__main(int argc, char **argv)
 	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 0,
 				.header_size = sizeof(h) };
 	struct trace t = { 0 };
-	struct profile p;
+	struct session ses;
 	char err_buf[512] = "", *out_path = NULL, *tmp_path = NULL;
 	const char *output = NULL;
 	uint64_t raw = 0, comp = 0;
@@ -270,16 +270,16 @@ int archive__main(int argc, char **argv)
 		return 1;
 	}
 	/* symbolizing and unwinding here finds the files, and the DWARF stacks' DSOs */
-	err = profile__init(&p, &t, &o);
+	err = session__setup(&ses, &t, &o);
 	if (err)
 		goto out_trace;
 	used = calloc(t.ndsos ? t.ndsos : 1, sizeof(*used));
 	if (!used || asprintf(&tmp_path, "%s.tmp", output) < 0)
 		goto out;
 	for (i = 0; i < t.nsamples; i++)
-		mark_stack(&p, t.samples[i].pid, t.samples[i].ts_ns, t.samples[i].stack_id, used);
+		mark_stack(&ses, t.samples[i].pid, t.samples[i].ts_ns, t.samples[i].stack_id, used);
 	for (i = 0; i < t.nlaunches; i++)
-		mark_stack(&p, t.launches[i].pid, t.launches[i].ts_ns, t.launches[i].stack_id, used);
+		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, t.launches[i].stack_id, used);
 	/* a fresh file: never write through a link someone left at the temporary name */
 	unlink(tmp_path);
 	{
@@ -302,7 +302,7 @@ int archive__main(int argc, char **argv)
 
 		if (!used[i] || d->rec.kind != XPU_DSO_ELF)
 			continue;
-		file = symbolizer__dso_elf(&p.sym, i, &fd);
+		file = symbolizer__dso_elf(&ses.sym, i, &fd);
 		if (!file || !d->rec.build_id_len) {
 			missing++;
 			fprintf(stderr, "xpu-report: warning: %s: %s, not archived\n", d->path,
@@ -344,7 +344,7 @@ out:
 		fclose(f);
 	if (ret && tmp_path)
 		unlink(tmp_path);
-	profile__free(&p);
+	session__teardown(&ses);
 out_trace:
 	trace__free(&t);
 	free(used);

@@ -256,12 +256,36 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
-/* Everything after the command line: load, check, aggregate, write. */
+/* Folded, svg and text read the aggregation; info and chrome the session alone. */
+static int write_output(struct session *ses, const struct report_opts *o, FILE *out)
+{
+	struct profile p;
+	int r;
+
+	if (o->format == FMT_INFO)
+		return out_info(ses, out);
+	if (o->format == FMT_CHROME)
+		return out_chrome(ses, out);
+	r = profile__build(&p, ses);
+	if (r)
+		goto out;
+	if (o->format == FMT_FOLDED)
+		r = out_folded(&p, out);
+	else if (o->format == FMT_SVG)
+		r = out_svg(&p, out);
+	else
+		r = out_text(&p, out);
+out:
+	profile__free(&p);
+	return r;
+}
+
+/* Everything after the command line: load, check, set up the session, write. */
 int report_run(const struct report_opts *o)
 {
 	struct trace t;
-	struct profile p;
-	bool loaded = false, prof = false, truncated;
+	struct session ses;
+	bool loaded = false, set_up = false, truncated;
 	FILE *out = stdout;
 	char err[256];
 	int ret = 1, r;
@@ -282,11 +306,11 @@ int report_run(const struct report_opts *o)
 			goto out;
 		}
 	}
-	if (profile__init(&p, &t, o)) {
+	set_up = true;
+	if (session__setup(&ses, &t, o)) {
 		fprintf(stderr, "xpu-report: out of memory\n");
 		goto out;
 	}
-	prof = true;
 	if (o->output) {
 		out = fopen(o->output, "w");
 		if (!out) {
@@ -295,27 +319,7 @@ int report_run(const struct report_opts *o)
 			goto out;
 		}
 	}
-	if (o->format != FMT_INFO && o->format != FMT_CHROME && profile__build(&p)) {
-		fprintf(stderr, "xpu-report: out of memory while aggregating\n");
-		goto out;
-	}
-	switch (o->format) {
-	case FMT_FOLDED:
-		r = out_folded(&p, out);
-		break;
-	case FMT_INFO:
-		r = out_info(&p, out);
-		break;
-	case FMT_CHROME:
-		r = out_chrome(&p, out);
-		break;
-	case FMT_SVG:
-		r = out_svg(&p, out);
-		break;
-	default:
-		r = out_text(&p, out);
-		break;
-	}
+	r = write_output(&ses, o, out);
 	if (fflush(out) || ferror(out))
 		r = r ? r : -EIO;
 	if (r) {
@@ -328,8 +332,8 @@ out:
 		fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
 		ret = 1;
 	}
-	if (prof)
-		profile__free(&p);
+	if (set_up)
+		session__teardown(&ses);
 	if (loaded)
 		trace__free(&t);
 	return ret;

@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The weighted stacks every output is built from: CPU samples and (through correlate.c) GPU
- * work, aggregated per (pid, exec generation, stack id, GPU leaf) before any symbolization,
- * so each distinct stack is symbolized once however many samples hit it.
+ * The weighted stacks the folded, svg and text outputs are built from: CPU samples and GPU
+ * work under the stack that launched it, aggregated per (pid, exec generation, stack id, GPU
+ * leaf) before any symbolization, so each distinct stack is symbolized once however many
+ * samples hit it.
  */
 #ifndef XPU_REPORT_MODEL_PROFILE_H
 #define XPU_REPORT_MODEL_PROFILE_H
 
-#include "model/opts.h"
-#include "sym/pyframes.h"
-#include "sym/symbolize.h"
-#include "sym/unwind.h"
-#include "trace/trace.h"
+#include "model/session.h"
 
 struct prof_entry {
 	uint32_t pid;
@@ -24,35 +21,24 @@ struct prof_entry {
 };
 
 struct profile {
-	struct trace *t;
-	const struct report_opts *opts;
-	struct strpool pool;		/* frame names */
-	struct symbolizer sym;
+	struct session *s;
 	struct prof_entry *e;
 	size_t n, cap;
 	struct kmap idx;
-	uint32_t freq_hz;		/* sampling frequency used to convert GPU time */
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
-	struct unwind_stats uw;		/* -g dwarf traces */
-	struct pyframes_stats py;	/* Python frames spliced in */
 };
 
-int profile__init(struct profile *p, struct trace *t, const struct report_opts *opts);
-/* Whether a record of pid/tid passes --pid, --tid and --comm. */
-bool profile__keep(struct profile *p, uint32_t pid, uint32_t tid);
-int profile__add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id, uint32_t leaf,
-		 bool trim, uint64_t samples, uint64_t gpu_ns);
-/* Adds the CPU samples and/or GPU work the view asks for. */
-int profile__build(struct profile *p);
+/*
+ * Aggregates the CPU samples and/or GPU work the view asks for. GPU work without a launch
+ * record (probe lost, injection without uprobe) is kept under "[no stack]". 0 or -ENOMEM;
+ * profile__free either way.
+ */
+int profile__build(struct profile *p, struct session *s);
 /* Frames of an entry, root first: comm, stack frames, GPU leaf. Valid until the next call. */
 int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n);
 /* Entry weight in the unit --weight asks for (samples, or microseconds), not rounded. */
 double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
 void profile__free(struct profile *p);
-
-/* correlate.c: joins GPU activity to launch stacks and adds it. */
-int correlate__add(struct profile *p);
-const char *memcpy_kind_name(uint8_t kind);
 
 #endif

@@ -2,7 +2,7 @@
 /* How complete the stacks of a report are (see stack_stats.h). */
 #include <string.h>
 
-#include "model/profile.h"
+#include "model/session.h"
 #include "model/stack_stats.h"
 
 static bool is_root_frame(const char *n)
@@ -20,10 +20,10 @@ static bool is_root_frame(const char *n)
 	return false;
 }
 
-static int stack_complete(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
+static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
 			  bool *complete)
 {
-	const struct tr_stack *st = stack_id ? trace__stack(p->t, stack_id) : NULL;
+	const struct tr_stack *st = stack_id ? trace__stack(ses->t, stack_id) : NULL;
 	const uint32_t *f;
 	uint32_t n;
 	int err;
@@ -31,19 +31,19 @@ static int stack_complete(struct profile *p, uint32_t pid, uint64_t ts, uint32_t
 	*complete = false;
 	if (!st || !st->nr_user)
 		return 0;
-	err = symbolizer__stack(&p->sym, pid, ts, stack_id, false, &f, &n);
+	err = symbolizer__stack(&ses->sym, pid, ts, stack_id, false, &f, &n);
 	if (err)
 		return err;
 	/* root first: f[0] is the outermost user frame */
-	*complete = n && (is_root_frame(strpool__str(&p->pool, f[0])) ||
-			  unwind__outermost(&p->uw, stack_id));
+	*complete = n && (is_root_frame(strpool__str(&ses->pool, f[0])) ||
+			  unwind__outermost(&ses->uw, stack_id));
 	return 0;
 }
 
-int stack_stats__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *cpu_total,
+int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			       uint64_t *gpu_complete, uint64_t *gpu_total)
 {
-	struct trace *t = p->t;
+	struct trace *t = ses->t;
 	bool c;
 	size_t i;
 	int err;
@@ -52,9 +52,9 @@ int stack_stats__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64
 	for (i = 0; i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
-		if (!profile__keep(p, s->pid, s->tid))
+		if (!session__keep(ses, s->pid, s->tid))
 			continue;
-		err = stack_complete(p, s->pid, s->ts_ns, s->stack_id, &c);
+		err = stack_complete(ses, s->pid, s->ts_ns, s->stack_id, &c);
 		if (err)
 			return err;
 		*cpu_total += 1;
@@ -63,9 +63,9 @@ int stack_stats__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64
 	for (i = 0; i < t->nlaunches; i++) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[i];
 
-		if (!profile__keep(p, l->pid, l->tid))
+		if (!session__keep(ses, l->pid, l->tid))
 			continue;
-		err = stack_complete(p, l->pid, l->ts_ns, l->stack_id, &c);
+		err = stack_complete(ses, l->pid, l->ts_ns, l->stack_id, &c);
 		if (err)
 			return err;
 		*gpu_total += 1;

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-struct profile;
+struct session;
 
 /*
  * Complete-stack rate: how many of the CPU samples (launches) passing the filters have an
@@ -13,7 +13,7 @@ struct profile;
  * __libc_start_call_main, start_thread, clone, clone3, main), or a DWARF walk that ended
  * where the CFI says there is no caller (a thread's first frame in a libc without symbols).
  */
-int stack_stats__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *cpu_total,
+int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			       uint64_t *gpu_complete, uint64_t *gpu_total);
 
 #endif

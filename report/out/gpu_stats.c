@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * GPU sections of the text report (see gpu_stats.h). Kernels, copies and memsets are first
- * gathered into one array of "activities" that passed --pid/--tid/--comm (a GPU record's
- * thread is the thread of its launch, as in correlate.c), and every section reads that.
+ * gathered from the session's GPU join into one array of "activities" that passed
+ * --pid/--tid/--comm, and every section reads that.
  * Launch stacks are symbolized with CUDA-internal frames trimmed, so the "site" of a launch
  * is the first frame of the program itself, the same frame the folded output puts above the
  * "[gpu] ..." leaf.
@@ -26,14 +26,14 @@ struct act {
 	uint64_t start, end, bytes;
 	uint32_t pid, corr, device, name_str;
 	uint32_t launch;		/* launch index + 1, 0 without a launch record */
+	uint32_t api;			/* API record index + 1, 0 without one */
 	uint8_t type, copy_kind;
 };
 
 struct gs {
-	struct profile *p;
+	struct session *ses;
 	struct trace *t;
-	struct kmap launch;		/* {pid, corr_id} -> launch index */
-	struct kmap api;		/* {pid, corr_id} -> API record index */
+	const struct gpu_join *j;
 	struct act *a;
 	size_t n, cap;
 	uint64_t total_ns;		/* summed durations of the activities (not a union) */
@@ -53,64 +53,54 @@ static double pct(double part, double whole)
 }
 
 /* Records without a thread of their own pass --tid when their process does. */
-static bool keep_pid(struct profile *p, uint32_t pid)
+static bool keep_pid(struct session *ses, uint32_t pid)
 {
-	return profile__keep(p, pid, p->opts->has_tid ? p->opts->tid : 0);
+	return session__keep(ses, pid, ses->opts->has_tid ? ses->opts->tid : 0);
 }
 
-static int add_act(struct gs *g, struct act a)
+static struct act act_of(const struct trace *t, const struct gpu_work *w)
 {
-	const uint32_t *v = kmap__get(&g->launch, a.pid, a.corr);
+	struct act a = { .start = w->start, .end = w->end, .pid = w->pid, .corr = w->corr,
+			 .device = w->device, .launch = w->launch, .api = w->api };
 
-	if (!profile__keep(g->p, a.pid, v ? g->t->launches[*v].tid : 0))
-		return 0;
-	a.launch = v ? *v + 1 : 0;
-	g->total_ns += dur(a.start, a.end);
-	return VEC_PUSH(g->a, g->n, g->cap, a);
+	switch (w->kind) {
+	case GPU_WORK_KERNEL:
+		a.type = ACT_KERNEL;
+		a.name_str = t->kernels[w->index].name_str;
+		break;
+	case GPU_WORK_MEMCPY:
+		a.type = ACT_MEMCPY;
+		a.bytes = t->memcpys[w->index].bytes;
+		a.copy_kind = t->memcpys[w->index].copy_kind;
+		break;
+	default:
+		a.type = ACT_MEMSET;
+		a.bytes = t->memsets[w->index].bytes;
+		break;
+	}
+	return a;
 }
 
-static int gs_init(struct gs *g, struct profile *p)
+static int gs_init(struct gs *g, struct session *ses)
 {
-	struct trace *t = p->t;
+	struct trace *t = ses->t;
 	size_t i;
-	int err = 0;
 
 	memset(g, 0, sizeof(*g));
-	g->p = p;
+	g->ses = ses;
 	g->t = t;
-	/* a repeated id keeps the first record: ids are unique within a process */
-	for (i = 0; i < t->nlaunches; i++)
-		if (!kmap__put(&g->launch, t->launches[i].pid, t->launches[i].corr_id, i, NULL))
+	g->j = session__gpu(ses);
+	if (!g->j)
+		return -ENOMEM;
+	for (i = 0; i < g->j->n; i++) {
+		const struct gpu_work *w = &g->j->w[i];
+
+		if (!session__keep(ses, w->pid, w->tid))
+			continue;
+		g->total_ns += dur(w->start, w->end);
+		if (VEC_PUSH(g->a, g->n, g->cap, act_of(t, w)))
 			return -ENOMEM;
-	for (i = 0; i < t->napis; i++)
-		if (!kmap__put(&g->api, t->apis[i].pid, t->apis[i].corr_id, i, NULL))
-			return -ENOMEM;
-	for (i = 0; !err && i < t->nkernels; i++) {
-		const struct xpu_rec_gpu_kernel *k = &t->kernels[i];
-
-		err = add_act(g, (struct act){ .start = k->start_ns, .end = k->end_ns,
-					       .pid = k->pid, .corr = k->corr_id,
-					       .device = k->device, .name_str = k->name_str,
-					       .type = ACT_KERNEL });
 	}
-	for (i = 0; !err && i < t->nmemcpys; i++) {
-		const struct xpu_rec_gpu_memcpy *m = &t->memcpys[i];
-
-		err = add_act(g, (struct act){ .start = m->start_ns, .end = m->end_ns,
-					       .bytes = m->bytes, .pid = m->pid,
-					       .corr = m->corr_id, .device = m->device,
-					       .type = ACT_MEMCPY, .copy_kind = m->copy_kind });
-	}
-	for (i = 0; !err && i < t->nmemsets; i++) {
-		const struct xpu_rec_gpu_memset *m = &t->memsets[i];
-
-		err = add_act(g, (struct act){ .start = m->start_ns, .end = m->end_ns,
-					       .bytes = m->bytes, .pid = m->pid,
-					       .corr = m->corr_id, .device = m->device,
-					       .type = ACT_MEMSET });
-	}
-	if (err)
-		return err;
 	if (t->nlaunches) {
 		g->site = calloc(t->nlaunches, sizeof(*g->site));
 		g->path = calloc(t->nlaunches, sizeof(*g->path));
@@ -123,8 +113,6 @@ static int gs_init(struct gs *g, struct profile *p)
 
 static void gs_free(struct gs *g)
 {
-	kmap__free(&g->launch);
-	kmap__free(&g->api);
 	strpool__free(&g->names);
 	free(g->a);
 	free(g->site);
@@ -172,7 +160,7 @@ static bool is_launch_stub(const char *name, const char *below)
 }
 
 /*
- * The trimmed stack's innermost frame less launch stubs (*site, a frame id of p->pool) and
+ * The trimmed stack's innermost frame less launch stubs (*site, a frame id of ses->pool) and
  * its last max frames root first, joined with " > " and followed by leaf when given (*path, an id of g->names).
  */
 static int stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack_id, uint32_t max,
@@ -184,18 +172,18 @@ static int stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack_id
 	size_t len = 0;
 	int err;
 
-	err = symbolizer__stack(&g->p->sym, pid, ts, stack_id, true, &f, &n);
+	err = symbolizer__stack(&g->ses->sym, pid, ts, stack_id, true, &f, &n);
 	if (err)
 		return err;
-	for (i = n; i > 1 && is_launch_stub(strpool__str(&g->p->pool, f[i - 1]),
-					    i < n ? strpool__str(&g->p->pool, f[i]) : NULL); i--)
+	for (i = n; i > 1 && is_launch_stub(strpool__str(&g->ses->pool, f[i - 1]),
+					    i < n ? strpool__str(&g->ses->pool, f[i]) : NULL); i--)
 		;
 	n = i;
 	*site = n ? f[n - 1] : 0;
 	if (n > max)
 		buf_add(buf, sizeof(buf), &len, "... > ");
 	for (i = n > max ? n - max : 0; i < n; i++) {
-		buf_add(buf, sizeof(buf), &len, strpool__str(&g->p->pool, f[i]));
+		buf_add(buf, sizeof(buf), &len, strpool__str(&g->ses->pool, f[i]));
 		if (i + 1 < n)
 			buf_add(buf, sizeof(buf), &len, " > ");
 	}
@@ -317,7 +305,7 @@ static struct gs *cmp_g;	/* qsort has no context argument */
 
 static const char *site_name(const struct site_stat *s)
 {
-	return s->site ? strpool__str(&cmp_g->p->pool, s->site) : "[no launch record]";
+	return s->site ? strpool__str(&cmp_g->ses->pool, s->site) : "[no launch record]";
 }
 
 /* By site, then time (heaviest path first), then path text. */
@@ -438,7 +426,7 @@ static const char *device_name(struct gs *g, uint32_t device)
 		const struct xpu_rec_gpu_device *d = &g->t->devices[i];
 		const char *s;
 
-		if (d->device == device && keep_pid(g->p, d->pid) &&
+		if (d->device == device && keep_pid(g->ses, d->pid) &&
 		    (s = trace__string(g->t, d->name_str)) && *s)
 			return s;
 	}
@@ -646,14 +634,14 @@ static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 	for (i = 0; i < t->napis; i++) {
 		const struct xpu_rec_gpu_api *a = &t->apis[i];
 		const char *name = sync_api(trace__string(t, a->name_str), buf, sizeof(buf));
-		const uint32_t *l;
+		long l;
 		struct blk x;
 
-		if (!name || !profile__keep(g->p, a->pid, a->tid))
+		if (!name || !session__keep(g->ses, a->pid, a->tid))
 			continue;
-		l = kmap__get(&g->launch, a->pid, a->corr_id);
+		l = gpu_join__launch(g->j, a->pid, a->corr_id);
 		x = (struct blk){ a->start_ns, a->end_ns, a->pid, a->tid, a->corr_id,
-				  strpool__intern(&g->names, name, strlen(name)), l ? *l + 1 : 0 };
+				  strpool__intern(&g->names, name, strlen(name)), l + 1 };
 		if (!x.name || VEC_PUSH(b, n, cap, x)) {
 			err = -ENOMEM;
 			goto fail;
@@ -662,19 +650,19 @@ static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 	for (i = 0; i < t->nsyncs; i++) {
 		const struct xpu_rec_gpu_sync *s = &t->syncs[i];
 		const char *name = sync_kind_name(s->kind);
-		const uint32_t *l = kmap__get(&g->launch, s->pid, s->corr_id);
-		uint32_t tid = l ? t->launches[*l].tid : 0;
+		long l = gpu_join__launch(g->j, s->pid, s->corr_id);
+		uint32_t tid = l >= 0 ? t->launches[l].tid : 0;
 		struct blk x;
 
 		/*
 		 * A stream waiting for an event does not block the CPU. A sync activity whose call
 		 * has an API record is that call, counted above.
 		 */
-		if (s->kind == XPU_SYNC_STREAM_WAIT_EVENT || kmap__get(&g->api, s->pid, s->corr_id) ||
-		    !profile__keep(g->p, s->pid, tid))
+		if (s->kind == XPU_SYNC_STREAM_WAIT_EVENT || gpu_join__api(g->j, s->pid, s->corr_id) >= 0 ||
+		    !session__keep(g->ses, s->pid, tid))
 			continue;
 		x = (struct blk){ s->start_ns, s->end_ns, s->pid, tid, s->corr_id,
-				  strpool__intern(&g->names, name, strlen(name)), l ? *l + 1 : 0 };
+				  strpool__intern(&g->names, name, strlen(name)), l + 1 };
 		if (!x.name || VEC_PUSH(b, n, cap, x)) {
 			err = -ENOMEM;
 			goto fail;
@@ -783,8 +771,6 @@ static int print_matching(struct gs *g, FILE *out)
 		return 0;
 	for (i = 0; i < g->n; i++) {
 		const struct act *a = &g->a[i];
-		const uint32_t *api = kmap__get(&g->api, a->pid, a->corr);
-
 		total[a->type]++;
 		if (a->launch) {
 			const struct xpu_rec_gpu_launch *l = &g->t->launches[a->launch - 1];
@@ -796,9 +782,9 @@ static int print_matching(struct gs *g, FILE *out)
 			if (l->ts_ns > a->start)
 				before_launch++;
 		}
-		if (api) {
+		if (a->api) {
 			with_api++;
-			if (g->t->apis[*api].start_ns > a->start)
+			if (g->t->apis[a->api - 1].start_ns > a->start)
 				before_api++;
 		}
 	}
@@ -849,7 +835,7 @@ static int cmp_gproc(const void *a, const void *b)
 }
 
 /* One entry per pid, sorted by pid; states in file order. */
-static int collect_procs(struct trace *t, struct profile *p, struct gproc **out, size_t *nout)
+static int collect_procs(struct trace *t, struct session *ses, struct gproc **out, size_t *nout)
 {
 	struct gproc *gp;
 	struct kmap idx = { 0 };
@@ -866,7 +852,7 @@ static int collect_procs(struct trace *t, struct profile *p, struct gproc **out,
 		bool ins;
 		int k;
 
-		if (p && !keep_pid(p, r->pid))
+		if (ses && !keep_pid(ses, r->pid))
 			continue;
 		v = kmap__put(&idx, r->pid, 0, n, &ins);
 		if (!v) {
@@ -919,7 +905,7 @@ static int print_procs_text(struct gs *g, FILE *out)
 	char buf[32];
 	int err;
 
-	err = collect_procs(g->t, g->p, &gp, &n);
+	err = collect_procs(g->t, g->ses, &gp, &n);
 	if (err)
 		return err;
 	if (n)
@@ -965,12 +951,12 @@ int gpu_stats__print_procs(struct trace *t, FILE *out)
 	return 0;
 }
 
-int gpu_stats__print_text(struct profile *p, FILE *out)
+int gpu_stats__print_text(struct session *ses, FILE *out)
 {
 	struct gs g;
 	int err;
 
-	err = gs_init(&g, p);
+	err = gs_init(&g, ses);
 	if (!err)
 		err = print_kernels(&g, out);
 	if (!err)

@@ -8,11 +8,11 @@
 /* --format=text: the summary, like perf report --stdio and nsys stats. */
 int out_text(struct profile *p, FILE *out);
 /* --format=info: what the file holds and how complete it is. */
-int out_info(struct profile *p, FILE *out);
+int out_info(struct session *ses, FILE *out);
 /* --format=folded: one line per stack, flamegraph.pl input. */
 int out_folded(struct profile *p, FILE *out);
 /* Trace Event JSON for Perfetto UI and chrome://tracing; reads the trace, not the profile. */
-int out_chrome(struct profile *p, FILE *out);
+int out_chrome(struct session *ses, FILE *out);
 /* One self-contained interactive SVG flame graph of the folded view. */
 int out_svg(struct profile *p, FILE *out);
 

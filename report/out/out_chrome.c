@@ -53,7 +53,7 @@ struct stream_track {
 };
 
 struct chrome {
-	struct profile *p;
+	struct session *ses;
 	struct trace *t;
 	FILE *out;
 	uint64_t bytes, events;
@@ -83,9 +83,7 @@ struct chrome {
 	struct kmap dev_idx;
 	struct kmap gpu_pids;	/* distinct pids with GPU work, to name streams */
 
-	struct kmap api_idx;	/* {pid, corr} -> api index */
-	struct kmap launch_idx;	/* {pid, corr} -> launch index */
-	struct kmap bytes_idx;	/* {pid, corr} -> memcpy index + 1 or memset (| 1u << 31) */
+	const struct gpu_join *j;
 	uint8_t *launch_marked;
 	uint64_t next_flow;
 };
@@ -350,7 +348,7 @@ static size_t api_name_len(const char *n)
 
 static bool keep(struct chrome *c, uint32_t pid, uint32_t tid)
 {
-	return profile__keep(c->p, pid, tid);
+	return session__keep(c->ses, pid, tid);
 }
 
 static int emit_apis(struct chrome *c)
@@ -361,8 +359,8 @@ static int emit_apis(struct chrome *c)
 	for (i = 0; i < t->napis; i++) {
 		const struct xpu_rec_gpu_api *a = &t->apis[i];
 		const char *n = trace__string(t, a->name_str);
+		const struct gpu_work *w;
 		char buf[32];
-		uint32_t *b;
 
 		if (!keep(c, a->pid, a->tid) || !in_range(c, a->start_ns, a->end_ns))
 			continue;
@@ -381,12 +379,11 @@ static int emit_apis(struct chrome *c)
 		    a->cbid, a->domain == XPU_API_DRIVER ? "driver" : "runtime");
 		if (a->return_code)
 			put(c, ",\"return_code\":%d", a->return_code);
-		b = kmap__get(&c->bytes_idx, a->pid, a->corr_id);
-		if (b && (*b & (1u << 31)))
+		w = gpu_join__copy(c->j, a->pid, a->corr_id);
+		if (w)
 			put(c, ",\"bytes\":%llu",
-			    (unsigned long long)t->memsets[*b & ~(1u << 31)].bytes);
-		else if (b)
-			put(c, ",\"bytes\":%llu", (unsigned long long)t->memcpys[*b - 1].bytes);
+			    (unsigned long long)(w->kind == GPU_WORK_MEMSET ? t->memsets[w->index].bytes :
+									  t->memcpys[w->index].bytes));
 		put(c, "}");
 		end_ev(c);
 	}
@@ -436,7 +433,7 @@ static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_
 		begin_ev(c, 'X', th->pid, SAMPLE_TID_BASE + th->tid, th->starts[k]);
 		put_dur(c, th->starts[k], end);
 		put(c, ",\"cat\":\"cpu\",\"name\":");
-		put_cstr(c, strpool__str(&c->p->pool, th->frames[k]));
+		put_cstr(c, strpool__str(&c->ses->pool, th->frames[k]));
 		put(c, ",\"args\":{\"samples\":%u}", th->counts[k]);
 		end_ev(c);
 	}
@@ -466,12 +463,12 @@ static int emit_samples(struct chrome *c)
 		if (!th)
 			return -ENOMEM;
 		th->has_samples = true;
-		err = symbolizer__stack(&c->p->sym, s->pid, s->ts_ns, s->stack_id, false, &f, &n);
+		err = symbolizer__stack(&c->ses->sym, s->pid, s->ts_ns, s->stack_id, false, &f, &n);
 		if (err)
 			return err;
 		if (!n) {
 			if (!unknown)
-				unknown = frame_intern(&c->p->pool, "[unknown]", 9);
+				unknown = frame_intern(&c->ses->pool, "[unknown]", 9);
 			if (!unknown)
 				return -ENOMEM;
 			f = &unknown;
@@ -530,10 +527,10 @@ static int emit_samples(struct chrome *c)
 static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t id, uint64_t f_ts)
 {
 	struct trace *t = c->t;
-	uint32_t *v = kmap__get(&c->api_idx, pid, corr);
+	long v = gpu_join__api(c->j, pid, corr);
 
-	if (v) {
-		const struct xpu_rec_gpu_api *a = &t->apis[*v];
+	if (v >= 0) {
+		const struct xpu_rec_gpu_api *a = &t->apis[v];
 
 		if (!keep(c, a->pid, a->tid) || !in_range(c, a->start_ns, a->end_ns))
 			return false;
@@ -542,16 +539,16 @@ static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t i
 		if (f_ts < mid)
 			mid = f_ts > a->start_ns ? f_ts : a->start_ns;
 		begin_ev(c, 's', a->pid, a->tid, mid);
-	} else if ((v = kmap__get(&c->launch_idx, pid, corr))) {
-		const struct xpu_rec_gpu_launch *l = &t->launches[*v];
+	} else if ((v = gpu_join__launch(c->j, pid, corr)) >= 0) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[v];
 
 		if (!keep(c, l->pid, l->tid) || !in_range(c, l->ts_ns, l->ts_ns) ||
 		    !thread_get(c, l->pid, l->tid))
 			return false;
 		c->th[*kmap__get(&c->th_idx, l->pid, l->tid)].has_events = true;
 		/* no API record (API tracing off): a marker to hang the arrow on */
-		if (!c->launch_marked[*v]) {
-			c->launch_marked[*v] = 1;
+		if (!c->launch_marked[v]) {
+			c->launch_marked[v] = 1;
 			begin_ev(c, 'i', l->pid, l->tid, l->ts_ns);
 			put(c, ",\"s\":\"t\",\"cat\":\"cuda_api\",\"name\":\"launch\",\"args\":{\"correlation_id\":%u,\"cbid\":%u}",
 			    l->corr_id, l->cbid);
@@ -590,31 +587,26 @@ struct gpu_ctx {
  * as in the folded view), finds the stream track and opens the event; the caller writes
  * name and args.
  */
-static int gpu_begin(struct chrome *c, struct gpu_ctx *g, uint32_t device, uint32_t pid,
-		     uint32_t context, uint32_t stream, uint32_t corr, uint64_t start, uint64_t end,
-		     bool copy, const struct stream_track **out)
+static int gpu_begin(struct chrome *c, struct gpu_ctx *g, const struct gpu_work *w,
+		     uint32_t context, uint32_t stream, const struct stream_track **out)
 {
 	const struct stream_track *s;
-	struct ival iv = { start, end > start ? end : start, 0, copy };
-	uint32_t *v, tid = 0;
+	struct ival iv = { w->start, w->end > w->start ? w->end : w->start, 0,
+			   w->kind != GPU_WORK_KERNEL };
 	int err = 0;
 
 	*out = NULL;
-	if ((v = kmap__get(&c->api_idx, pid, corr)))
-		tid = c->t->apis[*v].tid;
-	else if ((v = kmap__get(&c->launch_idx, pid, corr)))
-		tid = c->t->launches[*v].tid;
-	if (!keep(c, pid, tid) || !in_range(c, start, end))
+	if (!keep(c, w->pid, w->tid) || !in_range(c, w->start, w->end))
 		return 0;
-	s = stream_get(c, device, pid, context, stream, &err);
+	s = stream_get(c, w->device, w->pid, context, stream, &err);
 	if (!s)
 		return err;
 	iv.gpu = s->gpu;
 	if (VEC_PUSH(g->iv, g->niv, g->iv_cap, iv))
 		return -ENOMEM;
 	*out = s;
-	begin_ev(c, 'X', GPU_PID_BASE + s->gpu, stream_tid(c, s), start);
-	put_dur(c, start, end);
+	begin_ev(c, 'X', GPU_PID_BASE + s->gpu, stream_tid(c, s), w->start);
+	put_dur(c, w->start, w->end);
 	return 0;
 }
 
@@ -641,76 +633,94 @@ static const char *mem_kind_name(uint8_t k)
 	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
 }
 
+static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k)
+{
+	const char *n = trace__string(c->t, k->name_str);
+	char dem[DEMANGLE_MAX_OUTPUT];
+
+	if (!n || !*n)
+		n = "[unknown kernel]";
+	else if (xpu_demangle(n, dem, sizeof(dem)) >= 0)
+		n = dem;
+	put(c, ",\"cat\":\"kernel\",\"name\":");
+	put_cstr(c, n);
+	put(c, ",\"args\":{\"correlation_id\":%u,\"grid\":\"(%u,%u,%u)\",\"block\":\"(%u,%u,%u)\",\"registers_per_thread\":%u,\"static_smem_bytes\":%u,\"dynamic_smem_bytes\":%u,\"stream\":%u",
+	    k->corr_id, k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
+	    k->registers_per_thread, k->static_smem_bytes, k->dynamic_smem_bytes, k->stream);
+	if (k->flags & XPU_GPU_IN_GRAPH)
+		put(c, ",\"graph_id\":%u,\"graph_node_id\":%llu", k->graph_id,
+		    (unsigned long long)k->graph_node_id);
+	put(c, "}");
+}
+
+static void memcpy_args(struct chrome *c, const struct xpu_rec_gpu_memcpy *m)
+{
+	uint64_t dur = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
+
+	put(c, ",\"cat\":\"memcpy\",\"name\":\"%s\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"src\":\"%s\",\"dst\":\"%s\"",
+	    memcpy_kind_name(m->copy_kind), m->corr_id, (unsigned long long)m->bytes,
+	    mem_kind_name(m->src_kind), mem_kind_name(m->dst_kind));
+	/* bytes per ns is GB/s */
+	if (dur)
+		put(c, ",\"GB/s\":%.3f", (double)m->bytes / dur);
+	if (m->copy_kind == XPU_MEMCPY_PTOP)
+		put(c, ",\"src_device\":%u,\"dst_device\":%u", m->src_device, m->dst_device);
+	put(c, ",\"stream\":%u}", m->stream);
+}
+
+static void memset_args(struct chrome *c, const struct xpu_rec_gpu_memset *m)
+{
+	put(c, ",\"cat\":\"memset\",\"name\":\"memset\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"value\":%u,\"memory\":\"%s\",\"stream\":%u}",
+	    m->corr_id, (unsigned long long)m->bytes, m->value, mem_kind_name(m->mem_kind),
+	    m->stream);
+}
+
+/* The stream a work item ran on, and its name and args after gpu_begin(). */
+static void work_stream(const struct trace *t, const struct gpu_work *w, uint32_t *context,
+			uint32_t *stream)
+{
+	if (w->kind == GPU_WORK_KERNEL) {
+		*context = t->kernels[w->index].context;
+		*stream = t->kernels[w->index].stream;
+	} else if (w->kind == GPU_WORK_MEMCPY) {
+		*context = t->memcpys[w->index].context;
+		*stream = t->memcpys[w->index].stream;
+	} else {
+		*context = t->memsets[w->index].context;
+		*stream = t->memsets[w->index].stream;
+	}
+}
+
+static void work_args(struct chrome *c, const struct gpu_work *w)
+{
+	if (w->kind == GPU_WORK_KERNEL)
+		kernel_args(c, &c->t->kernels[w->index]);
+	else if (w->kind == GPU_WORK_MEMCPY)
+		memcpy_args(c, &c->t->memcpys[w->index]);
+	else
+		memset_args(c, &c->t->memsets[w->index]);
+}
+
+/* Kernels, then copies, then memsets, each in trace order: the join's order. */
 static int emit_gpu(struct chrome *c, struct gpu_ctx *g)
 {
-	struct trace *t = c->t;
 	const struct stream_track *s;
+	uint32_t context, stream;
 	size_t i;
 	int err;
 
-	for (i = 0; i < t->nkernels; i++) {
-		const struct xpu_rec_gpu_kernel *k = &t->kernels[i];
-		const char *n = trace__string(t, k->name_str);
-		char dem[DEMANGLE_MAX_OUTPUT];
+	for (i = 0; i < c->j->n; i++) {
+		const struct gpu_work *w = &c->j->w[i];
 
-		err = gpu_begin(c, g, k->device, k->pid, k->context, k->stream, k->corr_id,
-				k->start_ns, k->end_ns, false, &s);
+		work_stream(c->t, w, &context, &stream);
+		err = gpu_begin(c, g, w, context, stream, &s);
 		if (err)
 			return err;
 		if (!s)
 			continue;
-		if (!n || !*n)
-			n = "[unknown kernel]";
-		else if (xpu_demangle(n, dem, sizeof(dem)) >= 0)
-			n = dem;
-		put(c, ",\"cat\":\"kernel\",\"name\":");
-		put_cstr(c, n);
-		put(c, ",\"args\":{\"correlation_id\":%u,\"grid\":\"(%u,%u,%u)\",\"block\":\"(%u,%u,%u)\",\"registers_per_thread\":%u,\"static_smem_bytes\":%u,\"dynamic_smem_bytes\":%u,\"stream\":%u",
-		    k->corr_id, k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
-		    k->registers_per_thread, k->static_smem_bytes, k->dynamic_smem_bytes, k->stream);
-		if (k->flags & XPU_GPU_IN_GRAPH)
-			put(c, ",\"graph_id\":%u,\"graph_node_id\":%llu", k->graph_id,
-			    (unsigned long long)k->graph_node_id);
-		put(c, "}");
+		work_args(c, w);
 		end_ev(c);
-		gpu_flow(c, s, k->pid, k->corr_id, k->start_ns, k->end_ns);
-	}
-	for (i = 0; i < t->nmemcpys; i++) {
-		const struct xpu_rec_gpu_memcpy *m = &t->memcpys[i];
-		uint64_t dur = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
-
-		err = gpu_begin(c, g, m->device, m->pid, m->context, m->stream, m->corr_id,
-				m->start_ns, m->end_ns, true, &s);
-		if (err)
-			return err;
-		if (!s)
-			continue;
-		put(c, ",\"cat\":\"memcpy\",\"name\":\"%s\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"src\":\"%s\",\"dst\":\"%s\"",
-		    memcpy_kind_name(m->copy_kind), m->corr_id, (unsigned long long)m->bytes,
-		    mem_kind_name(m->src_kind), mem_kind_name(m->dst_kind));
-		/* bytes per ns is GB/s */
-		if (dur)
-			put(c, ",\"GB/s\":%.3f", (double)m->bytes / dur);
-		if (m->copy_kind == XPU_MEMCPY_PTOP)
-			put(c, ",\"src_device\":%u,\"dst_device\":%u", m->src_device, m->dst_device);
-		put(c, ",\"stream\":%u}", m->stream);
-		end_ev(c);
-		gpu_flow(c, s, m->pid, m->corr_id, m->start_ns, m->end_ns);
-	}
-	for (i = 0; i < t->nmemsets; i++) {
-		const struct xpu_rec_gpu_memset *m = &t->memsets[i];
-
-		err = gpu_begin(c, g, m->device, m->pid, m->context, m->stream, m->corr_id,
-				m->start_ns, m->end_ns, true, &s);
-		if (err)
-			return err;
-		if (!s)
-			continue;
-		put(c, ",\"cat\":\"memset\",\"name\":\"memset\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"value\":%u,\"memory\":\"%s\",\"stream\":%u}",
-		    m->corr_id, (unsigned long long)m->bytes, m->value, mem_kind_name(m->mem_kind),
-		    m->stream);
-		end_ev(c);
-		gpu_flow(c, s, m->pid, m->corr_id, m->start_ns, m->end_ns);
+		gpu_flow(c, s, w->pid, w->corr, w->start, w->end);
 	}
 	return 0;
 }
@@ -976,8 +986,8 @@ static void emit_other(struct chrome *c)
 	if (t->has_end)
 		put(c, ",\"end_monotonic_ns\":%llu", (unsigned long long)t->end.end_mono_ns);
 	if (c->has_range)
-		put(c, ",\"time_range_s\":\"%g,%g\"", c->p->opts->range_start_s,
-		    c->p->opts->range_end_s);
+		put(c, ",\"time_range_s\":\"%g,%g\"", c->ses->opts->range_start_s,
+		    c->ses->opts->range_end_s);
 	if (t->st.end != TRACE_END_CLEAN)
 		put(c, ",\"truncated\":true");
 	put(c, "},\n\"traceEvents\":[");
@@ -1042,35 +1052,17 @@ static uint64_t session_start(const struct trace *t)
 
 static int build_maps(struct chrome *c)
 {
-	struct trace *t = c->t;
-	size_t i;
-
-	for (i = 0; i < t->napis; i++) {
-		/* ids are unique per process; a repeat keeps the first */
-		if (!kmap__put(&c->api_idx, t->apis[i].pid, t->apis[i].corr_id, i, NULL))
-			return -ENOMEM;
-	}
-	for (i = 0; i < t->nlaunches; i++) {
-		if (!kmap__put(&c->launch_idx, t->launches[i].pid, t->launches[i].corr_id, i, NULL))
-			return -ENOMEM;
-	}
-	for (i = 0; i < t->nmemcpys && i < (1u << 31) - 1; i++) {
-		if (!kmap__put(&c->bytes_idx, t->memcpys[i].pid, t->memcpys[i].corr_id, i + 1, NULL))
-			return -ENOMEM;
-	}
-	for (i = 0; i < t->nmemsets && i < (1u << 31); i++) {
-		if (!kmap__put(&c->bytes_idx, t->memsets[i].pid, t->memsets[i].corr_id,
-			       (uint32_t)i | 1u << 31, NULL))
-			return -ENOMEM;
-	}
-	c->launch_marked = calloc(t->nlaunches ? t->nlaunches : 1, 1);
+	c->j = session__gpu(c->ses);
+	if (!c->j)
+		return -ENOMEM;
+	c->launch_marked = calloc(c->t->nlaunches ? c->t->nlaunches : 1, 1);
 	return c->launch_marked ? 0 : -ENOMEM;
 }
 
-int out_chrome(struct profile *p, FILE *out)
+int out_chrome(struct session *ses, FILE *out)
 {
-	const struct report_opts *o = p->opts;
-	struct chrome c = { .p = p, .t = p->t, .out = out };
+	const struct report_opts *o = ses->opts;
+	struct chrome c = { .ses = ses, .t = ses->t, .out = out };
 	struct gpu_ctx g = { 0 };
 	uint64_t data_events;
 	size_t i;
@@ -1080,7 +1072,7 @@ int out_chrome(struct profile *p, FILE *out)
 	c.warn_bytes = getenv("XPU_REPORT_CHROME_WARN_BYTES") ?
 			       strtoull(getenv("XPU_REPORT_CHROME_WARN_BYTES"), NULL, 10) :
 			       SIZE_WARN_BYTES;
-	c.period_ns = 1000000000ull / (p->freq_hz ? p->freq_hz : 1000);
+	c.period_ns = 1000000000ull / (ses->freq_hz ? ses->freq_hz : 1000);
 	err = setup_clock(&c);
 	if (!err)
 		err = build_maps(&c);
@@ -1143,8 +1135,5 @@ out:
 	kmap__free(&c.st_idx);
 	kmap__free(&c.dev_idx);
 	kmap__free(&c.gpu_pids);
-	kmap__free(&c.api_idx);
-	kmap__free(&c.launch_idx);
-	kmap__free(&c.bytes_idx);
 	return err;
 }

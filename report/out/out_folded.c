@@ -28,12 +28,12 @@ static char *join_frames(struct profile *p, const uint32_t *f, uint32_t n)
 	char *s;
 
 	for (i = 0; i < n; i++)
-		len += strlen(strpool__str(&p->pool, f[i])) + 1;
+		len += strlen(strpool__str(&p->s->pool, f[i])) + 1;
 	s = malloc(len + 1);
 	if (!s)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		const char *fr = strpool__str(&p->pool, f[i]);
+		const char *fr = strpool__str(&p->s->pool, f[i]);
 		size_t l = strlen(fr);
 
 		if (i)

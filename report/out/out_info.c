@@ -125,9 +125,9 @@ static int cmp_stop_row(const void *a, const void *b)
  * outermost frame, most frequent first, so a user sees which library lacks CFI or whether a
  * bigger copy would help.
  */
-static int print_stops(struct profile *p, FILE *out, size_t top)
+static int print_stops(struct session *ses, FILE *out, size_t top)
 {
-	const struct unwind_stats *st = &p->uw;
+	const struct unwind_stats *st = &ses->uw;
 	struct stop_row *rows = NULL;
 	size_t nrows = 0, cap = 0, i;
 	struct kmap idx = { 0 };
@@ -146,7 +146,7 @@ static int print_stops(struct profile *p, FILE *out, size_t top)
 
 		if (s->reason == UW_STOP_OUTERMOST)
 			continue;
-		err = symbolizer__stack(&p->sym, s->pid, s->ts, s->stack_id, false, &f, &n);
+		err = symbolizer__stack(&ses->sym, s->pid, s->ts, s->stack_id, false, &f, &n);
 		if (err)
 			goto out;
 		row.frame = n ? f[0] : 0;
@@ -162,7 +162,7 @@ static int print_stops(struct profile *p, FILE *out, size_t top)
 	for (i = 0; i < nrows && i < top; i++)
 		fprintf(out, "    %10" PRIu64 "  %-10s at %s\n", rows[i].count,
 			unwind__stop_name(rows[i].reason),
-			rows[i].frame ? strpool__str(&p->pool, rows[i].frame) : "?");
+			rows[i].frame ? strpool__str(&ses->pool, rows[i].frame) : "?");
 	if (nrows > top)
 		fprintf(out, "    (%zu more)\n", nrows - top);
 out:
@@ -171,9 +171,9 @@ out:
 	return err;
 }
 
-int out_info(struct profile *p, FILE *out)
+int out_info(struct session *ses, FILE *out)
 {
-	struct trace *t = p->t;
+	struct trace *t = ses->t;
 	const struct xpu_rec_session *s = &t->session;
 	size_t i;
 	int type;
@@ -267,27 +267,27 @@ int out_info(struct profile *p, FILE *out)
 	{
 		uint64_t cc, ct, gc, gt;
 
-		if (stack_stats__complete_rate(p, &cc, &ct, &gc, &gt))
+		if (stack_stats__complete_rate(ses, &cc, &ct, &gc, &gt))
 			return -ENOMEM;
 		fprintf(out, "stacks\n");
 		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%), %" PRIu64
 			" of %" PRIu64 " gpu launches (%.1f%%)\n", "complete", cc, ct,
 			ct ? 100.0 * cc / ct : 0.0, gc, gt, gt ? 100.0 * gc / gt : 0.0);
-		if (p->uw.copies)
+		if (ses->uw.copies)
 			fprintf(out, "  %-16s %" PRIu64 " copies (%.0f bytes each), %" PRIu64
 				" matched, %" PRIu64 " unwound (%.1f frames each), %" PRIu64
-				" kept frame pointers\n", "dwarf", p->uw.copies,
-				(double)p->uw.copy_bytes / p->uw.copies, p->uw.matched, p->uw.used,
-				p->uw.used ? (double)p->uw.frames / p->uw.used : 0.0, p->uw.failed);
-		if (p->uw.top_bytes)
+				" kept frame pointers\n", "dwarf", ses->uw.copies,
+				(double)ses->uw.copy_bytes / ses->uw.copies, ses->uw.matched, ses->uw.used,
+				ses->uw.used ? (double)ses->uw.frames / ses->uw.used : 0.0, ses->uw.failed);
+		if (ses->uw.top_bytes)
 			fprintf(out, "  %-16s %.0f bytes below the stack top per copy\n", "dwarf top",
-				(double)p->uw.top_bytes / p->uw.copies);
-		if (p->uw.used && print_stops(p, out, 12))
+				(double)ses->uw.top_bytes / ses->uw.copies);
+		if (ses->uw.used && print_stops(ses, out, 12))
 			return -ENOMEM;
-		if (unwind__copy_too_small(&p->uw))
+		if (unwind__copy_too_small(&ses->uw))
 			fprintf(out, "  %-16s most incomplete walks ran out of copied stack: record "
 				"with " UW_HINT_MODE "\n", "hint");
-		else if (unwind__fp_too_short(p->t, cc + gc, ct + gt))
+		else if (unwind__fp_too_short(ses->t, cc + gc, ct + gt))
 			fprintf(out, "  %-16s most stacks end early (code without frame pointers): "
 				"record with " UW_FP_HINT_MODE "\n", "hint");
 	}
@@ -295,10 +295,10 @@ int out_info(struct profile *p, FILE *out)
 		fprintf(out, "python\n");
 		pyframes__print_runtimes(t, out, "  ");
 		fprintf(out, "  %-16s %" PRIu64 " cpu samples, %" PRIu64 " gpu launches\n",
-			"with frames", p->py.samples, p->py.launches);
+			"with frames", ses->py.samples, ses->py.launches);
 		fprintf(out, "  %-16s %" PRIu64 " evaluator frames replaced, %" PRIu64
 			" frame groups above a native stack that ended early\n", "spliced",
-			p->py.activations, p->py.outer_groups);
+			ses->py.activations, ses->py.outer_groups);
 	}
 
 	fprintf(out, "dsos\n");
@@ -310,7 +310,7 @@ int out_info(struct profile *p, FILE *out)
 		for (k = 0; k < d->rec.build_id_len; k++)
 			sprintf(hex + 2 * k, "%02x", d->rec.build_id[k]);
 		fprintf(out, "  %s %s local: %s\n", hex, d->path[0] ? d->path : "(unknown path)",
-			symbolizer__dso_status(&p->sym, i));
+			symbolizer__dso_status(&ses->sym, i));
 	}
 	if (!t->ndsos)
 		fprintf(out, "  (none)\n");

@@ -211,7 +211,7 @@ static void frame_color(const char *name, char *buf, size_t len)
 
 static void put_weight(FILE *out, const struct profile *p, double w)
 {
-	if (p->opts->weight == WEIGHT_TIME) {
+	if (p->s->opts->weight == WEIGHT_TIME) {
 		if (w >= 1e6)
 			fprintf(out, "%.3f s", w / 1e6);
 		else if (w >= 1e3)
@@ -359,7 +359,7 @@ int out_svg(struct profile *p, FILE *out)
 	struct folded_line *lines = NULL;
 	struct flame f = { 0 };
 	struct draw d = { .p = p, .f = &f, .out = out };
-	const char *in = p->opts->input, *base = strrchr(in, '/');
+	const char *in = p->s->opts->input, *base = strrchr(in, '/');
 	size_t n = 0;
 	int err;
 
@@ -372,7 +372,7 @@ int out_svg(struct profile *p, FILE *out)
 	d.scale = f.n[0].weight > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / f.n[0].weight : 0;
 	if (!n)
 		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
-			p->opts->view == VIEW_GPU ? "gpu" : p->opts->view == VIEW_CPU ? "cpu" : "merged");
+			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" : "merged");
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\">\n",
@@ -393,8 +393,8 @@ int out_svg(struct profile *p, FILE *out)
 		IMG_WIDTH / 2);
 	put_xml(out, base ? base + 1 : in, 80);
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">%s, weight in %s. Click a frame to zoom, Ctrl-F or Search to highlight.</text>\n",
-		IMG_WIDTH / 2, view_name(p->opts->view),
-		p->opts->weight == WEIGHT_TIME ? "microseconds" : "samples (GPU time at the sampling rate)");
+		IMG_WIDTH / 2, view_name(p->s->opts->view),
+		p->s->opts->weight == WEIGHT_TIME ? "microseconds" : "samples (GPU time at the sampling rate)");
 	fprintf(out, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(230,110,20)\"/><text x=\"%d\" y=\"40\">CPU</text>\n"
 		     "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(70,185,220)\"/><text x=\"%d\" y=\"40\">GPU</text>\n",
 		PAD_X, PAD_X + 14, PAD_X + 50, PAD_X + 64);
@@ -409,7 +409,7 @@ int out_svg(struct profile *p, FILE *out)
 	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
 	fprintf(out, svg_script, IMG_WIDTH, PAD_X, CHAR_W);
 	fputs("]]></script>\n</svg>\n", out);
-	if (p->opts->verbose)
+	if (p->s->opts->verbose)
 		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", n,
 			(unsigned long long)d.frames, f.nn);
 out:

@@ -54,7 +54,7 @@ static void print_cmdline(struct trace *t, FILE *out)
 
 static void print_header(struct profile *p, FILE *out)
 {
-	struct trace *t = p->t;
+	struct trace *t = p->s->t;
 	uint64_t lost[8] = { 0 };
 	size_t i;
 
@@ -69,7 +69,7 @@ static void print_header(struct profile *p, FILE *out)
 			strsignal((int)t->end.term_signal));
 	else if (t->has_end && t->end.exit_code > 0)
 		fprintf(out, "# target:    exited with status %d\n", (int)t->end.exit_code);
-	fprintf(out, "# samples:   %zu at %u Hz%s\n", t->nsamples, p->freq_hz,
+	fprintf(out, "# samples:   %zu at %u Hz%s\n", t->nsamples, p->s->freq_hz,
 		t->has_session && t->session.sample_freq_hz ? "" : " (assumed)");
 	if (t->nkernels || t->nmemcpys || t->nmemsets)
 		fprintf(out, "# gpu:       %zu kernels, %zu copies, %zu memsets, %zu launches\n",
@@ -85,15 +85,15 @@ static void print_header(struct profile *p, FILE *out)
 		uint64_t cc, ct, gc, gt;
 
 		/* complete: the outermost frame is main or a thread's start (see unwind.h) */
-		if (!stack_stats__complete_rate(p, &cc, &ct, &gc, &gt) && ct + gt) {
+		if (!stack_stats__complete_rate(p->s, &cc, &ct, &gc, &gt) && ct + gt) {
 			fprintf(out, "# stacks:    %.1f%% of samples complete", ct ? 100.0 * cc / ct : 0.0);
 			if (gt)
 				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
-			fprintf(out, "%s\n", p->uw.used ? " (dwarf)" : "");
-			if (unwind__copy_too_small(&p->uw))
+			fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
+			if (unwind__copy_too_small(&p->s->uw))
 				fprintf(out, "#            most incomplete stacks ran out of copied stack: "
 					"record with " UW_HINT_MODE "\n");
-			else if (unwind__fp_too_short(p->t, cc + gc, ct + gt))
+			else if (unwind__fp_too_short(p->s->t, cc + gc, ct + gt))
 				fprintf(out, "#            most stacks end early (code without frame "
 					"pointers): record with " UW_FP_HINT_MODE "\n");
 		}
@@ -101,12 +101,12 @@ static void print_header(struct profile *p, FILE *out)
 	if (t->npy_runtimes) {
 		pyframes__print_runtimes(t, out, "# python:    ");
 		fprintf(out, "#            %" PRIu64 " samples and %" PRIu64 " launches with Python "
-			"frames\n", p->py.samples, p->py.launches);
+			"frames\n", p->s->py.samples, p->s->py.launches);
 	}
 	if (p->filtered_out)
 		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm\n",
 			p->filtered_out);
-	fprintf(out, "# weight:    %s\n#\n", p->opts->weight == WEIGHT_TIME ? "microseconds" :
+	fprintf(out, "# weight:    %s\n#\n", p->s->opts->weight == WEIGHT_TIME ? "microseconds" :
 		"samples (GPU time converted at the sampling rate)");
 }
 
@@ -127,7 +127,7 @@ static int print_functions(struct profile *p, FILE *out, double total_w)
 		if (err)
 			return err;
 	}
-	nf = p->pool.n ? p->pool.n : 1;
+	nf = p->s->pool.n ? p->s->pool.n : 1;
 	self = calloc(nf, sizeof(double));
 	tot = calloc(nf, sizeof(double));
 	stamp = calloc(nf, sizeof(uint32_t));
@@ -170,7 +170,7 @@ static int print_functions(struct profile *p, FILE *out, double total_w)
 		fprintf(out, "%8s %12s  %s\n", "share", pass ? "total" : "self", "function");
 		for (i = 0; i < nr && i < TOP_N; i++)
 			fprintf(out, "%7.2f%% %12.0f  %s\n", total_w > 0 ? 100 * r[i].w / total_w : 0,
-				r[i].w, strpool__str(&p->pool, r[i].id));
+				r[i].w, strpool__str(&p->s->pool, r[i].id));
 		fprintf(out, "\n");
 	}
 out:
@@ -192,7 +192,7 @@ static int cmp_thread(const void *a, const void *b)
 
 static int print_tasks(struct profile *p, FILE *out)
 {
-	struct trace *t = p->t;
+	struct trace *t = p->s->t;
 	struct tr_thread *th;
 	size_t i, shown = 0;
 	char buf[32];
@@ -244,7 +244,7 @@ int out_text(struct profile *p, FILE *out)
 	if (!err)
 		err = print_tasks(p, out);
 	if (!err)
-		err = gpu_stats__print_text(p, out);
+		err = gpu_stats__print_text(p->s, out);
 	if (!err && ferror(out))
 		err = -EIO;
 	return err;
