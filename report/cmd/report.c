@@ -24,14 +24,14 @@ static const char usage_text[] =
 	"                       or svg (interactive flame graph of the folded view)\n"
 	"  -o, --output=FILE    write to FILE instead of stdout\n"
 	"  -p, --pid=PID[,PID]  only these processes\n"
-	"  -t, --tid=TID        only this thread\n"
-	"  -c, --comm=NAME      only processes with this name\n"
+	"  -t, --tid=TID        only this thread (GPU work: the thread that launched it)\n"
+	"  -c, --comm=NAME[,NAME]  only processes or threads with these names\n"
 	"      --view=VIEW      merged (default: CPU samples plus GPU work under its launch\n"
 	"                       stack), cpu (samples only) or gpu (GPU work only)\n"
 	"      --weight=W       samples (default; GPU time converted at the sampling rate)\n"
 	"                       or time (microseconds)\n"
-	"      --time-range=START,END  chrome: only events in [START, END] seconds from the\n"
-	"                       session start (e.g. 1.5,3)\n"
+	"      --time-range=START,END  only events in [START, END] seconds from the session\n"
+	"                       start (e.g. 1.5,3); GPU work and calls that overlap it\n"
 	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
 	"      --no-host-files  read no binaries from this machine's paths or debug dirs: only\n"
 	"                       --symfs and the archive (the same report on every machine)\n"
@@ -114,6 +114,18 @@ static int parse_pids(struct report_opts *o, const char *arg)
 	return o->npids ? 0 : -EINVAL;
 }
 
+/* NAME[,NAME...]: no empty name, at most FILTER_MAX_COMMS */
+static bool comm_list_ok(const char *arg)
+{
+	int n = 1;
+
+	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+		return false;
+	for (; *arg; arg++)
+		n += *arg == ',';
+	return n <= FILTER_MAX_COMMS;
+}
+
 /* "START,END": seconds (decimal) from the session start. */
 static int parse_time_range(struct report_opts *o, const char *arg)
 {
@@ -176,8 +188,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->has_tid = true;
 			break;
 		case 'c':
-			if (!*optarg) {
-				fprintf(stderr, "xpu-report: --comm needs a name\n");
+			if (!comm_list_ok(optarg)) {
+				fprintf(stderr, "xpu-report: bad --comm '%s': expected NAME[,NAME...] (at most %d)\n",
+					optarg, FILTER_MAX_COMMS);
 				return -EINVAL;
 			}
 			o->comm = optarg;
@@ -249,10 +262,6 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		return -EINVAL;
 	}
 	o->input = argv[optind];
-	if (o->has_range && o->format != FMT_CHROME) {
-		fprintf(stderr, "xpu-report: --time-range applies to --format=chrome only\n");
-		return -EINVAL;
-	}
 	return 0;
 }
 

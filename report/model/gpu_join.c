@@ -64,7 +64,8 @@ static int index_calls(struct gpu_join *j, struct trace *t)
 	return 0;
 }
 
-static int add_work(struct gpu_join *j, struct trace *t, struct gpu_work w)
+static int add_work(struct gpu_join *j, struct trace *t, const struct filter *f,
+		    struct gpu_work w)
 {
 	long l = gpu_join__launch(j, w.pid, w.corr), a = gpu_join__api(j, w.pid, w.corr);
 
@@ -73,12 +74,14 @@ static int add_work(struct gpu_join *j, struct trace *t, struct gpu_work w)
 	w.launch = l >= 0 ? l + 1 : 0;
 	w.api = a >= 0 ? a + 1 : 0;
 	w.tid = a >= 0 ? t->apis[a].tid : l >= 0 ? t->launches[l].tid : 0;
+	w.keep = filter__span(f, w.pid, w.tid, w.start, w.end);
 	if (w.kind != GPU_WORK_KERNEL && !kmap__put(&j->copy_idx, w.pid, w.corr, j->n, NULL))
 		return -ENOMEM;
 	return VEC_PUSH(j->w, j->n, j->cap, w);
 }
 
-int gpu_join__build(struct gpu_join *j, struct trace *t, struct strpool *names)
+int gpu_join__build(struct gpu_join *j, struct trace *t, const struct filter *f,
+		    struct strpool *names)
 {
 	size_t i;
 	int err;
@@ -88,7 +91,7 @@ int gpu_join__build(struct gpu_join *j, struct trace *t, struct strpool *names)
 	for (i = 0; !err && i < t->nkernels; i++) {
 		const struct xpu_rec_gpu_kernel *k = &t->kernels[i];
 
-		err = add_work(j, t, (struct gpu_work){
+		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_KERNEL, .index = i, .pid = k->pid, .corr = k->corr_id,
 			.device = k->device, .start = k->start_ns, .end = k->end_ns,
 			.leaf = kernel_leaf(j, t, names, k->name_str) });
@@ -96,7 +99,7 @@ int gpu_join__build(struct gpu_join *j, struct trace *t, struct strpool *names)
 	for (i = 0; !err && i < t->nmemcpys; i++) {
 		const struct xpu_rec_gpu_memcpy *m = &t->memcpys[i];
 
-		err = add_work(j, t, (struct gpu_work){
+		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_MEMCPY, .index = i, .pid = m->pid, .corr = m->corr_id,
 			.device = m->device, .start = m->start_ns, .end = m->end_ns,
 			.leaf = copy_leaf(names, memcpy_kind_name(m->copy_kind)) });
@@ -104,7 +107,7 @@ int gpu_join__build(struct gpu_join *j, struct trace *t, struct strpool *names)
 	for (i = 0; !err && i < t->nmemsets; i++) {
 		const struct xpu_rec_gpu_memset *m = &t->memsets[i];
 
-		err = add_work(j, t, (struct gpu_work){
+		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_MEMSET, .index = i, .pid = m->pid, .corr = m->corr_id,
 			.device = m->device, .start = m->start_ns, .end = m->end_ns,
 			.leaf = copy_leaf(names, "memset") });

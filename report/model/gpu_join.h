@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/containers.h"
+#include "model/filter.h"
 #include "trace/trace.h"
 
 enum gpu_work_kind {
@@ -32,6 +33,7 @@ struct gpu_work {
 	uint32_t launch;		/* launch index + 1, 0 without a launch record */
 	uint32_t api;			/* API record index + 1, 0 without one */
 	uint32_t leaf;			/* "[gpu] name" in the session's name pool */
+	bool keep;			/* passes the filter */
 };
 
 struct gpu_join {
@@ -43,8 +45,12 @@ struct gpu_join {
 	struct kmap leaf_idx;		/* kernel name string id -> leaf frame id */
 };
 
-/* Joins every GPU record of t; leaf names go into names. 0 or -ENOMEM (free either way). */
-int gpu_join__build(struct gpu_join *j, struct trace *t, struct strpool *names);
+/*
+ * Joins every GPU record of t and marks those that pass f; leaf names go into names. 0 or
+ * -ENOMEM (free either way).
+ */
+int gpu_join__build(struct gpu_join *j, struct trace *t, const struct filter *f,
+		    struct strpool *names);
 /* Index of the launch (API record) of (pid, corr), or -1. */
 long gpu_join__launch(const struct gpu_join *j, uint32_t pid, uint32_t corr);
 long gpu_join__api(const struct gpu_join *j, uint32_t pid, uint32_t corr);

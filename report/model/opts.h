@@ -34,7 +34,7 @@ struct report_opts {
 	const char *output;
 	const char *input;
 	const char *symfs;
-	const char *comm;
+	const char *comm;	/* NAME[,NAME...] */
 	uint32_t pids[REPORT_MAX_PIDS];
 	int npids;
 	uint32_t tid;
@@ -43,7 +43,7 @@ struct report_opts {
 	bool python_lines;	/* --python-lines */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
-	/* --time-range, seconds from session start; chrome only */
+	/* --time-range, seconds from the session start */
 	bool has_range;
 	double range_start_s, range_end_s;
 };

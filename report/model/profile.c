@@ -37,7 +37,7 @@ static int add_samples(struct profile *p)
 	for (i = 0; i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
-		if (!session__keep(p->s, s->pid, s->tid)) {
+		if (!filter__at(&p->s->filter, s->pid, s->tid, s->ts_ns)) {
 			p->filtered_out++;
 			continue;
 		}
@@ -63,7 +63,7 @@ static int add_gpu(struct profile *p)
 		const struct xpu_rec_gpu_launch *l = w->launch ? &p->s->t->launches[w->launch - 1] :
 								 NULL;
 
-		if (!session__keep(p->s, w->pid, w->tid)) {
+		if (!w->keep) {
 			p->filtered_out++;
 			continue;
 		}

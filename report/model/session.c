@@ -23,6 +23,9 @@ int session__setup(struct session *s, struct trace *t, const struct report_opts 
 	s->opts = opts;
 	s->freq_hz = t->has_session && t->session.sample_freq_hz ? t->session.sample_freq_hz :
 								    DEFAULT_FREQ_HZ;
+	err = filter__init(&s->filter, t, opts);
+	if (err)
+		return err;
 	err = symbolizer__init(&s->sym, t, &so, &s->pool);
 	if (err)
 		return err;
@@ -37,7 +40,7 @@ int session__setup(struct session *s, struct trace *t, const struct report_opts 
 const struct gpu_join *session__gpu(struct session *s)
 {
 	if (!s->gpu_built) {
-		if (gpu_join__build(&s->gpu, s->t, &s->pool)) {
+		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->pool)) {
 			gpu_join__free(&s->gpu);
 			return NULL;
 		}
@@ -46,35 +49,12 @@ const struct gpu_join *session__gpu(struct session *s)
 	return &s->gpu;
 }
 
-bool session__keep(struct session *s, uint32_t pid, uint32_t tid)
-{
-	const struct report_opts *o = s->opts;
-	int i;
-
-	if (o->npids) {
-		for (i = 0; i < o->npids; i++) {
-			if (o->pids[i] == pid)
-				break;
-		}
-		if (i == o->npids)
-			return false;
-	}
-	if (o->has_tid && o->tid != tid)
-		return false;
-	if (o->comm) {
-		char buf[32];
-
-		if (strcmp(trace__comm(s->t, pid, buf, sizeof(buf)), o->comm))
-			return false;
-	}
-	return true;
-}
-
 void session__teardown(struct session *s)
 {
 	symbolizer__free(&s->sym);
 	unwind__free(&s->uw);
 	gpu_join__free(&s->gpu);
+	filter__free(&s->filter);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));
 }

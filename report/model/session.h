@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "model/filter.h"
 #include "model/gpu_join.h"
 #include "model/opts.h"
 #include "sym/pyframes.h"
@@ -21,6 +22,7 @@
 struct session {
 	struct trace *t;
 	const struct report_opts *opts;
+	struct filter filter;		/* the one filter every output applies */
 	struct strpool pool;		/* frame names */
 	struct symbolizer sym;
 	uint32_t freq_hz;		/* sampling frequency used to convert GPU time */
@@ -31,14 +33,13 @@ struct session {
 };
 
 /*
- * Sets up the symbolizer, then derives the stacks every output sees: DWARF-unwound user
- * stacks (-g dwarf), then Python frames spliced in. 0 or negative errno; teardown either way.
+ * Sets up the filter and the symbolizer, then derives the stacks every output sees: DWARF-unwound user
+ * stacks (-g dwarf), then Python frames spliced in. 0 or negative errno (-EINVAL: a bad
+ * --comm); teardown either way.
  */
 int session__setup(struct session *s, struct trace *t, const struct report_opts *opts);
-/* The GPU-work join, built on first use. NULL when out of memory. */
+/* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
 const struct gpu_join *session__gpu(struct session *s);
-/* Whether a record of pid/tid passes --pid, --tid and --comm. */
-bool session__keep(struct session *s, uint32_t pid, uint32_t tid);
 void session__teardown(struct session *s);
 
 #endif

@@ -52,7 +52,7 @@ int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint
 	for (i = 0; i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
-		if (!session__keep(ses, s->pid, s->tid))
+		if (!filter__at(&ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
 		err = stack_complete(ses, s->pid, s->ts_ns, s->stack_id, &c);
 		if (err)
@@ -63,7 +63,7 @@ int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint
 	for (i = 0; i < t->nlaunches; i++) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[i];
 
-		if (!session__keep(ses, l->pid, l->tid))
+		if (!filter__at(&ses->filter, l->pid, l->tid, l->ts_ns))
 			continue;
 		err = stack_complete(ses, l->pid, l->ts_ns, l->stack_id, &c);
 		if (err)

@@ -52,12 +52,6 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0;
 }
 
-/* Records without a thread of their own pass --tid when their process does. */
-static bool keep_pid(struct session *ses, uint32_t pid)
-{
-	return session__keep(ses, pid, ses->opts->has_tid ? ses->opts->tid : 0);
-}
-
 static struct act act_of(const struct trace *t, const struct gpu_work *w)
 {
 	struct act a = { .start = w->start, .end = w->end, .pid = w->pid, .corr = w->corr,
@@ -95,7 +89,7 @@ static int gs_init(struct gs *g, struct session *ses)
 	for (i = 0; i < g->j->n; i++) {
 		const struct gpu_work *w = &g->j->w[i];
 
-		if (!session__keep(ses, w->pid, w->tid))
+		if (!w->keep)
 			continue;
 		g->total_ns += dur(w->start, w->end);
 		if (VEC_PUSH(g->a, g->n, g->cap, act_of(t, w)))
@@ -426,7 +420,7 @@ static const char *device_name(struct gs *g, uint32_t device)
 		const struct xpu_rec_gpu_device *d = &g->t->devices[i];
 		const char *s;
 
-		if (d->device == device && keep_pid(g->ses, d->pid) &&
+		if (d->device == device && filter__process(&g->ses->filter, d->pid) &&
 		    (s = trace__string(g->t, d->name_str)) && *s)
 			return s;
 	}
@@ -637,7 +631,7 @@ static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 		long l;
 		struct blk x;
 
-		if (!name || !session__keep(g->ses, a->pid, a->tid))
+		if (!name || !filter__span(&g->ses->filter, a->pid, a->tid, a->start_ns, a->end_ns))
 			continue;
 		l = gpu_join__launch(g->j, a->pid, a->corr_id);
 		x = (struct blk){ a->start_ns, a->end_ns, a->pid, a->tid, a->corr_id,
@@ -659,7 +653,7 @@ static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 		 * has an API record is that call, counted above.
 		 */
 		if (s->kind == XPU_SYNC_STREAM_WAIT_EVENT || gpu_join__api(g->j, s->pid, s->corr_id) >= 0 ||
-		    !session__keep(g->ses, s->pid, tid))
+		    !filter__span(&g->ses->filter, s->pid, tid, s->start_ns, s->end_ns))
 			continue;
 		x = (struct blk){ s->start_ns, s->end_ns, s->pid, tid, s->corr_id,
 				  strpool__intern(&g->names, name, strlen(name)), l + 1 };
@@ -852,7 +846,7 @@ static int collect_procs(struct trace *t, struct session *ses, struct gproc **ou
 		bool ins;
 		int k;
 
-		if (ses && !keep_pid(ses, r->pid))
+		if (ses && !filter__process(&ses->filter, r->pid))
 			continue;
 		v = kmap__put(&idx, r->pid, 0, n, &ins);
 		if (!v) {

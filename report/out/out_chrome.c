@@ -64,8 +64,7 @@ struct chrome {
 	size_t nclk;
 	int64_t fixed_offset;	/* realtime - mono when fewer than two pairs */
 
-	bool has_range;
-	uint64_t r0, r1;	/* monotonic ns, inclusive */
+	const struct filter *f;	/* its --time-range clips the counters */
 	uint64_t period_ns;
 
 	struct thread_track *th;
@@ -327,11 +326,6 @@ static uint32_t stream_tid(const struct chrome *c, const struct stream_track *s)
 	return GPU_TID_BASE + (uint32_t)(s - c->st);
 }
 
-static bool in_range(const struct chrome *c, uint64_t start, uint64_t end)
-{
-	return !c->has_range || (end >= c->r0 && start <= c->r1);
-}
-
 /* ---- CPU: API calls, NVTX, samples -------------------------------------------------------- */
 
 /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": CUPTI's version suffix is noise here. */
@@ -346,11 +340,6 @@ static size_t api_name_len(const char *n)
 	return len;
 }
 
-static bool keep(struct chrome *c, uint32_t pid, uint32_t tid)
-{
-	return session__keep(c->ses, pid, tid);
-}
-
 static int emit_apis(struct chrome *c)
 {
 	struct trace *t = c->t;
@@ -362,7 +351,7 @@ static int emit_apis(struct chrome *c)
 		const struct gpu_work *w;
 		char buf[32];
 
-		if (!keep(c, a->pid, a->tid) || !in_range(c, a->start_ns, a->end_ns))
+		if (!filter__span(&c->ses->filter, a->pid, a->tid, a->start_ns, a->end_ns))
 			continue;
 		if (!thread_get(c, a->pid, a->tid))
 			return -ENOMEM;
@@ -400,7 +389,8 @@ static int emit_nvtx(struct chrome *c)
 		const char *n = trace__string(t, r->name_str), *dom = trace__string(t, r->domain_str);
 		bool marker = r->kind == XPU_NVTX_MARKER || r->end_ns <= r->start_ns;
 
-		if (!keep(c, r->pid, r->tid) || !in_range(c, r->start_ns, marker ? r->start_ns : r->end_ns))
+		if (!filter__span(&c->ses->filter, r->pid, r->tid, r->start_ns,
+				  marker ? r->start_ns : r->end_ns))
 			continue;
 		if (!thread_get(c, r->pid, r->tid))
 			return -ENOMEM;
@@ -457,7 +447,7 @@ static int emit_samples(struct chrome *c)
 		uint32_t n, k;
 		int err;
 
-		if (!keep(c, s->pid, s->tid) || !in_range(c, s->ts_ns, s->ts_ns))
+		if (!filter__at(&c->ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
 		th = thread_get(c, s->pid, s->tid);
 		if (!th)
@@ -532,7 +522,7 @@ static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t i
 	if (v >= 0) {
 		const struct xpu_rec_gpu_api *a = &t->apis[v];
 
-		if (!keep(c, a->pid, a->tid) || !in_range(c, a->start_ns, a->end_ns))
+		if (!filter__span(&c->ses->filter, a->pid, a->tid, a->start_ns, a->end_ns))
 			return false;
 		uint64_t mid = a->start_ns + (a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0) / 2;
 
@@ -542,7 +532,7 @@ static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t i
 	} else if ((v = gpu_join__launch(c->j, pid, corr)) >= 0) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[v];
 
-		if (!keep(c, l->pid, l->tid) || !in_range(c, l->ts_ns, l->ts_ns) ||
+		if (!filter__at(&c->ses->filter, l->pid, l->tid, l->ts_ns) ||
 		    !thread_get(c, l->pid, l->tid))
 			return false;
 		c->th[*kmap__get(&c->th_idx, l->pid, l->tid)].has_events = true;
@@ -596,7 +586,7 @@ static int gpu_begin(struct chrome *c, struct gpu_ctx *g, const struct gpu_work 
 	int err = 0;
 
 	*out = NULL;
-	if (!keep(c, w->pid, w->tid) || !in_range(c, w->start, w->end))
+	if (!w->keep)
 		return 0;
 	s = stream_get(c, w->device, w->pid, context, stream, &err);
 	if (!s)
@@ -772,9 +762,9 @@ static int emit_counters(struct chrome *c, struct gpu_ctx *g)
 		lo = g->iv[i].start < lo ? g->iv[i].start : lo;
 		hi = g->iv[i].end > hi ? g->iv[i].end : hi;
 	}
-	if (c->has_range) {
-		lo = lo < c->r0 ? c->r0 : lo;
-		hi = hi > c->r1 ? c->r1 : hi;
+	if (c->f->has_range) {
+		lo = lo < c->f->r0 ? c->f->r0 : lo;
+		hi = hi > c->f->r1 ? c->f->r1 : hi;
 	}
 	if (hi <= lo)
 		hi = lo + 1;
@@ -804,9 +794,9 @@ static int emit_counters(struct chrome *c, struct gpu_ctx *g)
 			for (j++; j < g->niv && g->iv[j].gpu == gpu && g->iv[j].copy == kind &&
 				  g->iv[j].start <= e; j++)
 				e = g->iv[j].end > e ? g->iv[j].end : e;
-			if (c->has_range) {
-				s = s < c->r0 ? c->r0 : s;
-				e = e > c->r1 ? c->r1 : e;
+			if (c->f->has_range) {
+				s = s < c->f->r0 ? c->f->r0 : s;
+				e = e > c->f->r1 ? c->f->r1 : e;
 			}
 			if (e > s)
 				bucket_add(b[kind], nb, base, w, s, e);
@@ -985,7 +975,7 @@ static void emit_other(struct chrome *c)
 	}
 	if (t->has_end)
 		put(c, ",\"end_monotonic_ns\":%llu", (unsigned long long)t->end.end_mono_ns);
-	if (c->has_range)
+	if (c->f->has_range)
 		put(c, ",\"time_range_s\":\"%g,%g\"", c->ses->opts->range_start_s,
 		    c->ses->opts->range_end_s);
 	if (t->st.end != TRACE_END_CLEAN)
@@ -1032,24 +1022,6 @@ static int setup_clock(struct chrome *c)
 }
 
 /* Session start (monotonic) for --time-range: the SESSION record, else the first event. */
-static uint64_t session_start(const struct trace *t)
-{
-	uint64_t lo = UINT64_MAX;
-	size_t i;
-
-	if (t->has_session && t->session.start_mono_ns)
-		return t->session.start_mono_ns;
-	if (t->nsamples)
-		lo = t->samples[0].ts_ns;
-	if (t->nkernels && t->kernels[0].start_ns < lo)
-		lo = t->kernels[0].start_ns;
-	for (i = 0; i < t->napis; i++)
-		lo = t->apis[i].start_ns < lo ? t->apis[i].start_ns : lo;
-	for (i = 0; i < t->nmemcpys; i++)
-		lo = t->memcpys[i].start_ns < lo ? t->memcpys[i].start_ns : lo;
-	return lo == UINT64_MAX ? 0 : lo;
-}
-
 static int build_maps(struct chrome *c)
 {
 	c->j = session__gpu(c->ses);
@@ -1062,7 +1034,7 @@ static int build_maps(struct chrome *c)
 int out_chrome(struct session *ses, FILE *out)
 {
 	const struct report_opts *o = ses->opts;
-	struct chrome c = { .ses = ses, .t = ses->t, .out = out };
+	struct chrome c = { .ses = ses, .t = ses->t, .f = &ses->filter, .out = out };
 	struct gpu_ctx g = { 0 };
 	uint64_t data_events;
 	size_t i;
@@ -1078,13 +1050,6 @@ int out_chrome(struct session *ses, FILE *out)
 		err = build_maps(&c);
 	if (err)
 		goto out;
-	if (o->has_range) {
-		uint64_t s0 = session_start(c.t);
-
-		c.has_range = true;
-		c.r0 = s0 + (uint64_t)(o->range_start_s * 1e9);
-		c.r1 = s0 + (uint64_t)(o->range_end_s * 1e9);
-	}
 	emit_other(&c);
 	err = emit_apis(&c);
 	if (!err)
@@ -1106,12 +1071,12 @@ int out_chrome(struct session *ses, FILE *out)
 				     (c.t->end.end_mono_ns - c.t->session.start_mono_ns) / 1e9 :
 				     0;
 
-		if (c.has_range && dur > 0)
+		if (c.f->has_range && dur > 0)
 			fprintf(stderr, "xpu-report: warning: no events in the time range (the session lasted %.3f s)\n",
 				dur);
 		else
 			fprintf(stderr, "xpu-report: warning: no events to show%s\n",
-				c.has_range ? " in the time range" : "");
+				c.f->has_range ? " in the time range" : "");
 	}
 	if (o->verbose)
 		fprintf(stderr, "xpu-report: chrome: %llu events, %llu bytes, %llu flows\n",

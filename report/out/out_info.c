@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/profile.h"
+#include "model/session.h"
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
 
@@ -171,6 +171,30 @@ out:
 	return err;
 }
 
+/* With a filter: how many CPU samples and GPU records pass it, the set every format shows. */
+static int print_selected(struct session *ses, FILE *out)
+{
+	const struct trace *t = ses->t;
+	const struct gpu_join *j;
+	uint64_t cpu = 0, gpu = 0;
+	size_t i;
+
+	if (!filter__active(&ses->filter))
+		return 0;
+	j = session__gpu(ses);
+	if (!j)
+		return -ENOMEM;
+	for (i = 0; i < t->nsamples; i++)
+		cpu += filter__at(&ses->filter, t->samples[i].pid, t->samples[i].tid,
+				  t->samples[i].ts_ns);
+	for (i = 0; i < j->n; i++)
+		gpu += j->w[i].keep;
+	fprintf(out, "filter\n");
+	fprintf(out, "  %-16s %" PRIu64 " of %zu\n", "cpu samples", cpu, t->nsamples);
+	fprintf(out, "  %-16s %" PRIu64 " of %zu\n", "gpu records", gpu, j->n);
+	return 0;
+}
+
 int out_info(struct session *ses, FILE *out)
 {
 	struct trace *t = ses->t;
@@ -238,6 +262,9 @@ int out_info(struct session *ses, FILE *out)
 				t->type_counts[type]);
 	}
 	fprintf(out, "  %-16s %" PRIu64 "\n", "unknown types", t->unknown_types);
+
+	if (print_selected(ses, out))
+		return -ENOMEM;
 
 	fprintf(out, "integrity\n");
 	fprintf(out, "  %-16s %" PRIu64 "\n", "bad records", t->bad_records);

@@ -104,7 +104,7 @@ static void print_header(struct profile *p, FILE *out)
 			"frames\n", p->s->py.samples, p->s->py.launches);
 	}
 	if (p->filtered_out)
-		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm\n",
+		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm/--time-range\n",
 			p->filtered_out);
 	fprintf(out, "# weight:    %s\n#\n", p->s->opts->weight == WEIGHT_TIME ? "microseconds" :
 		"samples (GPU time converted at the sampling rate)");
@@ -190,29 +190,62 @@ static int cmp_thread(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* Samples per process and per thread that pass the filter, in the trace's order. */
+static int count_tasks(struct session *ses, struct tr_proc **procs, struct tr_thread **threads,
+		       uint64_t *total)
+{
+	struct trace *t = ses->t;
+	size_t i;
+
+	*procs = calloc(t->nprocs ? t->nprocs : 1, sizeof(**procs));
+	*threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(**threads));
+	if (!*procs || !*threads)
+		return -ENOMEM;
+	memcpy(*procs, t->procs, t->nprocs * sizeof(**procs));
+	memcpy(*threads, t->threads, t->nthreads * sizeof(**threads));
+	for (i = 0; i < t->nprocs; i++)
+		(*procs)[i].samples = 0;
+	for (i = 0; i < t->nthreads; i++)
+		(*threads)[i].samples = 0;
+	*total = 0;
+	for (i = 0; i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *s = &t->samples[i];
+		const uint32_t *pi = kmap__get(&t->proc_ids, s->pid, 0);
+		const uint32_t *ti = kmap__get(&t->thread_ids, s->tid, 0);
+
+		if (!filter__at(&ses->filter, s->pid, s->tid, s->ts_ns))
+			continue;
+		*total += 1;
+		if (pi)
+			(*procs)[*pi].samples++;
+		if (ti)
+			(*threads)[*ti].samples++;
+	}
+	return 0;
+}
+
 static int print_tasks(struct profile *p, FILE *out)
 {
 	struct trace *t = p->s->t;
-	struct tr_thread *th;
+	struct tr_proc *pr = NULL;
+	struct tr_thread *th = NULL;
 	size_t i, shown = 0;
+	uint64_t total;
 	char buf[32];
+	int err;
 
-	th = calloc(t->nthreads ? t->nthreads : 1, sizeof(*th));
-	if (!th)
-		return -ENOMEM;
-	if (t->nthreads) {
-		memcpy(th, t->threads, t->nthreads * sizeof(*th));
+	err = count_tasks(p->s, &pr, &th, &total);
+	if (err)
+		goto out;
+	if (t->nthreads)
 		qsort(th, t->nthreads, sizeof(*th), cmp_thread);
-	}
 	fprintf(out, "# cpu samples by process\n%8s %10s %8s  %s\n", "share", "samples", "pid", "comm");
 	for (i = 0; i < t->nprocs; i++) {
-		struct tr_proc *pr = &t->procs[i];
-
-		if (!pr->samples)
+		if (!pr[i].samples)
 			continue;
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u  %s\n",
-			t->nsamples ? 100.0 * pr->samples / t->nsamples : 0, pr->samples, pr->pid,
-			trace__comm(t, pr->pid, buf, sizeof(buf)));
+			total ? 100.0 * pr[i].samples / total : 0, pr[i].samples, pr[i].pid,
+			trace__comm(t, pr[i].pid, buf, sizeof(buf)));
 	}
 	fprintf(out, "\n# cpu samples by thread\n%8s %10s %8s %8s  %s\n", "share", "samples", "pid",
 		"tid", "comm");
@@ -223,12 +256,14 @@ static int print_tasks(struct profile *p, FILE *out)
 			continue;
 		shown++;
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u %8u  %s\n",
-			t->nsamples ? 100.0 * th[i].samples / t->nsamples : 0, th[i].samples,
+			total ? 100.0 * th[i].samples / total : 0, th[i].samples,
 			th[i].pid, th[i].tid, c ? c : trace__comm(t, th[i].pid, buf, sizeof(buf)));
 	}
 	fprintf(out, "\n");
+out:
+	free(pr);
 	free(th);
-	return 0;
+	return err;
 }
 
 int out_text(struct profile *p, FILE *out)
