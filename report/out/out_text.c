@@ -201,8 +201,10 @@ static int count_tasks(struct session *ses, struct tr_proc **procs, struct tr_th
 	*threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(**threads));
 	if (!*procs || !*threads)
 		return -ENOMEM;
-	memcpy(*procs, t->procs, t->nprocs * sizeof(**procs));
-	memcpy(*threads, t->threads, t->nthreads * sizeof(**threads));
+	if (t->nprocs)
+		memcpy(*procs, t->procs, t->nprocs * sizeof(**procs));
+	if (t->nthreads)
+		memcpy(*threads, t->threads, t->nthreads * sizeof(**threads));
 	for (i = 0; i < t->nprocs; i++)
 		(*procs)[i].samples = 0;
 	for (i = 0; i < t->nthreads; i++)
