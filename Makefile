@@ -141,6 +141,11 @@ $(BUILD)/tests/test_pyline: tests/unit/test_pyline.c report/pyline.c $(BUILD)/li
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS)
+# the JIT file parsers are record code without libbpf; their test builds them in
+$(BUILD)/tests/test_jit_parse: tests/unit/test_jit_parse.c record/jit_parse.c record/jit_parse.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $(filter %.c,$^) $(LDFLAGS)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)

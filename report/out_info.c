@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpu_stats.h"
+#include "jitsyms.h"
 #include "profile.h"
 
 static const char *end_name(enum trace_reader_end e)
@@ -70,6 +71,8 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_PY_CODES] = "py_codes",
 		[XPU_STAT_PY_CODE_ERRORS] = "py_code_errors",
 		[XPU_STAT_PY_NO_THREAD] = "py_no_thread",
+		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
+		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
@@ -229,6 +232,15 @@ int out_info(struct profile *p, FILE *out)
 		fprintf(out, "  %-16s %" PRIu64 " evaluator frames replaced, %" PRIu64
 			" frame groups above a native stack that ended early\n", "spliced",
 			p->py.activations, p->py.outer_groups);
+	}
+
+	if (t->njit_syms) {
+		uint64_t syms, invalid;
+
+		jitsyms__counts(p->sym.jit, &syms, &invalid);
+		fprintf(out, "jit\n");
+		fprintf(out, "  %-16s %" PRIu64 " (%" PRIu64 " invalid)\n", "symbols", syms, invalid);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "frames named", p->sym.jit_named);
 	}
 
 	fprintf(out, "dsos\n");
