@@ -212,6 +212,11 @@ int out_info(struct profile *p, FILE *out)
 				" kept frame pointers\n", "dwarf", p->uw.copies,
 				(double)p->uw.copy_bytes / p->uw.copies, p->uw.matched, p->uw.used,
 				p->uw.used ? (double)p->uw.frames / p->uw.used : 0.0, p->uw.failed);
+		if (p->uw.fp_frames)
+			fprintf(out, "  %-16s %" PRIu64 " frames in %" PRIu64 " walks, %" PRIu64
+				" of them by return-address scan (code without CFI: JIT code, "
+				"trampolines)\n", "fp fallback", p->uw.fp_frames, p->uw.fp_walks,
+				p->uw.fp_scanned);
 		if (p->uw.top_bytes)
 			fprintf(out, "  %-16s %.0f bytes below the stack top per copy\n", "dwarf top",
 				(double)p->uw.top_bytes / p->uw.copies);
