@@ -26,6 +26,7 @@
 #include "config.h"
 #include "cupti_rx.h"
 #include "kallsyms.h"
+#include "proc_tree.h"
 #include "procmaps.h"
 #include "py_procs.h"
 #include "rb_drain.h"
@@ -48,6 +49,7 @@ struct session {
 	struct procmaps *pm;
 	struct py_procs *py;
 	struct rb_drain *drain;
+	struct proc_tree *tree;
 	struct cupti_rx *rx;
 	struct target target;
 	pid_t pid;
@@ -55,6 +57,7 @@ struct session {
 	char *gpu_lib;
 	char *env[5];			/* NULL-terminated */
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
+	uint64_t start_mono_ns;
 	int got_signal;
 	bool hard_stop;
 	bool write_failed;
@@ -248,7 +251,7 @@ static bool tree_done(struct session *s)
 		return true;
 	if (!s->cfg->attach_pid && !s->child_reaped)
 		return false;
-	return rb_drain__live(s->drain) == 0;
+	return proc_tree__live(s->tree) == 0;
 }
 
 /*
@@ -283,13 +286,13 @@ static void duration_check(struct session *s, uint64_t now)
 			s->hard_stop = true;
 			return;
 		}
-		rb_drain__signal_live(s->drain, SIGINT);
+		proc_tree__signal(s->tree, SIGINT);
 		s->term_at_ns = now + DURATION_GRACE_NS;
 	} else if (s->term_at_ns && now >= s->term_at_ns) {
 		s->term_at_ns = 0;
-		if (rb_drain__live(s->drain)) {
+		if (proc_tree__live(s->tree)) {
 			log_err("--duration: the command did not exit on SIGINT; sending SIGTERM");
-			rb_drain__signal_live(s->drain, SIGTERM);
+			proc_tree__signal(s->tree, SIGTERM);
 		}
 	}
 }
@@ -345,7 +348,7 @@ static void submit_end(struct session *s, int *exit_code)
 	if (!s->cfg->attach_pid && s->child_reaped) {
 		status = s->child_status;
 		have = true;
-	} else if (s->cfg->attach_pid && !rb_drain__exit_status(s->drain, s->pid, &status)) {
+	} else if (s->cfg->attach_pid && !proc_tree__exit_status(s->tree, s->pid, &status)) {
 		have = true;
 	}
 	if (have) {
@@ -424,9 +427,14 @@ static int setup_signals(struct session *s)
 	return s->sfd < 0 ? -errno : 0;
 }
 
-int session__run(const struct record_config *cfg)
+/*
+ * Everything that must exist before the target may run: BPF loaded, signals routed to the
+ * signalfd, the trace open with its writer thread, the mapping and Python trackers, and the
+ * CUPTI receiver with the environment that injects the library. 0, or -1 with the error said.
+ */
+static int session__setup(struct session *s)
 {
-	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1 } };
+	const struct record_config *cfg = s->cfg;
 	struct bpf_setup_opts bo = {
 		.freq_hz = cfg->freq_hz,
 		.kernel_stacks = cfg->kernel_stacks,
@@ -435,172 +443,220 @@ int session__run(const struct record_config *cfg)
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 	};
 	struct trace_writer_opts wo = { 0 };
-	struct trace_writer *w = NULL;
-	struct procmaps_stats ps = { 0 };
-	struct rb_drain_stats ds = { 0 };
-	struct py_procs_stats pys = { 0 };
-	struct xpu_stat_entry stats[32];
-	struct cupti_rx_stats rxs = {0};
-	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
+	struct trace_writer *w;
 	char err[512] = "";
-	int ret = 1, fd, e, n = 0;
+	int fd;
 
 	if (!cfg->no_gpu)
-		s.gpu_lib = find_gpu_lib();
-	bo.gpu_lib = s.gpu_lib;
+		s->gpu_lib = find_gpu_lib();
+	bo.gpu_lib = s->gpu_lib;
 	if (cfg->attach_pid && kill(cfg->attach_pid, 0) && errno == ESRCH) {
 		log_err("no process with pid %d", cfg->attach_pid);
-		goto out;
+		return -1;
 	}
-	e = bpf_state__load(&s.bpf, &bo, err, sizeof(err));
-	if (e) {
+	if (bpf_state__load(&s->bpf, &bo, err, sizeof(err))) {
 		log_err("%s", err);
-		goto out;
+		return -1;
 	}
-	if (setup_signals(&s)) {
+	if (setup_signals(s)) {
 		log_err("cannot set up signal handling: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
 	fd = open_output(cfg);
 	if (fd < 0)
-		goto out;
+		return -1;
 	w = trace_writer__open_fd(fd, &wo);
 	if (!w) {
 		log_err("cannot write %s: %s", cfg->output, strerror(errno));
-		goto out;
+		return -1;
 	}
-	s.wt = writer_thread__start(w, WRITER_QUEUE_BYTES);
-	if (!s.wt) {
+	s->wt = writer_thread__start(w, WRITER_QUEUE_BYTES);
+	if (!s->wt) {
 		log_err("cannot start the writer thread: %s", strerror(errno));
 		trace_writer__close(w);
-		goto out;
+		return -1;
 	}
-	s.pm = procmaps__new(s.wt);
-	if (!s.pm)
-		goto out_writer;
-	s.py = py_procs__new(s.wt, bpf_state__py_map_fd(s.bpf), !cfg->no_python);
-	if (!s.py)
-		goto out_writer;
-	procmaps__set_python(s.pm, s.py);
-
-	if (s.gpu_lib && !cfg->attach_pid) {
-		s.rx = cupti_rx__start(s.wt, is_traced_cb, &s, err, sizeof(err));
-		if (!s.rx) {
+	s->pm = procmaps__new(s->wt);
+	if (!s->pm)
+		return -1;
+	s->py = py_procs__new(s->wt, bpf_state__py_map_fd(s->bpf), !cfg->no_python);
+	if (!s->py)
+		return -1;
+	procmaps__set_python(s->pm, s->py);
+	if (s->gpu_lib && !cfg->attach_pid) {
+		s->rx = cupti_rx__start(s->wt, is_traced_cb, s, err, sizeof(err));
+		if (!s->rx) {
 			log_err("GPU tracing off: %s", err);
-		} else if (asprintf(&s.env[0], "CUDA_INJECTION64_PATH=%s", s.gpu_lib) < 0 ||
-			   asprintf(&s.env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(s.rx)) < 0 ||
+		} else if (asprintf(&s->env[0], "CUDA_INJECTION64_PATH=%s", s->gpu_lib) < 0 ||
+			   asprintf(&s->env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(s->rx)) < 0 ||
 			   /* NVTX calls reach CUPTI only through the NVTX injection hook. */
-			   asprintf(&s.env[2], "NVTX_INJECTION64_PATH=%s",
+			   asprintf(&s->env[2], "NVTX_INJECTION64_PATH=%s",
 				    getenv("NVTX_INJECTION64_PATH") ? getenv("NVTX_INJECTION64_PATH")
-								    : s.gpu_lib) < 0 ||
-			   asprintf(&s.env[3], "XPU_CUDA_GRAPHS=%s",
+								    : s->gpu_lib) < 0 ||
+			   asprintf(&s->env[3], "XPU_CUDA_GRAPHS=%s",
 				    cfg->cuda_graphs ? cfg->cuda_graphs : "node") < 0) {
-			goto out_writer;
+			return -1;
 		}
 	}
-	if (s.rx && cfg->drop_root)
-		chown_socket(cfg, cupti_rx__socket_path(s.rx));
+	if (s->rx && cfg->drop_root)
+		chown_socket(cfg, cupti_rx__socket_path(s->rx));
+	return 0;
+}
+
+/*
+ * Forks the command behind its start gate (or takes the attached pid), puts its pid in the
+ * traced tree and attaches every probe. 0, or -1 with the error said.
+ */
+static int session__launch(struct session *s)
+{
+	const struct record_config *cfg = s->cfg;
+	char err[512] = "";
+	int e;
+
 	if (cfg->attach_pid) {
-		s.pid = cfg->attach_pid;
+		s->pid = cfg->attach_pid;
 	} else {
-		s.target.drop_root = cfg->drop_root;
-		s.target.uid = cfg->user_uid;
-		s.target.gid = cfg->user_gid;
-		s.target.user = cfg->user_name;
-		e = target__launch(&s.target, cfg->cmd, s.rx ? s.env : NULL);
+		s->target.drop_root = cfg->drop_root;
+		s->target.uid = cfg->user_uid;
+		s->target.gid = cfg->user_gid;
+		s->target.user = cfg->user_name;
+		e = target__launch(&s->target, cfg->cmd, s->rx ? s->env : NULL);
 		if (e) {
 			log_err("cannot fork: %s", strerror(-e));
-			goto out_writer;
+			return -1;
 		}
-		s.pid = s.target.pid;
+		s->pid = s->target.pid;
 	}
-	e = bpf_state__trace_pid(s.bpf, s.pid);
-	if (e) {
-		log_err("cannot trace pid %d: %s", s.pid, strerror(-e));
-		goto out_target;
+	s->tree = proc_tree__new(s->pid);
+	if (!s->tree) {
+		log_err("cannot track pid %d: %s", s->pid, strerror(ENOMEM));
+		return -1;
 	}
-	e = bpf_state__attach(s.bpf, err, sizeof(err));
+	e = bpf_state__trace_pid(s->bpf, s->pid);
 	if (e) {
+		log_err("cannot trace pid %d: %s", s->pid, strerror(-e));
+		return -1;
+	}
+	if (bpf_state__attach(s->bpf, err, sizeof(err))) {
 		log_err("%s", err);
-		goto out_target;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The first records (session, clock, kernel symbols, an attached process's threads and
+ * mappings), the drain thread, then the command's first instruction. 0, or -1.
+ */
+static int session__start(struct session *s)
+{
+	const struct record_config *cfg = s->cfg;
+	uint64_t start_rt;
+	int e;
 
 	start_rt = clock_realtime_ns();
-	start_mono = clock_mono_ns();
-	submit_session(&s, start_mono, start_rt);
-	submit_clock_sync(&s);
+	s->start_mono_ns = clock_mono_ns();
+	submit_session(s, s->start_mono_ns, start_rt);
+	submit_clock_sync(s);
 	if (cfg->kernel_stacks) {
-		e = kallsyms__snapshot(s.wt);
+		e = kallsyms__snapshot(s->wt);
 		if (e < 0)
 			log_err("kernel symbols not captured: /proc/kallsyms: %s", strerror(-e));
 	}
 	if (cfg->attach_pid) {
-		target__describe_threads(s.pid, s.wt, start_mono);
-		procmaps__scan(s.pm, s.pid, start_mono, false);
+		target__describe_threads(s->pid, s->wt, s->start_mono_ns);
+		procmaps__scan(s->pm, s->pid, s->start_mono_ns, false);
 	}
-	s.drain = rb_drain__start(bpf_state__events_fd(s.bpf), s.wt, s.pm, s.py, s.pid);
-	if (!s.drain) {
+	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->py, s->tree);
+	if (!s->drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
-		goto out_target;
+		return -1;
 	}
-	if (!cfg->attach_pid && target__release(&s.target, 1)) {
+	if (!cfg->attach_pid && target__release(&s->target, 1)) {
 		log_err("cannot start the target: %s", strerror(errno));
-		goto out_target;
+		return -1;
 	}
-	log_info("recording pid %d at %u Hz into %s (ring buffer %u MiB)", s.pid, cfg->freq_hz,
+	log_info("recording pid %d at %u Hz into %s (ring buffer %u MiB)", s->pid, cfg->freq_hz,
 		 cfg->output, cfg->ringbuf_mb);
-
 	if (cfg->duration_ns)
-		s.deadline_ns = clock_mono_ns() + cfg->duration_ns;
-	main_loop(&s);
+		s->deadline_ns = clock_mono_ns() + cfg->duration_ns;
+	return 0;
+}
 
-	bpf_state__stop_sampling(s.bpf);
-	rb_drain__stop(s.drain, &ds);
-	if (s.rx) {
-		cupti_rx__stop(s.rx, CUPTI_STOP_TIMEOUT_MS, &rxs);
-		s.rx = NULL;
-	}
-	report_bpf_losses(&s, cnt);
-	procmaps__get_stats(s.pm, &ps);
-	py_procs__get_stats(s.py, &pys);
-	submit_clock_sync(&s);
-	submit_end(&s, &ret);
-	s.drain = NULL;
+/* The STATS record: the recorder's own counts, which the report's loss lines must match. */
+static unsigned int session__stats(struct session *s, struct xpu_stat_entry *stats,
+				   const uint64_t *cnt, const struct rb_drain_stats *ds,
+				   const struct procmaps_stats *ps, const struct py_procs_stats *pys,
+				   const struct cupti_rx_stats *rxs)
+{
+	unsigned int n = 0;
 
 #define STAT(i, v) stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) }
-	STAT(XPU_STAT_SAMPLES, ds.samples);
+	STAT(XPU_STAT_SAMPLES, ds->samples);
 	STAT(XPU_STAT_RINGBUF_LOST, cnt[XPU_CNT_RB_LOST]);
 	STAT(XPU_STAT_STACK_ERRORS, cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]);
-	STAT(XPU_STAT_TASK_EVENTS, ds.task_events);
-	STAT(XPU_STAT_MAPPING_SCANS, ps.scans);
-	STAT(XPU_STAT_MAPPING_SCAN_FAILURES, ps.scan_failures);
-	STAT(XPU_STAT_GPU_LAUNCHES, ds.gpu_launches);
-	STAT(XPU_STAT_GPU_RECORDS, rxs.records);
-	STAT(XPU_STAT_CUPTI_CLIENTS, rxs.clients);
-	STAT(XPU_STAT_CUPTI_REJECTED, rxs.rejected);
-	if (cfg->dwarf_bytes) {
+	STAT(XPU_STAT_TASK_EVENTS, ds->task_events);
+	STAT(XPU_STAT_MAPPING_SCANS, ps->scans);
+	STAT(XPU_STAT_MAPPING_SCAN_FAILURES, ps->scan_failures);
+	STAT(XPU_STAT_GPU_LAUNCHES, ds->gpu_launches);
+	STAT(XPU_STAT_GPU_RECORDS, rxs->records);
+	STAT(XPU_STAT_CUPTI_CLIENTS, rxs->clients);
+	STAT(XPU_STAT_CUPTI_REJECTED, rxs->rejected);
+	if (s->cfg->dwarf_bytes) {
 		STAT(XPU_STAT_STACK_COPIES, cnt[XPU_CNT_USTACK_COPIES]);
 		STAT(XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
-		if (cfg->dwarf_top_bytes)
+		if (s->cfg->dwarf_top_bytes)
 			STAT(XPU_STAT_STACK_TOP_ERRORS, cnt[XPU_CNT_USTACK_TOP_ERR]);
 	}
-	if (pys.runtimes) {
-		STAT(XPU_STAT_PY_STACKS, pys.stacks);
-		STAT(XPU_STAT_PY_FRAMES, pys.frames);
+	if (pys->runtimes) {
+		STAT(XPU_STAT_PY_STACKS, pys->stacks);
+		STAT(XPU_STAT_PY_FRAMES, pys->frames);
 		STAT(XPU_STAT_PY_TRUNCATED, cnt[XPU_CNT_PY_TRUNCATED]);
 		STAT(XPU_STAT_PY_READ_ERRORS, cnt[XPU_CNT_PY_READ_ERR]);
-		STAT(XPU_STAT_PY_CODES, pys.codes);
-		STAT(XPU_STAT_PY_CODE_ERRORS, pys.code_errors);
+		STAT(XPU_STAT_PY_CODES, pys->codes);
+		STAT(XPU_STAT_PY_CODE_ERRORS, pys->code_errors);
 		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
 	}
 #undef STAT
-	e = writer_thread__finish(s.wt, stats, n);
-	if (e || s.write_failed) {
-		if (!s.write_failed)
+	return n;
+}
+
+/*
+ * Tears down in the order that writes everything: sampling stopped, ring buffer drained, CUPTI
+ * clients flushed, then the end records and STATS. Returns xpu-record's exit status.
+ */
+static int session__finish(struct session *s)
+{
+	const struct record_config *cfg = s->cfg;
+	struct procmaps_stats ps = { 0 };
+	struct rb_drain_stats ds = { 0 };
+	struct py_procs_stats pys = { 0 };
+	struct cupti_rx_stats rxs = { 0 };
+	struct xpu_stat_entry stats[32];
+	uint64_t cnt[XPU_CNT_NR] = { 0 };
+	unsigned int n;
+	int ret = 1, e;
+
+	bpf_state__stop_sampling(s->bpf);
+	rb_drain__stop(s->drain, &ds);
+	s->drain = NULL;
+	if (s->rx) {
+		cupti_rx__stop(s->rx, CUPTI_STOP_TIMEOUT_MS, &rxs);
+		s->rx = NULL;
+	}
+	report_bpf_losses(s, cnt);
+	procmaps__get_stats(s->pm, &ps);
+	py_procs__get_stats(s->py, &pys);
+	submit_clock_sync(s);
+	submit_end(s, &ret);
+	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &rxs);
+	e = writer_thread__finish(s->wt, stats, n);
+	s->wt = NULL;
+	if (e || s->write_failed) {
+		if (!s->write_failed)
 			log_err("cannot write %s: %s", cfg->output, strerror(-e));
 		ret = ret ? ret : 1;
 	}
-	s.wt = NULL;
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
 		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
@@ -609,36 +665,60 @@ int session__run(const struct record_config *cfg)
 	if (cnt[XPU_CNT_RB_LOST])
 		log_err("warning: %llu events lost (ring buffer full; try --ringbuf-mb)",
 			(unsigned long long)cnt[XPU_CNT_RB_LOST]);
-	goto out;
+	return ret;
+}
 
-out_target:
-	if (s.drain) {
-		rb_drain__stop(s.drain, NULL);
-		s.drain = NULL;
+/*
+ * Setup failed somewhere: a command still behind its gate exits 127 without running, and a
+ * trace that recorded nothing is removed rather than left looking like an empty profile.
+ */
+static void session__abort(struct session *s)
+{
+	if (s->drain) {
+		rb_drain__stop(s->drain, NULL);
+		s->drain = NULL;
 	}
-	if (!cfg->attach_pid && s.target.pid > 0) {
-		target__release(&s.target, 0);
-		waitpid(s.target.pid, NULL, 0);
+	if (!s->cfg->attach_pid && s->target.pid > 0) {
+		target__release(&s->target, 0);
+		waitpid(s->target.pid, NULL, 0);
 	}
-	if (s.rx)
-		cupti_rx__stop(s.rx, 0, NULL);
-out_writer:
-	if (s.wt) {
-		writer_thread__finish(s.wt, NULL, 0);
-		/* Nothing was recorded: do not leave a trace that looks like an empty profile. */
-		unlink(cfg->output);
+	if (s->rx) {
+		cupti_rx__stop(s->rx, 0, NULL);
+		s->rx = NULL;
 	}
-	ret = 1;
-out:
-	procmaps__free(s.pm);
-	py_procs__free(s.py);
-	bpf_state__destroy(s.bpf);
-	if (s.sfd >= 0)
-		close(s.sfd);
-	free(s.env[0]);
-	free(s.env[1]);
-	free(s.env[2]);
-	free(s.env[3]);
-	free(s.gpu_lib);
+	if (s->wt) {
+		writer_thread__finish(s->wt, NULL, 0);
+		s->wt = NULL;
+		unlink(s->cfg->output);
+	}
+}
+
+static void session__free(struct session *s)
+{
+	size_t i;
+
+	procmaps__free(s->pm);
+	py_procs__free(s->py);
+	proc_tree__free(s->tree);
+	bpf_state__destroy(s->bpf);
+	if (s->sfd >= 0)
+		close(s->sfd);
+	for (i = 0; i < sizeof(s->env) / sizeof(s->env[0]); i++)
+		free(s->env[i]);
+	free(s->gpu_lib);
+}
+
+int session__run(const struct record_config *cfg)
+{
+	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1 } };
+	int ret = 1;
+
+	if (session__setup(&s) || session__launch(&s) || session__start(&s)) {
+		session__abort(&s);
+	} else {
+		main_loop(&s);
+		ret = session__finish(&s);
+	}
+	session__free(&s);
 	return ret;
 }

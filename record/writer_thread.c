@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mono_clock.h"
 #include "record_fields.h"
 #include "trace_writer.h"
 #include "writer_thread.h"
@@ -77,14 +78,6 @@ struct writer_thread {
 	uint8_t *scratch;		/* writer thread only: body copies for remapping */
 	size_t scratch_len;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static size_t align8(size_t n)
 {
@@ -422,7 +415,7 @@ static void report_drops(struct writer_thread *wt)
 
 	if (d == wt->dropped_reported)
 		return;
-	lost.ts_ns = mono_ns();
+	lost.ts_ns = clock_mono_ns();
 	lost.source = XPU_LOST_WRITER;
 	lost.count = d - wt->dropped_reported;
 	wt->dropped_reported = d;
@@ -498,7 +491,7 @@ static void *writer_main(void *arg)
 			m = next;
 		}
 		report_drops(wt);
-		trace_writer__flush_if_older(wt->w, mono_ns(), WT_FLUSH_AGE_NS);
+		trace_writer__flush_if_older(wt->w, clock_mono_ns(), WT_FLUSH_AGE_NS);
 		if (!atomic_load(&wt->write_error))
 			atomic_store(&wt->write_error, trace_writer__error(wt->w));
 	}
