@@ -64,12 +64,18 @@ struct session {
 	bool child_reaped;
 	int child_status;
 	uint64_t deadline_ns;		/* --duration: when to stop; 0 = none */
-	uint64_t term_at_ns;		/* --duration: SIGTERM a command still running by then */
 	bool duration_hit;
+	/* stopping a launched command: the next step if its tree still runs by then; 0 = none */
+	uint64_t escalate_at_ns;
+	int stop_signal;		/* the last signal the tree was sent to stop it */
 };
 
-/* After --duration's SIGINT, how long the command gets to finish before SIGTERM. */
-#define DURATION_GRACE_NS (5ull * 1000000000ull)
+/*
+ * After the SIGINT of ^C or --duration, how long the command's tree gets to exit before
+ * SIGTERM, and after SIGTERM before recording stops and leaves it running.
+ */
+#define STOP_GRACE_S 5
+#define STOP_GRACE_NS (STOP_GRACE_S * 1000000000ull)
 
 /* libxpu-cupti.so next to xpu-record, so an installed pair always matches. */
 static char *find_gpu_lib(void)
@@ -218,6 +224,35 @@ static void reap_child(struct session *s)
 	}
 }
 
+/*
+ * Stop signal for a launched command: the command gets it, and a line says so, so a target
+ * that ignores it never leaves the user waiting in silence; session__escalate() follows up.
+ */
+static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+
+	/*
+	 * A terminal's ^C (SI_KERNEL) already reached the child, which shares our process
+	 * group; only a signal sent to xpu-record alone is forwarded.
+	 */
+	if (si->ssi_code == SI_KERNEL) {
+		log_err("SIG%s reached PID %d from the terminal; ^C again stops recording",
+			sigabbrev_np(sig), s->pid);
+	} else if (!s->child_reaped) {
+		kill(s->target.pid, sig);
+		log_err("forwarded SIG%s to PID %d; ^C again stops recording", sigabbrev_np(sig),
+			s->pid);
+	} else {
+		proc_tree__signal(s->tree, sig);
+		log_err("forwarded SIG%s to the %u processes left of PID %d; ^C again stops "
+			"recording", sigabbrev_np(sig), proc_tree__live(s->tree), s->pid);
+	}
+	s->stop_signal = sig;
+	if (!s->escalate_at_ns)
+		s->escalate_at_ns = clock_mono_ns() + STOP_GRACE_NS;
+}
+
 static void handle_signals(struct session *s)
 {
 	struct signalfd_siginfo si;
@@ -227,6 +262,9 @@ static void handle_signals(struct session *s)
 			reap_child(s);
 			continue;
 		}
+		if (s->got_signal && !s->cfg->attach_pid && !s->hard_stop)
+			log_err("SIG%s again: recording stopped; PID %d keeps running",
+				sigabbrev_np((int)si.ssi_signo), s->pid);
 		if (s->got_signal || s->cfg->attach_pid) {
 			/* Second signal, or attached: stop now and leave the target alone. */
 			s->got_signal = (int)si.ssi_signo;
@@ -234,14 +272,7 @@ static void handle_signals(struct session *s)
 			continue;
 		}
 		s->got_signal = (int)si.ssi_signo;
-		/*
-		 * A terminal's ^C (SI_KERNEL) already reached the child, which shares our process
-		 * group; only a signal sent to xpu-record alone is forwarded.
-		 */
-		if (!s->child_reaped && si.ssi_code != SI_KERNEL)
-			kill(s->target.pid, (int)si.ssi_signo);
-		log_info("got signal %d; waiting for the target to exit (again to stop now)",
-			 (int)si.ssi_signo);
+		forward_stop(s, &si);
 	}
 }
 
@@ -272,29 +303,54 @@ static void write_failed(struct session *s)
 
 /*
  * --duration ran out: an attached process is left alone and recording stops now; a launched
- * command's tree is stopped as ^C would (its CUPTI library flushes on SIGINT), then SIGTERMed
- * if any of it outlives the grace period.
+ * command's tree is stopped as ^C would (its CUPTI library flushes on SIGINT).
  */
 static void duration_check(struct session *s, uint64_t now)
 {
-	if (!s->deadline_ns || now < s->deadline_ns)
+	if (!s->deadline_ns || now < s->deadline_ns || s->duration_hit)
 		return;
-	if (!s->duration_hit) {
-		s->duration_hit = true;
-		log_info("--duration reached: stopping");
-		if (s->cfg->attach_pid) {
-			s->hard_stop = true;
-			return;
-		}
-		proc_tree__signal(s->tree, SIGINT);
-		s->term_at_ns = now + DURATION_GRACE_NS;
-	} else if (s->term_at_ns && now >= s->term_at_ns) {
-		s->term_at_ns = 0;
-		if (proc_tree__live(s->tree)) {
-			log_err("--duration: the command did not exit on SIGINT; sending SIGTERM");
-			proc_tree__signal(s->tree, SIGTERM);
-		}
+	s->duration_hit = true;
+	log_info("--duration reached: stopping");
+	if (s->cfg->attach_pid) {
+		s->hard_stop = true;
+		return;
 	}
+	if (s->got_signal)
+		return;	/* already being stopped by a signal */
+	proc_tree__signal(s->tree, SIGINT);
+	s->stop_signal = SIGINT;
+	s->escalate_at_ns = now + STOP_GRACE_NS;
+}
+
+/*
+ * A launched tree that outlives its stop signal by STOP_GRACE_S gets SIGTERM; one that
+ * outlives SIGTERM too is left running and recording stops, so neither ^C nor --duration
+ * can wait forever.
+ */
+static void session__escalate(struct session *s, uint64_t now)
+{
+	unsigned int live;
+
+	if (!s->escalate_at_ns || now < s->escalate_at_ns)
+		return;
+	live = proc_tree__live(s->tree);
+	if (!live) {
+		s->escalate_at_ns = 0;
+		return;
+	}
+	if (s->stop_signal != SIGTERM) {
+		log_err("%u process%s of PID %d still running %d s after SIG%s; sending SIGTERM",
+			live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S,
+			sigabbrev_np(s->stop_signal));
+		proc_tree__signal(s->tree, SIGTERM);
+		s->stop_signal = SIGTERM;
+		s->escalate_at_ns = now + STOP_GRACE_NS;
+		return;
+	}
+	log_err("%u process%s of PID %d still running %d s after SIGTERM; recording stopped, "
+		"the command keeps running", live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S);
+	s->escalate_at_ns = 0;
+	s->hard_stop = true;
 }
 
 static void main_loop(struct session *s)
@@ -315,6 +371,7 @@ static void main_loop(struct session *s)
 			write_failed(s);
 		now = clock_mono_ns();
 		duration_check(s, now);
+		session__escalate(s, now);
 		if (now >= next_clock) {
 			submit_clock_sync(s);
 			next_clock = now + CLOCK_SYNC_INTERVAL_NS;
@@ -357,6 +414,10 @@ static void submit_end(struct session *s, int *exit_code)
 		else if (WIFSIGNALED(status))
 			end.term_signal = WTERMSIG(status);
 		*exit_code = exit_status_of(status);
+		/* --duration ending the command is the recording working as asked, not a failure */
+		if (s->duration_hit && !s->got_signal && WIFSIGNALED(status) &&
+		    (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
+			*exit_code = 0;
 	} else {
 		*exit_code = s->got_signal ? 128 + s->got_signal : 0;
 	}
