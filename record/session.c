@@ -26,6 +26,7 @@
 #include "config.h"
 #include "cupti_rx.h"
 #include "kallsyms.h"
+#include "output.h"
 #include "proc_tree.h"
 #include "procmaps.h"
 #include "py_procs.h"
@@ -52,6 +53,7 @@ struct session {
 	struct proc_tree *tree;
 	struct cupti_rx *rx;
 	struct target target;
+	struct output out;
 	pid_t pid;
 	int sfd;
 	char *gpu_lib;
@@ -294,7 +296,7 @@ static void write_failed(struct session *s)
 {
 	s->write_failed = true;
 	log_err("cannot write %s: %s; recording stopped%s, the trace so far stays readable",
-		s->cfg->output, strerror(-writer_thread__error(s->wt)),
+		s->out.shown, strerror(-writer_thread__error(s->wt)),
 		s->cfg->attach_pid ? "" : " (the command keeps running)");
 	bpf_state__stop_sampling(s->bpf);
 	if (s->cfg->attach_pid)
@@ -426,38 +428,6 @@ static void submit_end(struct session *s, int *exit_code)
 	writer_thread__submit(s->wt, &r);
 }
 
-/*
- * An existing file is replaced, never written through: it is unlinked and a new one created
- * with O_EXCL, so a symlink or hard link planted at the path (sudo in /tmp) cannot turn
- * root's write elsewhere. 0600: a trace holds command lines, paths and addresses. Under sudo
- * the file belongs to the user who ran sudo.
- */
-static int open_output(const struct record_config *cfg)
-{
-	struct stat sb;
-	int fd;
-
-	if (!lstat(cfg->output, &sb)) {
-		if (!S_ISREG(sb.st_mode)) {
-			log_err("cannot write %s: it exists and is not a regular file", cfg->output);
-			return -1;
-		}
-		if (unlink(cfg->output) && errno != ENOENT) {
-			log_err("cannot replace %s: %s", cfg->output, strerror(errno));
-			return -1;
-		}
-	}
-	fd = open(cfg->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		log_err("cannot create %s: %s", cfg->output, strerror(errno));
-		return -1;
-	}
-	if (cfg->sudo && fchown(fd, cfg->user_uid, cfg->user_gid))
-		log_info("cannot give %s to uid %u: %s", cfg->output, (unsigned int)cfg->user_uid,
-			 strerror(errno));
-	return fd;
-}
-
 /* The target runs as the sudo user: let it reach the CUPTI socket in its 0700 directory. */
 static void chown_socket(const struct record_config *cfg, const char *path)
 {
@@ -523,12 +493,14 @@ static int session__setup(struct session *s)
 		log_err("cannot set up signal handling: %s", strerror(errno));
 		return -1;
 	}
-	fd = open_output(cfg);
+	fd = output__open(&s->out, cfg);
 	if (fd < 0)
 		return -1;
 	w = trace_writer__open_fd(fd, &wo);
 	if (!w) {
-		log_err("cannot write %s: %s", cfg->output, strerror(errno));
+		log_err("cannot write %s: %s", s->out.shown, strerror(errno));
+		close(fd);
+		output__discard(&s->out);
 		return -1;
 	}
 	s->wt = writer_thread__start(w, WRITER_QUEUE_BYTES);
@@ -638,7 +610,7 @@ static int session__start(struct session *s)
 		return -1;
 	}
 	log_info("recording pid %d at %u Hz into %s (ring buffer %u MiB)", s->pid, cfg->freq_hz,
-		 cfg->output, cfg->ringbuf_mb);
+		 s->out.partial ? s->out.partial : s->out.shown, cfg->ringbuf_mb);
 	if (cfg->duration_ns)
 		s->deadline_ns = clock_mono_ns() + cfg->duration_ns;
 	return 0;
@@ -715,7 +687,17 @@ static int session__finish(struct session *s)
 	s->wt = NULL;
 	if (e || s->write_failed) {
 		if (!s->write_failed)
-			log_err("cannot write %s: %s", cfg->output, strerror(-e));
+			log_err("cannot write %s: %s", s->out.shown, strerror(-e));
+		ret = ret ? ret : 1;
+	}
+	if (!cfg->attach_pid && s->child_reaped && target__exec_failed(&s->target) &&
+	    !s->out.to_stdout) {
+		/*
+		 * The command never ran (the child said why, in one line): keep an older trace
+		 * rather than replace it with an empty one.
+		 */
+		output__discard(&s->out);
+	} else if (output__commit(&s->out)) {
 		ret = ret ? ret : 1;
 	}
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
@@ -750,14 +732,17 @@ static void session__abort(struct session *s)
 	if (s->wt) {
 		writer_thread__finish(s->wt, NULL, 0);
 		s->wt = NULL;
-		unlink(s->cfg->output);
 	}
+	output__discard(&s->out);
 }
 
 static void session__free(struct session *s)
 {
 	size_t i;
 
+	output__free(&s->out);
+	if (s->target.exec_fd >= 0)
+		close(s->target.exec_fd);
 	procmaps__free(s->pm);
 	py_procs__free(s->py);
 	proc_tree__free(s->tree);
@@ -771,7 +756,7 @@ static void session__free(struct session *s)
 
 int session__run(const struct record_config *cfg)
 {
-	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1 } };
+	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1, .exec_fd = -1 } };
 	int ret = 1;
 
 	if (session__setup(&s) || session__launch(&s) || session__start(&s)) {
