@@ -654,6 +654,55 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 	return n;
 }
 
+/* What each LOST source means to the user, and what to do about it. */
+static const char *const lost_what[WT_LOST_SOURCES] = {
+	[0] = "records, of a kind this recorder does not name",
+	[XPU_LOST_RINGBUF] = "events: the BPF ring buffer was full (raise --ringbuf-mb)",
+	[XPU_LOST_CUPTI_RECORDS] = "GPU records: CUPTI dropped them (raise XPU_CUPTI_BUFFER_MB)",
+	[XPU_LOST_CUPTI_TRANSPORT] = "GPU record batches the injected library could not send",
+	[XPU_LOST_STACK] = "stacks: their events arrived without them",
+	[XPU_LOST_MAPPINGS] = "processes' mappings: they exited before they could be read",
+	[XPU_LOST_WRITER] = "records: the writer queue was full (output slower than the events)",
+	[XPU_LOST_PY_STACK] = "Python stacks not joined to their event",
+};
+
+static void format_bytes(char *buf, size_t size, uint64_t b)
+{
+	if (b >= 10ull << 20)
+		snprintf(buf, size, "%.0f MiB", (double)b / (1 << 20));
+	else if (b >= 1 << 20)
+		snprintf(buf, size, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 1 << 10)
+		snprintf(buf, size, "%.1f KiB", (double)b / (1 << 10));
+	else
+		snprintf(buf, size, "%llu bytes", (unsigned long long)b);
+}
+
+/*
+ * After every recording that wrote a trace: a line per loss class that is not zero (the
+ * counts of the trace's LOST records, which the report shows too), then one line saying what
+ * was written where, as perf does.
+ */
+static void say_summary(const struct session *s, const struct wt_summary *sum, uint64_t gpu_records)
+{
+	uint64_t lost = 0;
+	char bytes[32];
+	unsigned int i;
+
+	for (i = 0; i < WT_LOST_SOURCES; i++) {
+		if (!sum->lost[i])
+			continue;
+		lost += sum->lost[i];
+		log_err("lost %llu %s", (unsigned long long)sum->lost[i],
+			lost_what[i] ? lost_what[i] : lost_what[0]);
+	}
+	format_bytes(bytes, sizeof(bytes), sum->file_bytes);
+	log_err("%llu samples, %llu GPU records, %llu lost; wrote %s to %s",
+		(unsigned long long)sum->samples, (unsigned long long)gpu_records,
+		(unsigned long long)lost, bytes,
+		s->out.partial ? s->out.partial : s->out.shown);
+}
+
 /*
  * Tears down in the order that writes everything: sampling stopped, ring buffer drained, CUPTI
  * clients flushed, then the end records and STATS. Returns xpu-record's exit status.
@@ -666,7 +715,9 @@ static int session__finish(struct session *s)
 	struct py_procs_stats pys = { 0 };
 	struct cupti_rx_stats rxs = { 0 };
 	struct xpu_stat_entry stats[32];
+	struct wt_summary sum = { 0 };
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
+	bool discard;
 	unsigned int n;
 	int ret = 1, e;
 
@@ -683,31 +734,30 @@ static int session__finish(struct session *s)
 	submit_clock_sync(s);
 	submit_end(s, &ret);
 	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &rxs);
-	e = writer_thread__finish(s->wt, stats, n);
+	e = writer_thread__finish(s->wt, stats, n, &sum);
 	s->wt = NULL;
 	if (e || s->write_failed) {
 		if (!s->write_failed)
 			log_err("cannot write %s: %s", s->out.shown, strerror(-e));
 		ret = ret ? ret : 1;
 	}
-	if (!cfg->attach_pid && s->child_reaped && target__exec_failed(&s->target) &&
-	    !s->out.to_stdout) {
-		/*
-		 * The command never ran (the child said why, in one line): keep an older trace
-		 * rather than replace it with an empty one.
-		 */
+	/*
+	 * The command never ran (the child said why, in one line): keep an older trace rather
+	 * than replace it with an empty one.
+	 */
+	discard = !cfg->attach_pid && s->child_reaped && target__exec_failed(&s->target);
+	if (discard && !s->out.to_stdout)
 		output__discard(&s->out);
-	} else if (output__commit(&s->out)) {
+	else if (output__commit(&s->out))
 		ret = ret ? ret : 1;
-	}
+	/* a failed write already said all there is, in one line */
+	if (!discard && !e && !s->write_failed)
+		say_summary(s, &sum, rxs.records);
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
 		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
 		 (unsigned long long)(cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]),
 		 (unsigned long long)ps.mappings, (unsigned long long)ps.scan_failures);
-	if (cnt[XPU_CNT_RB_LOST])
-		log_err("warning: %llu events lost (ring buffer full; try --ringbuf-mb)",
-			(unsigned long long)cnt[XPU_CNT_RB_LOST]);
 	return ret;
 }
 
@@ -730,7 +780,7 @@ static void session__abort(struct session *s)
 		s->rx = NULL;
 	}
 	if (s->wt) {
-		writer_thread__finish(s->wt, NULL, 0);
+		writer_thread__finish(s->wt, NULL, 0, NULL);
 		s->wt = NULL;
 	}
 	output__discard(&s->out);

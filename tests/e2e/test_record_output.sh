@@ -25,6 +25,11 @@ rc=$?
 grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
 [ $rc = 0 ] || fail "recording cpu_burn exited $rc: $(head -2 "$tmp/err")"
 [ -e "$tmp/a.xpu.partial" ] && fail "a.xpu.partial left after a finished recording"
+# without -v, one closing line: what the file holds, its size and name, as the report counts it
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "expected one closing line on stderr: $(cat "$tmp/err")"
+n=$(sed -nE "s|^xpu-record: ([0-9]+) samples, 0 GPU records, 0 lost; wrote [0-9.]+ (bytes\|KiB\|MiB) to $tmp/a.xpu\$|\1|p" "$tmp/err")
+[ -n "$n" ] && [ "$n" -gt 0 ] || fail "no closing summary line: $(cat "$tmp/err")"
+"$P" "$tmp/a.xpu" 2>/dev/null | grep -q "^# samples: *$n " || fail "closing line's $n samples not in the report"
 cp "$tmp/a.xpu" "$tmp/a.good"
 "$R" --no-gpu -o "$tmp/a.xpu" -- nosuchcommand-xpu 2>"$tmp/err"
 rc=$?
@@ -67,6 +72,7 @@ ln -s "$tmp/victim" "$tmp/l.xpu.partial"
 "$R" --no-gpu -o - -- sh -c "echo MARK-stdout; exec $B/samples/cpu_burn 0.3" \
 	>"$tmp/s.xpu" 2>"$tmp/err" || fail "-o - exited $?: $(head -2 "$tmp/err")"
 grep -q MARK-stdout "$tmp/err" || fail "the command's stdout did not reach stderr"
+grep -q "lost; wrote .* to standard output$" "$tmp/err" || fail "no closing line for -o -: $(cat "$tmp/err")"
 grep -q MARK-stdout "$tmp/s.xpu" && fail "the command's stdout got into the stream"
 [ -e ./- ] && fail "-o - wrote a file named -"
 finalized "$tmp/s.xpu" || fail "streamed trace has no trailer"
