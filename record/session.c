@@ -79,22 +79,32 @@ struct session {
 #define STOP_GRACE_S 5
 #define STOP_GRACE_NS (STOP_GRACE_S * 1000000000ull)
 
-/* libxpu-cupti.so next to xpu-record, so an installed pair always matches. */
+/*
+ * libxpu-cupti.so of this very xpu-record, found from its own path so a build and an install
+ * never mix: next to it (build/), or in ../lib/xpu-perf/ (make install).
+ */
 static char *find_gpu_lib(void)
 {
-	char exe[PATH_MAX], *path;
+	static const char *const where[] = { "", "/../lib/xpu-perf" };
+	char exe[PATH_MAX], real[PATH_MAX], *path, *dir;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t i;
 
 	if (n <= 0)
 		return NULL;
 	exe[n] = '\0';
-	if (asprintf(&path, "%s/%s", dirname(exe), GPU_LIB_NAME) < 0)
-		return NULL;
-	if (access(path, R_OK)) {
+	dir = dirname(exe);
+	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		if (asprintf(&path, "%s%s/%s", dir, where[i], GPU_LIB_NAME) < 0)
+			return NULL;
+		/* the target gets a plain absolute path in CUDA_INJECTION64_PATH */
+		if (!access(path, R_OK) && realpath(path, real)) {
+			free(path);
+			return strdup(real);
+		}
 		free(path);
-		return NULL;
 	}
-	return path;
+	return NULL;
 }
 
 static int is_traced_cb(void *ctx, pid_t pid)
@@ -478,8 +488,10 @@ static int session__setup(struct session *s)
 	char err[512] = "";
 	int fd;
 
-	if (!cfg->no_gpu)
+	if (!cfg->no_gpu) {
 		s->gpu_lib = find_gpu_lib();
+		log_info("GPU: %s", s->gpu_lib ? s->gpu_lib : "no " GPU_LIB_NAME " found, CPU only");
+	}
 	bo.gpu_lib = s->gpu_lib;
 	if (cfg->attach_pid && kill(cfg->attach_pid, 0) && errno == ESRCH) {
 		log_err("no process with pid %d", cfg->attach_pid);
