@@ -79,6 +79,11 @@ finalized "$tmp/s.xpu" || fail "streamed trace has no trailer"
 "$P" "$tmp/s.xpu" >"$tmp/s.file" 2>&1 || fail "xpu-report cannot read the streamed trace"
 "$P" - <"$tmp/s.xpu" >"$tmp/s.stdin" 2>&1 || fail "xpu-report - cannot read a redirected stdin"
 cmp -s "$tmp/s.file" "$tmp/s.stdin" || fail "xpu-report - differs from xpu-report FILE"
+# from a pipe: spooled to an unlinked file, or read into memory where no file can be made
+cat "$tmp/s.xpu" | "$P" - >"$tmp/s.pipe" 2>&1 || fail "xpu-report - cannot read a pipe"
+cmp -s "$tmp/s.file" "$tmp/s.pipe" || fail "xpu-report - from a pipe differs from xpu-report FILE"
+cat "$tmp/s.xpu" | TMPDIR=$tmp/none "$P" - >"$tmp/s.mem" 2>&1 || fail "xpu-report - without TMPDIR failed"
+cmp -s "$tmp/s.file" "$tmp/s.mem" || fail "xpu-report - read into memory differs"
 grep -q "^# samples: *[1-9]" "$tmp/s.file" || fail "no samples in the streamed trace"
 # straight through a pipe, folded output included
 "$R" --no-gpu -o - -- "$B/samples/cpu_burn" 0.3 2>/dev/null |
