@@ -232,7 +232,9 @@ int main(int argc, char **argv)
 			if (!strcmp(optarg, "fp")) {
 				cfg.dwarf_bytes = 0;
 			} else if (!strcmp(optarg, "dwarf")) {
+				/* as documented: plain dwarf is dwarf,8192, no stack-top window */
 				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
+				cfg.dwarf_top_bytes = 0;
 			} else if (!strncmp(optarg, "dwarf,", 6)) {
 				char size[16], *top = strchr(optarg + 6, ',');
 				size_t n = top ? (size_t)(top - optarg - 6) : strlen(optarg + 6);
