@@ -217,12 +217,37 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
+# ---- install: PREFIX (default /usr/local) and DESTDIR; xpu-record finds the injected library
+# from its own path, in ../lib/xpu-perf/, so the layout under PREFIX is fixed. The library is
+# 0644: under sudo the command runs as the user, who must be able to read it. ---------------
+PREFIX ?= /usr/local
+INSTALL ?= install
+XPU_BINDIR = $(DESTDIR)$(PREFIX)/bin
+XPU_LIBDIR = $(DESTDIR)$(PREFIX)/lib/xpu-perf
+INSTALL_TOOLS := $(BUILD)/xpu-record $(BUILD)/xpu-report
+INSTALL_LIB := $(filter %/libxpu-cupti.so,$(TARGETS))
+
+install: $(INSTALL_TOOLS) $(INSTALL_LIB)
+	$(call msg,INSTALL,$(XPU_BINDIR))
+	$(Q)$(INSTALL) -d $(XPU_BINDIR)
+	$(Q)$(INSTALL) -m 0755 $(INSTALL_TOOLS) $(XPU_BINDIR)/
+ifneq ($(INSTALL_LIB),)
+	$(call msg,INSTALL,$(XPU_LIBDIR))
+	$(Q)$(INSTALL) -d $(XPU_LIBDIR)
+	$(Q)$(INSTALL) -m 0644 $(INSTALL_LIB) $(XPU_LIBDIR)/
+endif
+
+uninstall:
+	$(call msg,RM,$(XPU_BINDIR)/xpu-record $(XPU_BINDIR)/xpu-report $(XPU_LIBDIR))
+	$(Q)rm -f $(XPU_BINDIR)/xpu-record $(XPU_BINDIR)/xpu-report $(XPU_LIBDIR)/libxpu-cupti.so
+	$(Q)if [ -d $(XPU_LIBDIR) ]; then rmdir $(XPU_LIBDIR); fi
+
 clean:
 	rm -rf build build-san build-fuzz
 
 format:
 	clang-format -i $(wildcard */*.c */*.h report/*/*.c report/*/*.h) $(BPF_SRC)
 
-.PHONY: all unit deps test demo clean format samples bench fuzz fuzz-build
+.PHONY: all unit deps test demo clean format samples bench fuzz fuzz-build install uninstall
 
 -include $(shell find $(BUILD) $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -135,17 +135,97 @@ static uint8_t *read_stream(int fd, size_t *size)
 	return buf;
 }
 
-struct trace_reader *trace_reader__open(const char *path, char *err, size_t errlen)
+/* Maps a regular file's fd (left open for the caller to close) and reads it. */
+static struct trace_reader *open_fd(int fd, const char *name, char *err, size_t errlen)
 {
 	struct trace_reader *r;
 	struct stat sb;
 	void *map;
+
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "cannot read %s: not a regular file", name);
+		return NULL;
+	}
+	if (sb.st_size == 0) {
+		snprintf(err, errlen, "not an xpu trace: %s is empty", name);
+		return NULL;
+	}
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map %s: %s", name, strerror(errno));
+		return NULL;
+	}
+	r = reader_init(map, (size_t)sb.st_size, err, errlen);
+	if (!r) {
+		munmap(map, (size_t)sb.st_size);
+		return NULL;
+	}
+	r->mapped = map;
+	r->mapped_size = (size_t)sb.st_size;
+	return r;
+}
+
+/*
+ * A pipe cannot be mapped and the report reads the trace twice: copy it into a file nobody
+ * can open (O_TMPFILE, or unlinked at once), which the page cache can evict, rather than into
+ * memory. -1 when no such file can be made; the caller then reads it into memory.
+ */
+static int spool_stdin(void)
+{
+	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char buf[1 << 16], path[4096];
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	ssize_t n;
+
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/xpu-report.XXXXXX", dir);
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		unlink(path);
+	}
+	for (;;) {
+		n = read(0, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (write(fd, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	}
+	if (n < 0) {
+		close(fd);
+		errno = EIO;
+		return -2;
+	}
+	return fd;
+}
+
+struct trace_reader *trace_reader__open(const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	struct stat sb;
 	int fd;
 
 	if (!strcmp(path, "-")) {
 		size_t size = 0;
-		uint8_t *buf = read_stream(0, &size);
+		uint8_t *buf;
 
+		if (!fstat(0, &sb) && S_ISREG(sb.st_mode))
+			return open_fd(0, "standard input", err, errlen);
+		fd = spool_stdin();
+		if (fd >= 0) {
+			r = open_fd(fd, "standard input", err, errlen);
+			close(fd);
+			return r;
+		}
+		if (fd == -2) {
+			snprintf(err, errlen, "cannot read standard input: %s", strerror(errno));
+			return NULL;
+		}
+		buf = read_stream(0, &size);
 		if (!buf) {
 			snprintf(err, errlen, "cannot read standard input: %s", strerror(errno));
 			return NULL;
@@ -162,29 +242,8 @@ struct trace_reader *trace_reader__open(const char *path, char *err, size_t errl
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		snprintf(err, errlen, "cannot read %s: not a regular file", path);
-		close(fd);
-		return NULL;
-	}
-	if (sb.st_size == 0) {
-		snprintf(err, errlen, "not an xpu trace: %s is empty", path);
-		close(fd);
-		return NULL;
-	}
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	r = open_fd(fd, path, err, errlen);
 	close(fd);
-	if (map == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	r = reader_init(map, (size_t)sb.st_size, err, errlen);
-	if (!r) {
-		munmap(map, (size_t)sb.st_size);
-		return NULL;
-	}
-	r->mapped = map;
-	r->mapped_size = (size_t)sb.st_size;
 	return r;
 }
 

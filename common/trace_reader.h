@@ -43,8 +43,9 @@ struct trace_reader_status {
 };
 
 /*
- * Opens a file (or "-" for stdin, read fully). On failure returns NULL and writes one line
- * into err (no newline).
+ * Opens a file, or "-" for standard input (a pipe is first copied into an unlinked file in
+ * $TMPDIR or /tmp, or into memory when none can be made). On failure returns NULL and writes
+ * one line into err (no newline).
  */
 struct trace_reader *trace_reader__open(const char *path, char *err, size_t errlen);
 /* Same, over a caller-owned buffer (fuzzing, tests). The buffer must outlive the reader. */

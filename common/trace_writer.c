@@ -10,6 +10,7 @@
 
 #include "crc32c.h"
 #include "intern.h"
+#include "mono_clock.h"
 #include "trace_writer.h"
 
 #define DEFAULT_FRAME_RAW_BYTES (1u << 20)
@@ -35,14 +36,6 @@ struct trace_writer {
 	struct intern_table *py_stacks;
 	struct trace_writer_stats stats;
 };
-
-static uint64_t mono_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -107,7 +100,7 @@ struct trace_writer *trace_writer__open_fd(int fd, const struct trace_writer_opt
 	{
 		/* A uuid only needs to tell two traces apart; /dev/urandom-free for sandboxes. */
 		uint64_t a = xpu_hash64(&hdr.create_realtime_ns, 8) ^ (uint64_t)getpid();
-		uint64_t b = xpu_hash64(&a, 8) ^ mono_now_ns();
+		uint64_t b = xpu_hash64(&a, 8) ^ clock_mono_ns();
 
 		memcpy(hdr.uuid, &a, 8);
 		memcpy(hdr.uuid + 8, &b, 8);
@@ -219,7 +212,7 @@ int trace_writer__append2(struct trace_writer *w, uint16_t type, const void *bod
 		memcpy(w->raw + w->raw_len + sizeof(rh) + body_size, tail, tail_size);
 	memset(w->raw + w->raw_len + total, 0, padded - total);
 	if (!w->frame_records)
-		w->frame_opened_ns = mono_now_ns();
+		w->frame_opened_ns = clock_mono_ns();
 	w->raw_len += padded;
 	w->frame_records++;
 	w->stats.records++;

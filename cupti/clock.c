@@ -7,16 +7,14 @@
  */
 #include <time.h>
 
+#include "mono_clock.h"
 #include "xpu_cupti.h"
 
 int64_t xc_clock_offset_ns;
 
 uint64_t xc_mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return clock_mono_ns();
 }
 
 static uint64_t CUPTIAPI mono_cb(void)

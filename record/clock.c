@@ -16,11 +16,6 @@ static uint64_t read_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-uint64_t clock_mono_ns(void)
-{
-	return read_ns(CLOCK_MONOTONIC);
-}
-
 uint64_t clock_realtime_ns(void)
 {
 	return read_ns(CLOCK_REALTIME);

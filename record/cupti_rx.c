@@ -23,6 +23,7 @@
 
 #include "cupti_rx.h"
 #include "cupti_wire.h"
+#include "mono_clock.h"
 #include "writer_thread.h"
 
 /* Pending connections before the kernel makes clients wait (they retry briefly). */
@@ -60,18 +61,7 @@ struct cupti_rx {
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return clock_mono_ns() / 1000000;
 }
 
 #define STAT_ADD(rx, field, n)                                                             \
@@ -174,7 +164,7 @@ static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 			goto bad;
 		memcpy(&hello, payload, sizeof(hello));
 		c->hello = true;
-		p.ts_ns = now_ns();
+		p.ts_ns = clock_mono_ns();
 		p.pid = c->pid;
 		p.state = XPU_GPU_PROC_CONNECTED;
 		submit_one(rx, c, XPU_REC_GPU_PROCESS, &p, sizeof(p));

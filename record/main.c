@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,9 @@ static const char usage[] =
 "CPU stacks that launched it) of a process tree into a .xpu trace.\n"
 "\n"
 "  -F, --freq=HZ          sampling frequency per CPU (default %u)\n"
-"  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT ")\n"
+"  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT "), written as\n"
+"                         FILE.partial and renamed at the end; - streams the trace to\n"
+"                         standard output (the command's output then goes to stderr)\n"
 "  -g, --call-graph=MODE  user stack unwinding: dwarf[,SIZE[,TOP]] copies the top SIZE bytes\n"
 "                         of the user stack (at most 65536) with the registers, for CPU\n"
 "                         samples and GPU launches, and TOP bytes (at most 32768) below\n"
@@ -55,14 +58,23 @@ static const char usage[] =
 "  -V, --version          print the version\n"
 "\n"
 "The traced tree is the command (or PID) and every process it forks or executes. Recording\n"
-"stops when the last of them exits, or on SIGINT/SIGTERM, which are passed on to the command\n"
-"first. xpu-record exits with the command's status (128+N if signal N killed it).\n"
+"stops when the last of them exits, or on SIGINT/SIGTERM/SIGHUP (^C), which are passed on to\n"
+"the command first; a tree still running 5 s later gets SIGTERM, and 5 s after that it is\n"
+"left running and recording stops. A second ^C stops recording at once.\n"
+"\n"
+"Exit status: the command's (128+N if signal N killed it: 130 after ^C, 143 if it took the\n"
+"SIGTERM); 130 when a second ^C or a command outliving SIGTERM ended the recording; 0 when\n"
+"-d ended the command with its SIGINT or SIGTERM; with -p, 0 or 128+N for stop signal N;\n"
+"1 for a recording error, 2 for a usage error, 126/127 if the command cannot run or is\n"
+"not found.\n"
 "\n"
 "Examples:\n"
 "  xpu-record -- ./train --epochs 1          # writes " XPU_DEFAULT_OUTPUT "\n"
 "  xpu-record -F 4999 -o app.xpu -- ./app    # finer sampling, named output\n"
 "  xpu-record --kernel-stacks -p 1234        # attach; stop with ^C\n"
 "  xpu-record -p 1234 -d 30 -o prod.xpu      # attach for 30 seconds\n"
+"  xpu-record -o - -- ./app | xpu-report -   # stream the trace into the report\n"
+"  ssh gpu1 xpu-record -o - -d 10 -- ./app > app.xpu\n"
 "  xpu-report --format=folded app.xpu | flamegraph.pl > app.svg\n";
 
 enum {
@@ -222,6 +234,7 @@ int main(int argc, char **argv)
 				cfg.dwarf_bytes = 0;
 				cfg.dwarf_top_bytes = 0;
 			} else if (!strcmp(optarg, "dwarf")) {
+				/* as documented: plain dwarf is dwarf,8192, no stack-top window */
 				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
 				cfg.dwarf_top_bytes = 0;
 			} else if (!strncmp(optarg, "dwarf,", 6)) {
@@ -304,8 +317,13 @@ int main(int argc, char **argv)
 		return bad_arg("no command to record: xpu-record [OPTION...] -- COMMAND");
 	if (!cfg.ringbuf_mb)
 		cfg.ringbuf_mb = default_ringbuf_mb(&cfg);
+	if (!strcmp(cfg.output, "-") && isatty(STDOUT_FILENO))
+		return bad_arg("-o -: standard output is a terminal; redirect it or pipe it to "
+			       "xpu-report -");
 	if (sudo_user(&cfg, keep_root))
 		return 2;
+	/* a closed pipe (-o - | head) is a write error to report, not a reason to die */
+	signal(SIGPIPE, SIG_IGN);
 	libbpf_set_print(libbpf_print);
 	return session__run(&cfg);
 }

@@ -287,9 +287,9 @@ static void lost_mappings(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	struct xpu_rec_lost lost = {
 		.ts_ns = ts_ns, .source = XPU_LOST_MAPPINGS, .pid = (uint32_t)pid, .count = 1,
 	};
+	/* at most one per process: kept even when the queue is full, so the counts match */
 	struct wt_rec r = {
 		.type = XPU_REC_LOST, .ts_ns = ts_ns, .body = &lost, .body_size = sizeof(lost),
-		/* a dropped loss record would make the trace's count disagree with ours */
 		.must_keep = true,
 	};
 

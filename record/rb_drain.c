@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * One thread polls the ring buffer. It is also the only owner of the live-process set and of
- * the mapping tracker, so no locks are needed there: both change only in event order.
+ * One thread polls the ring buffer. It is the only writer of the live process tree and the only
+ * owner of the mapping tracker, so both change in event order.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "proc_tree.h"
 #include "procmaps.h"
 #include "py_procs.h"
 #include "rb_drain.h"
@@ -27,12 +27,6 @@
 /* Exit events can be lost when the ring buffer is full: check liveness this often. */
 #define RB_LIVENESS_NS (1000ull * 1000 * 1000)
 
-struct live_pid {
-	pid_t pid;
-	bool exited;
-	int status;
-};
-
 struct rb_drain {
 	struct ring_buffer *rb;
 	struct writer_thread *wt;
@@ -40,110 +34,19 @@ struct rb_drain {
 	struct py_procs *py;		/* NULL: no Python frames */
 	pthread_t thread;
 	_Atomic bool stop;
-	pthread_mutex_t lock;		/* guards pids for the other threads' readers */
-	struct live_pid *pids;
-	size_t nr_pids, cap_pids;
-	_Atomic unsigned int live;
+	struct proc_tree *tree;
 	uint64_t last_liveness_ns;
 	struct rb_drain_stats st;
 };
 
-static struct live_pid *pid_find(struct rb_drain *d, pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < d->nr_pids; i++)
-		if (d->pids[i].pid == pid)
-			return &d->pids[i];
-	return NULL;
-}
-
-static void pid_add(struct rb_drain *d, pid_t pid)
-{
-	struct live_pid *p;
-
-	pthread_mutex_lock(&d->lock);
-	p = pid_find(d, pid);
-	if (p) {
-		/* pid reuse after an exit */
-		if (p->exited) {
-			p->exited = false;
-			atomic_fetch_add(&d->live, 1);
-		}
-		goto out;
-	}
-	if (d->nr_pids == d->cap_pids) {
-		size_t cap = d->cap_pids ? d->cap_pids * 2 : 64;
-		struct live_pid *n = realloc(d->pids, cap * sizeof(*n));
-
-		if (!n)
-			goto out;
-		d->pids = n;
-		d->cap_pids = cap;
-	}
-	d->pids[d->nr_pids++] = (struct live_pid){ .pid = pid };
-	atomic_fetch_add(&d->live, 1);
-out:
-	pthread_mutex_unlock(&d->lock);
-}
-
-static void pid_exited(struct rb_drain *d, pid_t pid, int status)
-{
-	struct live_pid *p;
-
-	pthread_mutex_lock(&d->lock);
-	p = pid_find(d, pid);
-	if (p && !p->exited) {
-		p->exited = true;
-		p->status = status;
-		atomic_fetch_sub(&d->live, 1);
-	}
-	pthread_mutex_unlock(&d->lock);
-}
-
-static bool proc_alive(pid_t pid)
-{
-	char path[64], buf[512], *s;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	s = strrchr(buf, ')');
-	/* A zombie has run its exit already: it is no longer part of the live tree. */
-	return !(s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X'));
-}
-
-void rb_drain__signal_live(struct rb_drain *d, int sig)
-{
-	size_t i;
-
-	pthread_mutex_lock(&d->lock);
-	for (i = 0; i < d->nr_pids; i++)
-		if (!d->pids[i].exited)
-			kill(d->pids[i].pid, sig);
-	pthread_mutex_unlock(&d->lock);
-}
-
 static void check_liveness(struct rb_drain *d)
 {
-	pid_t dead[64];
-	size_t i, n = 0;
+	pid_t gone[64];
+	size_t i, n = proc_tree__reap_gone(d->tree, gone, 64);
 
-	pthread_mutex_lock(&d->lock);
-	for (i = 0; i < d->nr_pids && n < 64; i++)
-		if (!d->pids[i].exited && !proc_alive(d->pids[i].pid))
-			dead[n++] = d->pids[i].pid;
-	pthread_mutex_unlock(&d->lock);
 	for (i = 0; i < n; i++) {
-		log_info("pid %d is gone without an exit event", dead[i]);
-		pid_exited(d, dead[i], -1);
-		procmaps__forget(d->pm, dead[i]);
+		log_info("pid %d is gone without an exit event", gone[i]);
+		procmaps__forget(d->pm, gone[i]);
 	}
 }
 
@@ -218,7 +121,7 @@ static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
 	writer_thread__submit(d->wt, &r);
 	switch (ev->kind) {
 	case XPU_EV_TASK_FORK:
-		pid_add(d, ev->hdr.pid);
+		proc_tree__add(d->tree, ev->hdr.pid);
 		/* The child shares its parent's image until it execs. */
 		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, false);
 		break;
@@ -230,7 +133,7 @@ static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
 	case XPU_EV_TASK_EXIT:
 		if (d->py)
 			py_procs__forget(d->py, ev->hdr.pid);
-		pid_exited(d, ev->hdr.pid, ev->exit_code);
+		proc_tree__exited(d->tree, ev->hdr.pid, ev->exit_code);
 		procmaps__forget(d->pm, ev->hdr.pid);
 		break;
 	default:
@@ -401,7 +304,7 @@ static void *drain_main(void *arg)
 }
 
 struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
-				 struct py_procs *py, pid_t seed)
+				 struct py_procs *py, struct proc_tree *tree)
 {
 	struct rb_drain *d = calloc(1, sizeof(*d));
 	int err;
@@ -411,13 +314,12 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	d->wt = wt;
 	d->pm = pm;
 	d->py = py;
-	pthread_mutex_init(&d->lock, NULL);
+	d->tree = tree;
 	d->rb = ring_buffer__new(ringbuf_fd, handle_event, d, NULL);
 	if (!d->rb) {
 		err = errno;
 		goto fail;
 	}
-	pid_add(d, seed);
 	d->last_liveness_ns = clock_mono_ns();
 	err = pthread_create(&d->thread, NULL, drain_main, d);
 	if (err)
@@ -425,30 +327,9 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	return d;
 fail:
 	ring_buffer__free(d->rb);
-	free(d->pids);
 	free(d);
 	errno = err;
 	return NULL;
-}
-
-unsigned int rb_drain__live(struct rb_drain *d)
-{
-	return atomic_load(&d->live);
-}
-
-int rb_drain__exit_status(struct rb_drain *d, pid_t pid, int *status)
-{
-	struct live_pid *p;
-	int ret = -ENOENT;
-
-	pthread_mutex_lock(&d->lock);
-	p = pid_find(d, pid);
-	if (p && p->exited && p->status >= 0) {
-		*status = p->status;
-		ret = 0;
-	}
-	pthread_mutex_unlock(&d->lock);
-	return ret;
 }
 
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
@@ -458,7 +339,5 @@ void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
 	if (st)
 		*st = d->st;
 	ring_buffer__free(d->rb);
-	pthread_mutex_destroy(&d->lock);
-	free(d->pids);
 	free(d);
 }

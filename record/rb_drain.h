@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ring-buffer drain thread: turns BPF events into records for the writer thread, keeps
- * the set of live traced processes and drives mapping scans.
+ * the live process tree up to date and drives mapping scans.
  */
 #ifndef XPU_RECORD_RB_DRAIN_H
 #define XPU_RECORD_RB_DRAIN_H
@@ -21,18 +21,14 @@ struct rb_drain_stats {
 };
 
 /*
- * seed: the processes traced from the start (the launched child or the attached pid); they
- * count as live until their exit event. The thread uses pm until rb_drain__stop().
+ * Fork and exit events update tree; processes that vanish without an exit event (lost to a
+ * full ring buffer) are found by a periodic check. The thread uses pm and tree until
+ * rb_drain__stop().
  */
 struct py_procs;
+struct proc_tree;
 struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
-				 struct py_procs *py, pid_t seed);
-/* Number of live processes in the traced tree. Thread-safe. */
-unsigned int rb_drain__live(struct rb_drain *d);
-/* Sends sig to every live process of the traced tree (as a terminal's ^C reaches them all). */
-void rb_drain__signal_live(struct rb_drain *d, int sig);
-/* Wait status of pid's exit event, if one was seen; returns 0 when found. Thread-safe. */
-int rb_drain__exit_status(struct rb_drain *d, pid_t pid, int *status);
+				 struct py_procs *py, struct proc_tree *tree);
 /* Drains what is left, joins the thread. */
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st);
 

@@ -27,6 +27,8 @@
 #include "cupti_rx.h"
 #include "jit_maps.h"
 #include "kallsyms.h"
+#include "output.h"
+#include "proc_tree.h"
 #include "procmaps.h"
 #include "py_procs.h"
 #include "rb_drain.h"
@@ -50,42 +52,61 @@ struct session {
 	struct py_procs *py;
 	struct jit_maps *jit;
 	struct rb_drain *drain;
+	struct proc_tree *tree;
 	struct cupti_rx *rx;
 	struct target target;
+	struct output out;
 	pid_t pid;
 	int sfd;
 	char *gpu_lib;
 	char *env[5];			/* NULL-terminated */
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
+	uint64_t start_mono_ns;
 	int got_signal;
 	bool hard_stop;
 	bool write_failed;
 	bool child_reaped;
 	int child_status;
 	uint64_t deadline_ns;		/* --duration: when to stop; 0 = none */
-	uint64_t term_at_ns;		/* --duration: SIGTERM a command still running by then */
 	bool duration_hit;
+	/* stopping a launched command: the next step if its tree still runs by then; 0 = none */
+	uint64_t escalate_at_ns;
+	int stop_signal;		/* the last signal the tree was sent to stop it */
 };
 
-/* After --duration's SIGINT, how long the command gets to finish before SIGTERM. */
-#define DURATION_GRACE_NS (5ull * 1000000000ull)
+/*
+ * After the SIGINT of ^C or --duration, how long the command's tree gets to exit before
+ * SIGTERM, and after SIGTERM before recording stops and leaves it running.
+ */
+#define STOP_GRACE_S 5
+#define STOP_GRACE_NS (STOP_GRACE_S * 1000000000ull)
 
-/* libxpu-cupti.so next to xpu-record, so an installed pair always matches. */
+/*
+ * libxpu-cupti.so of this very xpu-record, found from its own path so a build and an install
+ * never mix: next to it (build/), or in ../lib/xpu-perf/ (make install).
+ */
 static char *find_gpu_lib(void)
 {
-	char exe[PATH_MAX], *path;
+	static const char *const where[] = { "", "/../lib/xpu-perf" };
+	char exe[PATH_MAX], real[PATH_MAX], *path, *dir;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t i;
 
 	if (n <= 0)
 		return NULL;
 	exe[n] = '\0';
-	if (asprintf(&path, "%s/%s", dirname(exe), GPU_LIB_NAME) < 0)
-		return NULL;
-	if (access(path, R_OK)) {
+	dir = dirname(exe);
+	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		if (asprintf(&path, "%s%s/%s", dir, where[i], GPU_LIB_NAME) < 0)
+			return NULL;
+		/* the target gets a plain absolute path in CUDA_INJECTION64_PATH */
+		if (!access(path, R_OK) && realpath(path, real)) {
+			free(path);
+			return strdup(real);
+		}
 		free(path);
-		return NULL;
 	}
-	return path;
+	return NULL;
 }
 
 static int is_traced_cb(void *ctx, pid_t pid)
@@ -217,6 +238,35 @@ static void reap_child(struct session *s)
 	}
 }
 
+/*
+ * Stop signal for a launched command: the command gets it, and a line says so, so a target
+ * that ignores it never leaves the user waiting in silence; session__escalate() follows up.
+ */
+static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+
+	/*
+	 * A terminal's ^C (SI_KERNEL) already reached the child, which shares our process
+	 * group; only a signal sent to xpu-record alone is forwarded.
+	 */
+	if (si->ssi_code == SI_KERNEL) {
+		log_err("SIG%s reached PID %d from the terminal; ^C again stops recording",
+			sigabbrev_np(sig), s->pid);
+	} else if (!s->child_reaped) {
+		kill(s->target.pid, sig);
+		log_err("forwarded SIG%s to PID %d; ^C again stops recording", sigabbrev_np(sig),
+			s->pid);
+	} else {
+		proc_tree__signal(s->tree, sig);
+		log_err("forwarded SIG%s to the %u processes left of PID %d; ^C again stops "
+			"recording", sigabbrev_np(sig), proc_tree__live(s->tree), s->pid);
+	}
+	s->stop_signal = sig;
+	if (!s->escalate_at_ns)
+		s->escalate_at_ns = clock_mono_ns() + STOP_GRACE_NS;
+}
+
 static void handle_signals(struct session *s)
 {
 	struct signalfd_siginfo si;
@@ -226,6 +276,9 @@ static void handle_signals(struct session *s)
 			reap_child(s);
 			continue;
 		}
+		if (s->got_signal && !s->cfg->attach_pid && !s->hard_stop)
+			log_err("SIG%s again: recording stopped; PID %d keeps running",
+				sigabbrev_np((int)si.ssi_signo), s->pid);
 		if (s->got_signal || s->cfg->attach_pid) {
 			/* Second signal, or attached: stop now and leave the target alone. */
 			s->got_signal = (int)si.ssi_signo;
@@ -233,14 +286,7 @@ static void handle_signals(struct session *s)
 			continue;
 		}
 		s->got_signal = (int)si.ssi_signo;
-		/*
-		 * A terminal's ^C (SI_KERNEL) already reached the child, which shares our process
-		 * group; only a signal sent to xpu-record alone is forwarded.
-		 */
-		if (!s->child_reaped && si.ssi_code != SI_KERNEL)
-			kill(s->target.pid, (int)si.ssi_signo);
-		log_info("got signal %d; waiting for the target to exit (again to stop now)",
-			 (int)si.ssi_signo);
+		forward_stop(s, &si);
 	}
 }
 
@@ -250,7 +296,7 @@ static bool tree_done(struct session *s)
 		return true;
 	if (!s->cfg->attach_pid && !s->child_reaped)
 		return false;
-	return rb_drain__live(s->drain) == 0;
+	return proc_tree__live(s->tree) == 0;
 }
 
 /*
@@ -262,7 +308,7 @@ static void write_failed(struct session *s)
 {
 	s->write_failed = true;
 	log_err("cannot write %s: %s; recording stopped%s, the trace so far stays readable",
-		s->cfg->output, strerror(-writer_thread__error(s->wt)),
+		s->out.shown, strerror(-writer_thread__error(s->wt)),
 		s->cfg->attach_pid ? "" : " (the command keeps running)");
 	bpf_state__stop_sampling(s->bpf);
 	if (s->cfg->attach_pid)
@@ -271,29 +317,54 @@ static void write_failed(struct session *s)
 
 /*
  * --duration ran out: an attached process is left alone and recording stops now; a launched
- * command's tree is stopped as ^C would (its CUPTI library flushes on SIGINT), then SIGTERMed
- * if any of it outlives the grace period.
+ * command's tree is stopped as ^C would (its CUPTI library flushes on SIGINT).
  */
 static void duration_check(struct session *s, uint64_t now)
 {
-	if (!s->deadline_ns || now < s->deadline_ns)
+	if (!s->deadline_ns || now < s->deadline_ns || s->duration_hit)
 		return;
-	if (!s->duration_hit) {
-		s->duration_hit = true;
-		log_info("--duration reached: stopping");
-		if (s->cfg->attach_pid) {
-			s->hard_stop = true;
-			return;
-		}
-		rb_drain__signal_live(s->drain, SIGINT);
-		s->term_at_ns = now + DURATION_GRACE_NS;
-	} else if (s->term_at_ns && now >= s->term_at_ns) {
-		s->term_at_ns = 0;
-		if (rb_drain__live(s->drain)) {
-			log_err("--duration: the command did not exit on SIGINT; sending SIGTERM");
-			rb_drain__signal_live(s->drain, SIGTERM);
-		}
+	s->duration_hit = true;
+	log_info("--duration reached: stopping");
+	if (s->cfg->attach_pid) {
+		s->hard_stop = true;
+		return;
 	}
+	if (s->got_signal)
+		return;	/* already being stopped by a signal */
+	proc_tree__signal(s->tree, SIGINT);
+	s->stop_signal = SIGINT;
+	s->escalate_at_ns = now + STOP_GRACE_NS;
+}
+
+/*
+ * A launched tree that outlives its stop signal by STOP_GRACE_S gets SIGTERM; one that
+ * outlives SIGTERM too is left running and recording stops, so neither ^C nor --duration
+ * can wait forever.
+ */
+static void session__escalate(struct session *s, uint64_t now)
+{
+	unsigned int live;
+
+	if (!s->escalate_at_ns || now < s->escalate_at_ns)
+		return;
+	live = proc_tree__live(s->tree);
+	if (!live) {
+		s->escalate_at_ns = 0;
+		return;
+	}
+	if (s->stop_signal != SIGTERM) {
+		log_err("%u process%s of PID %d still running %d s after SIG%s; sending SIGTERM",
+			live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S,
+			sigabbrev_np(s->stop_signal));
+		proc_tree__signal(s->tree, SIGTERM);
+		s->stop_signal = SIGTERM;
+		s->escalate_at_ns = now + STOP_GRACE_NS;
+		return;
+	}
+	log_err("%u process%s of PID %d still running %d s after SIGTERM; recording stopped, "
+		"the command keeps running", live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S);
+	s->escalate_at_ns = 0;
+	s->hard_stop = true;
 }
 
 static void main_loop(struct session *s)
@@ -314,6 +385,7 @@ static void main_loop(struct session *s)
 			write_failed(s);
 		now = clock_mono_ns();
 		duration_check(s, now);
+		session__escalate(s, now);
 		if (now >= next_clock) {
 			submit_clock_sync(s);
 			next_clock = now + CLOCK_SYNC_INTERVAL_NS;
@@ -347,7 +419,7 @@ static void submit_end(struct session *s, int *exit_code)
 	if (!s->cfg->attach_pid && s->child_reaped) {
 		status = s->child_status;
 		have = true;
-	} else if (s->cfg->attach_pid && !rb_drain__exit_status(s->drain, s->pid, &status)) {
+	} else if (s->cfg->attach_pid && !proc_tree__exit_status(s->tree, s->pid, &status)) {
 		have = true;
 	}
 	if (have) {
@@ -356,44 +428,16 @@ static void submit_end(struct session *s, int *exit_code)
 		else if (WIFSIGNALED(status))
 			end.term_signal = WTERMSIG(status);
 		*exit_code = exit_status_of(status);
+		/* --duration ending the command is the recording working as asked, not a failure */
+		if (s->duration_hit && !s->got_signal && WIFSIGNALED(status) &&
+		    (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
+			*exit_code = 0;
 	} else {
 		*exit_code = s->got_signal ? 128 + s->got_signal : 0;
 	}
 	end.reason = s->got_signal ? XPU_END_SIGNAL :
 		     s->duration_hit ? XPU_END_DURATION : XPU_END_TARGET_EXITED;
 	writer_thread__submit(s->wt, &r);
-}
-
-/*
- * An existing file is replaced, never written through: it is unlinked and a new one created
- * with O_EXCL, so a symlink or hard link planted at the path (sudo in /tmp) cannot turn
- * root's write elsewhere. 0600: a trace holds command lines, paths and addresses. Under sudo
- * the file belongs to the user who ran sudo.
- */
-static int open_output(const struct record_config *cfg)
-{
-	struct stat sb;
-	int fd;
-
-	if (!lstat(cfg->output, &sb)) {
-		if (!S_ISREG(sb.st_mode)) {
-			log_err("cannot write %s: it exists and is not a regular file", cfg->output);
-			return -1;
-		}
-		if (unlink(cfg->output) && errno != ENOENT) {
-			log_err("cannot replace %s: %s", cfg->output, strerror(errno));
-			return -1;
-		}
-	}
-	fd = open(cfg->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		log_err("cannot create %s: %s", cfg->output, strerror(errno));
-		return -1;
-	}
-	if (cfg->sudo && fchown(fd, cfg->user_uid, cfg->user_gid))
-		log_info("cannot give %s to uid %u: %s", cfg->output, (unsigned int)cfg->user_uid,
-			 strerror(errno));
-	return fd;
 }
 
 /* The target runs as the sudo user: let it reach the CUPTI socket in its 0700 directory. */
@@ -426,9 +470,14 @@ static int setup_signals(struct session *s)
 	return s->sfd < 0 ? -errno : 0;
 }
 
-int session__run(const struct record_config *cfg)
+/*
+ * Everything that must exist before the target may run: BPF loaded, signals routed to the
+ * signalfd, the trace open with its writer thread, the mapping and Python trackers, and the
+ * CUPTI receiver with the environment that injects the library. 0, or -1 with the error said.
+ */
+static int session__setup(struct session *s)
 {
-	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1 } };
+	const struct record_config *cfg = s->cfg;
 	struct bpf_setup_opts bo = {
 		.freq_hz = cfg->freq_hz,
 		.kernel_stacks = cfg->kernel_stacks,
@@ -437,222 +486,361 @@ int session__run(const struct record_config *cfg)
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 	};
 	struct trace_writer_opts wo = { 0 };
-	struct trace_writer *w = NULL;
-	struct procmaps_stats ps = { 0 };
-	struct rb_drain_stats ds = { 0 };
-	struct py_procs_stats pys = { 0 };
-	struct jit_maps_stats jms = { 0 };
-	struct xpu_stat_entry stats[32];
-	struct cupti_rx_stats rxs = {0};
-	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
+	struct trace_writer *w;
 	char err[512] = "";
-	int ret = 1, fd, e, n = 0;
+	int fd;
 
-	if (!cfg->no_gpu)
-		s.gpu_lib = find_gpu_lib();
-	bo.gpu_lib = s.gpu_lib;
+	if (!cfg->no_gpu) {
+		s->gpu_lib = find_gpu_lib();
+		log_info("GPU: %s", s->gpu_lib ? s->gpu_lib : "no " GPU_LIB_NAME " found, CPU only");
+	}
+	bo.gpu_lib = s->gpu_lib;
 	if (cfg->attach_pid && kill(cfg->attach_pid, 0) && errno == ESRCH) {
 		log_err("no process with pid %d", cfg->attach_pid);
-		goto out;
+		return -1;
 	}
-	e = bpf_state__load(&s.bpf, &bo, err, sizeof(err));
-	if (e) {
+	if (bpf_state__load(&s->bpf, &bo, err, sizeof(err))) {
 		log_err("%s", err);
-		goto out;
+		return -1;
 	}
-	if (setup_signals(&s)) {
+	if (setup_signals(s)) {
 		log_err("cannot set up signal handling: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
-	fd = open_output(cfg);
+	fd = output__open(&s->out, cfg);
 	if (fd < 0)
-		goto out;
+		return -1;
 	w = trace_writer__open_fd(fd, &wo);
 	if (!w) {
-		log_err("cannot write %s: %s", cfg->output, strerror(errno));
-		goto out;
+		log_err("cannot write %s: %s", s->out.shown, strerror(errno));
+		close(fd);
+		output__discard(&s->out);
+		return -1;
 	}
-	s.wt = writer_thread__start(w, WRITER_QUEUE_BYTES);
-	if (!s.wt) {
+	s->wt = writer_thread__start(w, WRITER_QUEUE_BYTES);
+	if (!s->wt) {
 		log_err("cannot start the writer thread: %s", strerror(errno));
 		trace_writer__close(w);
-		goto out;
+		return -1;
 	}
-	s.pm = procmaps__new(s.wt);
-	if (!s.pm)
-		goto out_writer;
-	s.py = py_procs__new(s.wt, bpf_state__py_map_fd(s.bpf), !cfg->no_python);
-	if (!s.py)
-		goto out_writer;
-	procmaps__set_python(s.pm, s.py);
-	s.jit = jit_maps__new(s.wt);
-	if (!s.jit)
-		goto out_writer;
-	procmaps__set_jit(s.pm, s.jit);
-
-	if (s.gpu_lib && !cfg->attach_pid) {
-		s.rx = cupti_rx__start(s.wt, is_traced_cb, &s, err, sizeof(err));
-		if (!s.rx) {
+	s->pm = procmaps__new(s->wt);
+	if (!s->pm)
+		return -1;
+	s->py = py_procs__new(s->wt, bpf_state__py_map_fd(s->bpf), !cfg->no_python);
+	if (!s->py)
+		return -1;
+	procmaps__set_python(s->pm, s->py);
+	s->jit = jit_maps__new(s->wt);
+	if (!s->jit)
+		return -1;
+	procmaps__set_jit(s->pm, s->jit);
+	if (s->gpu_lib && !cfg->attach_pid) {
+		s->rx = cupti_rx__start(s->wt, is_traced_cb, s, err, sizeof(err));
+		if (!s->rx) {
 			log_err("GPU tracing off: %s", err);
-		} else if (asprintf(&s.env[0], "CUDA_INJECTION64_PATH=%s", s.gpu_lib) < 0 ||
-			   asprintf(&s.env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(s.rx)) < 0 ||
+		} else if (asprintf(&s->env[0], "CUDA_INJECTION64_PATH=%s", s->gpu_lib) < 0 ||
+			   asprintf(&s->env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(s->rx)) < 0 ||
 			   /* NVTX calls reach CUPTI only through the NVTX injection hook. */
-			   asprintf(&s.env[2], "NVTX_INJECTION64_PATH=%s",
+			   asprintf(&s->env[2], "NVTX_INJECTION64_PATH=%s",
 				    getenv("NVTX_INJECTION64_PATH") ? getenv("NVTX_INJECTION64_PATH")
-								    : s.gpu_lib) < 0 ||
-			   asprintf(&s.env[3], "XPU_CUDA_GRAPHS=%s",
+								    : s->gpu_lib) < 0 ||
+			   asprintf(&s->env[3], "XPU_CUDA_GRAPHS=%s",
 				    cfg->cuda_graphs ? cfg->cuda_graphs : "node") < 0) {
-			goto out_writer;
+			return -1;
 		}
 	}
-	if (s.rx && cfg->drop_root)
-		chown_socket(cfg, cupti_rx__socket_path(s.rx));
+	if (s->rx && cfg->drop_root)
+		chown_socket(cfg, cupti_rx__socket_path(s->rx));
+	return 0;
+}
+
+/*
+ * Forks the command behind its start gate (or takes the attached pid), puts its pid in the
+ * traced tree and attaches every probe. 0, or -1 with the error said.
+ */
+static int session__launch(struct session *s)
+{
+	const struct record_config *cfg = s->cfg;
+	char err[512] = "";
+	int e;
+
 	if (cfg->attach_pid) {
-		s.pid = cfg->attach_pid;
+		s->pid = cfg->attach_pid;
 	} else {
-		s.target.drop_root = cfg->drop_root;
-		s.target.uid = cfg->user_uid;
-		s.target.gid = cfg->user_gid;
-		s.target.user = cfg->user_name;
-		e = target__launch(&s.target, cfg->cmd, s.rx ? s.env : NULL);
+		s->target.drop_root = cfg->drop_root;
+		s->target.uid = cfg->user_uid;
+		s->target.gid = cfg->user_gid;
+		s->target.user = cfg->user_name;
+		e = target__launch(&s->target, cfg->cmd, s->rx ? s->env : NULL);
 		if (e) {
 			log_err("cannot fork: %s", strerror(-e));
-			goto out_writer;
+			return -1;
 		}
-		s.pid = s.target.pid;
+		s->pid = s->target.pid;
 	}
-	e = bpf_state__trace_pid(s.bpf, s.pid);
-	if (e) {
-		log_err("cannot trace pid %d: %s", s.pid, strerror(-e));
-		goto out_target;
+	s->tree = proc_tree__new(s->pid);
+	if (!s->tree) {
+		log_err("cannot track pid %d: %s", s->pid, strerror(ENOMEM));
+		return -1;
 	}
-	e = bpf_state__attach(s.bpf, err, sizeof(err));
+	e = bpf_state__trace_pid(s->bpf, s->pid);
 	if (e) {
+		log_err("cannot trace pid %d: %s", s->pid, strerror(-e));
+		return -1;
+	}
+	if (bpf_state__attach(s->bpf, err, sizeof(err))) {
 		log_err("%s", err);
-		goto out_target;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The first records (session, clock, kernel symbols, an attached process's threads and
+ * mappings), the drain thread, then the command's first instruction. 0, or -1.
+ */
+static int session__start(struct session *s)
+{
+	const struct record_config *cfg = s->cfg;
+	uint64_t start_rt;
+	int e;
 
 	start_rt = clock_realtime_ns();
-	start_mono = clock_mono_ns();
-	submit_session(&s, start_mono, start_rt);
-	submit_clock_sync(&s);
+	s->start_mono_ns = clock_mono_ns();
+	submit_session(s, s->start_mono_ns, start_rt);
+	submit_clock_sync(s);
 	if (cfg->kernel_stacks) {
-		e = kallsyms__snapshot(s.wt);
+		e = kallsyms__snapshot(s->wt);
 		if (e < 0)
 			log_err("kernel symbols not captured: /proc/kallsyms: %s", strerror(-e));
 	}
 	if (cfg->attach_pid) {
-		target__describe_threads(s.pid, s.wt, start_mono);
-		procmaps__scan(s.pm, s.pid, start_mono, false);
+		target__describe_threads(s->pid, s->wt, s->start_mono_ns);
+		procmaps__scan(s->pm, s->pid, s->start_mono_ns, false);
 	}
-	s.drain = rb_drain__start(bpf_state__events_fd(s.bpf), s.wt, s.pm, s.py, s.pid);
-	if (!s.drain) {
+	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->py, s->tree);
+	if (!s->drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
-		goto out_target;
+		return -1;
 	}
-	if (!cfg->attach_pid && target__release(&s.target, 1)) {
+	if (!cfg->attach_pid && target__release(&s->target, 1)) {
 		log_err("cannot start the target: %s", strerror(errno));
-		goto out_target;
+		return -1;
 	}
-	log_info("recording pid %d at %u Hz into %s (ring buffer %u MiB)", s.pid, cfg->freq_hz,
-		 cfg->output, cfg->ringbuf_mb);
-
+	log_info("recording pid %d at %u Hz into %s (ring buffer %u MiB)", s->pid, cfg->freq_hz,
+		 s->out.partial ? s->out.partial : s->out.shown, cfg->ringbuf_mb);
 	if (cfg->duration_ns)
-		s.deadline_ns = clock_mono_ns() + cfg->duration_ns;
-	main_loop(&s);
+		s->deadline_ns = clock_mono_ns() + cfg->duration_ns;
+	return 0;
+}
 
-	bpf_state__stop_sampling(s.bpf);
-	rb_drain__stop(s.drain, &ds);
-	if (s.rx) {
-		cupti_rx__stop(s.rx, CUPTI_STOP_TIMEOUT_MS, &rxs);
-		s.rx = NULL;
-	}
-	report_bpf_losses(&s, cnt);
-	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
-	jit_maps__collect(s.jit, &jms);
-	procmaps__get_stats(s.pm, &ps);
-	py_procs__get_stats(s.py, &pys);
-	submit_clock_sync(&s);
-	submit_end(&s, &ret);
-	s.drain = NULL;
+/* The STATS record: the recorder's own counts, which the report's loss lines must match. */
+static unsigned int session__stats(struct session *s, struct xpu_stat_entry *stats,
+				   const uint64_t *cnt, const struct rb_drain_stats *ds,
+				   const struct procmaps_stats *ps, const struct py_procs_stats *pys,
+				   const struct jit_maps_stats *jms, const struct cupti_rx_stats *rxs)
+{
+	unsigned int n = 0;
 
 #define STAT(i, v) stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) }
-	STAT(XPU_STAT_SAMPLES, ds.samples);
+	STAT(XPU_STAT_SAMPLES, ds->samples);
 	STAT(XPU_STAT_RINGBUF_LOST, cnt[XPU_CNT_RB_LOST]);
 	STAT(XPU_STAT_STACK_ERRORS, cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]);
-	STAT(XPU_STAT_TASK_EVENTS, ds.task_events);
-	STAT(XPU_STAT_MAPPING_SCANS, ps.scans);
-	STAT(XPU_STAT_MAPPING_SCAN_FAILURES, ps.scan_failures);
-	STAT(XPU_STAT_GPU_LAUNCHES, ds.gpu_launches);
-	STAT(XPU_STAT_GPU_RECORDS, rxs.records);
-	STAT(XPU_STAT_CUPTI_CLIENTS, rxs.clients);
-	STAT(XPU_STAT_CUPTI_REJECTED, rxs.rejected);
-	if (cfg->dwarf_bytes) {
+	STAT(XPU_STAT_TASK_EVENTS, ds->task_events);
+	STAT(XPU_STAT_MAPPING_SCANS, ps->scans);
+	STAT(XPU_STAT_MAPPING_SCAN_FAILURES, ps->scan_failures);
+	STAT(XPU_STAT_GPU_LAUNCHES, ds->gpu_launches);
+	STAT(XPU_STAT_GPU_RECORDS, rxs->records);
+	STAT(XPU_STAT_CUPTI_CLIENTS, rxs->clients);
+	STAT(XPU_STAT_CUPTI_REJECTED, rxs->rejected);
+	if (s->cfg->dwarf_bytes) {
 		STAT(XPU_STAT_STACK_COPIES, cnt[XPU_CNT_USTACK_COPIES]);
 		STAT(XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
-		if (cfg->dwarf_top_bytes)
+		if (s->cfg->dwarf_top_bytes)
 			STAT(XPU_STAT_STACK_TOP_ERRORS, cnt[XPU_CNT_USTACK_TOP_ERR]);
 	}
-	if (pys.runtimes) {
-		STAT(XPU_STAT_PY_STACKS, pys.stacks);
-		STAT(XPU_STAT_PY_FRAMES, pys.frames);
+	if (pys->runtimes) {
+		STAT(XPU_STAT_PY_STACKS, pys->stacks);
+		STAT(XPU_STAT_PY_FRAMES, pys->frames);
 		STAT(XPU_STAT_PY_TRUNCATED, cnt[XPU_CNT_PY_TRUNCATED]);
 		STAT(XPU_STAT_PY_READ_ERRORS, cnt[XPU_CNT_PY_READ_ERR]);
-		STAT(XPU_STAT_PY_CODES, pys.codes);
-		STAT(XPU_STAT_PY_CODE_ERRORS, pys.code_errors);
+		STAT(XPU_STAT_PY_CODES, pys->codes);
+		STAT(XPU_STAT_PY_CODE_ERRORS, pys->code_errors);
 		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
 	}
-	if (jms.symbols || jms.skipped) {
-		STAT(XPU_STAT_JIT_SYMBOLS, jms.symbols);
-		STAT(XPU_STAT_JIT_SKIPPED, jms.skipped);
+	if (jms->symbols || jms->skipped) {
+		STAT(XPU_STAT_JIT_SYMBOLS, jms->symbols);
+		STAT(XPU_STAT_JIT_SKIPPED, jms->skipped);
 	}
 #undef STAT
-	e = writer_thread__finish(s.wt, stats, n);
-	if (e || s.write_failed) {
-		if (!s.write_failed)
-			log_err("cannot write %s: %s", cfg->output, strerror(-e));
+	return n;
+}
+
+/* What each LOST source means to the user, and what to do about it. */
+static const char *const lost_what[WT_LOST_SOURCES] = {
+	[0] = "records, of a kind this recorder does not name",
+	[XPU_LOST_RINGBUF] = "events: the BPF ring buffer was full (raise --ringbuf-mb)",
+	[XPU_LOST_CUPTI_RECORDS] = "GPU records: CUPTI dropped them (raise XPU_CUPTI_BUFFER_MB)",
+	[XPU_LOST_CUPTI_TRANSPORT] = "GPU record batches the injected library could not send",
+	[XPU_LOST_STACK] = "stacks: their events arrived without them",
+	[XPU_LOST_MAPPINGS] = "processes' mappings: they exited before they could be read",
+	[XPU_LOST_WRITER] = "records: the writer queue was full (output slower than the events)",
+	[XPU_LOST_PY_STACK] = "Python stacks not joined to their event",
+};
+
+static void format_bytes(char *buf, size_t size, uint64_t b)
+{
+	if (b >= 10ull << 20)
+		snprintf(buf, size, "%.0f MiB", (double)b / (1 << 20));
+	else if (b >= 1 << 20)
+		snprintf(buf, size, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 1 << 10)
+		snprintf(buf, size, "%.1f KiB", (double)b / (1 << 10));
+	else
+		snprintf(buf, size, "%llu bytes", (unsigned long long)b);
+}
+
+/*
+ * After every recording that wrote a trace: a line per loss class that is not zero (the
+ * counts of the trace's LOST records, which the report shows too), then one line saying what
+ * was written where, as perf does.
+ */
+static void say_summary(const struct session *s, const struct wt_summary *sum, uint64_t gpu_records)
+{
+	uint64_t lost = 0;
+	char bytes[32];
+	unsigned int i;
+
+	for (i = 0; i < WT_LOST_SOURCES; i++) {
+		if (!sum->lost[i])
+			continue;
+		lost += sum->lost[i];
+		log_err("lost %llu %s", (unsigned long long)sum->lost[i],
+			lost_what[i] ? lost_what[i] : lost_what[0]);
+	}
+	format_bytes(bytes, sizeof(bytes), sum->file_bytes);
+	log_err("%llu samples, %llu GPU records, %llu lost; wrote %s to %s",
+		(unsigned long long)sum->samples, (unsigned long long)gpu_records,
+		(unsigned long long)lost, bytes,
+		s->out.partial ? s->out.partial : s->out.shown);
+}
+
+/*
+ * Tears down in the order that writes everything: sampling stopped, ring buffer drained, CUPTI
+ * clients flushed, then the end records and STATS. Returns xpu-record's exit status.
+ */
+static int session__finish(struct session *s)
+{
+	const struct record_config *cfg = s->cfg;
+	struct procmaps_stats ps = { 0 };
+	struct rb_drain_stats ds = { 0 };
+	struct py_procs_stats pys = { 0 };
+	struct jit_maps_stats jms = { 0 };
+	struct cupti_rx_stats rxs = { 0 };
+	struct xpu_stat_entry stats[32];
+	struct wt_summary sum = { 0 };
+	uint64_t cnt[XPU_CNT_NR] = { 0 };
+	bool discard;
+	unsigned int n;
+	int ret = 1, e;
+
+	bpf_state__stop_sampling(s->bpf);
+	rb_drain__stop(s->drain, &ds);
+	s->drain = NULL;
+	if (s->rx) {
+		cupti_rx__stop(s->rx, CUPTI_STOP_TIMEOUT_MS, &rxs);
+		s->rx = NULL;
+	}
+	report_bpf_losses(s, cnt);
+	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
+	jit_maps__collect(s->jit, &jms);
+	procmaps__get_stats(s->pm, &ps);
+	py_procs__get_stats(s->py, &pys);
+	submit_clock_sync(s);
+	submit_end(s, &ret);
+	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &rxs);
+	e = writer_thread__finish(s->wt, stats, n, &sum);
+	s->wt = NULL;
+	if (e || s->write_failed) {
+		if (!s->write_failed)
+			log_err("cannot write %s: %s", s->out.shown, strerror(-e));
 		ret = ret ? ret : 1;
 	}
-	s.wt = NULL;
+	/*
+	 * The command never ran (the child said why, in one line): keep an older trace rather
+	 * than replace it with an empty one.
+	 */
+	discard = !cfg->attach_pid && s->child_reaped && target__exec_failed(&s->target);
+	if (discard && !s->out.to_stdout)
+		output__discard(&s->out);
+	else if (output__commit(&s->out))
+		ret = ret ? ret : 1;
+	/* a failed write already said all there is, in one line */
+	if (!discard && !e && !s->write_failed)
+		say_summary(s, &sum, rxs.records);
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
 		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
 		 (unsigned long long)(cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]),
 		 (unsigned long long)ps.mappings, (unsigned long long)ps.scan_failures);
-	if (cnt[XPU_CNT_RB_LOST])
-		log_err("warning: %llu events lost (ring buffer full; try --ringbuf-mb)",
-			(unsigned long long)cnt[XPU_CNT_RB_LOST]);
-	goto out;
+	return ret;
+}
 
-out_target:
-	if (s.drain) {
-		rb_drain__stop(s.drain, NULL);
-		s.drain = NULL;
+/*
+ * Setup failed somewhere: a command still behind its gate exits 127 without running, and a
+ * trace that recorded nothing is removed rather than left looking like an empty profile.
+ */
+static void session__abort(struct session *s)
+{
+	if (s->drain) {
+		rb_drain__stop(s->drain, NULL);
+		s->drain = NULL;
 	}
-	if (!cfg->attach_pid && s.target.pid > 0) {
-		target__release(&s.target, 0);
-		waitpid(s.target.pid, NULL, 0);
+	if (!s->cfg->attach_pid && s->target.pid > 0) {
+		target__release(&s->target, 0);
+		waitpid(s->target.pid, NULL, 0);
 	}
-	if (s.rx)
-		cupti_rx__stop(s.rx, 0, NULL);
-out_writer:
-	if (s.wt) {
-		writer_thread__finish(s.wt, NULL, 0);
-		/* Nothing was recorded: do not leave a trace that looks like an empty profile. */
-		unlink(cfg->output);
+	if (s->rx) {
+		cupti_rx__stop(s->rx, 0, NULL);
+		s->rx = NULL;
 	}
-	ret = 1;
-out:
-	procmaps__free(s.pm);
-	py_procs__free(s.py);
-	jit_maps__free(s.jit);
-	bpf_state__destroy(s.bpf);
-	if (s.sfd >= 0)
-		close(s.sfd);
-	free(s.env[0]);
-	free(s.env[1]);
-	free(s.env[2]);
-	free(s.env[3]);
-	free(s.gpu_lib);
+	if (s->wt) {
+		writer_thread__finish(s->wt, NULL, 0, NULL);
+		s->wt = NULL;
+	}
+	output__discard(&s->out);
+}
+
+static void session__free(struct session *s)
+{
+	size_t i;
+
+	output__free(&s->out);
+	if (s->target.exec_fd >= 0)
+		close(s->target.exec_fd);
+	procmaps__free(s->pm);
+	py_procs__free(s->py);
+	jit_maps__free(s->jit);
+	proc_tree__free(s->tree);
+	bpf_state__destroy(s->bpf);
+	if (s->sfd >= 0)
+		close(s->sfd);
+	for (i = 0; i < sizeof(s->env) / sizeof(s->env[0]); i++)
+		free(s->env[i]);
+	free(s->gpu_lib);
+}
+
+int session__run(const struct record_config *cfg)
+{
+	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1, .exec_fd = -1 } };
+	int ret = 1;
+
+	if (session__setup(&s) || session__launch(&s) || session__start(&s)) {
+		session__abort(&s);
+	} else {
+		main_loop(&s);
+		ret = session__finish(&s);
+	}
+	session__free(&s);
 	return ret;
 }

@@ -17,10 +17,17 @@
 #include "target.h"
 #include "writer_thread.h"
 
+static void report_exec_failure(int fd, int err)
+{
+	ssize_t n = write(fd, &err, sizeof(err));
+
+	(void)n;	/* the exit status says it anyway */
+}
+
 int target__launch(struct target *t, char *const *cmd, char **env_extra)
 {
 	gid_t groups[256];
-	int fds[2], ngroups = 1;
+	int fds[2], efds[2], ngroups = 1;
 	pid_t pid;
 	char go;
 
@@ -38,12 +45,22 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 	}
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
+	/* the child reports a failed exec here; a successful one closes it (O_CLOEXEC) */
+	if (pipe2(efds, O_CLOEXEC)) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
 	pid = fork();
 	if (pid < 0) {
 		int err = -errno;
 
 		close(fds[0]);
 		close(fds[1]);
+		close(efds[0]);
+		close(efds[1]);
 		return err;
 	}
 	if (pid == 0) {
@@ -52,6 +69,7 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		int err;
 
 		close(fds[1]);
+		close(efds[0]);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
@@ -61,8 +79,10 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		/* groups, then gid, then uid: each step needs the root the next one gives up */
 		if (t->drop_root && (setgroups((size_t)ngroups, groups) || setgid(t->gid) ||
 				     setuid(t->uid))) {
+			err = errno;
 			fprintf(stderr, "xpu-record: cannot run %s as uid %u: %s\n", cmd[0],
-				(unsigned int)t->uid, strerror(errno));
+				(unsigned int)t->uid, strerror(err));
+			report_exec_failure(efds[1], err);
 			_exit(127);
 		}
 		for (e = env_extra; e && *e; e++)
@@ -70,12 +90,16 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		execvp(cmd[0], cmd);
 		err = errno;
 		fprintf(stderr, "xpu-record: cannot run %s: %s\n", cmd[0], strerror(err));
+		report_exec_failure(efds[1], err);
 		/* as a shell does: 127 not found, 126 found but not runnable */
 		_exit(err == ENOENT ? 127 : 126);
 	}
 	close(fds[0]);
+	close(efds[1]);
 	t->pid = pid;
 	t->gate_fd = fds[1];
+	t->exec_fd = efds[0];
+	fcntl(t->exec_fd, F_SETFL, O_NONBLOCK);
 	t->env_extra = env_extra;
 	return 0;
 }
@@ -92,6 +116,21 @@ int target__release(struct target *t, int go)
 	close(t->gate_fd);
 	t->gate_fd = -1;
 	return ret;
+}
+
+bool target__exec_failed(struct target *t)
+{
+	ssize_t n;
+	int err;
+
+	if (t->exec_fd < 0)
+		return false;
+	do {
+		n = read(t->exec_fd, &err, sizeof(err));
+	} while (n < 0 && errno == EINTR);
+	close(t->exec_fd);
+	t->exec_fd = -1;
+	return n == sizeof(err);
 }
 
 static size_t read_small(const char *path, char *buf, size_t size)

@@ -12,6 +12,7 @@ struct writer_thread;
 struct target {
 	pid_t pid;
 	int gate_fd;			/* write end of the start pipe, -1 once released */
+	int exec_fd;			/* read end of the exec report pipe, -1 when closed */
 	char **env_extra;		/* "NAME=value" to set in the child, NULL-terminated */
 	/* set before target__launch(): the child becomes this user before exec */
 	bool drop_root;
@@ -28,6 +29,11 @@ struct target {
 int target__launch(struct target *t, char *const *cmd, char **env_extra);
 /* Lets the child exec (go = 1) or makes it exit 127 without running anything (go = 0). */
 int target__release(struct target *t, int go);
+/*
+ * After the child has exited: true if the command never ran (not found, not executable, or
+ * the switch to the sudo user failed), so nothing of it was recorded. Closes exec_fd.
+ */
+bool target__exec_failed(struct target *t);
 /* Attach mode: COMM/THREAD records for the threads pid already has. */
 int target__describe_threads(pid_t pid, struct writer_thread *wt, uint64_t ts_ns);
 /* The command line of pid, NUL-separated, into buf; returns its length. */

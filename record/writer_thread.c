@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mono_clock.h"
 #include "record_fields.h"
 #include "trace_writer.h"
 #include "writer_thread.h"
@@ -72,19 +73,13 @@ struct writer_thread {
 	_Atomic uint64_t dropped;
 	_Atomic int write_error;	/* first write error (negative errno), for the main loop */
 	uint64_t dropped_reported;	/* writer thread only */
+	uint64_t lost[WT_LOST_SOURCES];	/* writer thread only: LOST counts written */
+	uint64_t samples;		/* writer thread only: CPU_SAMPLE records written */
 	struct foreign_source *sources;	/* writer thread only */
 	int result;
 	uint8_t *scratch;		/* writer thread only: body copies for remapping */
 	size_t scratch_len;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static size_t align8(size_t n)
 {
@@ -264,6 +259,17 @@ uint64_t writer_thread__dropped(struct writer_thread *wt)
 
 /* ---- writer thread side --------------------------------------------------------------- */
 
+/* Tallies a LOST record on its way into the file, so the closing lines match the report. */
+static void count_lost(struct writer_thread *wt, uint16_t type, const void *body, uint32_t size)
+{
+	struct xpu_rec_lost l;
+
+	if (type != XPU_REC_LOST || size < sizeof(l))
+		return;
+	memcpy(&l, body, sizeof(l));
+	wt->lost[l.source < WT_LOST_SOURCES ? l.source : 0] += l.count;
+}
+
 static void write_native(struct writer_thread *wt, struct wt_msg *m)
 {
 	uint8_t *body = (uint8_t *)m->data;
@@ -289,7 +295,10 @@ static void write_native(struct writer_thread *wt, struct wt_msg *m)
 		id = trace_writer__intern_py_stack(wt->w, (const uint64_t *)s, m->nr_py, m->py_flags);
 		memcpy(body + m->py_off, &id, sizeof(id));
 	}
-	trace_writer__append(wt->w, m->type, body, m->body_size + m->tail_size, m->ts_ns);
+	if (trace_writer__append(wt->w, m->type, body, m->body_size + m->tail_size, m->ts_ns))
+		return;
+	count_lost(wt, m->type, body, m->body_size);
+	wt->samples += m->type == XPU_REC_CPU_SAMPLE;
 }
 
 static struct foreign_source *source_get(struct writer_thread *wt, uint32_t id)
@@ -410,8 +419,9 @@ static void write_foreign(struct writer_thread *wt, struct wt_msg *m)
 			id = (src && local < src->map_len) ? src->map[local] : 0;
 			memcpy(wt->scratch + offs[i], &id, 4);
 		}
-		trace_writer__append(wt->w, h.type, wt->scratch, body_size,
-				     foreign_ts(h.type, wt->scratch, body_size));
+		if (!trace_writer__append(wt->w, h.type, wt->scratch, body_size,
+					  foreign_ts(h.type, wt->scratch, body_size)))
+			count_lost(wt, h.type, wt->scratch, body_size);
 	}
 }
 
@@ -422,11 +432,12 @@ static void report_drops(struct writer_thread *wt)
 
 	if (d == wt->dropped_reported)
 		return;
-	lost.ts_ns = mono_ns();
+	lost.ts_ns = clock_mono_ns();
 	lost.source = XPU_LOST_WRITER;
 	lost.count = d - wt->dropped_reported;
 	wt->dropped_reported = d;
-	trace_writer__append(wt->w, XPU_REC_LOST, &lost, sizeof(lost), lost.ts_ns);
+	if (!trace_writer__append(wt->w, XPU_REC_LOST, &lost, sizeof(lost), lost.ts_ns))
+		count_lost(wt, XPU_REC_LOST, &lost, sizeof(lost));
 }
 
 static void write_stats(struct writer_thread *wt, struct wt_msg *m)
@@ -498,7 +509,7 @@ static void *writer_main(void *arg)
 			m = next;
 		}
 		report_drops(wt);
-		trace_writer__flush_if_older(wt->w, mono_ns(), WT_FLUSH_AGE_NS);
+		trace_writer__flush_if_older(wt->w, clock_mono_ns(), WT_FLUSH_AGE_NS);
 		if (!atomic_load(&wt->write_error))
 			atomic_store(&wt->write_error, trace_writer__error(wt->w));
 	}
@@ -527,8 +538,9 @@ struct writer_thread *writer_thread__start(struct trace_writer *w, size_t max_qu
 }
 
 int writer_thread__finish(struct writer_thread *wt, const struct xpu_stat_entry *extra,
-			  unsigned int nr_extra)
+			  unsigned int nr_extra, struct wt_summary *sum)
 {
+	struct trace_writer_stats st;
 	struct wt_msg *m = calloc(1, sizeof(*m));
 	struct foreign_source *src;
 	int err;
@@ -541,7 +553,14 @@ int writer_thread__finish(struct writer_thread *wt, const struct xpu_stat_entry 
 	m->nr_extra = nr_extra;
 	enqueue(wt, m, true, 0);
 	pthread_join(wt->thread, NULL);
+	trace_writer__flush(wt->w);
+	trace_writer__get_stats(wt->w, &st);
 	err = trace_writer__close(wt->w);
+	if (sum) {
+		memcpy(sum->lost, wt->lost, sizeof(sum->lost));
+		sum->samples = wt->samples;
+		sum->file_bytes = st.file_bytes + (err ? 0 : sizeof(struct xpu_trailer));
+	}
 	while ((src = wt->sources)) {
 		wt->sources = src->next;
 		free(src->map);

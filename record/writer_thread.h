@@ -57,12 +57,21 @@ uint64_t writer_thread__dropped(struct writer_thread *wt);
 /* The first error writing the file (negative errno; -ENOSPC on a full disk), or 0. */
 int writer_thread__error(struct writer_thread *wt);
 
+/* What the trace holds, for xpu-record's closing lines. */
+#define WT_LOST_SOURCES 16
+struct wt_summary {
+	uint64_t lost[WT_LOST_SOURCES];	/* LOST counts written, by source (0: unknown sources) */
+	uint64_t samples;		/* CPU_SAMPLE records written */
+	uint64_t file_bytes;		/* written, trailer included */
+};
+
 /*
  * Writes everything queued, then a STATS record made of extra[] plus the writer's own byte
- * counts, joins the thread and closes the trace_writer. Returns 0 or the first write error.
+ * counts, joins the thread and closes the trace_writer. Fills sum (if not NULL). Returns 0 or
+ * the first write error.
  */
 int writer_thread__finish(struct writer_thread *wt, const struct xpu_stat_entry *extra,
-			  unsigned int nr_extra);
+			  unsigned int nr_extra, struct wt_summary *sum);
 
 /*
  * Queues a batch of records produced by another process (the injected CUPTI library of one

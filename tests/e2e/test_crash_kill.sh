@@ -1,7 +1,9 @@
 #!/bin/bash
 # xpu-record killed with SIGKILL mid-run: the trace is readable up to its last flushed frame
 # (a frame is closed once 500 ms old, checked every 100 ms, so at most ~0.6 s plus the ring
-# buffer's polling is lost: the last sample must be within 1 s of the kill, to allow for load), xpu-report says in one line on stderr that it is truncated and exits 0,
+# buffer's polling is lost: the last sample must be within 1 s of the kill, to allow for load),
+# the data is in FILE.partial (FILE appears only at a clean end), xpu-report says in one line
+# on stderr that it is truncated and exits 0,
 # and --strict makes that an error.
 set -u
 set -m
@@ -32,6 +34,9 @@ wait $rec 2>/dev/null
 # the target is not ours to keep: it was orphaned by the kill, end it
 kill -KILL $kids 2>/dev/null
 kids=""
+# the data of a killed recording is in FILE.partial (FILE appears only at a clean end)
+[ -e "$tmp/k.xpu" ] && fail "k.xpu exists after the recorder was killed"
+mv "$tmp/k.xpu.partial" "$tmp/k.xpu" || fail "no k.xpu.partial after the recorder was killed"
 
 "$B/xpu-report" "$tmp/k.xpu" >"$tmp/text" 2>"$tmp/rerr"
 rc=$?

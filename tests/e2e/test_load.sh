@@ -48,7 +48,23 @@ load() {	# FREQ NPROC
 	got=$(sed -E 's/.*ringbuf ([0-9]+), stack ([0-9]+), .*mappings ([0-9]+),.*/\1 \2 \3/' <<<"$lost")
 	[ "$got" = "$rb $st $maps" ] ||
 		fail "recorder counted ringbuf/stack/mappings $rb/$st/$maps, the report shows $got"
-	grep -q "^# samples: *$samples " "$tmp/text" ||
+	# every loss class on stderr without -v, and the closing line's total, as the report says
+	if [ "$rb" != 0 ]; then
+		grep -q "^xpu-record: lost $rb events: the BPF ring buffer was full" "$tmp/err" ||
+			fail "no stderr line for $rb ring-buffer losses: $(grep lost "$tmp/err")"
+	fi
+	total=$(sed -E 's/.*ringbuf ([0-9]+), stack ([0-9]+), cupti ([0-9]+), transport ([0-9]+), mappings ([0-9]+), writer ([0-9]+).*/\1+\2+\3+\4+\5+\6/' <<<"$lost")
+	total=$((total))
+	# the closing line counts the samples in the file; -v those taken: the same unless the
+	# writer queue overflowed (a loaded host at 100 kHz), which the writer loss then counts
+	written=$(sed -nE 's/^xpu-record: ([0-9]+) samples, 0 GPU records, '"$total"' lost; wrote .* to .*load\.xpu$/\1/p' "$tmp/err")
+	[ -n "$written" ] || fail "closing line does not say $total lost: $(tail -1 "$tmp/err")"
+	grep -q "^# samples: *$written " "$tmp/text" ||
+		fail "closing line says $written samples, report: $(grep '^# samples' "$tmp/text")"
+	wdrop=$(sed -E 's/.*writer ([0-9]+).*/\1/' <<<"$lost")
+	[ "$wdrop" = 0 ] || [ $((samples - written)) -le "$wdrop" ] ||
+		fail "$samples samples taken, $written written, but only $wdrop writer losses"
+	[ "$wdrop" != 0 ] || grep -q "^# samples: *$samples " "$tmp/text" ||
 		fail "recorder wrote $samples samples, report: $(grep '^# samples' "$tmp/text")"
 	summary="$summary; $1 Hz: peak RSS $((hwm / 1024)) MB, $samples samples, lost ringbuf $rb, stack $st, unreadable mappings $maps"
 }

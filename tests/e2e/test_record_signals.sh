@@ -1,6 +1,7 @@
 #!/bin/bash
-# xpu-record passes SIGINT/SIGTERM on to the launched command, still finishes the trace, and
-# exits with the command's status (128+N when signal N killed it).
+# xpu-record passes SIGINT/SIGTERM on to the launched command (saying so), still finishes the
+# trace, and exits with the command's status (128+N when signal N killed it); a command that
+# ignores the signal gets SIGTERM 5 s later, and 5 s after that recording stops without it.
 set -u
 set -m	# own process group per job: background jobs do not start with SIGINT ignored
 cd "$(dirname "$0")/../.." || exit 1
@@ -101,6 +102,47 @@ alive=no
 [ $rc = 130 ] || fail "second SIGINT: expected 130, got $rc"
 [ $alive = yes ] || fail "second SIGINT killed the target"
 finalized "$tmp/f.xpu" || fail "trace not finalized after a second SIGINT"
+
+# 7. ^C to a target that ignores SIGINT: a line says it was forwarded, SIGTERM follows 5 s
+#    later (said too), the recording ends well within 15 s with a readable trace
+"$B/xpu-record" --no-gpu -o "$tmp/g.xpu" -- sh -c 'trap "" INT; sleep 60' 2>"$tmp/g.err" &
+rec=$!
+sleep 1.5
+t0=$(date +%s%N)
+kill -INT $rec
+bounded_wait $rec
+rc=$?
+took_ms=$((($(date +%s%N) - t0) / 1000000))
+[ $took_ms -lt 15000 ] || fail "SIGINT-ignoring target: recording ended $took_ms ms after ^C"
+grep -q "forwarded SIGINT to PID [0-9]*; ^C again stops recording" "$tmp/g.err" ||
+	fail "no line saying SIGINT was forwarded: $(cat "$tmp/g.err")"
+grep -q "still running 5 s after SIGINT; sending SIGTERM" "$tmp/g.err" ||
+	fail "no line saying SIGTERM was sent: $(cat "$tmp/g.err")"
+[ $rc = 143 ] || fail "SIGINT-ignoring target ended by SIGTERM: expected 143, got $rc"
+finalized "$tmp/g.xpu" || fail "trace not finalized after the escalation"
+"$B/xpu-report" "$tmp/g.xpu" >/dev/null 2>&1 || fail "xpu-report cannot read the escalated trace"
+
+# 8. a target that ignores SIGINT and SIGTERM: 5 s after SIGTERM recording stops, says so and
+#    leaves it running (never killed: SIGKILL would lose its own cleanup)
+"$B/xpu-record" --no-gpu -o "$tmp/h.xpu" -- sh -c 'trap "" INT TERM; sleep 60' 2>"$tmp/h.err" &
+rec=$!
+sleep 1.5
+tgt=$(pgrep -P $rec)
+t0=$(date +%s%N)
+kill -INT $rec
+bounded_wait $rec
+rc=$?
+took_ms=$((($(date +%s%N) - t0) / 1000000))
+alive=no
+[ -n "$tgt" ] && kill -0 "$tgt" 2>/dev/null && alive=yes
+[ -n "$tgt" ] && pkill -KILL -P "$tgt" 2>/dev/null
+[ -n "$tgt" ] && kill -KILL "$tgt" 2>/dev/null
+[ $took_ms -lt 15000 ] || fail "target ignoring SIGINT and SIGTERM: ended $took_ms ms after ^C"
+grep -q "after SIGTERM; recording stopped, the command keeps running" "$tmp/h.err" ||
+	fail "no line saying recording stopped with the target running: $(cat "$tmp/h.err")"
+[ $alive = yes ] || fail "the target ignoring SIGTERM was killed"
+[ $rc = 130 ] || fail "recording stopped after ^C: expected 130, got $rc"
+finalized "$tmp/h.xpu" || fail "trace not finalized when recording gave up on the target"
 
 # GPU buffers on SIGINT: libxpu-cupti.so flushes and finishes before a default-action
 # SIGINT/SIGTERM/SIGHUP kills the target; tests/gpu/mock/run.sh checks that against a mock

@@ -350,7 +350,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	kid = run(argv[1], argv[2], RUN_NORMAL);
-	now = now_ns();
+	now = clock_mono_ns();
 	for (i = 0; i < nrecs; i++) {
 		struct rec *r = &recs[i];
 
