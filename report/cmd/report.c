@@ -455,22 +455,21 @@ int report_run(const struct report_opts *o)
 	progress__end();	/* warnings below start on a clean line */
 	loaded = true;
 	truncated = t.st.end != TRACE_END_CLEAN;
+	if (!t.st.records) {	/* one line: why there is nothing, and nothing to report */
+		fprintf(stderr, "xpu-report: %s holds no records: nothing to report%s%s%s\n", o->input,
+			truncated ? " (" : "", truncated ? t.st.reason : "", truncated ? ")" : "");
+		goto out;
+	}
 	if (truncated) {
-		bool corrupt = t.st.end == TRACE_END_CORRUPT;
-
 		fprintf(stderr, "xpu-report: %s: trace %s after frame %llu: %llu records recovered (%s)\n",
-			o->strict || !t.st.records ? "error" : "warning",
-			corrupt ? "corrupt" : "truncated",
+			o->strict ? "error" : "warning",
+			t.st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
 			(unsigned long long)(t.st.frames_ok ? t.st.frames_ok - 1 : 0),
 			(unsigned long long)t.st.records, t.st.reason[0] ? t.st.reason : "no reason given");
 		if (o->strict) {
 			ret = 2;
 			goto out;
 		}
-	}
-	if (!t.st.records) {
-		fprintf(stderr, "xpu-report: %s holds no records: nothing to report\n", o->input);
-		goto out;
 	}
 	set_up = true;
 	if (session__setup(&ses, &t, o)) {
