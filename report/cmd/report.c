@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The report command: command line, loading, and dispatch to one output format. */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/progress.h"
 #include "cmd/cmd.h"
 #include "model/profile.h"
 #include "out/out.h"
@@ -16,8 +18,9 @@
 #endif
 
 static const char usage_text[] =
-	"Usage: xpu-report [OPTIONS] FILE.xpu\n"
-	"Analyze a trace written by xpu-record. FILE may be - for stdin.\n"
+	"Usage: xpu-report [OPTIONS] [FILE.xpu]\n"
+	"Analyze a trace written by xpu-record (default: record.xpu, what xpu-record writes).\n"
+	"FILE may be - for stdin.\n"
 	"\n"
 	"  -F, --format=FMT     text (default), folded (flamegraph.pl input), info,\n"
 	"                       chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
@@ -28,10 +31,18 @@ static const char usage_text[] =
 	"  -c, --comm=NAME[,NAME]  only processes or threads with these names\n"
 	"      --view=VIEW      merged (default: CPU samples plus GPU work under its launch\n"
 	"                       stack), cpu (samples only) or gpu (GPU work only)\n"
-	"      --weight=W       samples (default; GPU time converted at the sampling rate)\n"
-	"                       or time (microseconds)\n"
+	"      --weight=W       samples or time (microseconds); default: time when the view\n"
+	"                       holds GPU work (exact GPU durations, CPU samples at their\n"
+	"                       period), else samples. Headers, svg title and info say which\n"
 	"      --time-range=START,END  only events in [START, END] seconds from the session\n"
 	"                       start (e.g. 1.5,3); GPU work and calls that overlap it\n"
+	"      --dso=NAME[,NAME]  only stacks with a frame in these files (basename, e.g.\n"
+	"                       libc.so.6; text, folded, svg), and only their functions\n"
+	"  -s, --sort=KEY[,KEY] rows of the function tables: sym (default), dso, comm\n"
+	"      --rows=N         rows per text table (default 25; 0: all)\n"
+	"      --percent-limit=P  leave out text rows under P% of the total\n"
+	"      --callers=FUNC   text: the tree of FUNC's callers (who calls it, by weight)\n"
+	"      --callees=FUNC   text: the tree of FUNC's callees (what it calls, by weight)\n"
 	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
 	"      --no-host-files  read no binaries from this machine's paths or debug dirs: only\n"
 	"                       --symfs and the archive (the same report on every machine)\n"
@@ -48,6 +59,8 @@ static const char usage_text[] =
 	"\n"
 	"Examples:\n"
 	"  xpu-report app.xpu                                  # text summary\n"
+	"  xpu-report --sort=dso,sym --rows=10 app.xpu         # functions per file, top 10\n"
+	"  xpu-report --callers=cudaLaunchKernel app.xpu       # who launches kernels\n"
 	"  xpu-report -F folded app.xpu | flamegraph.pl > app.svg\n"
 	"  xpu-report -F folded --view=gpu --weight=time app.xpu > gpu.folded\n"
 	"  xpu-report -F info app.xpu                          # what the file holds\n"
@@ -63,6 +76,11 @@ enum {
 	OPT_STRICT,
 	OPT_TIME_RANGE,
 	OPT_PYTHON_LINES,
+	OPT_ROWS,
+	OPT_PERCENT_LIMIT,
+	OPT_DSO,
+	OPT_CALLERS,
+	OPT_CALLEES,
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +96,13 @@ static const struct option long_opts[] = {
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "time-range", required_argument, NULL, OPT_TIME_RANGE },
 	{ "python-lines", no_argument, NULL, OPT_PYTHON_LINES },
+	{ "sort", required_argument, NULL, 's' },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "dso", required_argument, NULL, OPT_DSO },
+	{ "dsos", required_argument, NULL, OPT_DSO },
+	{ "callers", required_argument, NULL, OPT_CALLERS },
+	{ "callees", required_argument, NULL, OPT_CALLEES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -146,12 +171,56 @@ static int parse_time_range(struct report_opts *o, const char *arg)
 	return 0;
 }
 
+/* "sym,dso": each key once. */
+static int parse_sort(struct report_opts *o, const char *arg)
+{
+	static const char *const names[] = { [SORT_SYM] = "sym", [SORT_DSO] = "dso",
+					     [SORT_COMM] = "comm" };
+	const char *p = arg;
+	int k, i;
+
+	o->nsort = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		for (k = SORT_SYM; k <= SORT_COMM; k++) {
+			if (strlen(names[k]) == len && !strncmp(p, names[k], len))
+				break;
+		}
+		if (k > SORT_COMM || o->nsort == REPORT_MAX_SORT)
+			return -EINVAL;
+		for (i = 0; i < o->nsort; i++) {
+			if (o->sort[i] == k)
+				return -EINVAL;
+		}
+		o->sort[o->nsort++] = k;
+		p += len;
+		if (*p == ',' && !*++p)
+			return -EINVAL;
+	}
+	return o->nsort ? 0 : -EINVAL;
+}
+
+static int parse_percent(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	int c;
 
+	o->rows = REPORT_DEFAULT_ROWS;
 	opterr = 0;	/* one line per error, ours: see the default case */
-	while ((c = getopt_long(argc, argv, "F:o:p:t:c:vhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "F:o:p:t:c:s:vhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (!strcmp(optarg, "text"))
@@ -238,6 +307,43 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 's':
+			if (parse_sort(o, optarg)) {
+				fprintf(stderr, "xpu-report: bad --sort '%s': expected KEY[,KEY...] of sym, dso, comm\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_ROWS:
+			if (parse_u32(optarg, &o->rows)) {
+				fprintf(stderr, "xpu-report: bad --rows '%s': expected a number (0: all)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_PERCENT_LIMIT:
+			if (parse_percent(optarg, &o->percent_limit)) {
+				fprintf(stderr, "xpu-report: bad --percent-limit '%s': expected 0 to 100\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_DSO:
+			if (!comm_list_ok(optarg)) {
+				fprintf(stderr, "xpu-report: bad --dso '%s': expected NAME[,NAME...] (at most %d)\n",
+					optarg, FILTER_MAX_COMMS);
+				return -EINVAL;
+			}
+			o->dsos = optarg;
+			break;
+		case OPT_CALLERS:
+		case OPT_CALLEES:
+			if (!*optarg || o->callers || o->callees) {
+				fprintf(stderr, "xpu-report: --callers and --callees take one function name, once\n");
+				return -EINVAL;
+			}
+			*(c == OPT_CALLERS ? &o->callers : &o->callees) = optarg;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -250,19 +356,45 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		default:
 			/* getopt sets optopt to the option short of its value, 0 if unknown */
 			fprintf(stderr, "xpu-report: %s '%s' (try 'xpu-report --help')\n",
-				optopt >= 256 || (optopt && strchr("Foptc", optopt)) ?
+				optopt >= 256 || (optopt && strchr("Foptcs", optopt)) ?
 					"missing value for option" : "unknown option",
 				argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "xpu-report: %s (try 'xpu-report --help')\n",
-			optind >= argc ? "no trace file given" : "more than one trace file given");
+	if (optind < argc - 1) {
+		fprintf(stderr, "xpu-report: more than one trace file given (try 'xpu-report --help')\n");
 		return -EINVAL;
 	}
-	o->input = argv[optind];
+	if ((o->callers || o->callees) && o->format != FMT_TEXT) {
+		fprintf(stderr, "xpu-report: --callers and --callees are for --format=text\n");
+		return -EINVAL;
+	}
+	/* as perf report reads perf.data: what xpu-record writes without -o */
+	o->input = optind < argc ? argv[optind] : "record.xpu";
 	return 0;
+}
+
+/*
+ * What a report that selects nothing says, instead of an empty output with exit 0: whether
+ * the trace has nothing of the view or the options left everything out.
+ */
+static void explain_empty(const struct session *ses, const struct profile *p)
+{
+	const struct report_opts *o = ses->opts;
+	const struct trace *t = ses->t;
+	size_t gpu = t->nkernels + t->nmemcpys + t->nmemsets;
+
+	if (o->view == VIEW_GPU && !gpu)
+		fprintf(stderr, "xpu-report: nothing to report: the trace has no GPU work (--view=gpu)\n");
+	else if (o->view == VIEW_CPU && !t->nsamples)
+		fprintf(stderr, "xpu-report: nothing to report: the trace has no CPU samples (--view=cpu)\n");
+	else if (!t->nsamples && !gpu)
+		fprintf(stderr, "xpu-report: nothing to report: the trace has no CPU samples and no GPU work\n");
+	else
+		fprintf(stderr, "xpu-report: nothing to report: none of the %zu CPU samples and %zu GPU "
+			"records pass the filters%s\n", t->nsamples, gpu,
+			o->dsos ? " (--dso keeps the stacks with a frame in its files)" : "");
 }
 
 /* Folded, svg and text read the aggregation; info and chrome the session alone. */
@@ -273,12 +405,27 @@ static int write_output(struct session *ses, const struct report_opts *o, FILE *
 
 	if (o->format == FMT_INFO)
 		return out_info(ses, out);
-	if (o->format == FMT_CHROME)
+	if (o->format == FMT_CHROME) {
+		if (!session__selects_any(ses)) {
+			explain_empty(ses, NULL);
+			return -ENODATA;
+		}
 		return out_chrome(ses, out);
+	}
 	r = profile__build(&p, ses);
 	if (r)
 		goto out;
-	if (o->format == FMT_FOLDED)
+	if (!p.cpu_samples && !p.gpu_records) {
+		/* the text header still says what the trace holds and lost */
+		if (o->format == FMT_TEXT)
+			r = out_text(&p, out);
+		explain_empty(ses, &p);
+		r = r ? r : -ENODATA;
+		goto out;
+	}
+	if (o->callers || o->callees)
+		r = out_calltree(&p, out);
+	else if (o->format == FMT_FOLDED)
 		r = out_folded(&p, out);
 	else if (o->format == FMT_SVG)
 		r = out_svg(&p, out);
@@ -299,15 +446,24 @@ int report_run(const struct report_opts *o)
 	char err[256];
 	int ret = 1, r;
 
+	progress__init(true);
 	if (trace__load(&t, o->input, err, sizeof(err))) {
+		progress__end();
 		fprintf(stderr, "xpu-report: %s\n", err);
 		return 1;
 	}
+	progress__end();	/* warnings below start on a clean line */
 	loaded = true;
 	truncated = t.st.end != TRACE_END_CLEAN;
+	if (!t.st.records) {	/* one line: why there is nothing, and nothing to report */
+		fprintf(stderr, "xpu-report: %s holds no records: nothing to report%s%s%s\n", o->input,
+			truncated ? " (" : "", truncated ? t.st.reason : "", truncated ? ")" : "");
+		goto out;
+	}
 	if (truncated) {
-		fprintf(stderr, "xpu-report: %s: trace truncated after frame %llu: %llu records recovered (%s)\n",
+		fprintf(stderr, "xpu-report: %s: trace %s after frame %llu: %llu records recovered (%s)\n",
 			o->strict ? "error" : "warning",
+			t.st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
 			(unsigned long long)(t.st.frames_ok ? t.st.frames_ok - 1 : 0),
 			(unsigned long long)t.st.records, t.st.reason[0] ? t.st.reason : "no reason given");
 		if (o->strict) {
@@ -329,8 +485,11 @@ int report_run(const struct report_opts *o)
 		}
 	}
 	r = write_output(&ses, o, out);
+	progress__end();
 	if (fflush(out) || ferror(out))
 		r = r ? r : -EIO;
+	if (r == -ENODATA || r == -ENOENT)	/* said already */
+		goto out;
 	if (r) {
 		fprintf(stderr, "xpu-report: %s\n", r == -ENOMEM ? "out of memory" : "write error");
 		goto out;

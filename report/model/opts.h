@@ -21,9 +21,20 @@ enum report_view {
 };
 
 enum report_weight {
-	WEIGHT_SAMPLES = 0,
+	WEIGHT_AUTO = 0,	/* time when the view holds GPU work, else samples */
+	WEIGHT_SAMPLES,
 	WEIGHT_TIME,		/* microseconds */
 };
+
+/* --sort keys of the function tables, in the order given */
+enum report_sort_key {
+	SORT_SYM = 1,
+	SORT_DSO,
+	SORT_COMM,
+};
+
+#define REPORT_MAX_SORT 3
+#define REPORT_DEFAULT_ROWS 25
 
 #define REPORT_MAX_PIDS 64
 
@@ -46,6 +57,13 @@ struct report_opts {
 	/* --time-range, seconds from the session start */
 	bool has_range;
 	double range_start_s, range_end_s;
+	/* navigation of the text tables */
+	uint8_t sort[REPORT_MAX_SORT];	/* enum report_sort_key; none given: sym */
+	int nsort;
+	uint32_t rows;			/* rows per table; 0 = all (set by the command line) */
+	double percent_limit;		/* hide rows under this share */
+	const char *dsos;		/* --dso NAME[,NAME...]: stacks with a frame in these files */
+	const char *callers, *callees;	/* a tree of one function's callers or callees */
 };
 
 #endif

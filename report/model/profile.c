@@ -14,7 +14,7 @@ static int profile_add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t st
 {
 	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff;
 	uint64_t a = (uint64_t)pid << 32 | gen << 1 | trim, b = (uint64_t)stack_id << 32 | leaf;
-	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0 };
+	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0, 0 };
 	uint32_t *v;
 	bool ins;
 
@@ -25,6 +25,7 @@ static int profile_add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t st
 		return -ENOMEM;
 	p->e[*v].samples += samples;
 	p->e[*v].gpu_ns += gpu_ns;
+	p->e[*v].gpu_n += !samples;
 	return 0;
 }
 
@@ -77,16 +78,80 @@ static int add_gpu(struct profile *p)
 	return 0;
 }
 
+static int parse_dsos(struct profile *p, const char *arg)
+{
+	char *tok, *save = NULL;
+
+	p->dso_buf = strdup(arg);
+	if (!p->dso_buf)
+		return -ENOMEM;
+	for (tok = strtok_r(p->dso_buf, ",", &save); tok && p->ndsos < FILTER_MAX_COMMS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		const char *b = strrchr(tok, '/');
+
+		/* a path names its file: frames know files by basename */
+		p->dsos[p->ndsos++] = b && b[1] ? b + 1 : tok;
+	}
+	return 0;
+}
+
+bool profile__dso_match(const struct profile *p, uint32_t frame)
+{
+	const char *d;
+	int i;
+
+	if (!p->ndsos)
+		return true;
+	d = symbolizer__frame_dso(&p->s->sym, frame);
+	for (i = 0; i < p->ndsos; i++) {
+		if (!strcmp(d, p->dsos[i]))
+			return true;
+	}
+	return false;
+}
+
+/* --dso: keeps the entries with a frame in its files, in order. */
+static int filter_dsos(struct profile *p)
+{
+	size_t i, k = 0;
+	int err;
+
+	for (i = 0; i < p->n; i++) {
+		const uint32_t *f;
+		uint32_t n, j;
+
+		err = profile__frames(p, &p->e[i], &f, &n);
+		if (err)
+			return err;
+		for (j = 1; j < n && !profile__dso_match(p, f[j]); j++)	/* f[0]: comm */
+			;
+		if (j < n) {
+			p->e[k++] = p->e[i];
+			continue;
+		}
+		p->filtered_out += p->e[i].samples + p->e[i].gpu_n;
+		p->cpu_samples -= p->e[i].samples;
+		p->gpu_records -= p->e[i].gpu_n;
+	}
+	p->n = k;
+	kmap__free(&p->idx);	/* indexes moved; nothing is added after this */
+	return 0;
+}
+
 int profile__build(struct profile *p, struct session *s)
 {
 	int err = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->s = s;
-	if (s->opts->view != VIEW_GPU)
+	if (s->opts->dsos)
+		err = parse_dsos(p, s->opts->dsos);
+	if (!err && s->opts->view != VIEW_GPU)
 		err = add_samples(p);
 	if (!err && s->opts->view != VIEW_CPU)
 		err = add_gpu(p);
+	if (!err && p->ndsos)
+		err = filter_dsos(p);
 	return err;
 }
 
@@ -120,7 +185,7 @@ double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_n
 {
 	uint32_t hz = p->s->freq_hz;
 
-	if (p->s->opts->weight == WEIGHT_TIME)
+	if (p->s->weight == WEIGHT_TIME)
 		return ((double)samples * 1e9 / hz + (double)gpu_ns) / 1e3;
 	return (double)samples + (double)gpu_ns * hz / 1e9;
 }
@@ -129,6 +194,7 @@ void profile__free(struct profile *p)
 {
 	kmap__free(&p->idx);
 	free(p->e);
+	free(p->dso_buf);
 	free(frames_buf);
 	frames_buf = NULL;
 	frames_cap = 0;

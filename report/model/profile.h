@@ -18,6 +18,7 @@ struct prof_entry {
 	uint64_t ts;		/* first time seen: picks the mappings used to symbolize */
 	uint64_t samples;
 	uint64_t gpu_ns;
+	uint64_t gpu_n;		/* GPU records */
 };
 
 struct profile {
@@ -26,18 +27,24 @@ struct profile {
 	size_t n, cap;
 	struct kmap idx;
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
+	char *dso_buf;		/* --dso, split at the commas */
+	const char *dsos[FILTER_MAX_COMMS];
+	int ndsos;
 };
 
 /*
  * Aggregates the CPU samples and/or GPU work the view asks for. GPU work without a launch
- * record (probe lost, injection without uprobe) is kept under "[no stack]". 0 or -ENOMEM;
- * profile__free either way.
+ * record (probe lost, injection without uprobe) is kept under "[no stack]". With --dso, only
+ * stacks with a frame in one of its files are kept (the others count as filtered out).
+ * 0 or -ENOMEM; profile__free either way.
  */
 int profile__build(struct profile *p, struct session *s);
 /* Frames of an entry, root first: comm, stack frames, GPU leaf. Valid until the next call. */
 int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n);
-/* Entry weight in the unit --weight asks for (samples, or microseconds), not rounded. */
+/* Whether a frame passes --dso (every frame does without it). */
+bool profile__dso_match(const struct profile *p, uint32_t frame);
+/* Entry weight in the session's unit (samples, or microseconds), not rounded. */
 double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
 void profile__free(struct profile *p);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The report session (see session.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "model/session.h"
@@ -23,6 +24,15 @@ int session__setup(struct session *s, struct trace *t, const struct report_opts 
 	s->opts = opts;
 	s->freq_hz = t->has_session && t->session.sample_freq_hz ? t->session.sample_freq_hz :
 								    DEFAULT_FREQ_HZ;
+	s->weight = opts->weight;
+	/*
+	 * GPU work is measured in nanoseconds; counted in sampling periods a short kernel is a
+	 * tiny fraction of one, which integer weights (folded, svg) cannot hold. So a view with
+	 * GPU work is weighed in time unless samples are asked for.
+	 */
+	if (s->weight == WEIGHT_AUTO)
+		s->weight = opts->view != VIEW_CPU && (t->nkernels || t->nmemcpys || t->nmemsets) ?
+				    WEIGHT_TIME : WEIGHT_SAMPLES;
 	err = filter__init(&s->filter, t, opts);
 	if (err)
 		return err;
@@ -35,6 +45,55 @@ int session__setup(struct session *s, struct trace *t, const struct report_opts 
 		return err;
 	/* then Python frames go where the (now complete) native stacks run the interpreter */
 	return pyframes__apply(t, opts->python_lines, &s->py);
+}
+
+bool session__has_gpu(const struct session *s)
+{
+	const struct trace *t = s->t;
+
+	return t->nkernels || t->nmemcpys || t->nmemsets || t->nlaunches || t->napis;
+}
+
+const char *session__weight_unit(const struct session *s, char *buf, size_t size)
+{
+	bool gpu = s->opts->view != VIEW_CPU &&
+		   (s->t->nkernels || s->t->nmemcpys || s->t->nmemsets);
+
+	if (s->weight == WEIGHT_TIME)
+		snprintf(buf, size, "microseconds (a CPU sample counts its period, %.0f us at %u Hz%s)",
+			 1e6 / s->freq_hz, s->freq_hz, gpu ? "; GPU work its duration" : "");
+	else if (gpu)
+		snprintf(buf, size, "samples (GPU time converted at %u Hz; in folded and svg a GPU "
+			 "stack counts at least 1)", s->freq_hz);
+	else
+		snprintf(buf, size, "samples");
+	return buf;
+}
+
+bool session__selects_any(struct session *s)
+{
+	const struct trace *t = s->t;
+	const struct gpu_join *j;
+	size_t i;
+
+	for (i = 0; i < t->nsamples; i++) {
+		if (filter__at(&s->filter, t->samples[i].pid, t->samples[i].tid, t->samples[i].ts_ns))
+			return true;
+	}
+	for (i = 0; i < t->napis; i++) {
+		const struct xpu_rec_gpu_api *a = &t->apis[i];
+
+		if (filter__span(&s->filter, a->pid, a->tid, a->start_ns, a->end_ns))
+			return true;
+	}
+	j = session__gpu(s);
+	if (!j)
+		return true;
+	for (i = 0; i < j->n; i++) {
+		if (j->w[i].keep)
+			return true;
+	}
+	return false;
 }
 
 const struct gpu_join *session__gpu(struct session *s)

@@ -9,6 +9,7 @@
 #define XPU_REPORT_MODEL_SESSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model/filter.h"
@@ -26,6 +27,7 @@ struct session {
 	struct strpool pool;		/* frame names */
 	struct symbolizer sym;
 	uint32_t freq_hz;		/* sampling frequency used to convert GPU time */
+	enum report_weight weight;	/* --weight, WEIGHT_AUTO resolved (session__setup) */
 	struct unwind_stats uw;		/* -g dwarf traces */
 	struct pyframes_stats py;	/* Python frames spliced in */
 	struct gpu_join gpu;		/* valid once session__gpu() succeeded */
@@ -38,6 +40,18 @@ struct session {
  * --comm); teardown either way.
  */
 int session__setup(struct session *s, struct trace *t, const struct report_opts *opts);
+/* Whether the trace holds GPU work, launches or API calls (GPU lines are left out if not). */
+bool session__has_gpu(const struct session *s);
+/*
+ * The unit of the weights of text, folded and svg, in words, for their headers and `info`
+ * (folded output has no header line). Returns buf.
+ */
+const char *session__weight_unit(const struct session *s, char *buf, size_t size);
+/*
+ * Whether any CPU sample, GPU record or API call passes the filter (a timeline that would be
+ * empty is refused). Out of memory counts as true: the output then reports it.
+ */
+bool session__selects_any(struct session *s);
 /* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
 const struct gpu_join *session__gpu(struct session *s);
 void session__teardown(struct session *s);

@@ -16,7 +16,8 @@
 #include "out/gpu_stats.h"
 #include "sym/demangle.h"
 
-#define TOP_N 25
+/* rows per table: --rows, 0 for all */
+#define TOP_N (g->ses->opts->rows ? (size_t)g->ses->opts->rows : SIZE_MAX)
 #define SITE_PATH_FRAMES 4	/* frames of a launch site's call path shown */
 #define SYNC_PATH_FRAMES 6
 

@@ -13,6 +13,9 @@ int out_info(struct session *ses, FILE *out);
 int out_folded(struct profile *p, FILE *out);
 /* Trace Event JSON for Perfetto UI and chrome://tracing; reads the trace, not the profile. */
 int out_chrome(struct session *ses, FILE *out);
+/* --callers / --callees FUNC: a text tree of one function's callers or callees. -ENOENT
+ * (said on stderr) when no stack holds FUNC. */
+int out_calltree(struct profile *p, FILE *out);
 /* One self-contained interactive SVG flame graph of the folded view. */
 int out_svg(struct profile *p, FILE *out);
 
@@ -23,11 +26,18 @@ int out_svg(struct profile *p, FILE *out);
 struct folded_line {
 	char *text;		/* "comm;root;...;leaf"; frame names never contain ';' */
 	uint64_t samples, gpu_ns;
-	double weight;		/* rounded to an integer in --weight units, > 0 */
+	double weight;		/* rounded to an integer in the session's unit, >= 1 */
 };
 
 /*
- * Lines sorted bytewise, equal stacks merged, zero-weight lines left out. Returns 0 or
+ * Rounds weight w (> 0) to an integer of at least 1, carrying the remainder in *carry (start
+ * at 0, one carry per series) so that a series' rounded sum stays within 1 of its exact sum
+ * wherever its exact weights allow (each at least 1 in total).
+ */
+double folded__round(double *carry, double w);
+
+/*
+ * Lines sorted bytewise, equal stacks merged, lines without weight left out. Returns 0 or
  * -ENOMEM; free with folded__free() either way.
  */
 int folded__collect(struct profile *p, struct folded_line **lines, size_t *n);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/progress.h"
 #include "out/out.h"
 #include "sym/demangle.h"
 
@@ -415,10 +416,16 @@ static int emit_nvtx(struct chrome *c)
 	return 0;
 }
 
+/*
+ * Closes the open frames above keep_n at end. They are written root first: all end together,
+ * and a parent that began with its child spans exactly the same time; viewers that nest equal
+ * spans in file order (speedscope) then draw the parent below, not upside down.
+ */
 static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_n, uint64_t end)
 {
-	while (th->nopen > keep_n) {
-		size_t k = --th->nopen;
+	size_t k;
+
+	for (k = keep_n; k < th->nopen; k++) {
 
 		begin_ev(c, 'X', th->pid, SAMPLE_TID_BASE + th->tid, th->starts[k]);
 		put_dur(c, th->starts[k], end);
@@ -427,6 +434,8 @@ static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_
 		put(c, ",\"args\":{\"samples\":%u}", th->counts[k]);
 		end_ev(c);
 	}
+	if (th->nopen > keep_n)
+		th->nopen = keep_n;
 }
 
 /*
@@ -447,6 +456,7 @@ static int emit_samples(struct chrome *c)
 		uint32_t n, k;
 		int err;
 
+		progress__update("writing samples", i, t->nsamples);
 		if (!filter__at(&c->ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
 		th = thread_get(c, s->pid, s->tid);

@@ -4,14 +4,20 @@
  * line per distinct stack, sorted bytewise so the output is deterministic. Stacks that
  * symbolize to the same text (different addresses in one function) are merged first, and
  * only then is the weight rounded to an integer: GPU time is accumulated in nanoseconds and
- * converted once per line (ns * freq / 1e9 samples, or ns / 1000 us), to the nearest integer.
- * A line whose weight rounds to 0 is left out (flamegraph.pl would draw nothing for it).
+ * converted once per line (ns / 1000 us, or ns * freq / 1e9 samples).
+ *
+ * Rounding never drops GPU work and keeps totals: each line is rounded with the remainder
+ * carried over from the lines before it of its kind (CPU or GPU), so the printed weights of a
+ * kind add up to its exact total, rounded; a line with any weight prints at least 1, the
+ * excess taken back from the lines after it. Only when a kind's exact total is under one
+ * unit per line (GPU work counted in samples) is its printed total larger.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/progress.h"
 #include "out/out.h"
 
 #define line folded_line
@@ -45,10 +51,21 @@ static char *join_frames(struct profile *p, const uint32_t *f, uint32_t n)
 	return s;
 }
 
+double folded__round(double *carry, double w)
+{
+	double r = llround(w + *carry);
+
+	if (r < 1)
+		r = 1;
+	*carry += w - r;
+	return r;
+}
+
 int folded__collect(struct profile *p, struct folded_line **out_lines, size_t *out_n)
 {
 	struct line *lines;
 	size_t i, j, n = 0, k = 0;
+	double carry[2] = { 0, 0 };	/* CPU lines, GPU lines */
 	int err = 0;
 
 	*out_lines = NULL;
@@ -61,6 +78,7 @@ int folded__collect(struct profile *p, struct folded_line **out_lines, size_t *o
 		const uint32_t *f;
 		uint32_t fn;
 
+		progress__update("naming frames", i, p->n);
 		err = profile__frames(p, &p->e[i], &f, &fn);
 		if (err)
 			goto out;
@@ -87,16 +105,16 @@ int folded__collect(struct profile *p, struct folded_line **out_lines, size_t *o
 			free(lines[j].text);
 			lines[j].text = NULL;
 		}
-		w = llround(profile__weight(p, samples, gpu_ns));
 		lines[i].text = NULL;
-		if (w <= 0) {
+		if (!samples && !gpu_ns) {
 			free(text);
 			continue;
 		}
+		w = profile__weight(p, samples, gpu_ns);
 		lines[k].text = text;
 		lines[k].samples = samples;
 		lines[k].gpu_ns = gpu_ns;
-		lines[k].weight = w;
+		lines[k].weight = folded__round(&carry[gpu_ns > 0], w);
 		k++;
 	}
 	n = k;

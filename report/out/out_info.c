@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/losses.h"
 #include "model/session.h"
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
@@ -33,18 +34,34 @@ static const char *reason_name(uint32_t r)
 	}
 }
 
-static const char *lost_name(uint32_t s)
+/*
+ * One line per loss source (a long recording of many short processes has hundreds of LOST
+ * records); -v adds every record.
+ */
+static void print_lost(struct session *ses, FILE *out)
 {
-	switch (s) {
-	case XPU_LOST_RINGBUF: return "ringbuf";
-	case XPU_LOST_CUPTI_RECORDS: return "cupti-records";
-	case XPU_LOST_CUPTI_TRANSPORT: return "cupti-transport";
-	case XPU_LOST_STACK: return "stack";
-	case XPU_LOST_MAPPINGS: return "mappings";
-	case XPU_LOST_WRITER: return "writer";
-	case XPU_LOST_PY_STACK: return "python-frames";
-	default: return "other";
+	struct trace *t = ses->t;
+	struct losses l;
+	uint32_t src;
+	size_t i;
+
+	losses__sum(t, &l);
+	fprintf(out, "lost\n");
+	for (src = 0; src < LOSS_SOURCES; src++) {
+		if (l.records[src] && (l.count[src] || src != XPU_LOST_MAPPINGS))
+			fprintf(out, "  %-16s %" PRIu64 " in %" PRIu64 " record%s\n",
+				losses__name(src), l.count[src], l.records[src],
+				l.records[src] == 1 ? "" : "s");
 	}
+	if (l.exited_unseen)
+		fprintf(out, "  %-16s %" PRIu64 " processes exited before their mappings were read "
+			"(none had samples: nothing lost)\n", "short-lived", l.exited_unseen);
+	for (i = 0; ses->opts->verbose && i < t->nlost; i++)
+		fprintf(out, "    %-14s %" PRIu64 " (pid %u, at %" PRIu64 " ns)\n",
+			losses__name(t->lost[i].source), t->lost[i].count, t->lost[i].pid,
+			t->lost[i].ts_ns);
+	if (!t->nlost)
+		fprintf(out, "  (none)\n");
 }
 
 static const char *stat_name(uint32_t id)
@@ -271,6 +288,13 @@ int out_info(struct session *ses, FILE *out)
 
 	if (print_selected(ses, out))
 		return -ENOMEM;
+	{
+		char unit[160];
+
+		/* folded output has no header line: its unit is said here, in text and in svg */
+		fprintf(out, "weights\n  %-16s %s\n", "text/folded/svg",
+			session__weight_unit(ses, unit, sizeof(unit)));
+	}
 
 	fprintf(out, "integrity\n");
 	fprintf(out, "  %-16s %" PRIu64 "\n", "bad records", t->bad_records);
@@ -281,13 +305,7 @@ int out_info(struct session *ses, FILE *out)
 	if (t->ksyms_out_of_order)
 		fprintf(out, "  %-16s %" PRIu64 "\n", "ksyms gaps", t->ksyms_out_of_order);
 
-	fprintf(out, "lost\n");
-	for (i = 0; i < t->nlost; i++)
-		fprintf(out, "  %-16s %" PRIu64 " (pid %u, at %" PRIu64 " ns)\n",
-			lost_name(t->lost[i].source), t->lost[i].count, t->lost[i].pid,
-			t->lost[i].ts_ns);
-	if (!t->nlost)
-		fprintf(out, "  (none)\n");
+	print_lost(ses, out);
 	if (gpu_stats__print_procs(t, out))
 		return -ENOMEM;
 
@@ -303,9 +321,12 @@ int out_info(struct session *ses, FILE *out)
 		if (stack_stats__complete_rate(ses, &cc, &ct, &gc, &gt))
 			return -ENOMEM;
 		fprintf(out, "stacks\n");
-		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%), %" PRIu64
-			" of %" PRIu64 " gpu launches (%.1f%%)\n", "complete", cc, ct,
-			ct ? 100.0 * cc / ct : 0.0, gc, gt, gt ? 100.0 * gc / gt : 0.0);
+		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%)", "complete", cc,
+			ct, ct ? 100.0 * cc / ct : 0.0);
+		if (session__has_gpu(ses))
+			fprintf(out, ", %" PRIu64 " of %" PRIu64 " gpu launches (%.1f%%)", gc, gt,
+				gt ? 100.0 * gc / gt : 0.0);
+		fputc('\n', out);
 		if (ses->uw.copies)
 			fprintf(out, "  %-16s %" PRIu64 " copies (%.0f bytes each), %" PRIu64
 				" matched, %" PRIu64 " unwound (%.1f frames each), %" PRIu64

@@ -17,7 +17,7 @@
 #define IMG_WIDTH 1200
 #define FRAME_H 16
 #define PAD_X 10
-#define PAD_TOP 56
+#define PAD_TOP 72
 #define PAD_BOTTOM 34
 #define FONT_SIZE 12
 #define CHAR_W (FONT_SIZE * 0.59)
@@ -211,7 +211,7 @@ static void frame_color(const char *name, char *buf, size_t len)
 
 static void put_weight(FILE *out, const struct profile *p, double w)
 {
-	if (p->s->opts->weight == WEIGHT_TIME) {
+	if (p->s->weight == WEIGHT_TIME) {
 		if (w >= 1e6)
 			fprintf(out, "%.3f s", w / 1e6);
 		else if (w >= 1e3)
@@ -360,6 +360,7 @@ int out_svg(struct profile *p, FILE *out)
 	struct flame f = { 0 };
 	struct draw d = { .p = p, .f = &f, .out = out };
 	const char *in = p->s->opts->input, *base = strrchr(in, '/');
+	char unit[160];
 	size_t n = 0;
 	int err;
 
@@ -392,12 +393,16 @@ int out_svg(struct profile *p, FILE *out)
 		     "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">Flame graph: ",
 		IMG_WIDTH / 2);
 	put_xml(out, base ? base + 1 : in, 80);
-	fprintf(out, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">%s, weight in %s. Click a frame to zoom, Ctrl-F or Search to highlight.</text>\n",
-		IMG_WIDTH / 2, view_name(p->s->opts->view),
-		p->s->opts->weight == WEIGHT_TIME ? "microseconds" : "samples (GPU time at the sampling rate)");
-	fprintf(out, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(230,110,20)\"/><text x=\"%d\" y=\"40\">CPU</text>\n"
-		     "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(70,185,220)\"/><text x=\"%d\" y=\"40\">GPU</text>\n",
-		PAD_X, PAD_X + 14, PAD_X + 50, PAD_X + 64);
+	fprintf(out, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">%s; weight: ",
+		IMG_WIDTH / 2, view_name(p->s->opts->view));
+	put_xml(out, session__weight_unit(p->s, unit, sizeof(unit)), sizeof(unit));
+	fprintf(out, "</text>\n<text x=\"%d\" y=\"56\" text-anchor=\"middle\" fill=\"#555\">Click a frame to zoom, Ctrl-F or Search to highlight.</text>\n",
+		IMG_WIDTH / 2);
+	/* a legend only where both kinds can be drawn */
+	if (p->s->opts->view == VIEW_MERGED && session__has_gpu(p->s))
+		fprintf(out, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(230,110,20)\"/><text x=\"%d\" y=\"40\">CPU</text>\n"
+			     "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(70,185,220)\"/><text x=\"%d\" y=\"40\">GPU</text>\n",
+			PAD_X, PAD_X + 14, PAD_X + 50, PAD_X + 64);
 	fprintf(out, "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\" onclick=\"xpuFlame.reset()\">Reset zoom</text>\n"
 		     "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\" onclick=\"xpuFlame.search(window.prompt('Search frames (regular expression):', '') || '')\">Search</text>\n"
 		     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n"

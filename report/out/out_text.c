@@ -10,25 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/progress.h"
+#include "model/losses.h"
 #include "model/profile.h"
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
-
-#define TOP_N 25
-
-struct rank {
-	uint32_t id;
-	double w;
-};
-
-static int cmp_rank(const void *a, const void *b)
-{
-	const struct rank *x = a, *y = b;
-
-	if (x->w != y->w)
-		return x->w > y->w ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
 
 static void print_cmdline(struct trace *t, FILE *out)
 {
@@ -55,8 +41,9 @@ static void print_cmdline(struct trace *t, FILE *out)
 static void print_header(struct profile *p, FILE *out)
 {
 	struct trace *t = p->s->t;
-	uint64_t lost[8] = { 0 };
-	size_t i;
+	bool gpu = session__has_gpu(p->s);
+	struct losses l;
+	char unit[160];
 
 	fprintf(out, "# xpu-report\n");
 	print_cmdline(t, out);
@@ -74,13 +61,25 @@ static void print_header(struct profile *p, FILE *out)
 	if (t->nkernels || t->nmemcpys || t->nmemsets)
 		fprintf(out, "# gpu:       %zu kernels, %zu copies, %zu memsets, %zu launches\n",
 			t->nkernels, t->nmemcpys, t->nmemsets, t->nlaunches);
-	for (i = 0; i < t->nlost; i++)
-		lost[t->lost[i].source < 8 ? t->lost[i].source : 0] += t->lost[i].count;
-	fprintf(out, "# lost:      ringbuf %" PRIu64 ", stack %" PRIu64 ", cupti %" PRIu64
-		", transport %" PRIu64 ", mappings %" PRIu64 ", writer %" PRIu64 "\n",
-		lost[XPU_LOST_RINGBUF], lost[XPU_LOST_STACK], lost[XPU_LOST_CUPTI_RECORDS],
-		lost[XPU_LOST_CUPTI_TRANSPORT], lost[XPU_LOST_MAPPINGS], lost[XPU_LOST_WRITER]);
-	fprintf(out, "# trace:     %s\n", t->st.end == TRACE_END_CLEAN ? "complete" : "truncated");
+	losses__sum(t, &l);
+	fprintf(out, "# lost:      ringbuf %" PRIu64 ", stack %" PRIu64, l.count[XPU_LOST_RINGBUF],
+		l.count[XPU_LOST_STACK]);
+	if (gpu)
+		fprintf(out, ", cupti %" PRIu64 ", transport %" PRIu64,
+			l.count[XPU_LOST_CUPTI_RECORDS], l.count[XPU_LOST_CUPTI_TRANSPORT]);
+	fprintf(out, ", mappings %" PRIu64 ", writer %" PRIu64, l.count[XPU_LOST_MAPPINGS],
+		l.count[XPU_LOST_WRITER]);
+	if (l.count[XPU_LOST_PY_STACK] || t->npy_runtimes)
+		fprintf(out, ", python %" PRIu64, l.count[XPU_LOST_PY_STACK]);
+	if (l.count[0])
+		fprintf(out, ", other %" PRIu64, l.count[0]);
+	fputc('\n', out);
+	if (l.exited_unseen)
+		fprintf(out, "#            %" PRIu64 " short-lived process%s exited before %s mappings "
+			"were read; none had samples, so nothing was lost\n", l.exited_unseen,
+			l.exited_unseen == 1 ? "" : "es", l.exited_unseen == 1 ? "its" : "their");
+	fprintf(out, "# trace:     %s\n", t->st.end == TRACE_END_CLEAN ? "complete" :
+		t->st.end == TRACE_END_CORRUPT ? "corrupt (read up to the damage)" : "truncated");
 	{
 		uint64_t cc, ct, gc, gt;
 
@@ -104,80 +103,247 @@ static void print_header(struct profile *p, FILE *out)
 			"frames\n", p->s->py.samples, p->s->py.launches);
 	}
 	if (p->filtered_out)
-		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm/--time-range\n",
+		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm/--time-range/--dso\n",
 			p->filtered_out);
-	fprintf(out, "# weight:    %s\n#\n", p->s->opts->weight == WEIGHT_TIME ? "microseconds" :
-		"samples (GPU time converted at the sampling rate)");
+	fprintf(out, "# weight:    %s\n#\n", session__weight_unit(p->s, unit, sizeof(unit)));
 }
 
-static int print_functions(struct profile *p, FILE *out, double total_w)
+/* One row of the function tables: a (comm, dso, sym) key, parts not in --sort left 0. */
+struct frow {
+	uint32_t comm, dso, sym;
+	double self, total;
+	size_t stamp;		/* last entry whose total counted this row, + 1 */
+};
+
+struct ftab {
+	struct profile *p;
+	uint8_t sort[REPORT_MAX_SORT];	/* --sort, default sym */
+	int nsort;
+	bool key[SORT_COMM + 1];	/* which --sort keys are on */
+	struct strpool dsos;		/* file names, for the dso key and column */
+	uint32_t *frame_dso;		/* frame id -> id in dsos, 0 not yet known */
+	size_t nframes;
+	struct frow *r;
+	size_t n, cap;
+	struct kmap idx;
+	bool by_total;			/* for cmp_frow */
+};
+
+static uint32_t frame_dso_id(struct ftab *ft, uint32_t frame)
 {
-	size_t nf, i, nr;
-	double *self = NULL, *tot = NULL;
-	uint32_t *stamp = NULL;
-	struct rank *r = NULL;
-	int err = 0, pass;
+	const char *d;
 
-	/* symbolize everything first so that every frame name has its id */
-	for (i = 0; i < p->n; i++) {
-		const uint32_t *f;
-		uint32_t n;
+	if (frame >= ft->nframes)
+		return 0;
+	if (!ft->frame_dso[frame]) {
+		d = strncmp(strpool__str(&ft->p->s->pool, frame), "[gpu] ", 6) ?
+			    symbolizer__frame_dso(&ft->p->s->sym, frame) : "[gpu]";
+		ft->frame_dso[frame] = strpool__intern(&ft->dsos, d, strlen(d));
+	}
+	return ft->frame_dso[frame];
+}
 
-		err = profile__frames(p, &p->e[i], &f, &n);
-		if (err)
-			return err;
+/* The row of frame k of a stack (f[0] is the process name), or NULL without memory. */
+static struct frow *ftab_row(struct ftab *ft, const uint32_t *f, uint32_t k)
+{
+	struct frow r = { 0 };
+	uint32_t *v;
+	bool ins;
+
+	r.comm = ft->key[SORT_COMM] ? f[0] : 0;
+	r.dso = ft->key[SORT_DSO] || ft->key[SORT_SYM] ? frame_dso_id(ft, f[k]) : 0;
+	r.sym = ft->key[SORT_SYM] ? f[k] : 0;
+	if (ft->key[SORT_DSO] || ft->key[SORT_SYM]) {
+		if (!r.dso)
+			return NULL;
 	}
-	nf = p->s->pool.n ? p->s->pool.n : 1;
-	self = calloc(nf, sizeof(double));
-	tot = calloc(nf, sizeof(double));
-	stamp = calloc(nf, sizeof(uint32_t));
-	r = calloc(nf, sizeof(*r));
-	if (!self || !tot || !stamp || !r) {
-		err = -ENOMEM;
-		goto out;
-	}
+	/* without the dso key, a name is one row whichever file it came from */
+	v = kmap__put(&ft->idx, (uint64_t)r.comm << 32 | (ft->key[SORT_DSO] ? r.dso : 0), r.sym,
+		      ft->n, &ins);
+	if (!v || (ins && VEC_PUSH(ft->r, ft->n, ft->cap, r)))
+		return NULL;
+	return &ft->r[*v];
+}
+
+static int ftab_fill(struct ftab *ft)
+{
+	struct profile *p = ft->p;
+	size_t i;
+	int err;
+
 	for (i = 0; i < p->n; i++) {
 		double w = profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
 		const uint32_t *f;
 		uint32_t n, k;
+		struct frow *r;
 
 		err = profile__frames(p, &p->e[i], &f, &n);
 		if (err)
-			goto out;
+			return err;
 		if (n < 2)
 			continue;
-		if (f[n - 1] < nf)
-			self[f[n - 1]] += w;
+		if (profile__dso_match(p, f[n - 1])) {
+			r = ftab_row(ft, f, n - 1);
+			if (!r)
+				return -ENOMEM;
+			r->self += w;
+		}
 		for (k = 1; k < n; k++) {	/* frame 0 is the process name */
-			if (f[k] >= nf || stamp[f[k]] == i + 1)
+			if (!profile__dso_match(p, f[k]))
 				continue;
-			stamp[f[k]] = i + 1;
-			tot[f[k]] += w;
+			r = ftab_row(ft, f, k);
+			if (!r)
+				return -ENOMEM;
+			if (r->stamp == i + 1)	/* recursion: once per stack */
+				continue;
+			r->stamp = i + 1;
+			r->total += w;
 		}
 	}
-	for (pass = 0; pass < 2; pass++) {
-		double *v = pass ? tot : self;
+	return 0;
+}
 
-		for (i = 1, nr = 0; i < nf; i++) {
-			if (v[i] > 0) {
-				r[nr].id = i;
-				r[nr++].w = v[i];
-			}
-		}
-		if (nr)
-			qsort(r, nr, sizeof(*r), cmp_rank);
-		fprintf(out, "# top functions by %s\n", pass ? "total (with children)" : "self");
-		fprintf(out, "%8s %12s  %s\n", "share", pass ? "total" : "self", "function");
-		for (i = 0; i < nr && i < TOP_N; i++)
-			fprintf(out, "%7.2f%% %12.0f  %s\n", total_w > 0 ? 100 * r[i].w / total_w : 0,
-				r[i].w, strpool__str(&p->s->pool, r[i].id));
-		fprintf(out, "\n");
+static int cmp_frow(const void *a, const void *b, void *arg)
+{
+	const struct frow *x = a, *y = b;
+	const struct ftab *ft = arg;
+	double wx = ft->by_total ? x->total : x->self, wy = ft->by_total ? y->total : y->self;
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	if (x->sym != y->sym)
+		return x->sym < y->sym ? -1 : 1;
+	if (x->dso != y->dso)
+		return x->dso < y->dso ? -1 : 1;
+	return x->comm < y->comm ? -1 : x->comm > y->comm;
+}
+
+/* Rows shown of n: --rows and --percent-limit; the rest are counted in an "N more" line. */
+static size_t shown_rows(const struct report_opts *o, size_t n, const double *share)
+{
+	size_t k, max = o->rows ? o->rows : SIZE_MAX;
+
+	for (k = 0; k < n && k < max && share[k] >= o->percent_limit; k++)
+		;
+	return k;
+}
+
+/* "(N more rows)": one, many are the singular and plural of what is left out. */
+static void print_more(FILE *out, size_t more, const char *one, const char *many,
+		       const struct report_opts *o)
+{
+	if (more)
+		fprintf(out, "(%zu more %s%s)\n", more, more == 1 ? one : many,
+			o->percent_limit > 0 ? ", or under --percent-limit" : "");
+}
+
+static void print_ftab(struct ftab *ft, FILE *out, double total_w, bool by_total)
+{
+	const struct report_opts *o = ft->p->s->opts;
+	struct strpool *pool = &ft->p->s->pool;
+	size_t i, k, nshow;
+	double *share;
+	int dw = 3;
+
+	ft->by_total = by_total;
+	for (i = 0, k = 0; i < ft->n; i++) {	/* rows without weight of this kind go */
+		if ((by_total ? ft->r[i].total : ft->r[i].self) > 0)
+			ft->r[k++] = ft->r[i];
 	}
-out:
-	free(self);
-	free(tot);
-	free(stamp);
-	free(r);
+	ft->n = k;
+	if (ft->n)
+		qsort_r(ft->r, ft->n, sizeof(*ft->r), cmp_frow, ft);
+	share = calloc(ft->n ? ft->n : 1, sizeof(*share));
+	for (i = 0; share && i < ft->n; i++)
+		share[i] = total_w > 0 ? 100 * (by_total ? ft->r[i].total : ft->r[i].self) / total_w : 0;
+	nshow = share ? shown_rows(o, ft->n, share) : ft->n;
+	for (i = 0; i < nshow; i++) {
+		int l = (int)strlen(strpool__str(&ft->dsos, ft->r[i].dso));
+
+		dw = l > dw ? l : dw;
+	}
+	dw = dw > 32 ? 32 : dw;
+	fprintf(out, "# top %s by %s\n", ft->key[SORT_SYM] ? "functions" : ft->key[SORT_DSO] ?
+		"files" : "processes", by_total ? "total (with children)" : "self");
+	fprintf(out, "%8s %12s", "share", by_total ? "total" : "self");
+	for (i = 0; i < (size_t)ft->nsort; i++) {
+		if (ft->sort[i] == SORT_COMM)
+			fprintf(out, "  %-*s", i + 1 < (size_t)ft->nsort ? 16 : 0, "comm");
+		else if (ft->sort[i] == SORT_DSO || !ft->key[SORT_DSO])
+			fprintf(out, "  %-*s", i + 1 < (size_t)ft->nsort || ft->sort[i] == SORT_SYM ?
+				dw : 0, "dso");
+		if (ft->sort[i] == SORT_SYM)
+			fprintf(out, "  function");
+	}
+	fputc('\n', out);
+	for (i = 0; i < nshow; i++) {
+		const struct frow *r = &ft->r[i];
+		size_t j;
+
+		fprintf(out, "%7.2f%% %12.0f", share ? share[i] : 0, by_total ? r->total : r->self);
+		for (j = 0; j < (size_t)ft->nsort; j++) {
+			if (ft->sort[j] == SORT_COMM)
+				fprintf(out, "  %-*s", j + 1 < (size_t)ft->nsort ? 16 : 0,
+					strpool__str(pool, r->comm));
+			else if (ft->sort[j] == SORT_DSO || !ft->key[SORT_DSO])
+				fprintf(out, "  %-*s", j + 1 < (size_t)ft->nsort ||
+					ft->sort[j] == SORT_SYM ? dw : 0, strpool__str(&ft->dsos, r->dso));
+			if (ft->sort[j] == SORT_SYM)
+				fprintf(out, "  %s", strpool__str(pool, r->sym));
+		}
+		fputc('\n', out);
+	}
+	print_more(out, ft->n - nshow, ft->key[SORT_SYM] ? "function" : "row",
+		   ft->key[SORT_SYM] ? "functions" : "rows", o);
+	fprintf(out, "\n");
+	free(share);
+}
+
+/* Symbolizes every stack first, so that every frame name has its id. */
+static int ftab_prepare(struct ftab *ft)
+{
+	struct profile *p = ft->p;
+	size_t i;
+	int err;
+
+	for (i = 0; i < p->n; i++) {
+		const uint32_t *f;
+		uint32_t n;
+
+		progress__update("naming frames", i, p->n);
+		err = profile__frames(p, &p->e[i], &f, &n);
+		if (err)
+			return err;
+	}
+	ft->nframes = p->s->pool.n;
+	ft->frame_dso = calloc(ft->nframes ? ft->nframes : 1, sizeof(*ft->frame_dso));
+	return ft->frame_dso ? 0 : -ENOMEM;
+}
+
+static int print_functions(struct profile *p, FILE *out, double total_w)
+{
+	const struct report_opts *o = p->s->opts;
+	struct ftab ft = { .p = p, .sort = { SORT_SYM }, .nsort = 1 };
+	int pass, err, i;
+
+	if (o->nsort) {
+		memcpy(ft.sort, o->sort, sizeof(ft.sort));
+		ft.nsort = o->nsort;
+	}
+	for (i = 0; i < ft.nsort; i++)
+		ft.key[ft.sort[i]] = true;
+	err = ftab_prepare(&ft);
+	for (pass = 0; pass < 2 && !err; pass++) {
+		err = ftab_fill(&ft);
+		if (!err)
+			print_ftab(&ft, out, total_w, pass);
+		free(ft.r);
+		ft.r = NULL;
+		ft.n = ft.cap = 0;
+		kmap__free(&ft.idx);
+	}
+	free(ft.frame_dso);
+	strpool__free(&ft.dsos);
 	return err;
 }
 
@@ -226,12 +392,56 @@ static int count_tasks(struct session *ses, struct tr_proc **procs, struct tr_th
 	return 0;
 }
 
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct tr_proc *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* How many of n rows (sorted, heaviest first) are shown: --rows, --percent-limit, non-zero. */
+static size_t task_rows(const struct report_opts *o, size_t n, uint64_t total,
+			uint64_t (*samples)(const void *, size_t), const void *arr)
+{
+	size_t k, max = o->rows ? o->rows : SIZE_MAX;
+
+	for (k = 0; k < n && k < max; k++) {
+		uint64_t v = samples(arr, k);
+
+		if (!v || (total && 100.0 * v / total < o->percent_limit))
+			break;
+	}
+	return k;
+}
+
+static uint64_t proc_samples(const void *a, size_t i)
+{
+	return ((const struct tr_proc *)a)[i].samples;
+}
+
+static uint64_t thread_samples(const void *a, size_t i)
+{
+	return ((const struct tr_thread *)a)[i].samples;
+}
+
+static size_t nonzero(size_t n, uint64_t (*samples)(const void *, size_t), const void *arr)
+{
+	size_t k = 0, i;
+
+	for (i = 0; i < n; i++)
+		k += samples(arr, i) > 0;
+	return k;
+}
+
 static int print_tasks(struct profile *p, FILE *out)
 {
+	const struct report_opts *o = p->s->opts;
 	struct trace *t = p->s->t;
 	struct tr_proc *pr = NULL;
 	struct tr_thread *th = NULL;
-	size_t i, shown = 0;
+	size_t i, shown;
 	uint64_t total;
 	char buf[32];
 	int err;
@@ -239,28 +449,28 @@ static int print_tasks(struct profile *p, FILE *out)
 	err = count_tasks(p->s, &pr, &th, &total);
 	if (err)
 		goto out;
+	if (t->nprocs)
+		qsort(pr, t->nprocs, sizeof(*pr), cmp_proc);
 	if (t->nthreads)
 		qsort(th, t->nthreads, sizeof(*th), cmp_thread);
 	fprintf(out, "# cpu samples by process\n%8s %10s %8s  %s\n", "share", "samples", "pid", "comm");
-	for (i = 0; i < t->nprocs; i++) {
-		if (!pr[i].samples)
-			continue;
+	shown = task_rows(o, t->nprocs, total, proc_samples, pr);
+	for (i = 0; i < shown; i++)
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u  %s\n",
 			total ? 100.0 * pr[i].samples / total : 0, pr[i].samples, pr[i].pid,
 			trace__comm(t, pr[i].pid, buf, sizeof(buf)));
-	}
+	print_more(out, nonzero(t->nprocs, proc_samples, pr) - shown, "process", "processes", o);
 	fprintf(out, "\n# cpu samples by thread\n%8s %10s %8s %8s  %s\n", "share", "samples", "pid",
 		"tid", "comm");
-	for (i = 0; i < t->nthreads && shown < TOP_N; i++) {
+	shown = task_rows(o, t->nthreads, total, thread_samples, th);
+	for (i = 0; i < shown; i++) {
 		const char *c = trace__string(t, th[i].comm_str);
 
-		if (!th[i].samples)
-			continue;
-		shown++;
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u %8u  %s\n",
 			total ? 100.0 * th[i].samples / total : 0, th[i].samples,
 			th[i].pid, th[i].tid, c ? c : trace__comm(t, th[i].pid, buf, sizeof(buf)));
 	}
+	print_more(out, nonzero(t->nthreads, thread_samples, th) - shown, "thread", "threads", o);
 	fprintf(out, "\n");
 out:
 	free(pr);

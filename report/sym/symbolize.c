@@ -643,6 +643,40 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 	return 0;
 }
 
+#define FRAME_DSO_KERNEL UINT32_MAX
+#define FRAME_DSO_PYTHON (UINT32_MAX - 1)
+
+/* Remembers the first file a frame name came from (dso index + 1, or a FRAME_DSO_ code). */
+static int note_dso(struct symbolizer *s, uint32_t id, uint32_t code)
+{
+	size_t old = s->frame_dso_cap;
+
+	if (id >= s->frame_dso_cap) {
+		if (vec_reserve((void **)&s->frame_dso, &s->frame_dso_cap, id, sizeof(*s->frame_dso)))
+			return -ENOMEM;
+		memset(s->frame_dso + old, 0, (s->frame_dso_cap - old) * sizeof(*s->frame_dso));
+	}
+	if (!s->frame_dso[id])
+		s->frame_dso[id] = code;
+	return 0;
+}
+
+const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t id)
+{
+	uint32_t code = id < s->frame_dso_cap ? s->frame_dso[id] : 0;
+	const char *p, *b;
+
+	if (code == FRAME_DSO_KERNEL)
+		return "[kernel.kallsyms]";
+	if (code == FRAME_DSO_PYTHON)
+		return "[python]";
+	if (!code || code > s->t->ndsos)
+		return "[unknown]";
+	p = s->t->dsos[code - 1].path;
+	b = strrchr(p, '/');
+	return b ? b + 1 : *p ? p : "[unknown]";
+}
+
 static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id)
 {
 	if (vec_reserve((void **)&s->scratch, &s->scratch_cap, *n, sizeof(*s->scratch)))
@@ -701,7 +735,8 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		uint32_t ref, j, id;
 
 		if (PYF_IS(ip)) {
-			if (scratch_push(s, n, python_frame(s, ip)))
+			id = python_frame(s, ip);
+			if (!id || note_dso(s, id, FRAME_DSO_PYTHON) || scratch_push(s, n, id))
 				return -ENOMEM;
 			continue;
 		}
@@ -717,11 +752,16 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 			if (!id)
 				id = m ? frame_intern(s->pool, "[anon]", 6) :
 					 frame_intern(s->pool, "[unknown]", 9);
+			/* JIT code and anonymous memory: the mapping's DSO, if it has one */
+			if (id && didx && note_dso(s, id, *didx + 1))
+				return -ENOMEM;
 		} else if (!d) {
 			s->t->bad_dso_refs++;
 			id = frame_internf(s->pool, "[unknown dso %u]", m->dso_id);
 		} else if (d->rec.kind == XPU_DSO_VDSO) {
 			id = frame_intern(s->pool, "[vdso]", 6);
+			if (id && note_dso(s, id, *didx + 1))
+				return -ENOMEM;
 		} else {
 			struct sym_file *f = sym_file_get(s, *didx);
 
@@ -732,7 +772,10 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 				return err;
 			/* stored leaf first; emit outermost (the function) first */
 			for (j = s->refs[ref].n; j-- > 0;) {
-				err = scratch_push(s, n, s->frame_ids[s->refs[ref].first + j]);
+				id = s->frame_ids[s->refs[ref].first + j];
+				err = note_dso(s, id, *didx + 1);
+				if (!err)
+					err = scratch_push(s, n, id);
 				if (err)
 					return err;
 			}
@@ -746,7 +789,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		uint64_t ip = st->ips[i];
 		uint32_t id = kernel_frame(s, i == 0 ? ip : ip - 1);
 
-		if (!id || scratch_push(s, n, id))
+		if (!id || note_dso(s, id, FRAME_DSO_KERNEL) || scratch_push(s, n, id))
 			return -ENOMEM;
 	}
 	return 0;
@@ -860,6 +903,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->frame_ids);
 	free(s->refs);
 	free(s->scratch);
+	free(s->frame_dso);
 	kmap__free(&s->addr_cache);
 	kmap__free(&s->stack_cache);
 	maps__free(&s->maps);

@@ -50,6 +50,8 @@ struct symbolizer {
 	struct xpa *archive;		/* TRACE.xpa next to the trace, or NULL */
 	struct jitsyms *jit;		/* JIT_SYMBOL names, or NULL */
 
+	uint32_t *frame_dso;		/* frame id -> its file (see symbolizer__frame_dso) */
+	size_t frame_dso_cap;
 	uint32_t *scratch;		/* one stack being assembled */
 	size_t scratch_cap;
 
@@ -75,6 +77,12 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 const char *symbolizer__dso_elf(struct symbolizer *s, size_t dso_index, int *fd);
 int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xpu_rec_mapping *m,
 			 uint64_t *bias);
+/*
+ * The file a frame name came from, by basename ("libc.so.6"), "[kernel.kallsyms]", "[python]"
+ * or "[unknown]"; a name found in several files keeps the first. Valid for frames returned by
+ * symbolizer__stack().
+ */
+const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t frame);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
 void symbolizer__free(struct symbolizer *s);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/progress.h"
 #include "sym/unwind.h"
 
 #define UW_MAX_FRAMES 256
@@ -600,6 +601,7 @@ int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st
 	if (!err && !r)
 		err = -ENOMEM;		/* the same bytes opened once already */
 	while (!err && trace_reader__next(r, &rec)) {
+		progress__update("unwinding stacks", trace_reader__status(r)->bytes_valid, size);
 		if (rec.type == XPU_REC_USER_STACK_TOP && have_pending) {
 			if (attach_top(&rec, &pending)) {
 				have_pending = false;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/progress.h"
 #include "trace/trace.h"
 
 #define PUSH(t, field, val)                                                             \
@@ -266,6 +267,8 @@ static int load_records(struct trace *t, struct trace_reader *r)
 	int err = 0;
 
 	while (!err && trace_reader__next(r, &rec)) {
+		progress__update("reading the trace", trace_reader__status(r)->bytes_valid,
+				 trace_reader__status(r)->file_bytes);
 		if (rec.type >= 1 && rec.type <= XPU_REC_TYPE_MAX_KNOWN)
 			t->type_counts[rec.type]++;
 		switch (rec.type) {

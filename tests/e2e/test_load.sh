@@ -45,7 +45,10 @@ load() {	# FREQ NPROC
 	[ -n "$maps" ] || fail "cannot parse: $line"
 	"$B/xpu-report" "$tmp/load.xpu" >"$tmp/text" 2>"$tmp/rerr" || fail "xpu-report failed: $(head -1 "$tmp/rerr")"
 	lost=$(grep "^# lost:" "$tmp/text") || fail "the report shows no lost line"
-	got=$(sed -E 's/.*ringbuf ([0-9]+), stack ([0-9]+), .*mappings ([0-9]+),.*/\1 \2 \3/' <<<"$lost")
+	read -r g_rb g_st g_maps <<<"$(sed -E 's/.*ringbuf ([0-9]+), stack ([0-9]+), .*mappings ([0-9]+),.*/\1 \2 \3/' <<<"$lost")"
+	# processes gone before their mappings were read without a sample are on a line of their own
+	short=$(sed -nE 's/^# +([0-9]+) short-lived process.*/\1/p' "$tmp/text")
+	got="$g_rb $g_st $((g_maps + ${short:-0}))"
 	[ "$got" = "$rb $st $maps" ] ||
 		fail "recorder counted ringbuf/stack/mappings $rb/$st/$maps, the report shows $got"
 	# every loss class on stderr without -v, and the closing line's total, as the report says

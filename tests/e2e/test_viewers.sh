@@ -2,7 +2,9 @@
 # A real viewer reads our files: the speedscope web app (npm package, served on localhost)
 # opens the --format=chrome JSON and the --format=folded output of each trace at hand in
 # headless Chromium (tests/viewers/browse.js); each must import without an error message or
-# console error and draw a non-blank flame chart. Exit 0 pass, 77 skip, else fail.
+# console error and draw a non-blank flame chart. For the traces with CPU samples, what
+# speedscope draws of the JSON (saved by its own Export button) must nest every sampled
+# stack root first (tests/viewers/stacks.py). Exit 0 pass, 77 skip, else fail.
 set -u
 NAME=test_viewers
 source "$(dirname "$0")/../viewers/lib.sh"
@@ -21,6 +23,7 @@ site=$tmp/site
 mkdir -p "$site/files"
 ln -s "$VIEWERS_DIR/node_modules/speedscope/dist/release" "$site/speedscope"
 files=()
+stacks=()
 for f in "${TRACES[@]}"; do
 	n=$(basename "$f" .xpu)
 	"$REPORT" -F chrome "$f" >"$site/files/$n.json" 2>"$tmp/err" ||
@@ -28,6 +31,13 @@ for f in "${TRACES[@]}"; do
 	"$REPORT" -F folded "$f" >"$site/files/$n.folded" 2>"$tmp/err" ||
 		fail "xpu-report -F folded $n.xpu: $(head -1 "$tmp/err")"
 	files+=("$n.json" "$n.folded")
+	case $n in
+	synthetic|cpu|pipeline)
+		"$REPORT" -F folded --view=cpu "$f" >"$tmp/$n.cpu.folded" 2>"$tmp/err" ||
+			fail "xpu-report -F folded --view=cpu $n.xpu: $(head -1 "$tmp/err")"
+		stacks+=("$n")
+		;;
+	esac
 done
 
 # port 0: the kernel picks a free one; http.server prints it
@@ -47,6 +57,14 @@ for f in "${files[@]}"; do
 	rc=$?
 	[ $rc = 0 ] || fail "speedscope on $f: $(echo "$out" | tail -1)"
 	echo "$f: $out"
+done
+for n in "${stacks[@]}"; do
+	url="http://127.0.0.1:$port/speedscope/index.html#profileURL=http://127.0.0.1:$port/files/$n.json"
+	out=$(timeout 120 node "$ROOT/tests/viewers/browse.js" speedscope-export "$url" \
+		"$tmp/$n.speedscope.json" 2>&1) || fail "speedscope export of $n.json: $(echo "$out" | tail -1)"
+	out=$(python3 "$ROOT/tests/viewers/stacks.py" "$tmp/$n.speedscope.json" "$tmp/$n.cpu.folded") ||
+		fail "speedscope's drawing of $n.json: $out"
+	echo "$n.json stacks: $out"
 done
 [ -z "$CPU_NOTE" ] || echo "note: $CPU_NOTE"
 echo "PASS $NAME: ${#files[@]} files opened in speedscope"

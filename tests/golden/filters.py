@@ -26,9 +26,16 @@ FILTERS = [
 ]
 
 
+EMPTY = set()	# (format args, filter) that said "nothing to report"
+
+
 def run(*args):
     p = subprocess.run([REPORT, "--no-host-files", *args, TRACE], capture_output=True,
                        text=True)
+    # a filter that selects nothing is an error that says so (text still prints its header)
+    if p.returncode == 1 and "nothing to report" in p.stderr and "info" not in args:
+        EMPTY.add(args)
+        return p.stdout
     if p.returncode:
         sys.exit(f"FAIL: xpu-report {' '.join(args)}: exit {p.returncode}: {p.stderr}")
     return p.stdout
@@ -44,7 +51,7 @@ def svg_total(out):
 
 
 def chrome_counts(out):
-    ev = json.loads(out)["traceEvents"]
+    ev = json.loads(out)["traceEvents"] if out else []
     gpu = [e for e in ev if e.get("cat") in ("kernel", "memcpy", "memset")]
     cpu = {}
     for e in ev:
@@ -106,6 +113,9 @@ for flt in FILTERS:
     print(f"{'ok  ' if ok else 'FAIL'} {' '.join(flt) or '(none)':40} cpu {cpu} gpu {gpu} "
           f"gpu_us folded {f_us:.0f} svg {s_us:.0f} chrome {c_us:.0f}")
     fails += not ok
+    if (cpu["folded"] == 0) != (("-F", "folded", "--view=cpu", *flt) in EMPTY):
+        print(f"FAIL {' '.join(flt)}: an empty cpu view must exit 1 with 'nothing to report'")
+        fails += 1
     if flt and flt not in (["--pid=442"], ["--comm=nothing,cuda_pipeline"],
                            ["--time-range=0.1,0.3"]) and cpu["folded"] + gpu["text"] >= sum(base):
         print(f"FAIL {' '.join(flt)}: filters nothing out, so it tests nothing")

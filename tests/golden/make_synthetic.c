@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 		ms.pid = 100;
 		ms.corr_id = 8;
 		ms.start_ns = T0 + 3000;
-		ms.end_ns = ms.start_ns + 1000;	/* rounds to 0 samples: left out */
+		ms.end_ns = ms.start_ns + 1000;	/* 1 us, 1e-4 of a sample: must still show */
 		rec(XPU_REC_GPU_MEMSET, &ms, sizeof(ms), ms.start_ns);
 	}
 
@@ -298,6 +298,17 @@ int main(int argc, char **argv)
 	lost.source = XPU_LOST_RINGBUF;
 	lost.count = 3;
 	rec(XPU_REC_LOST, &lost, sizeof(lost), lost.ts_ns);
+	/*
+	 * Processes that exited before their mappings were read: three short-lived ones without
+	 * a sample (nothing lost: one summary line) and pid 200, whose samples lose their names.
+	 */
+	lost.source = XPU_LOST_MAPPINGS;
+	lost.count = 1;
+	for (i = 0; i < 4; i++) {
+		lost.pid = i < 3 ? 300 + i : 200;
+		rec(XPU_REC_LOST, &lost, sizeof(lost), lost.ts_ns);
+	}
+	lost.pid = 0;
 	end.end_mono_ns = T0 + 100000000;
 	end.reason = XPU_END_TARGET_EXITED;
 	end.exit_code = 0;

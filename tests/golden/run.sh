@@ -108,8 +108,37 @@ if build_synthetic; then
 	check synthetic-cut folded -F folded "$OUT/synthetic-cut.xpu"
 	check synthetic-cut strict -F folded --strict "$OUT/synthetic-cut.xpu"
 	check synthetic-cut info -F info "$OUT/synthetic-cut.xpu"
+	# navigation: --sort, --rows, --percent-limit, --dso, --callers/--callees, -v for losses
+	check synthetic text-sort --sort=dso,sym --rows=4 --percent-limit=2 "$OUT/synthetic.xpu"
+	check synthetic text-sort-comm --sort=comm --rows=1 "$OUT/synthetic.xpu"
+	check synthetic folded-dso -F folded --dso=libfoo.so.1 "$OUT/synthetic.xpu"
+	check synthetic text-dso --dso=/usr/lib/libfoo.so.1 "$OUT/synthetic.xpu"
+	check synthetic callers --callers=leaf_work "$OUT/synthetic.xpu"
+	check synthetic callees --callees=main --weight=samples "$OUT/synthetic.xpu"
+	check synthetic callers-none --callers=no_such_function "$OUT/synthetic.xpu"
+	check synthetic info-v -F info -v "$OUT/synthetic.xpu"
+	# what selects nothing, or holds nothing, says so and exits 1
+	check synthetic folded-empty -F folded --pid=12345 "$OUT/synthetic.xpu"
+	check synthetic chrome-empty -F chrome --pid=12345 "$OUT/synthetic.xpu"
+	check synthetic text-empty --comm=nobody "$OUT/synthetic.xpu"
+	head -c 64 "$OUT/synthetic.xpu" > "$OUT/synthetic-empty.xpu"
+	check synthetic-empty folded -F folded "$OUT/synthetic-empty.xpu"
+	# a damaged frame is "corrupt", a short file "truncated" (synthetic-cut above)
+	python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0xff; open(sys.argv[2], "wb").write(b)' \
+		"$OUT/synthetic.xpu" "$OUT/synthetic-corrupt.xpu"
+	check synthetic-corrupt text-head --rows=1 "$OUT/synthetic-corrupt.xpu"
 else
 	echo "FAIL golden: could not build the synthetic trace"
+	fail=$((fail + 1))
+fi
+
+# folded weights keep every GPU record and the totals (tests/golden/weights.py)
+if [ -f "$OUT/synthetic.xpu" ] &&
+   python3 "$ROOT/tests/golden/weights.py" "$REPORT" "$ROOT/samples/traces/pipeline.xpu" \
+	"$OUT/synthetic.xpu"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL golden weights"
 	fail=$((fail + 1))
 fi
 

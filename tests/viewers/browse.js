@@ -7,6 +7,11 @@
  *   node browse.js speedscope URL SHOT.png   page renders a profile: no console errors, no
  *                                            import error text, a canvas of many colours
  *   node browse.js svg FILE.svg SHOT.png     flame graph renders; search and zoom work
+ *   node browse.js speedscope-export URL OUT.json
+ *                                            page renders a profile, then speedscope's own
+ *                                            Export button saves what it imported: its
+ *                                            evented profiles open and close frames in the
+ *                                            nesting speedscope draws (stacks.py checks it)
  */
 'use strict';
 const path = require('path');
@@ -60,6 +65,8 @@ async function main() {
 		page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
 		if (cmd === 'speedscope')
 			await speedscope(page, target, shot, errors);
+		else if (cmd === 'speedscope-export')
+			await speedscopeExport(page, target, shot, errors);
 		else if (cmd === 'svg')
 			await svg(page, target, shot, errors);
 		else
@@ -70,7 +77,42 @@ async function main() {
 	}
 }
 
-async function speedscope(page, url, shot, errors) {
+async function speedscopeExport(page, url, out, errors) {
+	/* speedscope saves through a Blob URL and a synthetic link click: keep the Blob's text */
+	await page.addInitScript(() => {
+		const orig = URL.createObjectURL;
+		URL.createObjectURL = function (b) {
+			if (b instanceof Blob)
+				b.text().then((t) => { window.__xpuExport = t; });
+			return orig.call(URL, b);
+		};
+	});
+	await waitProfile(page, url, errors);
+	const clicked = await page.evaluate(() => {
+		const el = [...document.querySelectorAll('div')].find((d) => d.children.length === 1 &&
+			/^\s*\S*\s*Export$/.test(d.textContent));
+		if (el)
+			el.click();
+		return !!el;
+	});
+	if (!clicked)
+		fail('no Export button in speedscope');
+	const t0 = Date.now();
+	let text = null;
+	while (!(text = await page.evaluate(() => window.__xpuExport || null))) {
+		if (Date.now() - t0 > 20000)
+			fail('speedscope exported nothing within 20 s');
+		await page.waitForTimeout(200);
+	}
+	if (errors.length)
+		fail(errors[0]);
+	fs.writeFileSync(out, text);
+	const p = JSON.parse(text);
+	console.log('ok: speedscope exported ' + p.profiles.length + ' profiles, ' +
+		    p.shared.frames.length + ' frames');
+}
+
+async function waitProfile(page, url, errors) {
 	await page.goto(url, { waitUntil: 'load' });
 	/* speedscope draws flame charts on a canvas once the import finished */
 	const t0 = Date.now();
@@ -89,6 +131,10 @@ async function speedscope(page, url, shot, errors) {
 		await page.waitForTimeout(200);
 	}
 	await page.waitForTimeout(1000);
+}
+
+async function speedscope(page, url, shot, errors) {
+	await waitProfile(page, url, errors);
 	const text = await page.innerText('body');
 	const m = text.match(/.*(Something went wrong|Unrecognized format|Failed to).*/i);
 	if (m)

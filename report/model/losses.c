@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/* LOST records summed per source (see losses.h). */
+#include <string.h>
+
+#include "model/losses.h"
+
+void losses__sum(struct trace *t, struct losses *l)
+{
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	for (i = 0; i < t->nlost; i++) {
+		const struct xpu_rec_lost *r = &t->lost[i];
+		uint32_t src = r->source < LOSS_SOURCES ? r->source : 0;
+		const struct tr_proc *p;
+
+		l->records[src]++;
+		if (src == XPU_LOST_MAPPINGS) {
+			p = r->pid ? trace__proc(t, r->pid) : NULL;
+			if (r->pid && (!p || !p->samples)) {
+				l->exited_unseen += r->count;
+				continue;
+			}
+		}
+		l->count[src] += r->count;
+	}
+}
+
+const char *losses__name(uint32_t s)
+{
+	switch (s) {
+	case XPU_LOST_RINGBUF: return "ringbuf";
+	case XPU_LOST_CUPTI_RECORDS: return "cupti-records";
+	case XPU_LOST_CUPTI_TRANSPORT: return "cupti-transport";
+	case XPU_LOST_STACK: return "stack";
+	case XPU_LOST_MAPPINGS: return "mappings";
+	case XPU_LOST_WRITER: return "writer";
+	case XPU_LOST_PY_STACK: return "python-frames";
+	default: return "other";
+	}
+}

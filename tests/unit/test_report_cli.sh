@@ -1,0 +1,38 @@
+#!/bin/bash
+# xpu-report's command line for navigation and defaults: no FILE reads record.xpu (what
+# xpu-record writes by default), and bad --sort/--rows/--percent-limit/--dso/--callers values
+# are usage errors (exit 2, one line).
+set -u
+NAME=test_report_cli
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${BUILD:-build}
+case $B in /*) ;; *) B=$ROOT/$B ;; esac
+R=$B/xpu-report
+T=$ROOT/samples/traces/pipeline.xpu
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+[ -x "$R" ] || fail "$R not built"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+cd "$tmp" || exit 1
+"$R" -F folded --no-host-files >/dev/null 2>"$tmp/err" && fail "no record.xpu, yet exit 0"
+grep -q "cannot open record.xpu" "$tmp/err" || fail "no record.xpu: $(cat "$tmp/err")"
+cp "$T" record.xpu && cp "$T.xpa" record.xpu.xpa
+"$R" -F folded --no-host-files >"$tmp/a" 2>&1 || fail "record.xpu not read: $(head -1 "$tmp/a")"
+"$R" -F folded --no-host-files "$T" >"$tmp/b" 2>&1 || fail "explicit trace failed"
+cmp -s "$tmp/a" "$tmp/b" || fail "xpu-report without FILE differs from xpu-report record.xpu"
+
+n=0
+for args in "--sort=bogus" "--sort=sym,sym" "--sort=" "--sort=sym," "--rows=-1" "--rows=x" \
+	    "--percent-limit=101" "--percent-limit=x" "--dso=" "--dso=a,,b" "--callers=" \
+	    "--callers=main --callees=main" "-F folded --callers=main"; do
+	# shellcheck disable=SC2086
+	"$R" $args "$T" >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc = 2 ] || fail "'$args': exit $rc, want 2"
+	[ "$(wc -l < "$tmp/err")" = 1 ] || fail "'$args': not one line: $(cat "$tmp/err")"
+	n=$((n + 1))
+done
+"$R" --rows=0 --percent-limit=0.5% --sort=comm,dso,sym "$T" >/dev/null 2>&1 ||
+	fail "--rows=0 --percent-limit=0.5% --sort=comm,dso,sym refused"
+echo "PASS $NAME: record.xpu by default; $n bad values refused with exit 2"
