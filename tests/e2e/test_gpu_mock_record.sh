@@ -42,6 +42,14 @@ k=$(count "$tmp/a.xpu" gpu_kernel); l=$(count "$tmp/a.xpu" gpu_launch)
 	fail "kernels are not under main;launch_fake_kernel"
 [ "$(flushed "$tmp/a.xpu")" = 1 ] || fail "the process did not report its final flush"
 
+# 1b. GPU memory: 10 allocations (one per 100 launches), 5 of them freed; each allocation and
+#     release call gets its launch stack, so gpu_launch counts them too
+FAKE_CUDA_ALLOCS=100 "$B/xpu-record" -o "$tmp/m.xpu" -- "${app[@]}" 1000 >/dev/null 2>"$tmp/m.err" ||
+	fail "recording the fake CUDA app with allocations failed: $(tail -1 "$tmp/m.err")"
+m=$(count "$tmp/m.xpu" gpu_memory); l=$(count "$tmp/m.xpu" gpu_launch)
+[ "$m" = 15 ] && [ "$l" = 1015 ] ||
+	fail "expected 15 memory records and 1015 launches, got ${m:-0} and ${l:-0}"
+
 # signalled SIGNAL EXPECTED_RC APP_ARGS...: record the endless fake app, send SIGNAL to
 # xpu-record after 1.5 s, and check the exit status, the final flush and the kernel count
 signalled() {
@@ -73,4 +81,4 @@ signalled() {
 signalled TERM 143 0
 # 3. SIGINT with a target that catches it and exits normally (as Python does)
 signalled INT 0 0 catch-sigint
-echo "PASS $NAME: clean run, SIGTERM and SIGINT all flushed, every kernel joined to its launch"
+echo "PASS $NAME: clean run, memory records, SIGTERM and SIGINT all flushed, every kernel joined to its launch"
