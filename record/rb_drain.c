@@ -17,6 +17,8 @@
 
 #include "clock.h"
 #include "config.h"
+#include "driver_bpf_abi.h"
+#include "driver_trace.h"
 #include "procmaps.h"
 #include "py_procs.h"
 #include "rb_drain.h"
@@ -38,6 +40,7 @@ struct rb_drain {
 	struct writer_thread *wt;
 	struct procmaps *pm;
 	struct py_procs *py;		/* NULL: no Python frames */
+	struct driver_trace *_Atomic driver;	/* --driver, else NULL */
 	pthread_t thread;
 	_Atomic bool stop;
 	pthread_mutex_t lock;		/* guards pids for the other threads' readers */
@@ -370,6 +373,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (d->py)
 			py_procs__frames(d->py, data, size);
 		break;
+	case XPU_EV_DRIVER_IOCTL:
+		driver_trace__on_event(atomic_load(&d->driver), d->wt, data, size);
+		break;
 	}
 	return 0;
 }
@@ -449,6 +455,11 @@ int rb_drain__exit_status(struct rb_drain *d, pid_t pid, int *status)
 	}
 	pthread_mutex_unlock(&d->lock);
 	return ret;
+}
+
+void rb_drain__set_driver(struct rb_drain *d, struct driver_trace *dt)
+{
+	atomic_store(&d->driver, dt);
 }
 
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)

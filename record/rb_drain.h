@@ -33,6 +33,9 @@ unsigned int rb_drain__live(struct rb_drain *d);
 void rb_drain__signal_live(struct rb_drain *d, int sig);
 /* Wait status of pid's exit event, if one was seen; returns 0 when found. Thread-safe. */
 int rb_drain__exit_status(struct rb_drain *d, pid_t pid, int *status);
+/* Events of bpf/driver.bpf.c go to dt from now on (set before its programs attach). */
+struct driver_trace;
+void rb_drain__set_driver(struct rb_drain *d, struct driver_trace *dt);
 /* Drains what is left, joins the thread. */
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st);
 

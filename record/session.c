@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "config.h"
 #include "cupti_rx.h"
+#include "driver_trace.h"
 #include "kallsyms.h"
 #include "procmaps.h"
 #include "py_procs.h"
@@ -49,6 +50,7 @@ struct session {
 	struct py_procs *py;
 	struct rb_drain *drain;
 	struct cupti_rx *rx;
+	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
 	struct target target;
 	pid_t pid;
 	int sfd;
@@ -439,7 +441,7 @@ int session__run(const struct record_config *cfg)
 	struct procmaps_stats ps = { 0 };
 	struct rb_drain_stats ds = { 0 };
 	struct py_procs_stats pys = { 0 };
-	struct xpu_stat_entry stats[32];
+	struct xpu_stat_entry stats[40];
 	struct cupti_rx_stats rxs = {0};
 	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
 	char err[512] = "";
@@ -456,6 +458,12 @@ int session__run(const struct record_config *cfg)
 	if (e) {
 		log_err("%s", err);
 		goto out;
+	}
+	if (cfg->driver) {
+		s.driver = driver_trace__load(bpf_state__traced_fd(s.bpf),
+					      bpf_state__events_fd(s.bpf), err, sizeof(err));
+		if (!s.driver)
+			log_err("%s", err);
 	}
 	if (setup_signals(&s)) {
 		log_err("cannot set up signal handling: %s", strerror(errno));
@@ -543,6 +551,15 @@ int session__run(const struct record_config *cfg)
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		goto out_target;
 	}
+	if (s.driver) {
+		rb_drain__set_driver(s.drain, s.driver);
+		if (driver_trace__attach(s.driver, err, sizeof(err))) {
+			log_err("%s", err);
+			rb_drain__set_driver(s.drain, NULL);
+			driver_trace__destroy(s.driver);
+			s.driver = NULL;
+		}
+	}
 	if (!cfg->attach_pid && target__release(&s.target, 1)) {
 		log_err("cannot start the target: %s", strerror(errno));
 		goto out_target;
@@ -594,6 +611,9 @@ int session__run(const struct record_config *cfg)
 		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
 	}
 #undef STAT
+	if (s.driver)
+		n += (int)driver_trace__finish(s.driver, s.wt, stats + n,
+					       sizeof(stats) / sizeof(stats[0]) - n);
 	e = writer_thread__finish(s.wt, stats, n);
 	if (e || s.write_failed) {
 		if (!s.write_failed)
@@ -632,6 +652,7 @@ out_writer:
 out:
 	procmaps__free(s.pm);
 	py_procs__free(s.py);
+	driver_trace__destroy(s.driver);
 	bpf_state__destroy(s.bpf);
 	if (s.sfd >= 0)
 		close(s.sfd);
