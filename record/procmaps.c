@@ -287,6 +287,8 @@ static void lost_mappings(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	};
 	struct wt_rec r = {
 		.type = XPU_REC_LOST, .ts_ns = ts_ns, .body = &lost, .body_size = sizeof(lost),
+		/* a dropped loss record would make the trace's count disagree with ours */
+		.must_keep = true,
 	};
 
 	pm->st.scan_failures++;
