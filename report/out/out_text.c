@@ -12,6 +12,8 @@
 
 #include "model/profile.h"
 #include "model/stack_stats.h"
+#include "out/driver_ioctls.h"
+#include "out/gpu_memory.h"
 #include "out/gpu_stats.h"
 
 #define TOP_N 25
@@ -282,6 +284,10 @@ int out_text(struct profile *p, FILE *out)
 		err = print_tasks(p, out);
 	if (!err)
 		err = gpu_stats__print_text(p->s, out);
+	if (!err)
+		err = gpu_memory__print_text(p->s, out);
+	if (!err)
+		err = driver_ioctls__print_text(p->s, out);
 	if (!err && ferror(out))
 		err = -EIO;
 	return err;

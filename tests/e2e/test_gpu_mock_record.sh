@@ -49,6 +49,24 @@ FAKE_CUDA_ALLOCS=100 "$B/xpu-record" -o "$tmp/m.xpu" -- "${app[@]}" 1000 >/dev/n
 m=$(count "$tmp/m.xpu" gpu_memory); l=$(count "$tmp/m.xpu" gpu_launch)
 [ "$m" = 15 ] && [ "$l" = 1015 ] ||
 	fail "expected 15 memory records and 1015 launches, got ${m:-0} and ${l:-0}"
+"$B/xpu-report" "$tmp/m.xpu" 2>/dev/null >"$tmp/m.txt"
+grep -qE '^ +0 +10 +5 +10\.000 +6\.000 +5\.000$' "$tmp/m.txt" ||
+	fail "memory by device: want 10 allocs, 5 frees, 10 MiB, peak 6, 5 at the end: $(grep -A2 '# gpu memory' "$tmp/m.txt")"
+grep -qE '^ +10\.000 +10 +5\.000 +5 .*main > allocate_fake' "$tmp/m.txt" ||
+	fail "allocations are not under main > allocate_fake: $(grep -A2 'allocating call paths' "$tmp/m.txt")"
+
+# 1c. --driver: each launch makes one ioctl on a file named as a device file, inside its
+#     cudaLaunchKernel; the report ties every ioctl to that call
+: >"$tmp/fakedev"
+FAKE_CUDA_IOCTL="$tmp/fakedev" XPU_DRIVER_TEST_PATHS="$tmp/fakedev" "$B/xpu-record" --driver \
+	-o "$tmp/i.xpu" -- "${app[@]}" 300 >/dev/null 2>"$tmp/i.err" ||
+	fail "recording with --driver failed: $(tail -1 "$tmp/i.err")"
+[ "$(count "$tmp/i.xpu" driver_ioctl)" = 300 ] || fail "expected 300 ioctls, got $(count "$tmp/i.xpu" driver_ioctl)"
+"$B/xpu-report" "$tmp/i.xpu" 2>/dev/null >"$tmp/i.txt"
+grep -qE '^ +0xc0104629 +300 .* 300 +'"$tmp/fakedev"'$' "$tmp/i.txt" ||
+	fail "ioctls by request: $(grep -A2 'by request code' "$tmp/i.txt")"
+grep -qE '^ +300 +300 .*cudaLaunchKernel' "$tmp/i.txt" ||
+	fail "ioctls are not tied to their cudaLaunchKernel calls: $(grep -A3 'by CUDA API call' "$tmp/i.txt")"
 
 # signalled SIGNAL EXPECTED_RC APP_ARGS...: record the endless fake app, send SIGNAL to
 # xpu-record after 1.5 s, and check the exit status, the final flush and the kernel count
@@ -81,4 +99,4 @@ signalled() {
 signalled TERM 143 0
 # 3. SIGINT with a target that catches it and exits normally (as Python does)
 signalled INT 0 0 catch-sigint
-echo "PASS $NAME: clean run, memory records, SIGTERM and SIGINT all flushed, every kernel joined to its launch"
+echo "PASS $NAME: clean run, memory by device and call path, ioctls tied to their API calls, SIGTERM and SIGINT all flushed, every kernel joined to its launch"
