@@ -17,7 +17,7 @@ struct prof_entry {
 	bool trim;		/* launch stack: CUDA/CUPTI frames are dropped */
 	uint64_t ts;		/* first time seen: picks the mappings used to symbolize */
 	uint64_t samples;
-	uint64_t gpu_ns;
+	uint64_t gpu_ns;	/* GPU time; in the memory view, bytes held at the peak */
 };
 
 struct profile {
@@ -37,7 +37,10 @@ int profile__build(struct profile *p, struct session *s);
 /* Frames of an entry, root first: comm, stack frames, GPU leaf. Valid until the next call. */
 int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n);
-/* Entry weight in the unit --weight asks for (samples, or microseconds), not rounded. */
+/*
+ * Entry weight in the unit --weight asks for (samples, or microseconds), not rounded; in the
+ * memory view, bytes (gpu_ns holds them), whatever --weight says.
+ */
 double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
 void profile__free(struct profile *p);
 

@@ -42,6 +42,7 @@ const struct gpu_join *session__gpu(struct session *s)
 	if (!s->gpu_built) {
 		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->pool)) {
 			gpu_join__free(&s->gpu);
+	gpu_mem__free(&s->mem);
 			return NULL;
 		}
 		s->gpu_built = true;
@@ -49,11 +50,27 @@ const struct gpu_join *session__gpu(struct session *s)
 	return &s->gpu;
 }
 
+const struct gpu_mem *session__gpu_mem(struct session *s)
+{
+	const struct gpu_join *j;
+
+	if (!s->mem_built) {
+		j = session__gpu(s);
+		if (!j || gpu_mem__build(&s->mem, s->t, j, &s->filter)) {
+			gpu_mem__free(&s->mem);
+			return NULL;
+		}
+		s->mem_built = true;
+	}
+	return &s->mem;
+}
+
 void session__teardown(struct session *s)
 {
 	symbolizer__free(&s->sym);
 	unwind__free(&s->uw);
 	gpu_join__free(&s->gpu);
+	gpu_mem__free(&s->mem);
 	filter__free(&s->filter);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));

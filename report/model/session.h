@@ -13,6 +13,7 @@
 
 #include "model/filter.h"
 #include "model/gpu_join.h"
+#include "model/gpu_mem.h"
 #include "model/opts.h"
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
@@ -30,6 +31,8 @@ struct session {
 	struct pyframes_stats py;	/* Python frames spliced in */
 	struct gpu_join gpu;		/* valid once session__gpu() succeeded */
 	bool gpu_built;
+	struct gpu_mem mem;		/* valid once session__gpu_mem() succeeded */
+	bool mem_built;
 };
 
 /*
@@ -40,6 +43,8 @@ struct session {
 int session__setup(struct session *s, struct trace *t, const struct report_opts *opts);
 /* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
 const struct gpu_join *session__gpu(struct session *s);
+/* GPU memory paired and its peak found, with the filter applied, built on first use. NULL on -ENOMEM. */
+const struct gpu_mem *session__gpu_mem(struct session *s);
 void session__teardown(struct session *s);
 
 #endif

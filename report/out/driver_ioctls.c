@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "out/driver_ioctls.h"
+#include "out/ioctl_names.h"
 
 #define TOP_N 25
 /* API records examined back from an ioctl's start: enough for a driver call nested in a
@@ -102,6 +103,8 @@ static void print_rows(struct trace *t, struct row *rows, size_t n, bool by_api,
 	qsort(rows, n, sizeof(*rows), cmp_row);
 	for (i = 0; i < n && i < TOP_N; i++) {
 		const struct row *r = &rows[i];
+		const char *name = by_api ? NULL :
+			ioctl_request_name((uint32_t)r->key, str_or(t, r->file_str, NULL));
 
 		if (by_api)
 			fprintf(out, "  %8" PRIu64 " %8" PRIu64 " %12.1f %12.1f  %s\n", r->calls,
@@ -109,8 +112,9 @@ static void print_rows(struct trace *t, struct row *rows, size_t n, bool by_api,
 				r->key ? str_or(t, (uint32_t)(r->key - 1), "(unnamed call)") :
 					 "(outside any recorded CUDA call)");
 		else
-			fprintf(out, "  %#10" PRIx64 " %8" PRIu64 " %12.1f %12.1f %7" PRIu64 "  %s\n",
+			fprintf(out, "  %#10" PRIx64 " %8" PRIu64 " %12.1f %12.1f %7" PRIu64 "  %-30s %s\n",
 				r->key, r->count, r->ns / 1e3, r->driver_ns / 1e3, r->errors,
+				name ? name : "-",
 				str_or(t, r->file_str, "?"));
 	}
 }
@@ -164,8 +168,8 @@ int driver_ioctls__print_text(struct session *s, FILE *out)
 	}
 	fprintf(out, "\n# driver ioctls by request code (NVIDIA device files; us in the syscall and, "
 		"%s, inside the driver)\n", timed ? "where timed" : "not timed here: no BTF for the module");
-	fprintf(out, "  %10s %8s %12s %12s %7s  %s\n", "request", "count", "total_us",
-		"driver_us", "errors", "file");
+	fprintf(out, "  %10s %8s %12s %12s %7s  %-30s %s\n", "request", "count", "total_us",
+		"driver_us", "errors", "name", "file");
 	print_rows(t, req, nreq, false, out);
 	fprintf(out, "\n# driver ioctls by CUDA API call (the innermost call of the thread that "
 		"contains the ioctl)\n");

@@ -13,6 +13,8 @@ int out_info(struct session *ses, FILE *out);
 int out_folded(struct profile *p, FILE *out);
 /* Trace Event JSON for Perfetto UI and chrome://tracing; reads the trace, not the profile. */
 int out_chrome(struct session *ses, FILE *out);
+/* One JSON object per event and line, for scripts (format-spec/JSONL.md); reads the session. */
+int out_jsonl(struct session *ses, FILE *out);
 /* One self-contained interactive SVG flame graph of the folded view. */
 int out_svg(struct profile *p, FILE *out);
 
