@@ -54,6 +54,22 @@ grep -qE '^ +0 +10 +5 +10\.000 +6\.000 +5\.000$' "$tmp/m.txt" ||
 	fail "memory by device: want 10 allocs, 5 frees, 10 MiB, peak 6, 5 at the end: $(grep -A2 '# gpu memory' "$tmp/m.txt")"
 grep -qE '^ +10\.000 +10 +5\.000 +5 .*main > allocate_fake' "$tmp/m.txt" ||
 	fail "allocations are not under main > allocate_fake: $(grep -A2 'allocating call paths' "$tmp/m.txt")"
+# the memory view: the peak is 6 MiB, reached by the 10th allocation (allocations 0, 2, 4, 6
+# and 8 still held, 9 just made): exactly 6 x 1 MiB under allocate_fake, in folded and svg
+"$B/xpu-report" -F folded --view=memory "$tmp/m.xpu" 2>/dev/null >"$tmp/m.folded"
+[ "$(awk '{ s += $NF } END { print s + 0 }' "$tmp/m.folded")" = 6291456 ] ||
+	fail "memory view: want 6291456 bytes at the peak, got: $(cat "$tmp/m.folded")"
+grep -qE ';main;allocate_fake;.*\[gpu\] alloc device 6291456$' "$tmp/m.folded" ||
+	fail "memory view: the peak's bytes are not under main;allocate_fake: $(cat "$tmp/m.folded")"
+"$B/xpu-report" -F folded --view=memory --time-range=0,0.000001 "$tmp/m.xpu" 2>/dev/null >"$tmp/m0.folded"
+[ ! -s "$tmp/m0.folded" ] || fail "memory view ignores --time-range: $(cat "$tmp/m0.folded")"
+"$B/xpu-report" -F svg --view=memory "$tmp/m.xpu" 2>/dev/null | grep -q '6291456 bytes' ||
+	fail "the memory view's svg does not show the 6291456 bytes at its root"
+# jsonl: 15 memory events (10 alloc, 5 free) with their stacks' threads
+"$B/xpu-report" -F jsonl "$tmp/m.xpu" 2>/dev/null >"$tmp/m.jsonl"
+[ "$(grep -c '"type":"memory","ts":[0-9]*,"pid":[0-9]*,"tid":[1-9][0-9]*,"op":"alloc"' "$tmp/m.jsonl")" = 10 ] &&
+	[ "$(grep -c '"type":"memory".*"op":"free"' "$tmp/m.jsonl")" = 5 ] ||
+	fail "jsonl: want 10 allocations and 5 releases with their thread: $(grep -m3 '"memory"' "$tmp/m.jsonl")"
 
 # 1c. --driver: each launch makes one ioctl on a file named as a device file, inside its
 #     cudaLaunchKernel; the report ties every ioctl to that call
@@ -63,10 +79,12 @@ FAKE_CUDA_IOCTL="$tmp/fakedev" XPU_DRIVER_TEST_PATHS="$tmp/fakedev" "$B/xpu-reco
 	fail "recording with --driver failed: $(tail -1 "$tmp/i.err")"
 [ "$(count "$tmp/i.xpu" driver_ioctl)" = 300 ] || fail "expected 300 ioctls, got $(count "$tmp/i.xpu" driver_ioctl)"
 "$B/xpu-report" "$tmp/i.xpu" 2>/dev/null >"$tmp/i.txt"
-grep -qE '^ +0xc0104629 +300 .* 300 +'"$tmp/fakedev"'$' "$tmp/i.txt" ||
+grep -qE '^ +0xc0104629 +300 .* 300 +NV_ESC_RM_FREE +'"$tmp/fakedev"'$' "$tmp/i.txt" ||
 	fail "ioctls by request: $(grep -A2 'by request code' "$tmp/i.txt")"
 grep -qE '^ +300 +300 .*cudaLaunchKernel' "$tmp/i.txt" ||
 	fail "ioctls are not tied to their cudaLaunchKernel calls: $(grep -A3 'by CUDA API call' "$tmp/i.txt")"
+[ "$("$B/xpu-report" -F jsonl "$tmp/i.xpu" 2>/dev/null | grep -c '"type":"ioctl".*"request":3222292009,"request_name":"NV_ESC_RM_FREE"')" = 300 ] ||
+	fail "jsonl: want 300 ioctl lines named NV_ESC_RM_FREE"
 
 # signalled SIGNAL EXPECTED_RC APP_ARGS...: record the endless fake app, send SIGNAL to
 # xpu-record after 1.5 s, and check the exit status, the final flush and the kernel count
