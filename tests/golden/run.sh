@@ -121,5 +121,13 @@ else
 	fail=$((fail + 1))
 fi
 
+# jsonl of every committed trace, line by line (tests/golden/jsonl_check.py)
+if "$ROOT/tests/golden/test_jsonl.sh"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL golden jsonl"
+	fail=$((fail + 1))
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
