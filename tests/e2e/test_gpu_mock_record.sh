@@ -65,6 +65,15 @@ grep -qE ';main;allocate_fake;.*\[gpu\] alloc device 6291456$' "$tmp/m.folded" |
 [ ! -s "$tmp/m0.folded" ] || fail "memory view ignores --time-range: $(cat "$tmp/m0.folded")"
 "$B/xpu-report" -F svg --view=memory "$tmp/m.xpu" 2>/dev/null | grep -q '6291456 bytes' ||
 	fail "the memory view's svg does not show the 6291456 bytes at its root"
+# chrome: a counter per device of the bytes allocated, rising to 6 MiB and ending at 5 MiB
+"$B/xpu-report" -F chrome "$tmp/m.xpu" 2>/dev/null >"$tmp/m.json"
+python3 -c '
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "gpu memory"]
+v = [e["args"]["allocated_bytes"] for e in sorted(ev, key=lambda e: e["ts"])]
+sys.exit(0 if len(v) == 15 and max(v) == 6 << 20 and v[-1] == 5 << 20 and
+         all(e["pid"] == ev[0]["pid"] for e in ev) else "counter: %r" % v)' "$tmp/m.json" ||
+	fail "chrome: the gpu memory counter is not 15 steps to a 6 MiB peak and 5 MiB at the end"
 # jsonl: 15 memory events (10 alloc, 5 free) with their stacks' threads
 "$B/xpu-report" -F jsonl "$tmp/m.xpu" 2>/dev/null >"$tmp/m.jsonl"
 [ "$(grep -c '"type":"memory","ts":[0-9]*,"pid":[0-9]*,"tid":[1-9][0-9]*,"op":"alloc"' "$tmp/m.jsonl")" = 10 ] &&
@@ -83,6 +92,19 @@ grep -qE '^ +0xc0104629 +300 .* 300 +NV_ESC_RM_FREE +'"$tmp/fakedev"'$' "$tmp/i.
 	fail "ioctls by request: $(grep -A2 'by request code' "$tmp/i.txt")"
 grep -qE '^ +300 +300 .*cudaLaunchKernel' "$tmp/i.txt" ||
 	fail "ioctls are not tied to their cudaLaunchKernel calls: $(grep -A3 'by CUDA API call' "$tmp/i.txt")"
+# chrome: each ioctl a slice named by its escape code, inside its cudaLaunchKernel slice
+"$B/xpu-report" -F chrome "$tmp/i.xpu" 2>/dev/null >"$tmp/i.json"
+python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+io = [e for e in ev if e.get("cat") == "driver"]
+api = [e for e in ev if e.get("cat") == "cuda_api" and e["name"] == "cudaLaunchKernel"]
+inside = sum(any(a["tid"] == e["tid"] and a["ts"] <= e["ts"] and
+                 e["ts"] + e["dur"] <= a["ts"] + a["dur"] for a in api) for e in io)
+ok = len(io) == 300 and inside == 300 and all(e["name"] == "NV_ESC_RM_FREE" and
+     e["args"]["request"] == "0xc0104629" and e["args"]["ret"] < 0 for e in io)
+sys.exit(0 if ok else "%d ioctl slices, %d inside a launch: %r" % (len(io), inside, io[:1]))' "$tmp/i.json" ||
+	fail "chrome: ioctl slices are not 300 NV_ESC_RM_FREE slices nested in cudaLaunchKernel"
 [ "$("$B/xpu-report" -F jsonl "$tmp/i.xpu" 2>/dev/null | grep -c '"type":"ioctl".*"request":3222292009,"request_name":"NV_ESC_RM_FREE"')" = 300 ] ||
 	fail "jsonl: want 300 ioctl lines named NV_ESC_RM_FREE"
 
