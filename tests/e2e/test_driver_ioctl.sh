@@ -34,6 +34,11 @@ main_tid=$(awk '/^tid/ { print $2 }' "$tmp/d.out")
 [ "$(wc -l <"$tmp/d.txt")" = $((2 * N + 1)) ] ||
 	fail "expected $((2 * N + 1)) ioctls, got $(wc -l <"$tmp/d.txt")"
 [ "$(count "$tmp/d.xpu" driver_ioctl)" = $((2 * N + 1)) ] || fail "info does not count them"
+"$B/xpu-report" -F info "$tmp/d.xpu" 2>/dev/null >"$tmp/d.info"
+[ "$(awk '$1 == "driver_ioctls" { print $2 }' "$tmp/d.info")" = $((2 * N + 1)) ] &&
+	grep -qE '^  driver_ioctl_lost +0$' "$tmp/d.info" && grep -qE '^  driver_entry_points +[0-9]+$' "$tmp/d.info" &&
+	! sed -n '/^stats/,/^stacks/p' "$tmp/d.info" | grep -q '^  unknown ' ||
+	fail "info does not name the driver stats: $(sed -n '/^stats/,/^stacks/p' "$tmp/d.info")"
 n=$(awk -v t="$main_tid" '$2 == t && $3 == "0xc0104629"' "$tmp/d.txt" | wc -l)
 [ "$n" = $N ] || fail "main thread: $n ioctls 0xc0104629, expected $N"
 n=$(awk -v t="$main_tid" '$2 != t && $3 == "0xc030462b"' "$tmp/d.txt" | wc -l)
