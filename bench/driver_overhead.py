@@ -4,12 +4,18 @@
 
 Runs COMMAND interleaved REPS times in four modes: not profiled; recorded (default options,
 memory tracking on); recorded with XPU_CUPTI_MEMORY=0 (no memory activity, no allocation
-stacks); recorded with --driver. Prints the median [min..max] wall-time ratio of each mode to
-the unprofiled run, and of --driver and of memory tracking to the recording without them.
+stacks); recorded with --driver. Prints the median [min..max] time ratio of each mode to the
+unprofiled run, and of --driver and of memory tracking to the recording without them.
+
+The time is the program's own when it prints one ("... in 12.34s", as samples/torch_train.py
+does for its training loop), so start-up (CUDA initialization, the recorder's set-up and
+finalization) does not dilute the cost of the loop; otherwise the wall time of the whole
+command (samples/cuda_pipeline prints no time of its own). The output says which.
 
   bench/driver_overhead.py --build DIR [--reps 7] -- COMMAND [ARGS...]   (as root)
 """
 import argparse
+import re
 import os
 import statistics
 import subprocess
@@ -18,13 +24,19 @@ import tempfile
 import time
 
 
+OWN_TIME = re.compile(r"\bin ([0-9]+(?:\.[0-9]+)?)s\b")
+used = set()
+
+
 def timed(cmd, env):
     t0 = time.monotonic()
-    r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     dt = time.monotonic() - t0
     if r.returncode:
         sys.exit(f"driver_overhead: {' '.join(cmd[:3])}... exited {r.returncode}: {r.stderr[-500:]}")
-    return dt
+    m = OWN_TIME.findall(r.stdout)
+    used.add("own" if m else "wall")
+    return float(m[-1]) if m else dt
 
 
 def fmt(v):
@@ -57,7 +69,11 @@ def main():
         for m, (c, e) in modes.items():
             t[m].append(timed(c, e))
     ratio = lambda x, y: [p / q for p, q in zip(t[x], t[y])]
-    print(f"command: {' '.join(cmd)}; {a.reps} interleaved runs; median wall "
+    if len(used) > 1:
+        sys.exit("driver_overhead: the program printed its own time in some runs only")
+    what = ("the program's own time" if used == {"own"} else
+            "wall time of the whole command (the program prints no time of its own)")
+    print(f"command: {' '.join(cmd)}; {a.reps} interleaved runs; {what}; median "
           + ", ".join(f"{m} {statistics.median(v):.3f} s" for m, v in t.items()))
     print(f"  recorded (memory tracking on) vs none:   {fmt(ratio('record', 'none'))}")
     print(f"  recorded, XPU_CUPTI_MEMORY=0 vs none:    {fmt(ratio('record_nomem', 'none'))}")

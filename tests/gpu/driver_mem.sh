@@ -4,8 +4,9 @@
 # repo root:
 #   tests/gpu/driver_mem.sh [OUT_DIR] [REPS]
 # Prints the ioctl counts per request and per CUDA API call and the memory sections of each
-# text report; fails when a recording has no ioctls, no memory records, or allocations
-# without a launch stack; then runs bench/driver_overhead.py on both (REPS >= 7, default 7).
+# text report; fails when a recording has no ioctls, no memory records, allocations without a
+# launch stack, or (PyTorch) no bytes of the memory view's peak under a Python frame of
+# torch_train.py; then runs bench/driver_overhead.py on both (REPS >= 7, default 7).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${1:-${OUT:-/tmp/xpu-driver-mem}}
@@ -32,10 +33,20 @@ one() {
 	if grep -A20 'allocating call paths' "$OUT/$name.txt" | grep -q '(no launch stack)'; then
 		echo "FAIL: $name: allocations without their launch stack"; rc=1
 	fi
+	tool $B/xpu-report -F folded --view=memory "$t" >"$OUT/$name.memory.folded" 2>/dev/null
+	echo "== $name: memory view (bytes held at the peak, by allocating stack), heaviest 5:"
+	awk '{ n = split($0, f, ";"); print $NF "  ... " f[n-2] ";" f[n-1] }' "$OUT/$name.memory.folded" |
+		sort -rn | head -5 | sed 's/^/  /'
+	if [ -n "$PYFILE" ]; then
+		awk -v f="($PYFILE)" '{ w = $NF; t += w; if (index($0, f)) p += w }
+			END { printf "== %s: %d of %d peak bytes (%.1f%%) under a frame of %s\n", n, p, t, t ? 100 * p / t : 0, f
+			      exit !(p > 0) }' n="$name" "$OUT/$name.memory.folded" ||
+			{ echo "FAIL: $name: no allocation of the peak reaches a Python frame of $PYFILE"; rc=1; }
+	fi
 }
 
-one cuda_pipeline $B/samples/cuda_pipeline
-one torch_train env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=100 python3 samples/torch_train.py
+PYFILE= one cuda_pipeline $B/samples/cuda_pipeline
+PYFILE=torch_train.py one torch_train env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=100 python3 samples/torch_train.py
 echo "== cost (bench/driver_overhead.py, $REPS interleaved runs)"
 LD_LIBRARY_PATH="$LIB" python3 bench/driver_overhead.py --build $B --reps "$REPS" -- \
 	$B/samples/cuda_pipeline || rc=1
