@@ -85,6 +85,7 @@ run_trace() {	# file name [extra report options]
 	check "$n" folded-time -F folded --weight=time "$@" "$f"
 	check "$n" chrome -F chrome "$@" "$f"
 	check "$n" svg -F svg "$@" "$f"
+	check "$n" folded-memory -F folded --view=memory "$@" "$f"
 }
 
 # Traces recorded on a GPU host. --no-host-files: symbols come only from a committed archive
