@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * GPU memory by device and by allocating call path. A release is paired with the latest
- * earlier allocation of the same process, device and address; a release with none (memory
- * allocated before recording began) changes no total.
+ * GPU memory by device and by allocating call path. Releases are paired with allocations by
+ * the session's memory join (model/gpu_mem.h); a release with none (memory allocated before
+ * recording began) changes no total.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,23 +27,6 @@ struct site {
 };
 
 static struct trace *sort_t;
-
-/* (pid, device, address, ts): a release follows the allocation it frees */
-static int cmp_addr(const void *a, const void *b)
-{
-	const struct xpu_rec_gpu_memory *x = &sort_t->memories[*(const uint32_t *)a];
-	const struct xpu_rec_gpu_memory *y = &sort_t->memories[*(const uint32_t *)b];
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	if (x->address != y->address)
-		return x->address < y->address ? -1 : 1;
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return x->op < y->op ? -1 : x->op > y->op;
-}
 
 static int cmp_ts(const void *a, const void *b)
 {
@@ -180,42 +163,34 @@ static int print_sites(struct session *s, const struct alloc *al, FILE *out)
 
 int gpu_memory__print_text(struct session *s, FILE *out)
 {
+	const struct gpu_mem *m = session__gpu_mem(s);
 	struct trace *t = s->t;
-	uint32_t *by_addr = NULL, *by_ts = NULL;
+	uint32_t *by_ts = NULL;
 	struct alloc *al = NULL;
 	size_t i, n = 0;
 	int err = -ENOMEM;
 
 	if (!t->nmemories)
 		return 0;
-	by_addr = calloc(t->nmemories, sizeof(*by_addr));
 	by_ts = calloc(t->nmemories, sizeof(*by_ts));
 	al = calloc(t->nmemories, sizeof(*al));
-	if (!by_addr || !by_ts || !al)
+	if (!m || !by_ts || !al)
 		goto out;
-	for (i = 0; i < t->nmemories; i++)
-		if (filter__process(&s->filter, t->memories[i].pid))
-			by_addr[n++] = (uint32_t)i;
-	memcpy(by_ts, by_addr, n * sizeof(*by_ts));
-	sort_t = t;
-	qsort(by_addr, n, sizeof(*by_addr), cmp_addr);
-	qsort(by_ts, n, sizeof(*by_ts), cmp_ts);
-	/* pair: an allocation, then the release of the same key that follows it */
-	for (i = 0; i + 1 < n; i++) {
-		const struct xpu_rec_gpu_memory *a = &t->memories[by_addr[i]];
-		const struct xpu_rec_gpu_memory *b = &t->memories[by_addr[i + 1]];
-
-		if (a->op == XPU_GPU_MEM_ALLOC && b->op == XPU_GPU_MEM_FREE && a->pid == b->pid &&
-		    a->device == b->device && a->address == b->address) {
-			al[by_addr[i]].freed = true;
-			al[by_addr[i + 1]].freed = true;
-			al[by_addr[i + 1]].bytes = a->bytes;
+	/* the pairs of the session's one memory join (model/gpu_mem.h) */
+	for (i = 0; i < t->nmemories; i++) {
+		if (m->r[i].pair) {
+			al[i].freed = true;
+			if (t->memories[i].op == XPU_GPU_MEM_FREE)
+				al[i].bytes = t->memories[m->r[i].pair - 1].bytes;
 		}
+		if (filter__process(&s->filter, t->memories[i].pid))
+			by_ts[n++] = (uint32_t)i;
 	}
+	sort_t = t;
+	qsort(by_ts, n, sizeof(*by_ts), cmp_ts);
 	print_devices(t, by_ts, n, al, out);
 	err = print_sites(s, al, out);
 out:
-	free(by_addr);
 	free(by_ts);
 	free(al);
 	return err;
