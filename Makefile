@@ -146,6 +146,11 @@ $(BUILD)/bench/launch_bench: bench/gpu/launch_bench.cu
 endif
 
 # ---- tests -----------------------------------------------------------------------------------
+# the JIT file parsers are record code without libbpf; their test builds them in
+$(BUILD)/tests/test_jit_parse: tests/unit/test_jit_parse.c record/jit_parse.c record/jit_parse.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $(filter %.c,$^) $(LDFLAGS)
 # unit tests link the report library (they never include a .c file of report/)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)

@@ -99,6 +99,7 @@ enum xpu_record_type {
 	XPU_REC_PY_RUNTIME = 15,	/* since 1.3: a CPython interpreter found in a process */
 	XPU_REC_PY_CODE = 16,		/* since 1.3: a Python code object's names and line table */
 	XPU_REC_PY_STACK = 17,		/* since 1.3: a thread's Python frames at an event */
+	XPU_REC_JIT_SYMBOL = 18,	/* since 1.4: a JIT-compiled function's name and range */
 	/* GPU (CUPTI), converted in the injected library */
 	XPU_REC_GPU_DEVICE = 20,
 	XPU_REC_GPU_KERNEL = 21,
@@ -292,6 +293,8 @@ enum xpu_stat_id {
 	XPU_STAT_PY_CODES = 21,			/* since 1.3: PY_CODE records */
 	XPU_STAT_PY_CODE_ERRORS = 22,		/* since 1.3: code objects that could not be read */
 	XPU_STAT_PY_NO_THREAD = 23,		/* since 1.3: events in a Python process, thread unknown */
+	XPU_STAT_JIT_SYMBOLS = 24,		/* since 1.4: JIT_SYMBOL records */
+	XPU_STAT_JIT_SKIPPED = 25,		/* since 1.4: JIT entries malformed or over the cap */
 	/* since 1.4, written with xpu-record --driver; ids from 50 on */
 	XPU_STAT_DRIVER_IOCTLS = 50,		/* ioctls on NVIDIA device files seen */
 	XPU_STAT_DRIVER_IOCTL_LOST = 51,	/* of those, not recorded (ring buffer or table full) */
@@ -441,6 +444,34 @@ _Static_assert(sizeof(struct xpu_rec_py_stack) == 8, "py stack size");
 #define XPU_PY_FRAME_ENTRY(e) (((e) >> 63) & 1)
 #define XPU_PY_FRAME(code, instr, entry) \
 	((uint64_t)(code) | (uint64_t)((instr) & 0x7fffffffu) << 32 | (uint64_t)!!(entry) << 63)
+
+/* ---- JIT code (since 1.4) --------------------------------------------------------------- */
+
+enum xpu_jit_source {
+	XPU_JIT_PERF_MAP = 1,		/* /tmp/perf-PID.map (`START SIZE name` lines) */
+	XPU_JIT_DUMP = 2,		/* a jitdump file the process mapped (jit-PID.dump) */
+};
+
+/* Caps the recorder applies to what a target's JIT files claim. */
+#define XPU_JIT_NAME_MAX_BYTES 1024
+#define XPU_JIT_MAX_SYMBOLS 262144	/* per process */
+
+/*
+ * Code a runtime generated in process pid, named by the runtime itself (read at the end of
+ * the recording). A report names addresses in [start, start + size_bytes) that no ELF file
+ * holds with name_str; where ranges overlap, the later record wins.
+ */
+struct xpu_rec_jit_symbol {
+	uint64_t start;
+	uint64_t size_bytes;
+	uint64_t load_ts_ns;		/* jitdump: when the code was loaded (CLOCK_MONOTONIC); else 0 */
+	uint32_t pid;
+	uint32_t name_str;
+	uint16_t source;		/* enum xpu_jit_source */
+	uint16_t reserved0;
+	uint32_t reserved1;
+};
+_Static_assert(sizeof(struct xpu_rec_jit_symbol) == 40, "jit symbol size");
 
 /* A chunk of /proc/kallsyms text taken at record time, followed by len bytes. */
 struct xpu_rec_ksyms {

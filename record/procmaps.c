@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "jit_maps.h"
 #include "procmaps.h"
 #include "py_procs.h"
 #include "writer_thread.h"
@@ -53,6 +54,7 @@ struct pm_dso {
 struct procmaps {
 	struct writer_thread *wt;
 	struct py_procs *py;
+	struct jit_maps *jit;
 	struct pm_proc *procs[PM_BUCKETS];
 	struct pm_dso *dsos[PM_BUCKETS];
 	uint32_t next_dso_id;
@@ -310,6 +312,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 	if (reset)
 		p->nr = 0;
 	pm->st.scans++;
+	if (pm->jit)
+		jit_maps__note_pid(pm->jit, pid);
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f) {
@@ -363,6 +367,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 			added++;
 			if (d && d->py)
 				py_procs__mapping(pm->py, pid, d->id, d->py, m.start, m.pgoff, ts_ns);
+			if (pm->jit)
+				jit_maps__note_mapping(pm->jit, pid, range, file, m.ino);
 		}
 		if (nr == cap) {
 			cap = cap ? cap * 2 : 32;
@@ -406,6 +412,11 @@ void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py)
 {
 	pm->py = py;
+}
+
+void procmaps__set_jit(struct procmaps *pm, struct jit_maps *jit)
+{
+	pm->jit = jit;
 }
 
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st)

@@ -13,6 +13,7 @@
 struct writer_thread;
 struct procmaps;
 struct py_procs;
+struct jit_maps;
 
 struct procmaps_stats {
 	uint64_t scans;
@@ -35,6 +36,8 @@ void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts
 void procmaps__forget(struct procmaps *pm, pid_t pid);
 /* Files mapped from now on are probed for a CPython runtime, reported to py. */
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py);
+/* Every pid scanned and every jitdump mapped from now on are noted in jit. */
+void procmaps__set_jit(struct procmaps *pm, struct jit_maps *jit);
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st);
 
 #endif

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "cupti_rx.h"
 #include "driver_trace.h"
+#include "jit_maps.h"
 #include "kallsyms.h"
 #include "procmaps.h"
 #include "py_procs.h"
@@ -48,6 +49,7 @@ struct session {
 	struct writer_thread *wt;
 	struct procmaps *pm;
 	struct py_procs *py;
+	struct jit_maps *jit;
 	struct rb_drain *drain;
 	struct cupti_rx *rx;
 	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
@@ -441,6 +443,7 @@ int session__run(const struct record_config *cfg)
 	struct procmaps_stats ps = { 0 };
 	struct rb_drain_stats ds = { 0 };
 	struct py_procs_stats pys = { 0 };
+	struct jit_maps_stats jms = { 0 };
 	struct xpu_stat_entry stats[40];
 	struct cupti_rx_stats rxs = {0};
 	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
@@ -490,6 +493,10 @@ int session__run(const struct record_config *cfg)
 	if (!s.py)
 		goto out_writer;
 	procmaps__set_python(s.pm, s.py);
+	s.jit = jit_maps__new(s.wt);
+	if (!s.jit)
+		goto out_writer;
+	procmaps__set_jit(s.pm, s.jit);
 
 	if (s.gpu_lib && !cfg->attach_pid) {
 		s.rx = cupti_rx__start(s.wt, is_traced_cb, &s, err, sizeof(err));
@@ -578,6 +585,8 @@ int session__run(const struct record_config *cfg)
 		s.rx = NULL;
 	}
 	report_bpf_losses(&s, cnt);
+	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
+	jit_maps__collect(s.jit, &jms);
 	procmaps__get_stats(s.pm, &ps);
 	py_procs__get_stats(s.py, &pys);
 	submit_clock_sync(&s);
@@ -609,6 +618,10 @@ int session__run(const struct record_config *cfg)
 		STAT(XPU_STAT_PY_CODES, pys.codes);
 		STAT(XPU_STAT_PY_CODE_ERRORS, pys.code_errors);
 		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
+	}
+	if (jms.symbols || jms.skipped) {
+		STAT(XPU_STAT_JIT_SYMBOLS, jms.symbols);
+		STAT(XPU_STAT_JIT_SKIPPED, jms.skipped);
 	}
 #undef STAT
 	if (s.driver)
@@ -653,6 +666,7 @@ out:
 	procmaps__free(s.pm);
 	py_procs__free(s.py);
 	driver_trace__destroy(s.driver);
+	jit_maps__free(s.jit);
 	bpf_state__destroy(s.bpf);
 	if (s.sfd >= 0)
 		close(s.sfd);

@@ -9,6 +9,7 @@
 #include "model/session.h"
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
+#include "sym/jitsyms.h"
 
 static const char *end_name(enum trace_reader_end e)
 {
@@ -72,6 +73,8 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_PY_CODES] = "py_codes",
 		[XPU_STAT_PY_CODE_ERRORS] = "py_code_errors",
 		[XPU_STAT_PY_NO_THREAD] = "py_no_thread",
+		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
+		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
 		[XPU_STAT_DRIVER_IOCTLS] = "driver_ioctls",
 		[XPU_STAT_DRIVER_IOCTL_LOST] = "driver_ioctl_lost",
 		[XPU_STAT_DRIVER_ENTRY_POINTS] = "driver_entry_points",
@@ -312,6 +315,11 @@ int out_info(struct session *ses, FILE *out)
 				" kept frame pointers\n", "dwarf", ses->uw.copies,
 				(double)ses->uw.copy_bytes / ses->uw.copies, ses->uw.matched, ses->uw.used,
 				ses->uw.used ? (double)ses->uw.frames / ses->uw.used : 0.0, ses->uw.failed);
+		if (ses->uw.fp_frames)
+			fprintf(out, "  %-16s %" PRIu64 " frames in %" PRIu64 " walks, %" PRIu64
+				" of them by return-address scan (code without CFI: JIT code, "
+				"trampolines)\n", "fp fallback", ses->uw.fp_frames, ses->uw.fp_walks,
+				ses->uw.fp_scanned);
 		if (ses->uw.top_bytes)
 			fprintf(out, "  %-16s %.0f bytes below the stack top per copy\n", "dwarf top",
 				(double)ses->uw.top_bytes / ses->uw.copies);
@@ -332,6 +340,15 @@ int out_info(struct session *ses, FILE *out)
 		fprintf(out, "  %-16s %" PRIu64 " evaluator frames replaced, %" PRIu64
 			" frame groups above a native stack that ended early\n", "spliced",
 			ses->py.activations, ses->py.outer_groups);
+	}
+
+	if (t->njit_syms) {
+		uint64_t syms, invalid;
+
+		jitsyms__counts(ses->sym.jit, &syms, &invalid);
+		fprintf(out, "jit\n");
+		fprintf(out, "  %-16s %" PRIu64 " (%" PRIu64 " invalid)\n", "symbols", syms, invalid);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "frames named", ses->sym.jit_named);
 	}
 
 	fprintf(out, "dsos\n");

@@ -25,6 +25,7 @@
 
 #include "elf_buildid.h"
 #include "sym/demangle.h"
+#include "sym/jitsyms.h"
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/xpa.h"
@@ -661,6 +662,29 @@ static uint32_t python_frame(struct symbolizer *s, uint64_t ip)
 	return frame_intern(s->pool, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
 }
 
+/*
+ * A frame outside every ELF file, named by the process's JIT symbols; 0 when none covers it.
+ * *fold is set for a Python perf trampoline (`py::` from -X perf) right above the Python
+ * frames it runs: they name the same call, so the trampoline adds nothing.
+ */
+static uint32_t jit_frame(struct symbolizer *s, uint32_t pid, uint64_t look, bool before_py,
+			  bool *fold)
+{
+	const char *name = jitsyms__find(s->jit, pid, look);
+	size_t len;
+
+	*fold = false;
+	if (!name)
+		return 0;
+	if (before_py && !strncmp(name, "py::", 4)) {
+		*fold = true;
+		return 0;
+	}
+	s->jit_named++;
+	len = strnlen(name, JITSYMS_NAME_MAX);
+	return frame_intern(s->pool, name, len);
+}
+
 static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const struct tr_stack *st,
 		       bool trim, size_t *n)
 {
@@ -684,15 +708,20 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		m = maps__find(&s->maps, pid, look, ts);
 		didx = m ? kmap__get(&s->t->dso_ids, m->dso_id, 0) : NULL;
 		d = didx ? &s->t->dsos[*didx] : NULL;
-		if (!m) {
-			id = frame_intern(s->pool, "[unknown]", 9);
+		if (!m || (d && d->rec.kind == XPU_DSO_ANON)) {
+			bool fold;
+
+			id = jit_frame(s, pid, look, i > nk && PYF_IS(st->ips[i - 1]), &fold);
+			if (fold)
+				continue;
+			if (!id)
+				id = m ? frame_intern(s->pool, "[anon]", 6) :
+					 frame_intern(s->pool, "[unknown]", 9);
 		} else if (!d) {
 			s->t->bad_dso_refs++;
 			id = frame_internf(s->pool, "[unknown dso %u]", m->dso_id);
 		} else if (d->rec.kind == XPU_DSO_VDSO) {
 			id = frame_intern(s->pool, "[vdso]", 6);
-		} else if (d->rec.kind == XPU_DSO_ANON) {
-			id = frame_intern(s->pool, "[anon]", 6);
 		} else {
 			struct sym_file *f = sym_file_get(s, *didx);
 
@@ -794,6 +823,9 @@ int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opt
 	err = xpa__open_for_trace(&s->archive, opts->trace_path);
 	if (err)
 		return err;
+	err = jitsyms__build(&s->jit, t);
+	if (err)
+		return err;
 	return load_ksyms(s);
 }
 
@@ -823,6 +855,7 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	free(s->files);
 	xpa__close(s->archive);
+	jitsyms__free(s->jit);
 	free(s->ksyms);
 	free(s->frame_ids);
 	free(s->refs);

@@ -16,6 +16,7 @@
 struct sym_file;
 struct xpa;
 struct ksym;
+struct jitsyms;
 
 /* Where files come from and how frames are named. */
 struct sym_opts {
@@ -47,12 +48,14 @@ struct symbolizer {
 	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
 	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
 	struct xpa *archive;		/* TRACE.xpa next to the trace, or NULL */
+	struct jitsyms *jit;		/* JIT_SYMBOL names, or NULL */
 
 	uint32_t *scratch;		/* one stack being assembled */
 	size_t scratch_cap;
 
 	/* shown by `info` and -v */
 	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
+	uint64_t jit_named;		/* frames named by a JIT symbol */
 };
 
 int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opts *opts,

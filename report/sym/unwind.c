@@ -22,7 +22,16 @@
 #define UW_FIRST_STACK_ID 0x80000000u
 
 /* x86-64 DWARF register numbers */
-enum { DW_X86_RBX = 3, DW_X86_RBP = 6, DW_X86_RSP = 7, DW_X86_R12 = 12 };
+enum { DW_X86_RBX = 3, DW_X86_RBP = 6, DW_X86_RSP = 7, DW_X86_R12 = 12, DW_X86_NREGS = 16 };
+
+/*
+ * Code without CFI (JIT code, perf trampolines): the frame-pointer rule, at most this many
+ * times per walk, for frames of at most UW_FP_MAX_FRAME bytes.
+ */
+#define UW_FP_MAX_STEPS 64
+#define UW_FP_MAX_FRAME (1u << 20)
+/* the callee-saved registers a resumed walk starts from */
+#define UW_KEPT_REGS (1u << DW_X86_RBX | 1u << DW_X86_RBP | 1u << DW_X86_RSP | 0xfu << DW_X86_R12)
 
 struct uw_session {
 	Dwfl *dwfl;
@@ -41,6 +50,13 @@ struct unwinder {
 	uint64_t ips[UW_MAX_FRAMES];
 	unsigned int nips;
 	bool past_copy;			/* a read since the last frame wanted bytes above the copy */
+	/* registers of the last frame reported (bit r of set: DWARF register r is known) */
+	Dwarf_Word regs[DW_X86_NREGS];
+	uint32_t regs_set;
+	/* a walk resumed past a frame-pointer step starts from these instead of the copy's */
+	bool resume;
+	Dwarf_Word resume_pc, resume_regs[DW_X86_NREGS];
+	uint32_t resume_set;
 };
 
 static char *no_debuginfo_path;
@@ -105,6 +121,19 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	return false;
 }
 
+static bool set_resume_registers(Dwfl_Thread *thread, const struct unwinder *u)
+{
+	unsigned int r;
+
+	dwfl_thread_state_register_pc(thread, u->resume_pc);
+	for (r = 0; r < DW_X86_NREGS; r++) {
+		if ((u->resume_set >> r & 1) &&
+		    !dwfl_thread_state_registers(thread, (int)r, 1, &u->resume_regs[r]))
+			return false;
+	}
+	return true;
+}
+
 static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct unwinder *u = arg;
@@ -113,6 +142,8 @@ static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 	Dwarf_Word r12_15[4] = { r[XPU_UREG_R12], r[XPU_UREG_R13], r[XPU_UREG_R14],
 				 r[XPU_UREG_R15] };
 
+	if (u->resume)
+		return set_resume_registers(thread, u);
 	dwfl_thread_state_register_pc(thread, r[XPU_UREG_IP]);
 	return dwfl_thread_state_registers(thread, DW_X86_RBX, 1, &bx) &&
 	       dwfl_thread_state_registers(thread, DW_X86_RBP, 2, bpsp) &&
@@ -174,6 +205,8 @@ out:
 	return &u->sess[u->nsess - 1];
 }
 
+static enum unwind_stop stop_reason(struct unwinder *u, Dwfl *dwfl);
+
 static int uw_frame(Dwfl_Frame *frame, void *arg)
 {
 	struct unwinder *u = arg;
@@ -194,7 +227,108 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	if (u->nips && activation)
 		pc++;
 	u->ips[u->nips++] = pc;
+	u->regs_set = 0;
+	for (unsigned int r = 0; r < DW_X86_NREGS; r++) {
+		if ((UW_KEPT_REGS >> r & 1) && !dwfl_frame_reg(frame, r, &u->regs[r]))
+			u->regs_set |= 1u << r;
+	}
 	return u->nips < UW_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/*
+ * Whether ra is a return address: in an ELF module of the walk, right after a call
+ * instruction there (call rel32, or call through a register or memory operand).
+ */
+static bool is_return_address(struct unwinder *u, Dwfl *dwfl, Dwarf_Word ra)
+{
+	Dwarf_Word w;
+	uint8_t b[8];
+
+	if (ra < 4096 || !dwfl_addrmodule(dwfl, ra - 1) || !read_file_word(u, ra - 8, &w))
+		return false;
+	memcpy(b, &w, 8);		/* b[8 - k] is the byte at ra - k */
+	return b[3] == 0xe8 ||					/* call rel32 */
+	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||		/* call *%reg */
+	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||		/* call *d8(%reg) */
+	       (b[2] == 0xff && (b[3] == 0x15 || (b[3] & 0xf8) == 0x90));	/* *d32(%rip|%reg) */
+}
+
+/*
+ * Where the CFI walk stopped at code without CFI (JIT code, perf trampolines), the caller's
+ * return address and frame, by two rules tried in order:
+ *  - the frame-pointer rule: the frame starts at rbp + 16 (CFA), its return address is at
+ *    rbp + 8 and the caller's rbp at rbp (code that keeps frame pointers);
+ *  - else the first word of the next UW_SCAN_WORDS above sp that is a return address (code
+ *    that keeps none, such as CPython 3.12's trampoline: sub $8,%rsp; call *%rcx; ...): CFA
+ *    just above it, rbp unchanged.
+ * Both need the return address to follow a call instruction in a file we have. Sets the
+ * registers a resumed walk starts from: pc just inside the call (return address - 1, as for
+ * any caller), the other callee-saved registers as the frame had them. Returns false when
+ * neither applies; *why becomes "copy end" when the frame lies above the copied bytes.
+ */
+#define UW_SCAN_WORDS 8
+
+static bool fp_step(struct unwinder *u, Dwfl *dwfl, enum unwind_stop *why, bool *scanned)
+{
+	const uint32_t need = 1u << DW_X86_RBP | 1u << DW_X86_RSP;
+	Dwarf_Word bp = u->regs[DW_X86_RBP], sp = u->regs[DW_X86_RSP], ra = 0, caller_bp = 0;
+	Dwarf_Word cfa = 0;
+	unsigned int i;
+
+	if (!(u->regs_set >> DW_X86_RSP & 1))
+		return false;
+	u->past_copy = false;
+	*scanned = false;
+	if ((u->regs_set & need) == need && bp >= sp && bp - sp <= UW_FP_MAX_FRAME && !(bp & 7) &&
+	    uw_memory_read(NULL, bp + 8, &ra, u) && uw_memory_read(NULL, bp, &caller_bp, u) &&
+	    is_return_address(u, dwfl, ra)) {
+		cfa = bp + 16;
+	} else {
+		caller_bp = bp;
+		for (i = 0; i < UW_SCAN_WORDS && !cfa; i++) {
+			if (uw_memory_read(NULL, sp + 8 * i, &ra, u) && is_return_address(u, dwfl, ra))
+				cfa = sp + 8 * i + 8;
+		}
+		*scanned = true;
+	}
+	if (!cfa) {
+		if (u->past_copy)
+			*why = UW_STOP_COPY_END;
+		return false;
+	}
+	memcpy(u->resume_regs, u->regs, sizeof(u->regs));
+	u->resume_set = u->regs_set & UW_KEPT_REGS;
+	u->resume_regs[DW_X86_RBP] = caller_bp;
+	u->resume_regs[DW_X86_RSP] = cfa;
+	u->resume_pc = ra - 1;
+	return true;
+}
+
+/* The frame-pointer rule where the CFI walk stopped, then CFI again from the caller. */
+static enum unwind_stop walk_fp_fallback(struct unwinder *u, Dwfl *dwfl, pid_t tid,
+					 enum unwind_stop why, struct unwind_stats *st)
+{
+	bool used = false, scanned;
+	int k;
+
+	for (k = 0; k < UW_FP_MAX_STEPS && u->nips && u->nips < UW_MAX_FRAMES &&
+		    (why == UW_STOP_NO_FILE || why == UW_STOP_NO_CFI); k++) {
+		unsigned int before = u->nips;
+
+		if (!fp_step(u, dwfl, &why, &scanned))
+			break;
+		u->resume = true;
+		dwfl_getthread_frames(dwfl, tid, uw_frame, u);
+		u->resume = false;
+		if (u->nips == before)
+			break;
+		st->fp_frames++;
+		st->fp_scanned += scanned;
+		used = true;
+		why = stop_reason(u, dwfl);
+	}
+	st->fp_walks += used;
+	return why;
 }
 
 enum cfi_rule { CFI_NO_FILE, CFI_NONE, CFI_RA_DEFINED, CFI_RA_UNDEFINED };
@@ -290,6 +424,7 @@ static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t sta
 		u->cur = c;
 		dwfl_getthread_frames(se->dwfl, (pid_t)c->rec.tid, uw_frame, u);
 		why = stop_reason(u, se->dwfl);
+		why = walk_fp_fallback(u, se->dwfl, (pid_t)c->rec.tid, why, st);
 		u->cur = NULL;
 	}
 	if (u->nips < 2 && old && old->nr_user) {

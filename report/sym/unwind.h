@@ -44,6 +44,9 @@ struct unwind_stats {
 	uint32_t max_copy;		/* the largest copy: about the SIZE recorded with */
 	uint64_t top_bytes;		/* -g dwarf,SIZE,TOP: bytes in the stack-top windows */
 	uint64_t stops[UW_STOP_N];	/* walks used, by the reason they ended */
+	uint64_t fp_frames;		/* callers found by the frame-pointer rule (no CFI there) */
+	uint64_t fp_scanned;		/* of those, found by scanning for a return address */
+	uint64_t fp_walks;		/* walks that used it */
 	struct unwind_stop_rec *stop_recs;
 	size_t nstop_recs, stop_recs_cap;
 	struct kmap stop_idx;		/* {reason, stack id} -> stop_recs index */

@@ -306,6 +306,9 @@ static int load_records(struct trace *t, struct trace_reader *r)
 		case XPU_REC_PY_RUNTIME:
 			GET_PUSH(py_runtimes, struct xpu_rec_py_runtime);
 			break;
+		case XPU_REC_JIT_SYMBOL:
+			GET_PUSH(jit_syms, struct xpu_rec_jit_symbol);
+			break;
 		case XPU_REC_CLOCK_SYNC:
 			GET_PUSH(clocks, struct xpu_rec_clock_sync);
 			break;
@@ -687,6 +690,7 @@ void trace__free(struct trace *t)
 	free(t->py_codes);
 	free(t->py_stacks);
 	free(t->py_runtimes);
+	free(t->jit_syms);
 	kmap__free(&t->py_code_ids);
 	kmap__free(&t->py_stack_ids);
 	for (i = 0; i < t->nprocs; i++)

@@ -109,6 +109,8 @@ struct trace {
 	struct tr_py_code *py_codes;		size_t npy_codes, py_codes_cap;
 	struct tr_py_stack *py_stacks;		size_t npy_stacks, py_stacks_cap;
 	struct kmap py_code_ids, py_stack_ids;
+	/* JIT code (1.4), file order: jitsyms.c indexes them */
+	struct xpu_rec_jit_symbol *jit_syms;	size_t njit_syms, jit_syms_cap;
 
 	/*
 	 * USER_STACK_COPY records are counted, not kept: they can be gigabytes (64 KiB each).
