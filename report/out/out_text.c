@@ -108,8 +108,9 @@ static void print_header(struct profile *p, FILE *out)
 	if (p->filtered_out)
 		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm/--time-range\n",
 			p->filtered_out);
-	fprintf(out, "# weight:    %s\n#\n", p->s->opts->weight == WEIGHT_TIME ? "microseconds" :
-		"samples (GPU time converted at the sampling rate)");
+	fprintf(out, "# weight:    %s\n#\n", p->s->opts->view == VIEW_MEMORY ?
+		"bytes of GPU memory held at the peak" : p->s->opts->weight == WEIGHT_TIME ?
+		"microseconds" : "samples (GPU time converted at the sampling rate)");
 }
 
 static int print_functions(struct profile *p, FILE *out, double total_w)
