@@ -104,6 +104,8 @@ static inline int xpu_cupti_wire_pid_offset(uint16_t type)
 		return offsetof(struct xpu_rec_gpu_overhead, pid);
 	case XPU_REC_GPU_PROCESS:
 		return offsetof(struct xpu_rec_gpu_process, pid);
+	case XPU_REC_GPU_MEMORY:
+		return offsetof(struct xpu_rec_gpu_memory, pid);
 	default:
 		/* XPU_REC_GPU_LAUNCH comes from BPF only; everything else is the recorder's own */
 		return -1;
@@ -125,6 +127,7 @@ static inline uint32_t xpu_cupti_wire_min_body(uint16_t type)
 	case XPU_REC_NVTX: return sizeof(struct xpu_rec_nvtx);
 	case XPU_REC_GPU_OVERHEAD: return sizeof(struct xpu_rec_gpu_overhead);
 	case XPU_REC_GPU_PROCESS: return sizeof(struct xpu_rec_gpu_process);
+	case XPU_REC_GPU_MEMORY: return sizeof(struct xpu_rec_gpu_memory);
 	default: return 0;
 	}
 }

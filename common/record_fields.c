@@ -46,6 +46,9 @@ size_t xpu_record_string_fields(uint16_t type, uint32_t *offsets, size_t max)
 		tmp[n++] = FIELD(xpu_rec_nvtx, name_str);
 		tmp[n++] = FIELD(xpu_rec_nvtx, domain_str);
 		break;
+	case XPU_REC_DRIVER_IOCTL:
+		tmp[n++] = FIELD(xpu_rec_driver_ioctl, file_str);
+		break;
 	default:
 		break;
 	}
@@ -88,6 +91,8 @@ uint32_t xpu_record_min_body(uint16_t type)
 	case XPU_REC_NVTX: return sizeof(struct xpu_rec_nvtx);
 	case XPU_REC_GPU_OVERHEAD: return sizeof(struct xpu_rec_gpu_overhead);
 	case XPU_REC_GPU_PROCESS: return sizeof(struct xpu_rec_gpu_process);
+	case XPU_REC_GPU_MEMORY: return sizeof(struct xpu_rec_gpu_memory);
+	case XPU_REC_DRIVER_IOCTL: return sizeof(struct xpu_rec_driver_ioctl);
 	default: return 0;
 	}
 }

@@ -111,7 +111,9 @@ enum xpu_record_type {
 	XPU_REC_NVTX = 27,
 	XPU_REC_GPU_OVERHEAD = 28,
 	XPU_REC_GPU_PROCESS = 29,
-	XPU_REC_TYPE_MAX_KNOWN = 29,
+	XPU_REC_GPU_MEMORY = 30,	/* since 1.4: a GPU memory allocation or release */
+	XPU_REC_DRIVER_IOCTL = 31,	/* since 1.4: an ioctl on an NVIDIA device file */
+	XPU_REC_TYPE_MAX_KNOWN = 31,
 };
 
 /* ---- recording context ---------------------------------------------------------------- */
@@ -293,6 +295,10 @@ enum xpu_stat_id {
 	XPU_STAT_PY_NO_THREAD = 23,		/* since 1.3: events in a Python process, thread unknown */
 	XPU_STAT_JIT_SYMBOLS = 24,		/* since 1.4: JIT_SYMBOL records */
 	XPU_STAT_JIT_SKIPPED = 25,		/* since 1.4: JIT entries malformed or over the cap */
+	/* since 1.4, written with xpu-record --driver; ids from 50 on */
+	XPU_STAT_DRIVER_IOCTLS = 50,		/* ioctls on NVIDIA device files seen */
+	XPU_STAT_DRIVER_IOCTL_LOST = 51,	/* of those, not recorded (ring buffer or table full) */
+	XPU_STAT_DRIVER_ENTRY_POINTS = 52,	/* driver ioctl entry points timed (fentry/fexit) */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -671,5 +677,56 @@ struct xpu_rec_gpu_process {
 	int64_t clock_offset_ns;	/* added to CUPTI timestamps in fallback mode */
 };
 _Static_assert(sizeof(struct xpu_rec_gpu_process) == 32, "gpu process size");
+
+/* ---- GPU memory and the driver below the CUDA API (since 1.4) --------------------------- */
+
+enum xpu_gpu_mem_op {
+	XPU_GPU_MEM_ALLOC = 1,
+	XPU_GPU_MEM_FREE = 2,
+};
+
+enum xpu_gpu_mem_flags {
+	XPU_GPU_MEM_ASYNC = 1u << 0,	/* stream-ordered (cudaMallocAsync, a memory pool) */
+};
+
+/*
+ * One allocation or release of GPU-visible memory (CUPTI memory activity). corr_id is the
+ * API call that made it, as for kernels: its GPU_LAUNCH holds the CPU stack of that call.
+ */
+struct xpu_rec_gpu_memory {
+	uint64_t ts_ns;
+	uint64_t address;
+	uint64_t bytes;
+	uint32_t pid;
+	uint32_t corr_id;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;		/* 0xffffffff when not stream-ordered */
+	uint8_t op;			/* enum xpu_gpu_mem_op */
+	uint8_t mem_kind;		/* enum xpu_memory_kind */
+	uint16_t flags;			/* enum xpu_gpu_mem_flags */
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_memory) == 48, "gpu memory size");
+
+enum xpu_ioctl_flags {
+	XPU_IOCTL_DRIVER_TIMED = 1u << 0,	/* driver_ns measured by fentry/fexit in the module */
+};
+
+/* An ioctl of a traced thread on an NVIDIA device file (xpu-record --driver). */
+struct xpu_rec_driver_ioctl {
+	uint64_t start_ns;		/* syscall entry */
+	uint64_t end_ns;		/* syscall exit */
+	uint64_t driver_ns;		/* time inside the module's ioctl entry point; 0: not timed */
+	int64_t ret;			/* the syscall's return value (negative errno) */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t request;		/* the ioctl request code */
+	uint32_t fd;
+	uint32_t rdev;			/* device number, major << 20 | minor; 0 for a test file */
+	uint32_t file_str;		/* the device file's path, e.g. /dev/nvidiactl */
+	uint32_t flags;			/* enum xpu_ioctl_flags */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_driver_ioctl) == 64, "driver ioctl size");
 
 #endif /* XPU_FORMAT_H */

@@ -42,6 +42,16 @@ SAME_OFFSET(CUpti_ActivitySynchronization2, CUpti_ActivitySynchronization, cudaE
 SAME_OFFSET(CUpti_ActivityMarkerData2, CUpti_ActivityMarkerData, color);
 SAME_OFFSET(CUpti_ActivityOverhead3, CUpti_ActivityOverhead2, correlationId);
 SAME_OFFSET(CUpti_ActivityGraphTrace2, CUpti_ActivityGraphTrace, streamId);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, memoryOperationType);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, memoryKind);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, correlationId);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, address);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, bytes);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, timestamp);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, deviceId);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, contextId);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, streamId);
+SAME_OFFSET(CUpti_ActivityMemory4, CUpti_ActivityMemory3, isAsync);
 
 /* Our enums take CUPTI's values, so conversion is a range check. */
 _Static_assert((int)XPU_MEMCPY_PTOP == (int)CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, "memcpy kinds");
@@ -320,6 +330,31 @@ static void convert_memset(const CUpti_ActivityMemset4 *m)
 	transport__append(XPU_REC_GPU_MEMSET, &r, sizeof(r));
 }
 
+/* An allocation or release; anything else CUPTI may add later is not ours to guess. */
+static void convert_memory(const CUpti_ActivityMemory4 *m)
+{
+	struct xpu_rec_gpu_memory r = {
+		.ts_ns = xc_ts(m->timestamp),
+		.address = m->address,
+		.bytes = m->bytes,
+		.pid = xc_pid,
+		.corr_id = callbacks__map_corr(m->correlationId),
+		.device = m->deviceId,
+		.context = m->contextId,
+		.stream = m->isAsync ? m->streamId : 0xffffffffu,
+		.mem_kind = mem_kind(m->memoryKind),
+		.flags = m->isAsync ? XPU_GPU_MEM_ASYNC : 0,
+	};
+
+	if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+		r.op = XPU_GPU_MEM_ALLOC;
+	else if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+		r.op = XPU_GPU_MEM_FREE;
+	else
+		return;
+	transport__append(XPU_REC_GPU_MEMORY, &r, sizeof(r));
+}
+
 static void convert_sync(const CUpti_ActivitySynchronization2 *s)
 {
 	struct xpu_rec_gpu_sync r = {
@@ -405,6 +440,9 @@ static void convert(const CUpti_Activity *rec)
 		break;
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 		convert_sync((const CUpti_ActivitySynchronization2 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		convert_memory((const CUpti_ActivityMemory4 *)rec);
 		break;
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER:
@@ -511,6 +549,10 @@ int activity__start(enum xc_graph_mode mode)
 	enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer memcpy");
 	enable(CUPTI_ACTIVITY_KIND_MEMSET, "memset");
 	enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization");
+	/* allocations and releases: XPU_CUPTI_MEMORY=0 turns them off (to measure their cost) */
+	env = getenv("XPU_CUPTI_MEMORY");
+	if (!env || strcmp(env, "0"))
+		enable(CUPTI_ACTIVITY_KIND_MEMORY2, "memory");
 	/*
 	 * API records are the costliest kind: CUPTI records every call of the API, not only the
 	 * launches we take stacks for. XPU_CUPTI_API=all (default), runtime or none.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * API-enter callbacks: for each launch, graph launch, copy, memset and synchronize call, call the
+ * API-enter callbacks: for each launch, graph launch, copy, memset, synchronize, allocation and
+ * release call, call the
  * exported marker xpu_cupti_api_enter(); xpu-record's BPF uprobe on it takes the CPU stack with
  * the correlation id in the same program. Only ENTER calls the marker (the prototype also fired
  * on EXIT and counted every kernel twice), and driver calls made by a runtime call are skipped,
@@ -160,6 +161,29 @@ static bool name_has_prefix(const char *name, size_t len, const char *prefix)
 	return len >= n && !strncmp(name, prefix, n);
 }
 
+/*
+ * Allocation and release calls: their GPU_MEMORY records join the stack the marker takes, as a
+ * kernel joins its launch's (PyTorch's caching allocator calls cudaMalloc rarely, so this
+ * costs little). Prefixes: cudaMalloc covers Async, Host, Managed, Pitch, 3D, Array...
+ */
+static const char *const runtime_memory[] = {
+	"cudaMalloc", "cudaHostAlloc", "cudaFree", NULL,
+};
+static const char *const driver_memory[] = {
+	"cuMemAlloc", "cuMemHostAlloc", "cuMemFree", "cuMemCreate", "cuMemRelease", "cuMemMap",
+	"cuMemUnmap", NULL,
+};
+
+static bool memory_wanted(const char *n, size_t len, const char *const *prefixes)
+{
+	if (getenv("XPU_CUPTI_MEMORY") && !strcmp(getenv("XPU_CUPTI_MEMORY"), "0"))
+		return false;
+	for (; *prefixes; prefixes++)
+		if (name_has_prefix(n, len, *prefixes))
+			return true;
+	return false;
+}
+
 static bool runtime_wanted(const char *n, size_t len)
 {
 	static const char *const exact[] = {
@@ -174,7 +198,8 @@ static bool runtime_wanted(const char *n, size_t len)
 	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (name_is(n, len, exact[i]))
 			return true;
-	return name_has_prefix(n, len, "cudaMemcpy") || name_has_prefix(n, len, "cudaMemset");
+	return name_has_prefix(n, len, "cudaMemcpy") || name_has_prefix(n, len, "cudaMemset") ||
+	       memory_wanted(n, len, runtime_memory);
 }
 
 static bool driver_wanted(const char *n, size_t len)
@@ -190,7 +215,8 @@ static bool driver_wanted(const char *n, size_t len)
 	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (name_is(n, len, exact[i]))
 			return true;
-	return name_has_prefix(n, len, "cuMemcpy") || name_has_prefix(n, len, "cuMemset");
+	return name_has_prefix(n, len, "cuMemcpy") || name_has_prefix(n, len, "cuMemset") ||
+	       memory_wanted(n, len, driver_memory);
 }
 
 /*

@@ -299,6 +299,11 @@ int bpf_state__events_fd(struct bpf_state *st)
 	return bpf_map__fd(st->skel->maps.events);
 }
 
+int bpf_state__traced_fd(struct bpf_state *st)
+{
+	return bpf_map__fd(st->skel->maps.traced_tgids);
+}
+
 int bpf_state__py_map_fd(struct bpf_state *st)
 {
 	return bpf_map__fd(st->skel->maps.py_procs);

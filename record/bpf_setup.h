@@ -29,6 +29,8 @@ int bpf_state__attach(struct bpf_state *st, char *err, size_t errlen);
 int bpf_state__trace_pid(struct bpf_state *st, pid_t pid);
 bool bpf_state__is_traced(struct bpf_state *st, pid_t pid);
 int bpf_state__events_fd(struct bpf_state *st);
+/* The traced-tgid map, shared with bpf/driver.bpf.c (record/driver_trace.c). */
+int bpf_state__traced_fd(struct bpf_state *st);
 /* The map xpu-record fills with each Python process's layout (struct xpu_py_layout). */
 int bpf_state__py_map_fd(struct bpf_state *st);
 /* Sums the per-CPU counters into out[XPU_CNT_NR]. */

@@ -34,6 +34,7 @@ struct record_config {
 	unsigned int dwarf_top_bytes;	/* -g dwarf,SIZE,TOP: bytes below the stack top; 0 off */
 	bool no_gpu;
 	bool no_python;			/* --no-python: no Python frames */
+	bool driver;			/* --driver: ioctls on NVIDIA device files */
 	const char *cuda_graphs;	/* XPU_CUDA_GRAPHS for the target: "node" or "graph" */
 	int verbose;
 	pid_t attach_pid;		/* 0: launch mode */

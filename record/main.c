@@ -43,6 +43,9 @@ static const char usage[] =
 "                         traced tree get them by default, with no change to the target)\n"
 "      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
 "                         into the target (no kernels, copies or launch stacks)\n"
+"      --driver           also record the ioctls of the traced tree on NVIDIA device files\n"
+"                         (/dev/nvidia*), with the time inside the driver where the\n"
+"                         nvidia modules have BTF\n"
 "      --cuda-graphs=MODE how CUDA graph launches are recorded: node (default; every\n"
 "                         kernel, copy and memset of the graph) or graph (one record\n"
 "                         per graph launch, cheaper for large graphs)\n"
@@ -84,6 +87,7 @@ enum {
 	OPT_KEEP_ROOT,
 	OPT_CUDA_GRAPHS,
 	OPT_NO_PYTHON,
+	OPT_DRIVER,
 };
 
 static const struct option long_opts[] = {
@@ -95,6 +99,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "driver", no_argument, NULL, OPT_DRIVER },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
 	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ "cuda-graphs", required_argument, NULL, OPT_CUDA_GRAPHS },
@@ -275,6 +280,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_PYTHON:
 			cfg.no_python = true;
+			break;
+		case OPT_DRIVER:
+			cfg.driver = true;
 			break;
 		case OPT_CUDA_GRAPHS:
 			/* checked here: the injected library only logs and falls back to node */

@@ -16,6 +16,8 @@
 
 #include "clock.h"
 #include "config.h"
+#include "driver_bpf_abi.h"
+#include "driver_trace.h"
 #include "proc_tree.h"
 #include "procmaps.h"
 #include "py_procs.h"
@@ -35,6 +37,7 @@ struct rb_drain {
 	pthread_t thread;
 	_Atomic bool stop;
 	struct proc_tree *tree;
+	struct driver_trace *_Atomic driver;	/* --driver, else NULL */
 	uint64_t last_liveness_ns;
 	struct rb_drain_stats st;
 };
@@ -273,6 +276,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (d->py)
 			py_procs__frames(d->py, data, size);
 		break;
+	case XPU_EV_DRIVER_IOCTL:
+		driver_trace__on_event(atomic_load(&d->driver), d->wt, data, size);
+		break;
 	}
 	return 0;
 }
@@ -330,6 +336,11 @@ fail:
 	free(d);
 	errno = err;
 	return NULL;
+}
+
+void rb_drain__set_driver(struct rb_drain *d, struct driver_trace *dt)
+{
+	atomic_store(&d->driver, dt);
 }
 
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)

@@ -32,4 +32,8 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 /* Drains what is left, joins the thread. */
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st);
 
+/* Events of bpf/driver.bpf.c go to dt from now on (set before its programs attach). */
+struct driver_trace;
+void rb_drain__set_driver(struct rb_drain *d, struct driver_trace *dt);
+
 #endif

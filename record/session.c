@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "config.h"
 #include "cupti_rx.h"
+#include "driver_trace.h"
 #include "jit_maps.h"
 #include "kallsyms.h"
 #include "output.h"
@@ -51,6 +52,7 @@ struct session {
 	struct procmaps *pm;
 	struct py_procs *py;
 	struct jit_maps *jit;
+	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
 	struct rb_drain *drain;
 	struct proc_tree *tree;
 	struct cupti_rx *rx;
@@ -503,6 +505,12 @@ static int session__setup(struct session *s)
 		log_err("%s", err);
 		return -1;
 	}
+	if (cfg->driver) {
+		s->driver = driver_trace__load(bpf_state__traced_fd(s->bpf),
+					       bpf_state__events_fd(s->bpf), err, sizeof(err));
+		if (!s->driver)
+			log_err("%s", err);
+	}
 	if (setup_signals(s)) {
 		log_err("cannot set up signal handling: %s", strerror(errno));
 		return -1;
@@ -602,6 +610,7 @@ static int session__launch(struct session *s)
 static int session__start(struct session *s)
 {
 	const struct record_config *cfg = s->cfg;
+	char err[512] = "";
 	uint64_t start_rt;
 	int e;
 
@@ -622,6 +631,15 @@ static int session__start(struct session *s)
 	if (!s->drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		return -1;
+	}
+	if (s->driver) {
+		rb_drain__set_driver(s->drain, s->driver);
+		if (driver_trace__attach(s->driver, err, sizeof(err))) {
+			log_err("%s", err);
+			rb_drain__set_driver(s->drain, NULL);
+			driver_trace__destroy(s->driver);
+			s->driver = NULL;
+		}
 	}
 	if (!cfg->attach_pid && target__release(&s->target, 1)) {
 		log_err("cannot start the target: %s", strerror(errno));
@@ -737,7 +755,7 @@ static int session__finish(struct session *s)
 	struct py_procs_stats pys = { 0 };
 	struct jit_maps_stats jms = { 0 };
 	struct cupti_rx_stats rxs = { 0 };
-	struct xpu_stat_entry stats[32];
+	struct xpu_stat_entry stats[64];
 	struct wt_summary sum = { 0 };
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
 	bool discard;
@@ -759,6 +777,9 @@ static int session__finish(struct session *s)
 	submit_clock_sync(s);
 	submit_end(s, &ret);
 	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &rxs);
+	if (s->driver)
+		n += driver_trace__finish(s->driver, s->wt, stats + n,
+					  sizeof(stats) / sizeof(stats[0]) - n);
 	e = writer_thread__finish(s->wt, stats, n, &sum);
 	s->wt = NULL;
 	if (e || s->write_failed) {
@@ -821,6 +842,7 @@ static void session__free(struct session *s)
 	procmaps__free(s->pm);
 	py_procs__free(s->py);
 	jit_maps__free(s->jit);
+	driver_trace__destroy(s->driver);
 	proc_tree__free(s->tree);
 	bpf_state__destroy(s->bpf);
 	if (s->sfd >= 0)

@@ -24,16 +24,19 @@ static const char usage_text[] =
 	"\n"
 	"  -F, --format=FMT     text (default), folded (flamegraph.pl input), info,\n"
 	"                       chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
-	"                       or svg (interactive flame graph of the folded view)\n"
+	"                       svg (interactive flame graph of the folded view) or jsonl\n"
+	"                       (one JSON object per event, for scripts: format-spec/JSONL.md)\n"
 	"  -o, --output=FILE    write to FILE instead of stdout\n"
 	"  -p, --pid=PID[,PID]  only these processes\n"
 	"  -t, --tid=TID        only this thread (GPU work: the thread that launched it)\n"
 	"  -c, --comm=NAME[,NAME]  only processes or threads with these names\n"
 	"      --view=VIEW      merged (default: CPU samples plus GPU work under its launch\n"
-	"                       stack), cpu (samples only) or gpu (GPU work only)\n"
+	"                       stack), cpu (samples only), gpu (GPU work only) or memory\n"
+	"                       (GPU memory held at the peak, bytes, by allocating stack)\n"
 	"      --weight=W       samples or time (microseconds); default: time when the view\n"
 	"                       holds GPU work (exact GPU durations, CPU samples at their\n"
-	"                       period), else samples. Headers, svg title and info say which\n"
+	"                       period), else samples; the memory view is always bytes.\n"
+	"                       Headers, svg title and info say which\n"
 	"      --time-range=START,END  only events in [START, END] seconds from the session\n"
 	"                       start (e.g. 1.5,3); GPU work and calls that overlap it\n"
 	"      --dso=NAME[,NAME]  only stacks with a frame in these files (basename, e.g.\n"
@@ -233,8 +236,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				o->format = FMT_CHROME;
 			else if (!strcmp(optarg, "svg"))
 				o->format = FMT_SVG;
+			else if (!strcmp(optarg, "jsonl"))
+				o->format = FMT_JSONL;
 			else {
-				fprintf(stderr, "xpu-report: unknown format '%s' (text, folded, info, chrome or svg)\n",
+				fprintf(stderr, "xpu-report: unknown format '%s' (text, folded, info, chrome, svg or jsonl)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -271,8 +276,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				o->view = VIEW_CPU;
 			else if (!strcmp(optarg, "gpu"))
 				o->view = VIEW_GPU;
+			else if (!strcmp(optarg, "memory"))
+				o->view = VIEW_MEMORY;
 			else {
-				fprintf(stderr, "xpu-report: unknown view '%s' (merged, cpu or gpu)\n",
+				fprintf(stderr, "xpu-report: unknown view '%s' (merged, cpu, gpu or memory)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -397,7 +404,7 @@ static void explain_empty(const struct session *ses, const struct profile *p)
 			o->dsos ? " (--dso keeps the stacks with a frame in its files)" : "");
 }
 
-/* Folded, svg and text read the aggregation; info and chrome the session alone. */
+/* Folded, svg and text read the aggregation; info, chrome and jsonl the session alone. */
 static int write_output(struct session *ses, const struct report_opts *o, FILE *out)
 {
 	struct profile p;
@@ -412,6 +419,8 @@ static int write_output(struct session *ses, const struct report_opts *o, FILE *
 		}
 		return out_chrome(ses, out);
 	}
+	if (o->format == FMT_JSONL)
+		return out_jsonl(ses, out);
 	r = profile__build(&p, ses);
 	if (r)
 		goto out;

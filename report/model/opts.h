@@ -12,12 +12,14 @@ enum report_format {
 	FMT_INFO,
 	FMT_CHROME,	/* Trace Event JSON (out_chrome.c) */
 	FMT_SVG,	/* flame graph (out_svg.c) */
+	FMT_JSONL,	/* one JSON object per event (out_jsonl.c) */
 };
 
 enum report_view {
 	VIEW_MERGED = 0,
 	VIEW_GPU,
 	VIEW_CPU,
+	VIEW_MEMORY,	/* GPU memory held at the peak, in bytes, by allocating stack */
 };
 
 enum report_weight {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Aggregation of samples and GPU work into weighted stacks (see profile.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,52 @@ static int filter_dsos(struct profile *p)
 	return 0;
 }
 
+/* "[gpu] alloc device" and the like, per memory kind */
+static uint32_t alloc_leaf(struct strpool *names, uint8_t kind)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "[gpu] alloc %s", memory_kind_name(kind));
+	return frame_intern(names, buf, strlen(buf));
+}
+
+/* The memory view: allocations held at the peak under their allocating call's stack. */
+static int add_memory(struct profile *p)
+{
+	const struct gpu_mem *m = session__gpu_mem(p->s);
+	const struct trace *t = p->s->t;
+	size_t i;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < m->n; i++) {
+		const struct xpu_rec_gpu_memory *x = &t->memories[i];
+		const struct xpu_rec_gpu_launch *l = m->r[i].launch ?
+			&t->launches[m->r[i].launch - 1] : NULL;
+		uint32_t leaf;
+
+		if (x->op != XPU_GPU_MEM_ALLOC)
+			continue;
+		if (!m->r[i].keep) {
+			p->filtered_out++;
+			continue;
+		}
+		if (!m->r[i].at_peak)
+			continue;
+		leaf = alloc_leaf(&p->s->pool, x->mem_kind);
+		if (!leaf)
+			return -ENOMEM;
+		err = profile_add(p, x->pid, l ? l->ts_ns : x->ts_ns, l ? l->stack_id : 0, leaf,
+				  true, 0, x->bytes);
+		if (err)
+			return err;
+		p->gpu_unmatched += !l;
+		p->gpu_records++;
+	}
+	return 0;
+}
+
 int profile__build(struct profile *p, struct session *s)
 {
 	int err = 0;
@@ -146,9 +193,11 @@ int profile__build(struct profile *p, struct session *s)
 	p->s = s;
 	if (s->opts->dsos)
 		err = parse_dsos(p, s->opts->dsos);
-	if (!err && s->opts->view != VIEW_GPU)
+	if (!err && s->opts->view == VIEW_MEMORY)
+		err = add_memory(p);
+	else if (!err && s->opts->view != VIEW_GPU)
 		err = add_samples(p);
-	if (!err && s->opts->view != VIEW_CPU)
+	if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
 		err = add_gpu(p);
 	if (!err && p->ndsos)
 		err = filter_dsos(p);
@@ -185,6 +234,8 @@ double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_n
 {
 	uint32_t hz = p->s->freq_hz;
 
+	if (p->s->opts->view == VIEW_MEMORY)
+		return (double)gpu_ns;
 	if (p->s->weight == WEIGHT_TIME)
 		return ((double)samples * 1e9 / hz + (double)gpu_ns) / 1e3;
 	return (double)samples + (double)gpu_ns * hz / 1e9;

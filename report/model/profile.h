@@ -17,7 +17,7 @@ struct prof_entry {
 	bool trim;		/* launch stack: CUDA/CUPTI frames are dropped */
 	uint64_t ts;		/* first time seen: picks the mappings used to symbolize */
 	uint64_t samples;
-	uint64_t gpu_ns;
+	uint64_t gpu_ns;	/* GPU time; in the memory view, bytes held at the peak */
 	uint64_t gpu_n;		/* GPU records */
 };
 
@@ -44,7 +44,10 @@ int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_
 		    uint32_t *n);
 /* Whether a frame passes --dso (every frame does without it). */
 bool profile__dso_match(const struct profile *p, uint32_t frame);
-/* Entry weight in the session's unit (samples, or microseconds), not rounded. */
+/*
+ * Entry weight in the session's unit (samples, or microseconds), not rounded; in the memory
+ * view, bytes (gpu_ns holds them), whatever --weight says.
+ */
 double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
 void profile__free(struct profile *p);
 

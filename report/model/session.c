@@ -59,7 +59,9 @@ const char *session__weight_unit(const struct session *s, char *buf, size_t size
 	bool gpu = s->opts->view != VIEW_CPU &&
 		   (s->t->nkernels || s->t->nmemcpys || s->t->nmemsets);
 
-	if (s->weight == WEIGHT_TIME)
+	if (s->opts->view == VIEW_MEMORY)
+		snprintf(buf, size, "bytes (GPU memory held at the peak, by allocating stack)");
+	else if (s->weight == WEIGHT_TIME)
 		snprintf(buf, size, "microseconds (a CPU sample counts its period, %.0f us at %u Hz%s)",
 			 1e6 / s->freq_hz, s->freq_hz, gpu ? "; GPU work its duration" : "");
 	else if (gpu)
@@ -101,6 +103,7 @@ const struct gpu_join *session__gpu(struct session *s)
 	if (!s->gpu_built) {
 		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->pool)) {
 			gpu_join__free(&s->gpu);
+	gpu_mem__free(&s->mem);
 			return NULL;
 		}
 		s->gpu_built = true;
@@ -108,11 +111,27 @@ const struct gpu_join *session__gpu(struct session *s)
 	return &s->gpu;
 }
 
+const struct gpu_mem *session__gpu_mem(struct session *s)
+{
+	const struct gpu_join *j;
+
+	if (!s->mem_built) {
+		j = session__gpu(s);
+		if (!j || gpu_mem__build(&s->mem, s->t, j, &s->filter)) {
+			gpu_mem__free(&s->mem);
+			return NULL;
+		}
+		s->mem_built = true;
+	}
+	return &s->mem;
+}
+
 void session__teardown(struct session *s)
 {
 	symbolizer__free(&s->sym);
 	unwind__free(&s->uw);
 	gpu_join__free(&s->gpu);
+	gpu_mem__free(&s->mem);
 	filter__free(&s->filter);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));

@@ -14,6 +14,7 @@
 
 #include "model/filter.h"
 #include "model/gpu_join.h"
+#include "model/gpu_mem.h"
 #include "model/opts.h"
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
@@ -32,6 +33,8 @@ struct session {
 	struct pyframes_stats py;	/* Python frames spliced in */
 	struct gpu_join gpu;		/* valid once session__gpu() succeeded */
 	bool gpu_built;
+	struct gpu_mem mem;		/* valid once session__gpu_mem() succeeded */
+	bool mem_built;
 };
 
 /*
@@ -54,6 +57,8 @@ const char *session__weight_unit(const struct session *s, char *buf, size_t size
 bool session__selects_any(struct session *s);
 /* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
 const struct gpu_join *session__gpu(struct session *s);
+/* GPU memory paired and its peak found, with the filter applied, built on first use. NULL on -ENOMEM. */
+const struct gpu_mem *session__gpu_mem(struct session *s);
 void session__teardown(struct session *s);
 
 #endif

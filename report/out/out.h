@@ -16,6 +16,8 @@ int out_chrome(struct session *ses, FILE *out);
 /* --callers / --callees FUNC: a text tree of one function's callers or callees. -ENOENT
  * (said on stderr) when no stack holds FUNC. */
 int out_calltree(struct profile *p, FILE *out);
+/* One JSON object per event and line, for scripts (format-spec/JSONL.md); reads the session. */
+int out_jsonl(struct session *ses, FILE *out);
 /* One self-contained interactive SVG flame graph of the folded view. */
 int out_svg(struct profile *p, FILE *out);
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "out/ioctl_names.h"
 #include "out/out.h"
 #include "sym/demangle.h"
 
@@ -833,6 +834,122 @@ out:
 	return err;
 }
 
+/* ---- below the CUDA API: driver ioctls, GPU memory (format 1.4) ---------------------------- */
+
+/*
+ * Each ioctl on an NVIDIA device file is a slice on its thread's track; its time lies within
+ * the CUDA call that made it, so it nests under that call's slice (same monotonic rounding).
+ */
+static int emit_ioctls(struct chrome *c)
+{
+	struct trace *t = c->t;
+	char hex[16];
+	size_t i;
+
+	for (i = 0; i < t->nioctls; i++) {
+		const struct xpu_rec_driver_ioctl *io = &t->ioctls[i];
+		const char *file = io->file_str ? trace__string(t, io->file_str) : NULL;
+		const char *name = ioctl_request_name(io->request, file);
+
+		if (!filter__span(&c->ses->filter, io->pid, io->tid, io->start_ns, io->end_ns))
+			continue;
+		if (!thread_get(c, io->pid, io->tid))
+			return -ENOMEM;
+		c->th[*kmap__get(&c->th_idx, io->pid, io->tid)].has_events = true;
+		snprintf(hex, sizeof(hex), "%#x", io->request);
+		begin_ev(c, 'X', io->pid, io->tid, io->start_ns);
+		put_dur(c, io->start_ns, io->end_ns);
+		put(c, ",\"cat\":\"driver\",\"name\":");
+		put_cstr(c, name ? name : hex);
+		put(c, ",\"args\":{\"request\":\"%s\",\"file\":", hex);
+		put_cstr(c, file ? file : "?");
+		put(c, ",\"fd\":%u,\"ret\":%lld", io->fd, (long long)io->ret);
+		if (io->flags & XPU_IOCTL_DRIVER_TIMED)
+			put(c, ",\"driver_us\":%.3f", io->driver_ns / 1e3);
+		put(c, "}");
+		end_ev(c);
+	}
+	return 0;
+}
+
+/* The dense index of a device: its "GPU N" process is GPU_PID_BASE + index. */
+static int device_index(struct chrome *c, uint32_t device, uint32_t *idx)
+{
+	uint32_t *d;
+	bool ins;
+
+	d = kmap__put(&c->dev_idx, device, 0, c->ndevs, &ins);
+	if (!d || (ins && VEC_PUSH(c->devs, c->ndevs, c->devs_cap, device)))
+		return -ENOMEM;
+	*idx = *d;
+	return 0;
+}
+
+static const struct xpu_rec_gpu_memory *mem_sort;
+
+static int cmp_mem(const void *a, const void *b)
+{
+	const struct xpu_rec_gpu_memory *x = &mem_sort[*(const uint32_t *)a];
+	const struct xpu_rec_gpu_memory *y = &mem_sort[*(const uint32_t *)b];
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/*
+ * A counter per device of the bytes allocated and not yet freed: the allocations that pass
+ * the filter and the releases paired with them (model/gpu_mem.h), all processes together.
+ */
+static int emit_memory(struct chrome *c)
+{
+	const struct gpu_mem *m = session__gpu_mem(c->ses);
+	const struct xpu_rec_gpu_memory *recs = c->t->memories;
+	uint64_t *cur = NULL;
+	uint32_t *by = NULL, d;
+	size_t i, n = 0;
+	int err = -ENOMEM;
+
+	if (!m)
+		return -ENOMEM;
+	if (!m->n)
+		return 0;
+	by = calloc(m->n, sizeof(*by));
+	if (!by)
+		goto out;
+	for (i = 0; i < m->n; i++)
+		if (m->r[i].keep || (recs[i].op == XPU_GPU_MEM_FREE && m->r[i].pair &&
+				     m->r[m->r[i].pair - 1].keep))
+			by[n++] = (uint32_t)i;
+	mem_sort = recs;
+	qsort(by, n, sizeof(*by), cmp_mem);
+	for (i = 0; i < n; i++)
+		if (device_index(c, recs[by[i]].device, &d))
+			goto out;
+	cur = calloc(c->ndevs + 1, sizeof(*cur));
+	if (!cur)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct xpu_rec_gpu_memory *x = &recs[by[i]];
+		uint64_t b = x->op == XPU_GPU_MEM_ALLOC ? x->bytes : recs[m->r[by[i]].pair - 1].bytes;
+
+		device_index(c, x->device, &d);
+		if (x->op == XPU_GPU_MEM_ALLOC)
+			cur[d] += b;
+		else
+			cur[d] -= b <= cur[d] ? b : cur[d];
+		begin_ev(c, 'C', GPU_PID_BASE + d, 0, x->ts_ns);
+		put(c, ",\"name\":\"gpu memory\",\"args\":{\"allocated_bytes\":%llu}",
+		    (unsigned long long)cur[d]);
+		end_ev(c);
+	}
+	err = 0;
+out:
+	free(by);
+	free(cur);
+	return err;
+}
+
 /* ---- metadata ----------------------------------------------------------------------------- */
 
 static void meta(struct chrome *c, const char *what, uint32_t pid, uint32_t tid, const char *name)
@@ -1070,6 +1187,10 @@ int out_chrome(struct session *ses, FILE *out)
 		err = emit_counters(&c, &g);
 	if (!err)
 		err = emit_samples(&c);
+	if (!err)
+		err = emit_ioctls(&c);
+	if (!err)
+		err = emit_memory(&c);
 	if (err)
 		goto out;
 	data_events = c.events;

@@ -92,6 +92,9 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_PY_NO_THREAD] = "py_no_thread",
 		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
 		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
+		[XPU_STAT_DRIVER_IOCTLS] = "driver_ioctls",
+		[XPU_STAT_DRIVER_IOCTL_LOST] = "driver_ioctl_lost",
+		[XPU_STAT_DRIVER_ENTRY_POINTS] = "driver_entry_points",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";

@@ -211,7 +211,9 @@ static void frame_color(const char *name, char *buf, size_t len)
 
 static void put_weight(FILE *out, const struct profile *p, double w)
 {
-	if (p->s->weight == WEIGHT_TIME) {
+	if (p->s->opts->view == VIEW_MEMORY) {
+		fprintf(out, "%.0f bytes", w);
+	} else if (p->s->weight == WEIGHT_TIME) {
 		if (w >= 1e6)
 			fprintf(out, "%.3f s", w / 1e6);
 		else if (w >= 1e3)
@@ -350,7 +352,8 @@ static const char svg_script[] =
 
 static const char *view_name(enum report_view v)
 {
-	return v == VIEW_GPU ? "GPU work under its launch stacks" :
+	return v == VIEW_MEMORY ? "GPU memory held at the peak (bytes) under its allocating stacks" :
+	       v == VIEW_GPU ? "GPU work under its launch stacks" :
 	       v == VIEW_CPU ? "CPU samples" : "CPU samples and GPU work under launch stacks";
 }
 
@@ -373,7 +376,8 @@ int out_svg(struct profile *p, FILE *out)
 	d.scale = f.n[0].weight > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / f.n[0].weight : 0;
 	if (!n)
 		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
-			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" : "merged");
+			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" :
+			p->s->opts->view == VIEW_MEMORY ? "memory" : "merged");
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\">\n",

@@ -14,6 +14,8 @@
 #include "model/losses.h"
 #include "model/profile.h"
 #include "model/stack_stats.h"
+#include "out/driver_ioctls.h"
+#include "out/gpu_memory.h"
 #include "out/gpu_stats.h"
 
 static void print_cmdline(struct trace *t, FILE *out)
@@ -492,6 +494,10 @@ int out_text(struct profile *p, FILE *out)
 		err = print_tasks(p, out);
 	if (!err)
 		err = gpu_stats__print_text(p->s, out);
+	if (!err)
+		err = gpu_memory__print_text(p->s, out);
+	if (!err)
+		err = driver_ioctls__print_text(p->s, out);
 	if (!err && ferror(out))
 		err = -EIO;
 	return err;

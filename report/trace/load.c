@@ -354,6 +354,12 @@ static int load_records(struct trace *t, struct trace_reader *r)
 		case XPU_REC_NVTX:
 			GET_PUSH(nvtxs, struct xpu_rec_nvtx);
 			break;
+		case XPU_REC_GPU_MEMORY:
+			GET_PUSH(memories, struct xpu_rec_gpu_memory);
+			break;
+		case XPU_REC_DRIVER_IOCTL:
+			GET_PUSH(ioctls, struct xpu_rec_driver_ioctl);
+			break;
 		default:
 			if (rec.type < 1 || rec.type > XPU_REC_TYPE_MAX_KNOWN)
 				t->unknown_types++;
@@ -710,6 +716,8 @@ void trace__free(struct trace *t)
 	free(t->syncs);
 	free(t->apis);
 	free(t->nvtxs);
+	free(t->memories);
+	free(t->ioctls);
 	free(t->stats);
 	free(t->ksyms);
 	free(t->procs);

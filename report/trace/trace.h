@@ -101,6 +101,9 @@ struct trace {
 	/* file order, unsorted: the timeline (out_chrome.c) and gpu_stats.c read them */
 	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
 	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
+	/* 1.4, file order: GPU memory (CUPTI), ioctls on NVIDIA device files (--driver) */
+	struct xpu_rec_gpu_memory *memories;	size_t nmemories, memories_cap;
+	struct xpu_rec_driver_ioctl *ioctls;	size_t nioctls, ioctls_cap;
 	/* Python (1.3): runtimes by file order, code objects and frame lists by id */
 	struct xpu_rec_py_runtime *py_runtimes;	size_t npy_runtimes, py_runtimes_cap;
 	struct tr_py_code *py_codes;		size_t npy_codes, py_codes_cap;

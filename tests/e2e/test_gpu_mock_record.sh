@@ -42,6 +42,72 @@ k=$(count "$tmp/a.xpu" gpu_kernel); l=$(count "$tmp/a.xpu" gpu_launch)
 	fail "kernels are not under main;launch_fake_kernel"
 [ "$(flushed "$tmp/a.xpu")" = 1 ] || fail "the process did not report its final flush"
 
+# 1b. GPU memory: 10 allocations (one per 100 launches), 5 of them freed; each allocation and
+#     release call gets its launch stack, so gpu_launch counts them too
+FAKE_CUDA_ALLOCS=100 "$B/xpu-record" -o "$tmp/m.xpu" -- "${app[@]}" 1000 >/dev/null 2>"$tmp/m.err" ||
+	fail "recording the fake CUDA app with allocations failed: $(tail -1 "$tmp/m.err")"
+m=$(count "$tmp/m.xpu" gpu_memory); l=$(count "$tmp/m.xpu" gpu_launch)
+[ "$m" = 15 ] && [ "$l" = 1015 ] ||
+	fail "expected 15 memory records and 1015 launches, got ${m:-0} and ${l:-0}"
+"$B/xpu-report" "$tmp/m.xpu" 2>/dev/null >"$tmp/m.txt"
+grep -qE '^ +0 +10 +5 +10\.000 +6\.000 +5\.000$' "$tmp/m.txt" ||
+	fail "memory by device: want 10 allocs, 5 frees, 10 MiB, peak 6, 5 at the end: $(grep -A2 '# gpu memory' "$tmp/m.txt")"
+grep -qE '^ +10\.000 +10 +5\.000 +5 .*main > allocate_fake' "$tmp/m.txt" ||
+	fail "allocations are not under main > allocate_fake: $(grep -A2 'allocating call paths' "$tmp/m.txt")"
+# the memory view: the peak is 6 MiB, reached by the 10th allocation (allocations 0, 2, 4, 6
+# and 8 still held, 9 just made): exactly 6 x 1 MiB under allocate_fake, in folded and svg
+"$B/xpu-report" -F folded --view=memory "$tmp/m.xpu" 2>/dev/null >"$tmp/m.folded"
+[ "$(awk '{ s += $NF } END { print s + 0 }' "$tmp/m.folded")" = 6291456 ] ||
+	fail "memory view: want 6291456 bytes at the peak, got: $(cat "$tmp/m.folded")"
+grep -qE ';main;allocate_fake;.*\[gpu\] alloc device 6291456$' "$tmp/m.folded" ||
+	fail "memory view: the peak's bytes are not under main;allocate_fake: $(cat "$tmp/m.folded")"
+"$B/xpu-report" -F folded --view=memory --time-range=0,0.000001 "$tmp/m.xpu" 2>/dev/null >"$tmp/m0.folded"
+[ ! -s "$tmp/m0.folded" ] || fail "memory view ignores --time-range: $(cat "$tmp/m0.folded")"
+"$B/xpu-report" -F svg --view=memory "$tmp/m.xpu" 2>/dev/null | grep -q '6291456 bytes' ||
+	fail "the memory view's svg does not show the 6291456 bytes at its root"
+# chrome: a counter per device of the bytes allocated, rising to 6 MiB and ending at 5 MiB
+"$B/xpu-report" -F chrome "$tmp/m.xpu" 2>/dev/null >"$tmp/m.json"
+python3 -c '
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "gpu memory"]
+v = [e["args"]["allocated_bytes"] for e in sorted(ev, key=lambda e: e["ts"])]
+sys.exit(0 if len(v) == 15 and max(v) == 6 << 20 and v[-1] == 5 << 20 and
+         all(e["pid"] == ev[0]["pid"] for e in ev) else "counter: %r" % v)' "$tmp/m.json" ||
+	fail "chrome: the gpu memory counter is not 15 steps to a 6 MiB peak and 5 MiB at the end"
+# jsonl: 15 memory events (10 alloc, 5 free) with their stacks' threads
+"$B/xpu-report" -F jsonl "$tmp/m.xpu" 2>/dev/null >"$tmp/m.jsonl"
+[ "$(grep -c '"type":"memory","ts":[0-9]*,"pid":[0-9]*,"tid":[1-9][0-9]*,"op":"alloc"' "$tmp/m.jsonl")" = 10 ] &&
+	[ "$(grep -c '"type":"memory".*"op":"free"' "$tmp/m.jsonl")" = 5 ] ||
+	fail "jsonl: want 10 allocations and 5 releases with their thread: $(grep -m3 '"memory"' "$tmp/m.jsonl")"
+
+# 1c. --driver: each launch makes one ioctl on a file named as a device file, inside its
+#     cudaLaunchKernel; the report ties every ioctl to that call
+: >"$tmp/fakedev"
+FAKE_CUDA_IOCTL="$tmp/fakedev" XPU_DRIVER_TEST_PATHS="$tmp/fakedev" "$B/xpu-record" --driver \
+	-o "$tmp/i.xpu" -- "${app[@]}" 300 >/dev/null 2>"$tmp/i.err" ||
+	fail "recording with --driver failed: $(tail -1 "$tmp/i.err")"
+[ "$(count "$tmp/i.xpu" driver_ioctl)" = 300 ] || fail "expected 300 ioctls, got $(count "$tmp/i.xpu" driver_ioctl)"
+"$B/xpu-report" "$tmp/i.xpu" 2>/dev/null >"$tmp/i.txt"
+grep -qE '^ +0xc0104629 +300 .* 300 +NV_ESC_RM_FREE +'"$tmp/fakedev"'$' "$tmp/i.txt" ||
+	fail "ioctls by request: $(grep -A2 'by request code' "$tmp/i.txt")"
+grep -qE '^ +300 +300 .*cudaLaunchKernel' "$tmp/i.txt" ||
+	fail "ioctls are not tied to their cudaLaunchKernel calls: $(grep -A3 'by CUDA API call' "$tmp/i.txt")"
+# chrome: each ioctl a slice named by its escape code, inside its cudaLaunchKernel slice
+"$B/xpu-report" -F chrome "$tmp/i.xpu" 2>/dev/null >"$tmp/i.json"
+python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+io = [e for e in ev if e.get("cat") == "driver"]
+api = [e for e in ev if e.get("cat") == "cuda_api" and e["name"] == "cudaLaunchKernel"]
+inside = sum(any(a["tid"] == e["tid"] and a["ts"] <= e["ts"] and
+                 e["ts"] + e["dur"] <= a["ts"] + a["dur"] for a in api) for e in io)
+ok = len(io) == 300 and inside == 300 and all(e["name"] == "NV_ESC_RM_FREE" and
+     e["args"]["request"] == "0xc0104629" and e["args"]["ret"] < 0 for e in io)
+sys.exit(0 if ok else "%d ioctl slices, %d inside a launch: %r" % (len(io), inside, io[:1]))' "$tmp/i.json" ||
+	fail "chrome: ioctl slices are not 300 NV_ESC_RM_FREE slices nested in cudaLaunchKernel"
+[ "$("$B/xpu-report" -F jsonl "$tmp/i.xpu" 2>/dev/null | grep -c '"type":"ioctl".*"request":3222292009,"request_name":"NV_ESC_RM_FREE"')" = 300 ] ||
+	fail "jsonl: want 300 ioctl lines named NV_ESC_RM_FREE"
+
 # signalled SIGNAL EXPECTED_RC APP_ARGS...: record the endless fake app, send SIGNAL to
 # xpu-record after 1.5 s, and check the exit status, the final flush and the kernel count
 signalled() {
@@ -73,4 +139,4 @@ signalled() {
 signalled TERM 143 0
 # 3. SIGINT with a target that catches it and exits normally (as Python does)
 signalled INT 0 0 catch-sigint
-echo "PASS $NAME: clean run, SIGTERM and SIGINT all flushed, every kernel joined to its launch"
+echo "PASS $NAME: clean run, memory by device and call path, ioctls tied to their API calls, SIGTERM and SIGINT all flushed, every kernel joined to its launch"

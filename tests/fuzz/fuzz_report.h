@@ -47,12 +47,12 @@ static void fuzz_trace_reset(void)
 static void fuzz_run_reports(unsigned int variant, unsigned int fmt)
 {
 	static const enum report_format formats[] = {
-		FMT_TEXT, FMT_FOLDED, FMT_INFO, FMT_CHROME, FMT_SVG,
+		FMT_TEXT, FMT_FOLDED, FMT_INFO, FMT_CHROME, FMT_SVG, FMT_JSONL,
 	};
 	struct report_opts o = {
 		.input = fuzz_path,
 		.output = "/dev/null",
-		.view = variant % 3,
+		.view = variant % 4,	/* merged, gpu, cpu, memory */
 		.weight = (variant >> 2) & 1,
 		.strict = (variant >> 3) & 1,
 	};

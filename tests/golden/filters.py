@@ -4,8 +4,8 @@ folded, chrome, svg and info show must be the same set (tests/golden/test_filter
 
 Counted per format: CPU samples from folded --view=cpu (weights), svg --view=cpu (the root's
 title), text (the per-process table), chrome (the samples of each thread's outermost frames)
-and info (its filter section); GPU records from text (launch matching), chrome (kernel, memcpy
-and memset events) and info, and GPU time from folded and svg --view=gpu --weight=time
+info (its filter section) and jsonl (sample lines); GPU records from text (launch matching),
+chrome (kernel, memcpy and memset events), jsonl (the same lines) and info, and GPU time from folded and svg --view=gpu --weight=time
 against chrome's durations."""
 import json
 import re
@@ -68,6 +68,11 @@ def chrome_counts(out):
     return samples, len(gpu), sum(e["dur"] for e in gpu)
 
 
+def jsonl_counts(out):
+    types = [json.loads(l)["type"] for l in out.splitlines()]
+    return types.count("sample"), sum(types.count(t) for t in ("kernel", "memcpy", "memset"))
+
+
 def text_counts(out):
     cpu = 0
     sect = None
@@ -99,8 +104,9 @@ for flt in FILTERS:
     }
     t_cpu, t_gpu = text_counts(run(*flt))
     c_cpu, c_gpu, c_us = chrome_counts(run("-F", "chrome", *flt))
-    cpu["text"], cpu["chrome"] = t_cpu, c_cpu
-    gpu = {"text": t_gpu, "chrome": c_gpu}
+    j_cpu, j_gpu = jsonl_counts(run("-F", "jsonl", *flt))
+    cpu["text"], cpu["chrome"], cpu["jsonl"] = t_cpu, c_cpu, j_cpu
+    gpu = {"text": t_gpu, "chrome": c_gpu, "jsonl": j_gpu}
     if base is None:
         base = (cpu["folded"], c_gpu)
     i_cpu, i_gpu = info_counts(run("-F", "info", *flt), *base)

@@ -85,6 +85,7 @@ run_trace() {	# file name [extra report options]
 	check "$n" folded-time -F folded --weight=time "$@" "$f"
 	check "$n" chrome -F chrome "$@" "$f"
 	check "$n" svg -F svg "$@" "$f"
+	check "$n" folded-memory -F folded --view=memory "$@" "$f"
 }
 
 # Traces recorded on a GPU host. --no-host-files: symbols come only from a committed archive
@@ -147,6 +148,14 @@ if "$ROOT/tests/golden/test_filters.sh"; then
 	pass=$((pass + 1))
 else
 	echo "FAIL golden filters"
+	fail=$((fail + 1))
+fi
+
+# jsonl of every committed trace, line by line (tests/golden/jsonl_check.py)
+if "$ROOT/tests/golden/test_jsonl.sh"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL golden jsonl"
 	fail=$((fail + 1))
 fi
 

@@ -7,8 +7,15 @@
  *
  *   fake_cuda_app LIBXPU_CUPTI MOCK_CUPTI LAUNCHES [catch-sigint]
  * LAUNCHES 0: until a signal. catch-sigint: handle SIGINT by leaving the loop, as Python does
- * (KeyboardInterrupt), so the process exits normally.
+ * (KeyboardInterrupt), so the process exits normally. FAKE_CUDA_ALLOCS=K in the environment:
+ * also one cudaMalloc of 1 MiB every K launches, every other one freed again. FAKE_CUDA_IOCTL=FILE:
+ * each launch also makes an ioctl (0xc0104629) on FILE inside the call, as the driver does on
+ * /dev/nvidia*, and reports the call's API record (cudaLaunchKernel, with its time and thread).
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
@@ -23,6 +30,7 @@ static void (*mock_api)(int, uint32_t, int, uint32_t);
 static void (*mock_record)(const void *, uint32_t);
 static uint64_t (*mock_now)(void);
 static volatile sig_atomic_t stop;
+static int ioctl_fd = -1;
 
 static void on_sigint(int sig)
 {
@@ -34,7 +42,13 @@ __attribute__((noinline)) static void launch_fake_kernel(uint32_t corr)
 {
 	CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
 
+	CUpti_ActivityAPI a = { .kind = CUPTI_ACTIVITY_KIND_RUNTIME, .cbid = 211 };
+	char buf[16];
+
+	a.start = mock_now();
 	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, corr);
+	if (ioctl_fd >= 0)
+		ioctl(ioctl_fd, 0xc0104629u, buf);
 	k.start = mock_now() + 1000;
 	k.end = k.start + 2000;
 	k.correlationId = corr;
@@ -44,11 +58,44 @@ __attribute__((noinline)) static void launch_fake_kernel(uint32_t corr)
 	k.blockY = k.blockZ = 1;
 	mock_record(&k, sizeof(k));
 	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, corr);
+	if (ioctl_fd >= 0) {
+		a.end = mock_now();
+		a.correlationId = corr;
+		a.threadId = (uint32_t)gettid();
+		mock_record(&a, sizeof(a));
+	}
+}
+
+/* One allocation or release through "cudaMalloc"/"cudaFree", as CUPTI's memory activity shows. */
+static void fake_memory(uint32_t cbid, uint32_t corr, uint64_t addr, int op)
+{
+	CUpti_ActivityMemory4 m = { .kind = CUPTI_ACTIVITY_KIND_MEMORY2 };
+
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_ENTER, corr);
+	m.memoryOperationType = op;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.correlationId = corr;
+	m.address = addr;
+	m.bytes = 1u << 20;
+	m.timestamp = mock_now();
+	mock_record(&m, sizeof(m));
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_EXIT, corr);
+}
+
+__attribute__((noinline)) static void allocate_fake(unsigned long k)
+{
+	uint64_t addr = 0x7f0000000000ull + ((uint64_t)k << 20);
+
+	fake_memory(20, 0x40000000u + 2 * (uint32_t)k, addr,
+		    CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION);
+	if (k % 2)
+		fake_memory(22, 0x40000000u + 2 * (uint32_t)k + 1, addr,
+			    CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long n, i;
+	unsigned long n, i, allocs_every = 0;
 	int (*init)(void);
 	void *m, *l;
 
@@ -57,6 +104,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	n = strtoul(argv[3], NULL, 10);
+	if (getenv("FAKE_CUDA_IOCTL"))
+		ioctl_fd = open(getenv("FAKE_CUDA_IOCTL"), O_RDONLY);
+	if (getenv("FAKE_CUDA_ALLOCS"))
+		allocs_every = strtoul(getenv("FAKE_CUDA_ALLOCS"), NULL, 10);
 	if (argc > 4 && !strcmp(argv[4], "catch-sigint"))
 		signal(SIGINT, on_sigint);
 	m = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
@@ -75,6 +126,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; (!n || i < n) && !stop; i++) {
 		launch_fake_kernel((uint32_t)i + 1);
+		if (allocs_every && i % allocs_every == 0)
+			allocate_fake(i / allocs_every);
 		if (i % 500 == 499) {
 			struct timespec ts = { 0, 1000000 };
 

@@ -3,7 +3,8 @@
  * Drives build/libxpu-cupti.so against mock_cupti.c, with the real receiver (record/cupti_rx.c)
  * and a stub writer, in a forked "target" process. Checks what a GPU run cannot show cheaply:
  * the marker gets exactly the ids the kernel records carry (runtime launch, driver launch,
- * nested driver ids, graphs, copies), strings are defined before use, NVTX ranges pair up,
+ * nested driver ids, graphs, copies, allocations), strings are defined before use, NVTX ranges
+ * pair up, memory records keep address, size and kind,
  * drops are reported, the exit flush ends with FLUSHED + DONE, a forked child stays silent,
  * a busy CUPTI makes the library step aside, and a thread launching on through a fatal signal
  * leaves no kernel without its marker.
@@ -248,6 +249,30 @@ static int target(const char *lib, const char *mock, enum run_mode mode)
 	kernel(501, "_Z1hv", 9);
 	mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 514, CUPTI_API_EXIT, 501);
 	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 311, CUPTI_API_EXIT, 500);
+	/* G: cudaMalloc, the record tagged with the nested cuMemAlloc's id; then cudaFree */
+	{
+		CUpti_ActivityMemory4 a = { .kind = CUPTI_ACTIVITY_KIND_MEMORY2 };
+
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 20, CUPTI_API_ENTER, 600);
+		mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 243, CUPTI_API_ENTER, 601);
+		a.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+		a.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+		a.correlationId = 601;
+		a.address = 0x7f0000200000ull;
+		a.bytes = 1u << 20;
+		a.timestamp = mock_now();
+		a.deviceId = 0;
+		a.streamId = 7;
+		mock_record(&a, sizeof(a));
+		mock_api(CUPTI_CB_DOMAIN_DRIVER_API, 243, CUPTI_API_EXIT, 601);
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 20, CUPTI_API_EXIT, 600);
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 22, CUPTI_API_ENTER, 700);
+		a.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+		a.correlationId = 700;
+		a.timestamp = mock_now() + 10;
+		mock_record(&a, sizeof(a));
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 22, CUPTI_API_EXIT, 700);
+	}
 	/* NVTX range with color, and an instantaneous marker */
 	{
 		CUpti_ActivityMarker2 s = { .kind = CUPTI_ACTIVITY_KIND_MARKER };
@@ -290,9 +315,10 @@ static int target(const char *lib, const char *mock, enum run_mode mode)
 			exit(0);
 		waitpid(kid, NULL, 0);
 	}
-	/* expected markers: A, B, C, E, F */
-	if (nmarkers != 5 || markers[0][0] != 100 || markers[1][0] != 200 || markers[2][0] != 300 ||
-	    markers[2][2] != XPU_API_DRIVER || markers[3][0] != 400 || markers[4][0] != 500) {
+	/* expected markers: A, B, C, E, F, G's malloc and free */
+	if (nmarkers != 7 || markers[0][0] != 100 || markers[1][0] != 200 || markers[2][0] != 300 ||
+	    markers[2][2] != XPU_API_DRIVER || markers[3][0] != 400 || markers[4][0] != 500 ||
+	    markers[5][0] != 600 || markers[6][0] != 700) {
 		int i;
 
 		for (i = 0; i < nmarkers; i++)
@@ -340,7 +366,7 @@ int main(int argc, char **argv)
 {
 	uint32_t kcorr[8];
 	int i, nk = 0, nmemcpy = 0, nnvtx = 0, ngraph = 0, nflushed = 0, nlost = 0, napi = 0;
-	int nsubfail = 0;
+	int nsubfail = 0, nalloc = 0, nfree = 0;
 	uint64_t now;
 	pid_t kid;
 
@@ -407,6 +433,22 @@ int main(int argc, char **argv)
 			      "api record %s", str(a.name_str));
 			break;
 		}
+		case XPU_REC_GPU_MEMORY: {
+			struct xpu_rec_gpu_memory m;
+
+			memcpy(&m, r->body, sizeof(m));
+			nalloc += m.op == XPU_GPU_MEM_ALLOC;
+			nfree += m.op == XPU_GPU_MEM_FREE;
+			CHECK(m.pid == (uint32_t)kid && m.address == 0x7f0000200000ull &&
+				      m.bytes == 1u << 20 && m.mem_kind == XPU_MEM_DEVICE &&
+				      m.stream == 0xffffffffu && !m.flags,
+			      "memory record pid %u address %#llx bytes %llu kind %u stream %u",
+			      m.pid, (unsigned long long)m.address, (unsigned long long)m.bytes,
+			      m.mem_kind, m.stream);
+			CHECK(m.corr_id == (m.op == XPU_GPU_MEM_ALLOC ? 600u : 700u),
+			      "memory op %u corr %u is the marker's", m.op, m.corr_id);
+			break;
+		}
 		case XPU_REC_LOST: {
 			struct xpu_rec_lost l;
 
@@ -437,6 +479,8 @@ int main(int argc, char **argv)
 	CHECK(nmemcpy == 1, "memcpy %d", nmemcpy);
 	CHECK(nnvtx == 2, "nvtx %d", nnvtx);
 	CHECK(napi == 1, "api %d", napi);
+	CHECK(nalloc == 1 && nfree == 1, "memory records: %d allocations, %d releases", nalloc,
+	      nfree);
 	CHECK(nlost == 1, "lost %d", nlost);
 	CHECK(nflushed == 1, "exactly one FLUSHED (the forked child stayed silent): %d", nflushed);
 	CHECK(undefined_refs == 0, "string ids used before definition: %d", undefined_refs);

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One JSON object per line per event, for scripts (format-spec/JSONL.md): CPU samples with
+ * their frames, launches, API calls, kernels, copies, memsets, syncs, NVTX, ioctls and GPU
+ * memory. Every object has type, ts (CLOCK_REALTIME ns), pid and tid; lines are in time
+ * order (ties: in the order of the types above, then trace order). The filter decides as in
+ * every other output.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/clock_map.h"
+#include "out/ioctl_names.h"
+#include "out/json_str.h"
+#include "out/out.h"
+#include "sym/demangle.h"
+
+enum ev_type {
+	EV_SAMPLE,
+	EV_LAUNCH,
+	EV_API,
+	EV_GPU,		/* a gpu_join work item: kernel, memcpy or memset */
+	EV_SYNC,
+	EV_NVTX,
+	EV_IOCTL,
+	EV_MEMORY,
+};
+
+struct ev {
+	uint64_t ts;
+	uint32_t idx;
+	uint8_t type;
+};
+
+struct jl {
+	struct session *s;
+	struct trace *t;
+	FILE *out;
+	const struct gpu_join *j;
+	const struct gpu_mem *m;
+	struct clock_map clk;
+	struct ev *ev;
+	size_t n, cap;
+};
+
+static int cmp_ev(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int add(struct jl *l, uint8_t type, size_t idx, uint64_t ts)
+{
+	struct ev e = { ts, (uint32_t)idx, type };
+
+	return VEC_PUSH(l->ev, l->n, l->cap, e);
+}
+
+/* Every event that passes the filter, by its start time. */
+static int collect(struct jl *l)
+{
+	const struct filter *f = &l->s->filter;
+	struct trace *t = l->t;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < t->nsamples; i++)
+		if (filter__at(f, t->samples[i].pid, t->samples[i].tid, t->samples[i].ts_ns))
+			err = add(l, EV_SAMPLE, i, t->samples[i].ts_ns);
+	for (i = 0; !err && i < t->nlaunches; i++)
+		if (filter__at(f, t->launches[i].pid, t->launches[i].tid, t->launches[i].ts_ns))
+			err = add(l, EV_LAUNCH, i, t->launches[i].ts_ns);
+	for (i = 0; !err && i < t->napis; i++) {
+		const struct xpu_rec_gpu_api *a = &t->apis[i];
+
+		if (filter__span(f, a->pid, a->tid, a->start_ns, a->end_ns))
+			err = add(l, EV_API, i, a->start_ns);
+	}
+	for (i = 0; !err && i < l->j->n; i++)
+		if (l->j->w[i].keep)
+			err = add(l, EV_GPU, i, l->j->w[i].start);
+	for (i = 0; !err && i < t->nsyncs; i++) {
+		const struct xpu_rec_gpu_sync *s = &t->syncs[i];
+		long a = gpu_join__api(l->j, s->pid, s->corr_id);
+		long la = gpu_join__launch(l->j, s->pid, s->corr_id);
+		uint32_t tid = a >= 0 ? t->apis[a].tid : la >= 0 ? t->launches[la].tid : 0;
+
+		if (filter__span(f, s->pid, tid, s->start_ns, s->end_ns))
+			err = add(l, EV_SYNC, i, s->start_ns);
+	}
+	for (i = 0; !err && i < t->nnvtxs; i++) {
+		const struct xpu_rec_nvtx *n = &t->nvtxs[i];
+
+		if (filter__span(f, n->pid, n->tid, n->start_ns, n->end_ns))
+			err = add(l, EV_NVTX, i, n->start_ns);
+	}
+	for (i = 0; !err && i < t->nioctls; i++) {
+		const struct xpu_rec_driver_ioctl *io = &t->ioctls[i];
+
+		if (filter__span(f, io->pid, io->tid, io->start_ns, io->end_ns))
+			err = add(l, EV_IOCTL, i, io->start_ns);
+	}
+	for (i = 0; !err && i < l->m->n; i++) {
+		const struct xpu_rec_gpu_memory *x = &t->memories[i];
+		bool keep = x->op == XPU_GPU_MEM_ALLOC ? l->m->r[i].keep :
+			    filter__at(f, x->pid, l->m->r[i].tid, x->ts_ns);
+
+		if (keep)
+			err = add(l, EV_MEMORY, i, x->ts_ns);
+	}
+	return err;
+}
+
+static void head(struct jl *l, const char *type, uint64_t mono, uint32_t pid, uint32_t tid)
+{
+	fprintf(l->out, "{\"type\":\"%s\",\"ts\":%" PRIu64 ",\"pid\":%u,\"tid\":%u", type,
+		clock_map__realtime(&l->clk, mono), pid, tid);
+}
+
+static void key_str(struct jl *l, const char *key, const char *v)
+{
+	fprintf(l->out, ",\"%s\":", key);
+	json_cstr(l->out, v);
+}
+
+static void dur(struct jl *l, uint64_t start, uint64_t end)
+{
+	fprintf(l->out, ",\"dur\":%" PRIu64, end > start ? end - start : 0);
+}
+
+/* "frames": root first, as the folded view names them (CUDA-internal frames included). */
+static int frames(struct jl *l, uint32_t pid, uint64_t ts, uint32_t stack_id)
+{
+	const uint32_t *f;
+	uint32_t n, i;
+	int err;
+
+	err = symbolizer__stack(&l->s->sym, pid, ts, stack_id, false, &f, &n);
+	if (err)
+		return err;
+	fputs(",\"frames\":[", l->out);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(',', l->out);
+		json_cstr(l->out, strpool__str(&l->s->pool, f[i]));
+	}
+	fputc(']', l->out);
+	return 0;
+}
+
+static const char *domain_name(uint32_t d)
+{
+	return d == XPU_API_RUNTIME ? "runtime" : d == XPU_API_DRIVER ? "driver" : "unknown";
+}
+
+static const char *sync_name(uint32_t k)
+{
+	switch (k) {
+	case XPU_SYNC_EVENT: return "event";
+	case XPU_SYNC_STREAM_WAIT_EVENT: return "stream_wait_event";
+	case XPU_SYNC_STREAM: return "stream";
+	case XPU_SYNC_CONTEXT: return "context";
+	default: return "unknown";
+	}
+}
+
+static void gpu_common(struct jl *l, const struct gpu_work *w, uint32_t context, uint32_t stream)
+{
+	fprintf(l->out, ",\"device\":%u,\"context\":%u,\"stream\":%u,\"correlation_id\":%u",
+		w->device, context, stream, w->corr);
+}
+
+static void put_kernel(struct jl *l, const struct gpu_work *w)
+{
+	const struct xpu_rec_gpu_kernel *k = &l->t->kernels[w->index];
+	const char *name = trace__string(l->t, k->name_str);
+	char dem[DEMANGLE_MAX_OUTPUT];
+
+	if (name && xpu_demangle(name, dem, sizeof(dem)) >= 0)
+		name = dem;
+	key_str(l, "name", name);
+	gpu_common(l, w, k->context, k->stream);
+	fprintf(l->out, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"registers_per_thread\":%u,"
+		"\"static_smem_bytes\":%u,\"dynamic_smem_bytes\":%u,\"graph_id\":%u",
+		k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
+		k->registers_per_thread, k->static_smem_bytes, k->dynamic_smem_bytes, k->graph_id);
+}
+
+static void put_gpu(struct jl *l, const struct gpu_work *w)
+{
+	static const char *const type[] = { "kernel", "memcpy", "memset" };
+
+	head(l, type[w->kind], w->start, w->pid, w->tid);
+	dur(l, w->start, w->end);
+	if (w->kind == GPU_WORK_KERNEL) {
+		put_kernel(l, w);
+	} else if (w->kind == GPU_WORK_MEMCPY) {
+		const struct xpu_rec_gpu_memcpy *m = &l->t->memcpys[w->index];
+		const char *kind = memcpy_kind_name(m->copy_kind);
+
+		gpu_common(l, w, m->context, m->stream);
+		key_str(l, "kind", strncmp(kind, "memcpy ", 7) ? "unknown" : kind + 7);
+		fprintf(l->out, ",\"bytes\":%" PRIu64 ",\"src_device\":%u,\"dst_device\":%u",
+			m->bytes, m->src_device, m->dst_device);
+		key_str(l, "src_kind", memory_kind_name(m->src_kind));
+		key_str(l, "dst_kind", memory_kind_name(m->dst_kind));
+	} else {
+		const struct xpu_rec_gpu_memset *m = &l->t->memsets[w->index];
+
+		gpu_common(l, w, m->context, m->stream);
+		fprintf(l->out, ",\"bytes\":%" PRIu64 ",\"value\":%u", m->bytes, m->value);
+		key_str(l, "mem_kind", memory_kind_name(m->mem_kind));
+	}
+}
+
+static void put_ioctl(struct jl *l, const struct xpu_rec_driver_ioctl *io)
+{
+	const char *file = io->file_str ? trace__string(l->t, io->file_str) : NULL;
+
+	head(l, "ioctl", io->start_ns, io->pid, io->tid);
+	dur(l, io->start_ns, io->end_ns);
+	fprintf(l->out, ",\"request\":%u", io->request);
+	key_str(l, "request_name", ioctl_request_name(io->request, file));
+	key_str(l, "file", file);
+	fprintf(l->out, ",\"fd\":%u,\"ret\":%" PRId64, io->fd, io->ret);
+	if (io->flags & XPU_IOCTL_DRIVER_TIMED)
+		fprintf(l->out, ",\"driver_ns\":%" PRIu64, io->driver_ns);
+}
+
+static void put_memory(struct jl *l, size_t i)
+{
+	const struct xpu_rec_gpu_memory *x = &l->t->memories[i];
+
+	head(l, "memory", x->ts_ns, x->pid, l->m->r[i].tid);
+	fprintf(l->out, ",\"op\":\"%s\",\"address\":%" PRIu64 ",\"bytes\":%" PRIu64
+		",\"device\":%u,\"context\":%u,\"correlation_id\":%u",
+		x->op == XPU_GPU_MEM_ALLOC ? "alloc" : x->op == XPU_GPU_MEM_FREE ? "free" : "unknown",
+		x->address, x->bytes, x->device, x->context, x->corr_id);
+	key_str(l, "mem_kind", memory_kind_name(x->mem_kind));
+	if (x->stream != UINT32_MAX)
+		fprintf(l->out, ",\"stream\":%u", x->stream);
+	fprintf(l->out, ",\"async\":%s", x->flags & XPU_GPU_MEM_ASYNC ? "true" : "false");
+}
+
+static int put_event(struct jl *l, const struct ev *e)
+{
+	struct trace *t = l->t;
+	int err = 0;
+
+	switch (e->type) {
+	case EV_SAMPLE: {
+		const struct xpu_rec_cpu_sample *s = &t->samples[e->idx];
+
+		head(l, "sample", s->ts_ns, s->pid, s->tid);
+		fprintf(l->out, ",\"cpu\":%u", s->cpu);
+		err = frames(l, s->pid, s->ts_ns, s->stack_id);
+		break;
+	}
+	case EV_LAUNCH: {
+		const struct xpu_rec_gpu_launch *la = &t->launches[e->idx];
+
+		head(l, "launch", la->ts_ns, la->pid, la->tid);
+		fprintf(l->out, ",\"correlation_id\":%u,\"cbid\":%u", la->corr_id, la->cbid);
+		key_str(l, "domain", domain_name(la->domain));
+		err = frames(l, la->pid, la->ts_ns, la->stack_id);
+		break;
+	}
+	case EV_API: {
+		const struct xpu_rec_gpu_api *a = &t->apis[e->idx];
+
+		head(l, "api", a->start_ns, a->pid, a->tid);
+		dur(l, a->start_ns, a->end_ns);
+		key_str(l, "name", trace__string(t, a->name_str));
+		key_str(l, "domain", domain_name(a->domain));
+		fprintf(l->out, ",\"cbid\":%u,\"correlation_id\":%u,\"return_code\":%d", a->cbid,
+			a->corr_id, a->return_code);
+		break;
+	}
+	case EV_GPU:
+		put_gpu(l, &l->j->w[e->idx]);
+		break;
+	case EV_SYNC: {
+		const struct xpu_rec_gpu_sync *s = &t->syncs[e->idx];
+		long a = gpu_join__api(l->j, s->pid, s->corr_id);
+		long la = gpu_join__launch(l->j, s->pid, s->corr_id);
+
+		head(l, "sync", s->start_ns, s->pid,
+		     a >= 0 ? t->apis[a].tid : la >= 0 ? t->launches[la].tid : 0);
+		dur(l, s->start_ns, s->end_ns);
+		key_str(l, "kind", sync_name(s->kind));
+		fprintf(l->out, ",\"context\":%u,\"correlation_id\":%u", s->context, s->corr_id);
+		if (s->stream != UINT32_MAX)
+			fprintf(l->out, ",\"stream\":%u", s->stream);
+		break;
+	}
+	case EV_NVTX: {
+		const struct xpu_rec_nvtx *n = &t->nvtxs[e->idx];
+
+		head(l, "nvtx", n->start_ns, n->pid, n->tid);
+		dur(l, n->start_ns, n->end_ns);
+		key_str(l, "name", n->name_str ? trace__string(t, n->name_str) : NULL);
+		key_str(l, "domain", n->domain_str ? trace__string(t, n->domain_str) : NULL);
+		key_str(l, "kind", n->kind == XPU_NVTX_MARKER ? "marker" : "range");
+		break;
+	}
+	case EV_IOCTL:
+		put_ioctl(l, &t->ioctls[e->idx]);
+		break;
+	case EV_MEMORY:
+		put_memory(l, e->idx);
+		break;
+	}
+	fputs("}\n", l->out);
+	return err;
+}
+
+int out_jsonl(struct session *ses, FILE *out)
+{
+	struct jl l = { .s = ses, .t = ses->t, .out = out };
+	size_t i;
+	int err;
+
+	l.j = session__gpu(ses);
+	l.m = session__gpu_mem(ses);
+	if (!l.j || !l.m)
+		return -ENOMEM;
+	err = clock_map__init(&l.clk, l.t);
+	if (!err)
+		err = collect(&l);
+	if (!err && l.n)
+		qsort(l.ev, l.n, sizeof(*l.ev), cmp_ev);
+	for (i = 0; !err && i < l.n; i++)
+		err = put_event(&l, &l.ev[i]);
+	free(l.ev);
+	clock_map__free(&l.clk);
+	return err;
+}
