@@ -392,7 +392,10 @@ static void explain_empty(const struct session *ses, const struct profile *p)
 	const struct trace *t = ses->t;
 	size_t gpu = t->nkernels + t->nmemcpys + t->nmemsets;
 
-	if (o->view == VIEW_GPU && !gpu)
+	if (o->view == VIEW_MEMORY && !t->nmemories)
+		fprintf(stderr, "xpu-report: nothing to report: the trace has no GPU memory records "
+			"(--view=memory; recorded since format 1.4)\n");
+	else if (o->view == VIEW_GPU && !gpu)
 		fprintf(stderr, "xpu-report: nothing to report: the trace has no GPU work (--view=gpu)\n");
 	else if (o->view == VIEW_CPU && !t->nsamples)
 		fprintf(stderr, "xpu-report: nothing to report: the trace has no CPU samples (--view=cpu)\n");
