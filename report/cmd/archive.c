@@ -181,7 +181,7 @@ out:
 static void mark_stack(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		       bool *used)
 {
-	const struct tr_stack *st = stack_id ? trace__stack(ses->t, stack_id) : NULL;
+	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
 	uint32_t i;
 
 	for (i = 0; st && i < st->nr_user; i++) {
@@ -277,9 +277,11 @@ int archive__main(int argc, char **argv)
 	if (!used || asprintf(&tmp_path, "%s.tmp", output) < 0)
 		goto out;
 	for (i = 0; i < t.nsamples; i++)
-		mark_stack(&ses, t.samples[i].pid, t.samples[i].ts_ns, t.samples[i].stack_id, used);
+		mark_stack(&ses, t.samples[i].pid, t.samples[i].ts_ns, session__sample_stack(&ses, i),
+			   used);
 	for (i = 0; i < t.nlaunches; i++)
-		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, t.launches[i].stack_id, used);
+		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, session__launch_stack(&ses, i),
+			   used);
 	/* a fresh file: never write through a link someone left at the temporary name */
 	unlink(tmp_path);
 	{

@@ -54,7 +54,7 @@ struct stream_track {
 
 struct chrome {
 	struct session *ses;
-	struct trace *t;
+	const struct trace *t;
 	FILE *out;
 	uint64_t bytes, events;
 	bool warned;
@@ -342,7 +342,7 @@ static size_t api_name_len(const char *n)
 
 static int emit_apis(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	size_t i;
 
 	for (i = 0; i < t->napis; i++) {
@@ -381,7 +381,7 @@ static int emit_apis(struct chrome *c)
 
 static int emit_nvtx(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	size_t i;
 
 	for (i = 0; i < t->nnvtxs; i++) {
@@ -436,7 +436,7 @@ static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_
  */
 static int emit_samples(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	uint32_t unknown = 0;
 	size_t i;
 
@@ -453,7 +453,8 @@ static int emit_samples(struct chrome *c)
 		if (!th)
 			return -ENOMEM;
 		th->has_samples = true;
-		err = symbolizer__stack(&c->ses->sym, s->pid, s->ts_ns, s->stack_id, false, &f, &n);
+		err = symbolizer__stack(&c->ses->sym, s->pid, s->ts_ns, session__sample_stack(c->ses, i),
+					false, &f, &n);
 		if (err)
 			return err;
 		if (!n) {
@@ -516,7 +517,7 @@ static int emit_samples(struct chrome *c)
  */
 static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t id, uint64_t f_ts)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	long v = gpu_join__api(c->j, pid, corr);
 
 	if (v >= 0) {
@@ -856,7 +857,7 @@ static int cmp_th(const void *a, const void *b)
 
 static void emit_meta(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	char buf[320], cb[32];
 	size_t i, j;
 
@@ -915,7 +916,7 @@ static void emit_meta(struct chrome *c)
 }
 
 /* A string record with its length (cmdlines hold NULs between arguments). */
-static const struct tr_string *string_rec(struct trace *t, uint32_t id)
+static const struct tr_string *string_rec(const struct trace *t, uint32_t id)
 {
 	uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
 
@@ -949,7 +950,7 @@ static void other_str(struct chrome *c, const char *key, uint32_t id, bool argv)
 
 static void emit_other(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	uint64_t unc = 0;
 	size_t i;
 
@@ -994,7 +995,7 @@ static int cmp_clock(const void *a, const void *b)
 
 static int setup_clock(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	size_t i, n = 0;
 
 	c->clk = calloc(t->nclocks ? t->nclocks : 1, sizeof(*c->clk));

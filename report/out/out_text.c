@@ -30,7 +30,7 @@ static int cmp_rank(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void print_cmdline(struct trace *t, FILE *out)
+static void print_cmdline(const struct trace *t, FILE *out)
 {
 	const uint32_t *v = t->has_session && t->session.cmdline_str ?
 				    kmap__get(&t->string_ids, t->session.cmdline_str, 0) : NULL;
@@ -54,7 +54,7 @@ static void print_cmdline(struct trace *t, FILE *out)
 
 static void print_header(struct profile *p, FILE *out)
 {
-	struct trace *t = p->s->t;
+	const struct trace *t = p->s->t;
 	uint64_t lost[8] = { 0 };
 	size_t i;
 
@@ -194,7 +194,7 @@ static int cmp_thread(const void *a, const void *b)
 static int count_tasks(struct session *ses, struct tr_proc **procs, struct tr_thread **threads,
 		       uint64_t *total)
 {
-	struct trace *t = ses->t;
+	const struct trace *t = ses->t;
 	size_t i;
 
 	*procs = calloc(t->nprocs ? t->nprocs : 1, sizeof(**procs));
@@ -228,7 +228,7 @@ static int count_tasks(struct session *ses, struct tr_proc **procs, struct tr_th
 
 static int print_tasks(struct profile *p, FILE *out)
 {
-	struct trace *t = p->s->t;
+	const struct trace *t = p->s->t;
 	struct tr_proc *pr = NULL;
 	struct tr_thread *th = NULL;
 	size_t i, shown = 0;

@@ -112,9 +112,20 @@ static int cmp_ksym(const void *a, const void *b)
 
 static int load_ksyms(struct symbolizer *s)
 {
-	char *p = s->t->ksyms, *end = p ? p + s->t->ksyms_len : NULL;
 	size_t cap = 0, n = 0;
 	bool nonzero = false;
+	char *p, *end;
+
+	if (!s->t->ksyms)
+		return 0;
+	/* parsed in place: a copy, the trace stays as loaded */
+	s->ksyms_text = malloc(s->t->ksyms_len + 1);
+	if (!s->ksyms_text)
+		return -ENOMEM;
+	memcpy(s->ksyms_text, s->t->ksyms, s->t->ksyms_len);
+	s->ksyms_text[s->t->ksyms_len] = '\0';
+	p = s->ksyms_text;
+	end = p + s->t->ksyms_len;
 
 	while (p && p < end) {
 		char *nl = memchr(p, '\n', end - p), *name, *sp;
@@ -687,7 +698,6 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		if (!m) {
 			id = frame_intern(s->pool, "[unknown]", 9);
 		} else if (!d) {
-			s->t->bad_dso_refs++;
 			id = frame_internf(s->pool, "[unknown dso %u]", m->dso_id);
 		} else if (d->rec.kind == XPU_DSO_VDSO) {
 			id = frame_intern(s->pool, "[vdso]", 6);
@@ -739,7 +749,7 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 	if (!cached)
 		return -ENOMEM;
 	if (ins) {
-		st = trace__stack(s->t, stack_id);
+		st = derived_stacks__get(s->stacks, stack_id);
 		if (st) {
 			err = build_stack(s, pid, ts, st, trim_gpu, &cnt);
 			if (err)
@@ -767,14 +777,16 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 	return 0;
 }
 
-int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opts *opts,
-		     struct strpool *pool)
+int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
+		     const struct sym_opts *opts, struct strpool *pool)
 {
+	const struct trace *t = stacks->t;
 	size_t i;
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->t = t;
+	s->stacks = stacks;
 	s->opts = *opts;
 	s->pool = pool;
 	elf_version(EV_CURRENT);
@@ -824,6 +836,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->files);
 	xpa__close(s->archive);
 	free(s->ksyms);
+	free(s->ksyms_text);
 	free(s->frame_ids);
 	free(s->refs);
 	free(s->scratch);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "sym/maps.h"
+#include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
 struct sym_file;
@@ -31,7 +32,8 @@ struct frames_ref {
 };
 
 struct symbolizer {
-	struct trace *t;
+	const struct trace *t;
+	const struct derived_stacks *stacks;	/* what stack ids name (the trace's and derived) */
 	struct sym_opts opts;
 	struct maps maps;
 	struct strpool *pool;		/* frame names; shared with the outputs */
@@ -39,6 +41,7 @@ struct symbolizer {
 	struct sym_file *files;		/* one per trace DSO, loaded on first use */
 	struct ksym *ksyms;
 	size_t nksyms;
+	char *ksyms_text;		/* a copy of the trace's: names point into it */
 
 	uint32_t *frame_ids;
 	size_t nframe_ids, frame_ids_cap;
@@ -55,8 +58,9 @@ struct symbolizer {
 	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
 };
 
-int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opts *opts,
-		     struct strpool *pool);
+/* Stack ids are looked up in stacks (whose trace it symbolizes). 0 or negative errno. */
+int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
+		     const struct sym_opts *opts, struct strpool *pool);
 /*
  * Frames of a stack, root first (user outermost ... user leaf, then kernel frames). With
  * trim_gpu, frames inside CUDA/CUPTI libraries are dropped (launch stacks). The array stays

@@ -9,20 +9,7 @@
 #include <time.h>
 
 #include "sym/demangle.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                          \
-	do {                                                      \
-		if (cond) {                                       \
-			passed++;                                 \
-		} else {                                          \
-			failed++;                                 \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);             \
-			fputc('\n', stderr);                      \
-		}                                                 \
-	} while (0)
+#include "unit.h"
 
 static void check(const char *mangled, const char *want)
 {
@@ -300,7 +287,7 @@ static void fuzz_prefixes(void)
 			}
 		}
 	}
-	passed++;
+	unit_passed++;
 }
 
 /* Built without a demangler: every name stays as it is (the caller keeps the mangled one). */
@@ -328,6 +315,5 @@ int main(void)
 		fuzz_prefixes();
 	}
 	CHECK(xpu_demangle("main", (char[8]){ 0 }, 8) < 0, "a C name is not demangled");
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_finish();
 }
