@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Turns recorded stacks into frame names. DSOs are found by build-id, symbols come from ELF
+ * Turns recorded stacks into frame names. DSOs are found by build-id (file_lookup.h), kernel
+ * frames named from the trace's kallsyms snapshot (kallsyms.h), user symbols come from ELF
  * symbol tables and, where debug info exists, DWARF inline chains. Every result is cached:
  * per (DSO, file offset) for addresses and per (pid, exec generation, stack id) for stacks.
  */
@@ -10,13 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sym/kallsyms.h"
 #include "sym/maps.h"
 #include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
 struct sym_file;
 struct xpa;
-struct ksym;
 
 /* Where files come from and how frames are named. */
 struct sym_opts {
@@ -39,9 +40,7 @@ struct symbolizer {
 	struct strpool *pool;		/* frame names; shared with the outputs */
 
 	struct sym_file *files;		/* one per trace DSO, loaded on first use */
-	struct ksym *ksyms;
-	size_t nksyms;
-	char *ksyms_text;		/* a copy of the trace's: names point into it */
+	struct kallsyms ksyms;
 
 	uint32_t *frame_ids;
 	size_t nframe_ids, frame_ids_cap;
