@@ -14,6 +14,7 @@
 
 #include "model/gpu_interval.h"
 #include "out/gpu_stats.h"
+#include "out/out.h"
 #include "sym/demangle.h"
 
 #define TOP_N 25
@@ -273,9 +274,10 @@ static int print_kernels(struct gs *g, FILE *out)
 			name = "[unknown kernel]";
 		else if (xpu_demangle(name, dem, sizeof(dem)) >= 0)
 			name = dem;
-		fprintf(out, "%7.2f%% %8" PRIu64 " %12.1f %10.1f %10.1f %10.1f  %s\n",
+		fprintf(out, "%7.2f%% %8" PRIu64 " %12.1f %10.1f %10.1f %10.1f  %.*s%s\n",
 			pct(ks[i].total, all), ks[i].count, ks[i].total / 1e3,
-			ks[i].total / 1e3 / ks[i].count, ks[i].min / 1e3, ks[i].max / 1e3, name);
+			ks[i].total / 1e3 / ks[i].count, ks[i].min / 1e3, ks[i].max / 1e3,
+			OUT_NAME_MAX_BYTES, name, strlen(name) > OUT_NAME_MAX_BYTES ? "..." : "");
 	}
 	if (n > TOP_N)
 		fprintf(out, "(%zu more kernels)\n", n - TOP_N);

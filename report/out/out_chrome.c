@@ -110,12 +110,19 @@ static void putb(struct chrome *c, const char *s, size_t n)
 /*
  * A JSON string: quotes, backslashes and control bytes escaped; bytes that are not valid
  * UTF-8 (kernel names and comms are arbitrary bytes) become U+FFFD, so the file always
- * parses.
+ * parses. Cut at OUT_NAME_MAX_BYTES (on a character boundary), marked "...".
  */
 static void put_str(struct chrome *c, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, run = 0;
+	bool cut = len > OUT_NAME_MAX_BYTES;
+
+	if (cut) {
+		len = OUT_NAME_MAX_BYTES;
+		while (len && (u[len] & 0xc0) == 0x80)
+			len--;
+	}
 
 	putb(c, "\"", 1);
 	while (i < len) {
@@ -179,7 +186,7 @@ static void put_str(struct chrome *c, const char *s, size_t len)
 	}
 	if (run)
 		putb(c, s + len - run, run);
-	putb(c, "\"", 1);
+	putb(c, cut ? "...\"" : "\"", cut ? 4 : 1);
 }
 
 static void put_cstr(struct chrome *c, const char *s)

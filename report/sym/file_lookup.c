@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "safe_open.h"
 #include "sym/file_lookup.h"
 #include "sym/xpa.h"
 
@@ -21,20 +22,66 @@ void file_lookup__hex(const struct tr_dso *d, char hex[2 * XPU_BUILD_ID_MAX + 1]
 	hex[2 * i] = '\0';
 }
 
-/* 1: matches, 0: no such file, -1: exists but its build-id differs (or it has none) */
+/*
+ * 1: matches, 0: no such file (or one safe_open.h refuses: a device, FIFO, directory, empty
+ * or pseudo-filesystem file), -1: exists but its build-id differs (or it has none)
+ */
 static int check_file(const struct tr_dso *d, const char *path)
 {
 	uint8_t id[XPU_BUILD_ID_MAX];
-	int n;
+	int fd = safe_open__ro(path, NULL), n;
 
-	if (access(path, R_OK))
+	if (fd < 0)
 		return 0;
-	if (!d->rec.build_id_len)
+	if (!d->rec.build_id_len) {
+		close(fd);
 		return 1;	/* nothing to compare against: the recorded path is all we have */
-	n = elf_buildid__read_path(path, id, sizeof(id));
+	}
+	n = elf_buildid__read_fd(fd, id, sizeof(id));
+	close(fd);
 	if (n != d->rec.build_id_len || memcmp(id, d->rec.build_id, n))
 		return -1;
 	return 1;
+}
+
+int file_lookup__clean_path(const char *path, char *out, size_t len)
+{
+	const char *p = path;
+	size_t n = 0;
+
+	if (*p != '/')
+		return -EINVAL;
+	while (*p) {
+		const char *c = p + strspn(p, "/");
+		size_t clen = strcspn(c, "/");
+
+		p = c + clen;
+		if (!clen || (clen == 1 && c[0] == '.'))
+			continue;
+		if (clen == 2 && c[0] == '.' && c[1] == '.')
+			return -EINVAL;
+		if (n + 1 + clen >= len)
+			return -ENAMETOOLONG;
+		out[n++] = '/';
+		memcpy(out + n, c, clen);
+		n += clen;
+	}
+	if (!n)
+		return -EINVAL;
+	out[n] = '\0';
+	return 0;
+}
+
+/* Whether path, symlinks resolved, is inside root (itself resolved); lstat only, no open. */
+static bool inside(const char *root, const char *path)
+{
+	char *r = realpath(root, NULL), *p = r ? realpath(path, NULL) : NULL;
+	size_t n = r ? strlen(r) : 0;
+	bool in = p && !strncmp(p, r, n) && (p[n] == '/' || (n == 1 && r[0] == '/'));
+
+	free(r);
+	free(p);
+	return in;
 }
 
 /* Sets *out to path when it holds the DSO; false also when out of memory. */
@@ -69,22 +116,39 @@ static void try_debug_dirs(const struct tr_dso *d, const char *hex, struct found
 	}
 }
 
+/* --symfs DIR + the clean recorded path, if that stays inside DIR once symlinks resolve */
+static void try_symfs(const struct tr_dso *d, const char *symfs, const char *clean,
+		      struct found_file *f)
+{
+	char buf[4096];
+
+	if (snprintf(buf, sizeof(buf), "%s%s", symfs, clean) >= (int)sizeof(buf))
+		return;
+	if (!inside(symfs, buf)) {
+		f->refused = true;
+		return;
+	}
+	try_path(d, buf, &f->path, &f->mismatch);
+}
+
 int file_lookup__find(const struct tr_dso *d, const struct file_lookup_opts *o,
 		      struct found_file *f)
 {
-	char hex[2 * XPU_BUILD_ID_MAX + 1], buf[4096];
+	char hex[2 * XPU_BUILD_ID_MAX + 1], buf[4096], clean[4096];
+	bool path_ok;
 
 	memset(f, 0, sizeof(*f));
 	f->afd = -1;
 	file_lookup__hex(d, hex);
-	if (!o->no_host_files)
-		try_path(d, d->path, &f->path, &f->mismatch);
+	/* a recorded path with ".." (or not absolute) names no file: only its build-id counts */
+	path_ok = !file_lookup__clean_path(d->path, clean, sizeof(clean));
+	f->refused = !path_ok;
+	if (!o->no_host_files && path_ok)
+		try_path(d, clean, &f->path, &f->mismatch);
 	if (d->rec.build_id_len >= 2 && !o->no_host_files)
 		try_debug_dirs(d, hex, f);
-	if (!f->path && o->symfs) {
-		snprintf(buf, sizeof(buf), "%s/%s", o->symfs, d->path);
-		try_path(d, buf, &f->path, &f->mismatch);
-	}
+	if (!f->path && o->symfs && path_ok)
+		try_symfs(d, o->symfs, clean, f);
 	/* the archive: exact build-id only, so it can never be a mismatched file */
 	if (!f->path && !f->debug_path && o->archive && d->rec.build_id_len) {
 		f->afd = xpa__extract(o->archive, d->rec.build_id, d->rec.build_id_len);
@@ -112,18 +176,16 @@ void found_file__free(struct found_file *f)
 
 Elf *file_lookup__open_elf(const char *path, int *fd)
 {
-	struct stat sb;
+	*fd = safe_open__ro(path, NULL);
+	return file_lookup__elf_fd(fd);
+}
+
+Elf *file_lookup__elf_fd(int *fd)
+{
 	Elf *e;
 
-	/* The path comes from the trace: a FIFO or a device there must not block or hang us. */
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0)
 		return NULL;
-	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
-		close(*fd);
-		*fd = -1;
-		return NULL;
-	}
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)

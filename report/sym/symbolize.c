@@ -8,6 +8,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -259,8 +260,13 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 	f->debug_path = ff.debug_path;
 	f->afd = ff.afd;
 	f->from_archive = ff.from_archive;
-	if (f->path)
+	if (f->from_archive) {
+		/* the archive's memfd, not its /proc path: nothing under /proc is opened */
+		f->fd = fcntl(f->afd, F_DUPFD_CLOEXEC, 0);
+		f->elf = file_lookup__elf_fd(&f->fd);
+	} else if (f->path) {
 		f->elf = file_lookup__open_elf(f->path, &f->fd);
+	}
 	if (f->debug_path)
 		f->delf = file_lookup__open_elf(f->debug_path, &f->dfd);
 	if (!f->elf && !f->delf) {
@@ -275,8 +281,9 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 			s->files_missing++;
 			file_lookup__hex(d, hex);
 			if (s->opts.verbose)
-				fprintf(stderr, "xpu-report: no local file for %s (build-id %s)\n",
-					d->path, hex[0] ? hex : "none");
+				fprintf(stderr, "xpu-report: no local file for %s (build-id %s)%s\n",
+					d->path, hex[0] ? hex : "none", ff.refused ?
+					": its path has \"..\", is relative or leaves --symfs" : "");
 		}
 		return;
 	}
