@@ -422,6 +422,7 @@ int report_run(const struct report_opts *o)
 		}
 	}
 	r = write_limited(&ses, o, out);
+	symbolizer__warn_mismatches(&ses.sym, stderr);
 	if (fflush(out) || ferror(out))
 		r = r ? r : -EIO;
 	if (r) {

@@ -273,8 +273,10 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		if (ff.mismatch) {
 			f->state = SF_MISMATCH;
 			s->files_mismatch++;
-			fprintf(stderr, "xpu-report: warning: build-id mismatch for %s: symbols not used\n",
-				d->path);
+			/* one summary for all (symbolizer__warn_mismatches); each with -v */
+			if (s->opts.verbose)
+				fprintf(stderr, "xpu-report: build-id mismatch for %s: symbols not used\n",
+					d->path);
 		} else {
 			char hex[2 * XPU_BUILD_ID_MAX + 1];
 
@@ -651,6 +653,15 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 	if (err)
 		return err;
 	return kallsyms__load(&s->ksyms, t->ksyms, t->ksyms_len);
+}
+
+void symbolizer__warn_mismatches(const struct symbolizer *s, FILE *err)
+{
+	if (!s->files_mismatch)
+		return;
+	fprintf(err, "xpu-report: warning: %" PRIu64 " file%s differ%s from the recording host (build-id mismatch%s): their frames stay unnamed; use the trace's archive (xpu-report archive, run where it was recorded) or --symfs=DIR\n",
+		s->files_mismatch, s->files_mismatch == 1 ? "" : "s",
+		s->files_mismatch == 1 ? "s" : "", s->opts.verbose ? "" : "; -v lists them");
 }
 
 void symbolizer__free(struct symbolizer *s)

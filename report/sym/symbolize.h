@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sym/kallsyms.h"
 #include "sym/maps.h"
@@ -77,6 +78,12 @@ int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xp
 			 uint64_t *bias);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
+/*
+ * One warning line for the files found with another build-id than the recorded one (their
+ * symbols were not used), with what to do; nothing when there were none. Each file is named
+ * when it is found, with -v.
+ */
+void symbolizer__warn_mismatches(const struct symbolizer *s, FILE *err);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

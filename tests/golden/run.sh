@@ -108,6 +108,10 @@ if build_synthetic; then
 	check synthetic-cut folded -F folded "$OUT/synthetic-cut.xpu"
 	check synthetic-cut strict -F folded --strict "$OUT/synthetic-cut.xpu"
 	check synthetic-cut info -F info "$OUT/synthetic-cut.xpu"
+	# a file with another build-id under --symfs: one warning for all such files
+	mkdir -p "$OUT/symfs/opt/missing"
+	cp "$OUT/target" "$OUT/symfs/opt/missing/libfoo.so.1"
+	check synthetic text-mismatch --no-host-files --symfs="$OUT/symfs" "$OUT/synthetic.xpu"
 else
 	echo "FAIL golden: could not build the synthetic trace"
 	fail=$((fail + 1))
