@@ -4,8 +4,8 @@
 set -euo pipefail
 
 # build: compilers, BPF toolchain, libraries; test: perf (comparison), chromium (viewer tests)
-PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libiberty-dev libzstd-dev zlib1g-dev
-      pkg-config zstd linux-perf chromium python3 strace)
+PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libiberty-dev libzstd-dev
+      zlib1g-dev pkg-config zstd linux-perf chromium python3 strace)
 
 missing=()
 for p in "${PKGS[@]}"; do
