@@ -43,6 +43,14 @@ REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
 REPORT_MAIN := report/cmd/main.c
 REPORT_LIB_SRC := $(filter-out $(REPORT_MAIN),$(REPORT_SRC))
 REPORT_LIBS := -ldw -lelf -lzstd -lm
+# the system C++ demangler (libiberty-dev); without it frame names stay mangled
+HAVE_LIBIBERTY := $(shell printf '\043include <libiberty/demangle.h>\nint main(void) { return \
+	!cplus_demangle_v3_callback("_Z1fv", 0, 0, 0); }\n' | \
+	$(CC) -x c - -o /dev/null -liberty 2>/dev/null && echo 1)
+ifeq ($(HAVE_LIBIBERTY),1)
+REPORT_LIBS += -liberty
+REPORT_DEFS := -DXPU_HAVE_LIBIBERTY
+endif
 RECORD_SRC := $(wildcard record/*.c)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/%.o)
 BPF_SRC := $(wildcard bpf/*.bpf.c)
@@ -91,7 +99,7 @@ $(BUILD)/libxpucommon.a: $(COMMON_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # ---- report: libelf, libdw, zstd and libc only ---------------------------------------------
-$(REPORT_OBJ): CFLAGS += -Ireport
+$(REPORT_OBJ): CFLAGS += -Ireport $(REPORT_DEFS)
 
 $(BUILD)/libxpureport.a: $(REPORT_LIB_SRC:%.c=$(BUILD)/%.o)
 	$(call msg,AR,$@)
@@ -175,7 +183,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS := -O1 -g $(WARN) -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	       -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	       -DXPU_VERSION='"fuzz"' -Icommon -Ireport
+	       -DXPU_VERSION='"fuzz"' -Icommon -Ireport $(REPORT_DEFS)
 FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(COMMON_SRC) $(REPORT_LIB_SRC))
 
 $(FUZZ_BUILD)/%.o: %.c

@@ -6,13 +6,12 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "safe_open.h"
 
 #define NOTE_MAX_BYTES (256u << 10)
 #define HDR_MAX_COUNT 4096
@@ -169,16 +168,11 @@ int elf_buildid__read_fd(int fd, uint8_t *id, size_t max)
 
 int elf_buildid__read_path(const char *path, uint8_t *id, size_t max)
 {
-	/* Paths may come from a trace: only regular files, never a FIFO or device that blocks. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret;
-	struct stat sb;
+	/* paths may come from a trace: decided before opening (see safe_open.h) */
+	int fd = safe_open__ro(path, NULL), ret;
 
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
+		return fd;
 	ret = elf_buildid__read_fd(fd, id, max);
 	close(fd);
 	return ret;

@@ -14,6 +14,7 @@
  * build-id note, or a negative errno (-ENOEXEC: not an ELF image this host can read).
  */
 int elf_buildid__read_fd(int fd, uint8_t *id, size_t max);
+/* path is opened only as safe_open.h allows (it may come from a trace) */
 int elf_buildid__read_path(const char *path, uint8_t *id, size_t max);
 int elf_buildid__read_mem(const void *image, size_t size, uint8_t *id, size_t max);
 

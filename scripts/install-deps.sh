@@ -3,9 +3,10 @@
 # As root it runs apt-get; otherwise it prints the exact command and fails if something is missing.
 set -euo pipefail
 
-# build: compilers, BPF toolchain, libraries; test: perf (comparison), chromium (viewer tests)
-PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev
-      pkg-config zstd linux-perf chromium python3)
+# build: compilers, BPF toolchain, libraries (libiberty: the C++ demangler); test: perf
+# (comparison), chromium (viewer tests), strace (tests/unit/test_hostile.sh)
+PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libiberty-dev libzstd-dev
+      zlib1g-dev pkg-config zstd linux-perf chromium python3 strace)
 
 missing=()
 for p in "${PKGS[@]}"; do

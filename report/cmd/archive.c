@@ -22,6 +22,7 @@
 #include "cmd/cmd.h"
 #include "crc32c.h"
 #include "model/session.h"
+#include "sym/file_lookup.h"
 #include "sym/xpa.h"
 
 static bool keep_section(const GElf_Shdr *sh, const char *name, bool debuginfo)
@@ -56,20 +57,21 @@ static bool keep_section(const GElf_Shdr *sh, const char *name, bool debuginfo)
 	return debuginfo && (!strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8));
 }
 
-/* Reads path and zeroes the contents of the sections the report does not need. */
-static int load_zeroed(const char *path, bool debuginfo, uint8_t **out, size_t *len)
+/*
+ * Reads the file the symbolizer opened (fd: it chose and checked it, see file_lookup.h) and
+ * zeroes the contents of the sections the report does not need.
+ */
+static int load_zeroed(int fd, bool debuginfo, uint8_t **out, size_t *len)
 {
 	struct stat sb;
 	Elf *e = NULL;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	uint8_t *buf = NULL;
-	int fd, err = -EINVAL;
+	int err = -EINVAL;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > XPA_MAX_RAW_BYTES)
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !sb.st_size ||
+	    (uint64_t)sb.st_size > XPA_MAX_RAW_BYTES)
 		goto out;
 	buf = malloc(sb.st_size ? sb.st_size : 1);
 	if (!buf) {
@@ -120,7 +122,6 @@ out:
 	if (e)
 		elf_end(e);
 	free(buf);
-	close(fd);
 	return err;
 }
 
@@ -134,16 +135,27 @@ static int write_all(FILE *f, const void *p, size_t n)
 	return 0;
 }
 
-static int write_entry(FILE *f, const struct tr_dso *d, const char *file, bool debuginfo,
+/*
+ * One entry: the file (fd) under the DSO's build-id and its recorded path, cleaned of "//"
+ * and "." (a path that cannot be cleaned, one with "..", is stored as its base name).
+ */
+static int write_entry(FILE *f, const struct tr_dso *d, int fd, bool debuginfo,
 		       uint64_t *raw_total, uint64_t *comp_total)
 {
+	char clean[4096];
+	const char *name = clean;
 	struct xpa_entry e = { .magic = XPA_ENTRY_MAGIC, .entry_size = sizeof(e),
 			       .content = XPA_CONTENT_ZEROED };
 	uint8_t *raw = NULL, *comp = NULL;
 	size_t raw_len = 0, cap, n;
 	int err;
 
-	err = load_zeroed(file, debuginfo, &raw, &raw_len);
+	if (file_lookup__clean_path(d->path, clean, sizeof(clean))) {
+		name = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
+		if (!strcmp(name, "..") || !strcmp(name, "."))
+			name = "";
+	}
+	err = load_zeroed(fd, debuginfo, &raw, &raw_len);
 	if (err)
 		return err;
 	cap = ZSTD_compressBound(raw_len);
@@ -159,7 +171,7 @@ static int write_entry(FILE *f, const struct tr_dso *d, const char *file, bool d
 	}
 	e.build_id_len = d->rec.build_id_len;
 	memcpy(e.build_id, d->rec.build_id, sizeof(e.build_id));
-	e.path_len = (uint16_t)(strlen(d->path) > 4096 ? 4096 : strlen(d->path));
+	e.path_len = (uint16_t)(strlen(name) > 4096 ? 4096 : strlen(name));
 	e.raw_size = raw_len;
 	e.comp_size = n;
 	e.flags = debuginfo ? XPA_ENTRY_DEBUGINFO : 0;
@@ -167,7 +179,7 @@ static int write_entry(FILE *f, const struct tr_dso *d, const char *file, bool d
 	e.hdr_crc32c = crc32c(0, &e, 60);
 	err = write_all(f, &e, sizeof(e));
 	if (!err)
-		err = write_all(f, d->path, e.path_len);
+		err = write_all(f, name, e.path_len);
 	if (!err)
 		err = write_all(f, comp, n);
 	*raw_total += raw_len;
@@ -181,7 +193,7 @@ out:
 static void mark_stack(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		       bool *used)
 {
-	const struct tr_stack *st = stack_id ? trace__stack(ses->t, stack_id) : NULL;
+	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
 	uint32_t i;
 
 	for (i = 0; st && i < st->nr_user; i++) {
@@ -277,9 +289,11 @@ int archive__main(int argc, char **argv)
 	if (!used || asprintf(&tmp_path, "%s.tmp", output) < 0)
 		goto out;
 	for (i = 0; i < t.nsamples; i++)
-		mark_stack(&ses, t.samples[i].pid, t.samples[i].ts_ns, t.samples[i].stack_id, used);
+		mark_stack(&ses, t.samples[i].pid, t.samples[i].ts_ns, session__sample_stack(&ses, i),
+			   used);
 	for (i = 0; i < t.nlaunches; i++)
-		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, t.launches[i].stack_id, used);
+		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, session__launch_stack(&ses, i),
+			   used);
 	/* a fresh file: never write through a link someone left at the temporary name */
 	unlink(tmp_path);
 	{
@@ -309,7 +323,7 @@ int archive__main(int argc, char **argv)
 				file ? "no build-id" : "no matching local file");
 			continue;
 		}
-		err = write_entry(f, d, file, debuginfo, &raw, &comp);
+		err = write_entry(f, d, fd, debuginfo, &raw, &comp);
 		if (err == -EIO)
 			goto out_io;
 		if (err) {

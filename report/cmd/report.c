@@ -52,6 +52,8 @@ static const char usage_text[] =
 	"      --python-lines   Python frames as qualname (file.py:LINE) rather than one frame\n"
 	"                       per function, qualname (file.py)\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
+	"      --max-output=SIZE  stop (an error) once the output passes SIZE bytes (K, M,\n"
+	"                       G suffixes; default 1G; 0: no limit)\n"
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        print the version\n"
@@ -84,6 +86,7 @@ enum {
 	OPT_DSO,
 	OPT_CALLERS,
 	OPT_CALLEES,
+	OPT_MAX_OUTPUT,
 };
 
 static const struct option long_opts[] = {
@@ -106,6 +109,7 @@ static const struct option long_opts[] = {
 	{ "dsos", required_argument, NULL, OPT_DSO },
 	{ "callers", required_argument, NULL, OPT_CALLERS },
 	{ "callees", required_argument, NULL, OPT_CALLEES },
+	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -155,6 +159,31 @@ static bool comm_list_ok(const char *arg)
 }
 
 /* "START,END": seconds (decimal) from the session start. */
+/* --max-output: bytes with an optional K, M or G suffix; 0 means no limit (UINT64_MAX). */
+static int parse_size(const char *arg, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *arg == '-')
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > UINT64_MAX >> shift)
+		return -EINVAL;
+	*out = v ? (uint64_t)v << shift : UINT64_MAX;
+	return 0;
+}
+
 static int parse_time_range(struct report_opts *o, const char *arg)
 {
 	char *end;
@@ -307,6 +336,13 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_STRICT:
 			o->strict = true;
 			break;
+		case OPT_MAX_OUTPUT:
+			if (parse_size(optarg, &o->max_output_bytes)) {
+				fprintf(stderr, "xpu-report: bad --max-output '%s': expected bytes, with an optional K, M or G suffix\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
 		case OPT_TIME_RANGE:
 			if (parse_time_range(o, optarg)) {
 				fprintf(stderr, "xpu-report: bad --time-range '%s': expected START,END in seconds from the session start, 0 <= START < END\n",
@@ -448,6 +484,63 @@ out:
 	return r;
 }
 
+/*
+ * The output stream, behind a byte limit (--max-output): a hostile trace can make an output
+ * grow with each event that repeats a string, and a stream that only warned went on for
+ * gigabytes. A write past the limit fails, so the output stops there.
+ */
+struct limited {
+	FILE *to;
+	uint64_t written, max;
+	bool over;
+};
+
+static ssize_t limited_write(void *cookie, const char *buf, size_t n)
+{
+	struct limited *l = cookie;
+	size_t done;
+
+	if (l->over || n > l->max - l->written) {
+		l->over = true;
+		errno = EFBIG;
+		return -1;
+	}
+	done = fwrite(buf, 1, n, l->to);
+	l->written += done;
+	return done == n ? (ssize_t)n : -1;
+}
+
+static FILE *limited_open(struct limited *l, FILE *to, uint64_t max)
+{
+	cookie_io_functions_t io = { .write = limited_write };
+
+	l->to = to;
+	l->written = 0;
+	l->max = max ? max : REPORT_MAX_OUTPUT_DEFAULT;
+	l->over = false;
+	return fopencookie(l, "w", io);
+}
+
+/* Writes the output through the limit; 0, -EFBIG (past it) or negative errno. */
+static int write_limited(struct session *ses, const struct report_opts *o, FILE *out)
+{
+	struct limited lim;
+	FILE *f = limited_open(&lim, out, o->max_output_bytes);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = write_output(ses, o, f);
+	if (fclose(f) && !r)
+		r = -EIO;
+	if (lim.over) {
+		fprintf(stderr, "xpu-report: error: the output passed --max-output=%llu bytes and was cut there: narrow it with --time-range=START,END (seconds) or --pid=PID, or raise --max-output\n",
+			(unsigned long long)lim.max);
+		return -EFBIG;
+	}
+	return r;
+}
+
 /* Everything after the command line: load, check, set up the session, write. */
 int report_run(const struct report_opts *o)
 {
@@ -496,14 +589,18 @@ int report_run(const struct report_opts *o)
 			goto out;
 		}
 	}
-	r = write_output(&ses, o, out);
+	r = write_limited(&ses, o, out);
 	progress__end();
+	symbolizer__warn_mismatches(&ses.sym, stderr);
 	if (fflush(out) || ferror(out))
 		r = r ? r : -EIO;
 	if (r == -ENODATA || r == -ENOENT)	/* said already */
 		goto out;
 	if (r) {
-		fprintf(stderr, "xpu-report: %s\n", r == -ENOMEM ? "out of memory" : "write error");
+		/* -EFBIG: write_limited said so */
+		if (r != -EFBIG)
+			fprintf(stderr, "xpu-report: %s\n",
+				r == -ENOMEM ? "out of memory" : "write error");
 		goto out;
 	}
 	ret = 0;

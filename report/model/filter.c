@@ -39,7 +39,7 @@ static int split_comms(struct filter *f, const char *arg)
 	return f->ncomms ? 0 : -EINVAL;
 }
 
-int filter__init(struct filter *f, struct trace *t, const struct report_opts *o)
+int filter__init(struct filter *f, const struct trace *t, const struct report_opts *o)
 {
 	memset(f, 0, sizeof(*f));
 	f->t = t;

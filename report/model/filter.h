@@ -15,7 +15,7 @@
 #define FILTER_MAX_COMMS 64
 
 struct filter {
-	struct trace *t;
+	const struct trace *t;
 	const uint32_t *pids;
 	int npids;
 	bool has_tid;
@@ -28,7 +28,7 @@ struct filter {
 };
 
 /* 0, -EINVAL (more than FILTER_MAX_COMMS names, or an empty one) or -ENOMEM. */
-int filter__init(struct filter *f, struct trace *t, const struct report_opts *o);
+int filter__init(struct filter *f, const struct trace *t, const struct report_opts *o);
 /* Whether any option filters. */
 bool filter__active(const struct filter *f);
 /*

@@ -23,7 +23,7 @@ const char *memcpy_kind_name(uint8_t kind)
 }
 
 /* "[gpu] name", demangled: once per distinct name string, however many kernels use it. */
-static uint32_t kernel_leaf(struct gpu_join *j, struct trace *t, struct strpool *names,
+static uint32_t kernel_leaf(struct gpu_join *j, const struct trace *t, struct strpool *names,
 			    uint32_t name_str)
 {
 	char dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 8];
@@ -51,7 +51,7 @@ static uint32_t copy_leaf(struct strpool *names, const char *what)
 	return frame_intern(names, buf, strlen(buf));
 }
 
-static int index_calls(struct gpu_join *j, struct trace *t)
+static int index_calls(struct gpu_join *j, const struct trace *t)
 {
 	size_t i;
 
@@ -64,7 +64,7 @@ static int index_calls(struct gpu_join *j, struct trace *t)
 	return 0;
 }
 
-static int add_work(struct gpu_join *j, struct trace *t, const struct filter *f,
+static int add_work(struct gpu_join *j, const struct trace *t, const struct filter *f,
 		    struct gpu_work w)
 {
 	long l = gpu_join__launch(j, w.pid, w.corr), a = gpu_join__api(j, w.pid, w.corr);
@@ -80,7 +80,7 @@ static int add_work(struct gpu_join *j, struct trace *t, const struct filter *f,
 	return VEC_PUSH(j->w, j->n, j->cap, w);
 }
 
-int gpu_join__build(struct gpu_join *j, struct trace *t, const struct filter *f,
+int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filter *f,
 		    struct strpool *names)
 {
 	size_t i;

@@ -49,7 +49,7 @@ struct gpu_join {
  * Joins every GPU record of t and marks those that pass f; leaf names go into names. 0 or
  * -ENOMEM (free either way).
  */
-int gpu_join__build(struct gpu_join *j, struct trace *t, const struct filter *f,
+int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filter *f,
 		    struct strpool *names);
 /* Index of the launch (API record) of (pid, corr), or -1. */
 long gpu_join__launch(const struct gpu_join *j, uint32_t pid, uint32_t corr);

@@ -109,7 +109,7 @@ static void find_peak(struct gpu_mem *m, const struct xpu_rec_gpu_memory *recs, 
 			m->r[m->r[by[i]].pair - 1].at_peak = false;
 }
 
-int gpu_mem__build(struct gpu_mem *m, struct trace *t, const struct gpu_join *j,
+int gpu_mem__build(struct gpu_mem *m, const struct trace *t, const struct gpu_join *j,
 		   const struct filter *f)
 {
 	uint32_t *by = NULL;

@@ -37,7 +37,7 @@ struct gpu_mem {
  * (the API record or launch of the same pid and correlation id). An allocation passes f
  * by its pid, that thread and its time. 0 or -ENOMEM (gpu_mem__free either way).
  */
-int gpu_mem__build(struct gpu_mem *m, struct trace *t, const struct gpu_join *j,
+int gpu_mem__build(struct gpu_mem *m, const struct trace *t, const struct gpu_join *j,
 		   const struct filter *f);
 void gpu_mem__free(struct gpu_mem *m);
 

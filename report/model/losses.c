@@ -4,7 +4,7 @@
 
 #include "model/losses.h"
 
-void losses__sum(struct trace *t, struct losses *l)
+void losses__sum(const struct trace *t, struct losses *l)
 {
 	size_t i;
 

@@ -21,7 +21,7 @@ struct losses {
 	uint64_t exited_unseen;
 };
 
-void losses__sum(struct trace *t, struct losses *l);
+void losses__sum(const struct trace *t, struct losses *l);
 /* "ringbuf", "mappings", ...; "other" for an unknown source. */
 const char *losses__name(uint32_t source);
 

@@ -39,6 +39,8 @@ enum report_sort_key {
 #define REPORT_DEFAULT_ROWS 25
 
 #define REPORT_MAX_PIDS 64
+/* An output stops (an error) past this many bytes unless --max-output says otherwise. */
+#define REPORT_MAX_OUTPUT_DEFAULT (1ull << 30)
 
 struct report_opts {
 	enum report_format format;
@@ -56,6 +58,7 @@ struct report_opts {
 	bool python_lines;	/* --python-lines */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
+	uint64_t max_output_bytes;	/* --max-output; 0: REPORT_MAX_OUTPUT_DEFAULT; UINT64_MAX: none */
 	/* --time-range, seconds from the session start */
 	bool has_range;
 	double range_start_s, range_end_s;

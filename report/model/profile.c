@@ -43,7 +43,7 @@ static int add_samples(struct profile *p)
 			p->filtered_out++;
 			continue;
 		}
-		err = profile_add(p, s->pid, s->ts_ns, s->stack_id, 0, false, 1, 0);
+		err = profile_add(p, s->pid, s->ts_ns, session__sample_stack(p->s, i), 0, false, 1, 0);
 		if (err)
 			return err;
 		p->cpu_samples++;
@@ -69,7 +69,8 @@ static int add_gpu(struct profile *p)
 			p->filtered_out++;
 			continue;
 		}
-		err = profile_add(p, w->pid, l ? l->ts_ns : w->start, l ? l->stack_id : 0, w->leaf,
+		err = profile_add(p, w->pid, l ? l->ts_ns : w->start,
+				  l ? session__launch_stack(p->s, w->launch - 1) : 0, w->leaf,
 				  true, 0, w->end > w->start ? w->end - w->start : 0);
 		if (err)
 			return err;

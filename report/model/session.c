@@ -8,7 +8,7 @@
 /* Without a SESSION record the rate is unknown; GPU time then converts at this rate. */
 #define DEFAULT_FREQ_HZ 1000
 
-int session__setup(struct session *s, struct trace *t, const struct report_opts *opts)
+int session__setup(struct session *s, const struct trace *t, const struct report_opts *opts)
 {
 	struct sym_opts so = {
 		.trace_path = opts->input,
@@ -36,15 +36,18 @@ int session__setup(struct session *s, struct trace *t, const struct report_opts 
 	err = filter__init(&s->filter, t, opts);
 	if (err)
 		return err;
-	err = symbolizer__init(&s->sym, t, &so, &s->pool);
+	err = derived_stacks__init(&s->stacks, t);
+	if (err)
+		return err;
+	err = symbolizer__init(&s->sym, &s->stacks, &so, &s->pool);
 	if (err)
 		return err;
 	/* -g dwarf: replace user stacks by DWARF-unwound ones before anything aggregates them */
-	err = unwind__apply(t, &s->sym, &s->uw);
+	err = unwind__apply(&s->stacks, &s->sym, &s->uw);
 	if (err)
 		return err;
 	/* then Python frames go where the (now complete) native stacks run the interpreter */
-	return pyframes__apply(t, opts->python_lines, &s->py);
+	return pyframes__apply(&s->stacks, opts->python_lines, &s->py);
 }
 
 bool session__has_gpu(const struct session *s)
@@ -132,6 +135,7 @@ void session__teardown(struct session *s)
 	unwind__free(&s->uw);
 	gpu_join__free(&s->gpu);
 	gpu_mem__free(&s->mem);
+	derived_stacks__free(&s->stacks);
 	filter__free(&s->filter);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));

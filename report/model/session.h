@@ -19,14 +19,16 @@
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/unwind.h"
+#include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
 struct session {
-	struct trace *t;
+	const struct trace *t;		/* read-only: what is derived from it lives here */
 	const struct report_opts *opts;
 	struct filter filter;		/* the one filter every output applies */
 	struct strpool pool;		/* frame names */
 	struct symbolizer sym;
+	struct derived_stacks stacks;	/* DWARF-unwound and Python-spliced stacks */
 	uint32_t freq_hz;		/* sampling frequency used to convert GPU time */
 	enum report_weight weight;	/* --weight, WEIGHT_AUTO resolved (session__setup) */
 	struct unwind_stats uw;		/* -g dwarf traces */
@@ -42,7 +44,7 @@ struct session {
  * stacks (-g dwarf), then Python frames spliced in. 0 or negative errno (-EINVAL: a bad
  * --comm); teardown either way.
  */
-int session__setup(struct session *s, struct trace *t, const struct report_opts *opts);
+int session__setup(struct session *s, const struct trace *t, const struct report_opts *opts);
 /* Whether the trace holds GPU work, launches or API calls (GPU lines are left out if not). */
 bool session__has_gpu(const struct session *s);
 /*
@@ -55,6 +57,17 @@ const char *session__weight_unit(const struct session *s, char *buf, size_t size
  * empty is refused). Out of memory counts as true: the output then reports it.
  */
 bool session__selects_any(struct session *s);
+/* The stack id of t->samples[i] / t->launches[i] that outputs use (derived or the trace's). */
+static inline uint32_t session__sample_stack(const struct session *s, size_t i)
+{
+	return s->stacks.sample_stack[i];
+}
+
+static inline uint32_t session__launch_stack(const struct session *s, size_t i)
+{
+	return s->stacks.launch_stack[i];
+}
+
 /* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
 const struct gpu_join *session__gpu(struct session *s);
 /* GPU memory paired and its peak found, with the filter applied, built on first use. NULL on -ENOMEM. */

@@ -23,7 +23,7 @@ static bool is_root_frame(const char *n)
 static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
 			  bool *complete)
 {
-	const struct tr_stack *st = stack_id ? trace__stack(ses->t, stack_id) : NULL;
+	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
 	const uint32_t *f;
 	uint32_t n;
 	int err;
@@ -43,7 +43,7 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			       uint64_t *gpu_complete, uint64_t *gpu_total)
 {
-	struct trace *t = ses->t;
+	const struct trace *t = ses->t;
 	bool c;
 	size_t i;
 	int err;
@@ -54,7 +54,7 @@ int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint
 
 		if (!filter__at(&ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
-		err = stack_complete(ses, s->pid, s->ts_ns, s->stack_id, &c);
+		err = stack_complete(ses, s->pid, s->ts_ns, session__sample_stack(ses, i), &c);
 		if (err)
 			return err;
 		*cpu_total += 1;
@@ -65,7 +65,7 @@ int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint
 
 		if (!filter__at(&ses->filter, l->pid, l->tid, l->ts_ns))
 			continue;
-		err = stack_complete(ses, l->pid, l->ts_ns, l->stack_id, &c);
+		err = stack_complete(ses, l->pid, l->ts_ns, session__launch_stack(ses, i), &c);
 		if (err)
 			return err;
 		*gpu_total += 1;

@@ -19,7 +19,7 @@ struct row {
 	uint64_t count, calls, ns, driver_ns, errors;
 };
 
-static struct trace *sort_t;
+static const struct trace *sort_t;
 
 static int cmp_api(const void *a, const void *b)
 {
@@ -45,7 +45,7 @@ static int cmp_row(const void *a, const void *b)
 }
 
 /* The innermost API record of io's thread whose time contains it: its index, or -1. */
-static long containing_api(struct trace *t, const uint32_t *by, size_t n,
+static long containing_api(const struct trace *t, const uint32_t *by, size_t n,
 			   const struct xpu_rec_driver_ioctl *io)
 {
 	size_t lo = 0, hi = n, k;
@@ -89,14 +89,14 @@ static struct row *row_of(struct row **rows, size_t *n, size_t *cap, struct kmap
 	return &(*rows)[*v];
 }
 
-static const char *str_or(struct trace *t, uint32_t id, const char *none)
+static const char *str_or(const struct trace *t, uint32_t id, const char *none)
 {
 	const char *s = id ? trace__string(t, id) : NULL;
 
 	return s ? s : none;
 }
 
-static void print_rows(struct trace *t, struct row *rows, size_t n, bool by_api, FILE *out)
+static void print_rows(const struct trace *t, struct row *rows, size_t n, bool by_api, FILE *out)
 {
 	size_t i;
 
@@ -121,7 +121,7 @@ static void print_rows(struct trace *t, struct row *rows, size_t n, bool by_api,
 
 int driver_ioctls__print_text(struct session *s, FILE *out)
 {
-	struct trace *t = s->t;
+	const struct trace *t = s->t;
 	struct row *req = NULL, *api = NULL;
 	size_t nreq = 0, creq = 0, napi = 0, capi = 0, i;
 	struct kmap ireq = { 0 }, iapi = { 0 };

@@ -26,7 +26,7 @@ struct site {
 	uint64_t bytes, count, live_bytes, live_count;
 };
 
-static struct trace *sort_t;
+static const struct trace *sort_t;
 
 static int cmp_ts(const void *a, const void *b)
 {
@@ -75,7 +75,7 @@ static uint32_t call_path(struct session *s, struct strpool *names,
 	return strpool__intern(names, buf, len);
 }
 
-static void print_devices(struct trace *t, const uint32_t *by_ts, size_t n, const struct alloc *al,
+static void print_devices(const struct trace *t, const uint32_t *by_ts, size_t n, const struct alloc *al,
 			  FILE *out)
 {
 	uint64_t cur[MAX_DEVICES] = { 0 }, peak[MAX_DEVICES] = { 0 }, total[MAX_DEVICES] = { 0 };
@@ -110,7 +110,7 @@ static void print_devices(struct trace *t, const uint32_t *by_ts, size_t n, cons
 
 static int print_sites(struct session *s, const struct alloc *al, FILE *out)
 {
-	struct trace *t = s->t;
+	const struct trace *t = s->t;
 	struct strpool names = { 0 };
 	struct site *sites = NULL;
 	size_t nsites = 0, cap = 0, i;
@@ -164,7 +164,7 @@ static int print_sites(struct session *s, const struct alloc *al, FILE *out)
 int gpu_memory__print_text(struct session *s, FILE *out)
 {
 	const struct gpu_mem *m = session__gpu_mem(s);
-	struct trace *t = s->t;
+	const struct trace *t = s->t;
 	uint32_t *by_ts = NULL;
 	struct alloc *al = NULL;
 	size_t i, n = 0;

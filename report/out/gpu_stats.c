@@ -14,6 +14,7 @@
 
 #include "model/gpu_interval.h"
 #include "out/gpu_stats.h"
+#include "out/out.h"
 #include "sym/demangle.h"
 
 /* rows per table: --rows, 0 for all */
@@ -33,7 +34,7 @@ struct act {
 
 struct gs {
 	struct session *ses;
-	struct trace *t;
+	const struct trace *t;
 	const struct gpu_join *j;
 	struct act *a;
 	size_t n, cap;
@@ -78,7 +79,7 @@ static struct act act_of(const struct trace *t, const struct gpu_work *w)
 
 static int gs_init(struct gs *g, struct session *ses)
 {
-	struct trace *t = ses->t;
+	const struct trace *t = ses->t;
 	size_t i;
 
 	memset(g, 0, sizeof(*g));
@@ -197,8 +198,8 @@ static int launch_site(struct gs *g, uint32_t li, uint32_t *site, uint32_t *path
 	int err;
 
 	if (!g->done[li]) {
-		err = stack_path(g, l->pid, l->ts_ns, l->stack_id, SITE_PATH_FRAMES, NULL,
-				 &g->site[li], &g->path[li]);
+		err = stack_path(g, l->pid, l->ts_ns, session__launch_stack(g->ses, li),
+				 SITE_PATH_FRAMES, NULL, &g->site[li], &g->path[li]);
 		if (err)
 			return err;
 		g->done[li] = 1;
@@ -274,9 +275,10 @@ static int print_kernels(struct gs *g, FILE *out)
 			name = "[unknown kernel]";
 		else if (xpu_demangle(name, dem, sizeof(dem)) >= 0)
 			name = dem;
-		fprintf(out, "%7.2f%% %8" PRIu64 " %12.1f %10.1f %10.1f %10.1f  %s\n",
+		fprintf(out, "%7.2f%% %8" PRIu64 " %12.1f %10.1f %10.1f %10.1f  %.*s%s\n",
 			pct(ks[i].total, all), ks[i].count, ks[i].total / 1e3,
-			ks[i].total / 1e3 / ks[i].count, ks[i].min / 1e3, ks[i].max / 1e3, name);
+			ks[i].total / 1e3 / ks[i].count, ks[i].min / 1e3, ks[i].max / 1e3,
+			OUT_NAME_MAX_BYTES, name, strlen(name) > OUT_NAME_MAX_BYTES ? "..." : "");
 	}
 	if (n > TOP_N)
 		fprintf(out, "(%zu more kernels)\n", n - TOP_N);
@@ -430,7 +432,7 @@ static const char *device_name(struct gs *g, uint32_t device)
 
 static int print_busy(struct gs *g, FILE *out)
 {
-	struct trace *t = g->t;
+	const struct trace *t = g->t;
 	struct gpu_interval *iv;
 	uint64_t session = 0;
 	size_t i, j;
@@ -620,7 +622,7 @@ static int bstat_add(struct kmap *idx, struct bstat **arr, size_t *n, size_t *ca
 
 static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 {
-	struct trace *t = g->t;
+	const struct trace *t = g->t;
 	struct blk *b = NULL;
 	size_t i, n = 0, cap = 0, kept = 0;
 	char buf[64];
@@ -684,7 +686,7 @@ fail:
 
 static int print_blocked(struct gs *g, FILE *out)
 {
-	struct trace *t = g->t;
+	const struct trace *t = g->t;
 	struct blk *b = NULL;
 	struct bstat *byname = NULL, *bystack = NULL;
 	struct kmap iname = { 0 }, istack = { 0 };
@@ -703,8 +705,8 @@ static int print_blocked(struct gs *g, FILE *out)
 		if (b[i].launch) {
 			const struct xpu_rec_gpu_launch *l = &t->launches[b[i].launch - 1];
 
-			err = stack_path(g, l->pid, l->ts_ns, l->stack_id, SYNC_PATH_FRAMES, name,
-					 &site, &path);
+			err = stack_path(g, l->pid, l->ts_ns, session__launch_stack(g->ses, b[i].launch - 1),
+					 SYNC_PATH_FRAMES, name, &site, &path);
 		} else {
 			char buf[128];
 
@@ -771,7 +773,7 @@ static int print_matching(struct gs *g, FILE *out)
 			const struct xpu_rec_gpu_launch *l = &g->t->launches[a->launch - 1];
 
 			matched++;
-			if (l->stack_id)
+			if (session__launch_stack(g->ses, a->launch - 1))
 				stacked[a->type]++;
 			/* GPU work cannot start before the call that launched it */
 			if (l->ts_ns > a->start)
@@ -830,7 +832,8 @@ static int cmp_gproc(const void *a, const void *b)
 }
 
 /* One entry per pid, sorted by pid; states in file order. */
-static int collect_procs(struct trace *t, struct session *ses, struct gproc **out, size_t *nout)
+static int collect_procs(const struct trace *t, struct session *ses, struct gproc **out,
+			 size_t *nout)
 {
 	struct gproc *gp;
 	struct kmap idx = { 0 };
@@ -923,7 +926,7 @@ static int print_procs_text(struct gs *g, FILE *out)
 	return 0;
 }
 
-int gpu_stats__print_procs(struct trace *t, FILE *out)
+int gpu_stats__print_procs(const struct trace *t, FILE *out)
 {
 	struct gproc *gp;
 	size_t n, i;

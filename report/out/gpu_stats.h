@@ -15,6 +15,6 @@
 /* All GPU sections of the text report; prints nothing for a trace without GPU records. */
 int gpu_stats__print_text(struct session *ses, FILE *out);
 /* "gpu processes" for `info`: the CUPTI states each process went through; nothing if none. */
-int gpu_stats__print_procs(struct trace *t, FILE *out);
+int gpu_stats__print_procs(const struct trace *t, FILE *out);
 
 #endif

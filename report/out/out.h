@@ -5,6 +5,14 @@
 
 #include "model/profile.h"
 
+/*
+ * Names from the trace (kernels, API calls, NVTX ranges, threads, devices) are cut at this
+ * many bytes in every output, "..." marking the cut, so that one long string cannot grow with
+ * each event that repeats it. Frame names are cut at 1 KB when interned (containers.h).
+ */
+#define OUT_NAME_MAX_BYTES 4096
+
+
 /* --format=text: the summary, like perf report --stdio and nsys stats. */
 int out_text(struct profile *p, FILE *out);
 /* --format=info: what the file holds and how complete it is. */

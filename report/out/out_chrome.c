@@ -56,7 +56,7 @@ struct stream_track {
 
 struct chrome {
 	struct session *ses;
-	struct trace *t;
+	const struct trace *t;
 	FILE *out;
 	uint64_t bytes, events;
 	bool warned;
@@ -112,12 +112,19 @@ static void putb(struct chrome *c, const char *s, size_t n)
 /*
  * A JSON string: quotes, backslashes and control bytes escaped; bytes that are not valid
  * UTF-8 (kernel names and comms are arbitrary bytes) become U+FFFD, so the file always
- * parses.
+ * parses. Cut at OUT_NAME_MAX_BYTES (on a character boundary), marked "...".
  */
 static void put_str(struct chrome *c, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, run = 0;
+	bool cut = len > OUT_NAME_MAX_BYTES;
+
+	if (cut) {
+		len = OUT_NAME_MAX_BYTES;
+		while (len && (u[len] & 0xc0) == 0x80)
+			len--;
+	}
 
 	putb(c, "\"", 1);
 	while (i < len) {
@@ -181,7 +188,7 @@ static void put_str(struct chrome *c, const char *s, size_t len)
 	}
 	if (run)
 		putb(c, s + len - run, run);
-	putb(c, "\"", 1);
+	putb(c, cut ? "...\"" : "\"", cut ? 4 : 1);
 }
 
 static void put_cstr(struct chrome *c, const char *s)
@@ -344,7 +351,7 @@ static size_t api_name_len(const char *n)
 
 static int emit_apis(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	size_t i;
 
 	for (i = 0; i < t->napis; i++) {
@@ -383,7 +390,7 @@ static int emit_apis(struct chrome *c)
 
 static int emit_nvtx(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	size_t i;
 
 	for (i = 0; i < t->nnvtxs; i++) {
@@ -446,7 +453,7 @@ static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_
  */
 static int emit_samples(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	uint32_t unknown = 0;
 	size_t i;
 
@@ -464,7 +471,8 @@ static int emit_samples(struct chrome *c)
 		if (!th)
 			return -ENOMEM;
 		th->has_samples = true;
-		err = symbolizer__stack(&c->ses->sym, s->pid, s->ts_ns, s->stack_id, false, &f, &n);
+		err = symbolizer__stack(&c->ses->sym, s->pid, s->ts_ns, session__sample_stack(c->ses, i),
+					false, &f, &n);
 		if (err)
 			return err;
 		if (!n) {
@@ -527,7 +535,7 @@ static int emit_samples(struct chrome *c)
  */
 static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t id, uint64_t f_ts)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	long v = gpu_join__api(c->j, pid, corr);
 
 	if (v >= 0) {
@@ -842,7 +850,7 @@ out:
  */
 static int emit_ioctls(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	char hex[16];
 	size_t i;
 
@@ -983,7 +991,7 @@ static int cmp_th(const void *a, const void *b)
 
 static void emit_meta(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	char buf[320], cb[32];
 	size_t i, j;
 
@@ -1042,7 +1050,7 @@ static void emit_meta(struct chrome *c)
 }
 
 /* A string record with its length (cmdlines hold NULs between arguments). */
-static const struct tr_string *string_rec(struct trace *t, uint32_t id)
+static const struct tr_string *string_rec(const struct trace *t, uint32_t id)
 {
 	uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
 
@@ -1076,7 +1084,7 @@ static void other_str(struct chrome *c, const char *key, uint32_t id, bool argv)
 
 static void emit_other(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	uint64_t unc = 0;
 	size_t i;
 
@@ -1121,7 +1129,7 @@ static int cmp_clock(const void *a, const void *b)
 
 static int setup_clock(struct chrome *c)
 {
-	struct trace *t = c->t;
+	const struct trace *t = c->t;
 	size_t i, n = 0;
 
 	c->clk = calloc(t->nclocks ? t->nclocks : 1, sizeof(*c->clk));

@@ -40,7 +40,7 @@ static const char *reason_name(uint32_t r)
  */
 static void print_lost(struct session *ses, FILE *out)
 {
-	struct trace *t = ses->t;
+	const struct trace *t = ses->t;
 	struct losses l;
 	uint32_t src;
 	size_t i;
@@ -101,7 +101,7 @@ static const char *stat_name(uint32_t id)
 }
 
 /* Prints a string field; NUL-separated lists (argv) are joined with spaces. */
-static void print_str(struct trace *t, FILE *out, const char *label, uint32_t id)
+static void print_str(const struct trace *t, FILE *out, const char *label, uint32_t id)
 {
 	const uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
 	uint32_t i, len;
@@ -110,8 +110,6 @@ static void print_str(struct trace *t, FILE *out, const char *label, uint32_t id
 	fprintf(out, "  %-16s ", label);
 	if (!v) {
 		fprintf(out, "%s\n", id ? "(unknown string)" : "-");
-		if (id)
-			t->bad_string_refs++;
 		return;
 	}
 	s = t->strings[*v].s;
@@ -220,7 +218,7 @@ static int print_selected(struct session *ses, FILE *out)
 
 int out_info(struct session *ses, FILE *out)
 {
-	struct trace *t = ses->t;
+	const struct trace *t = ses->t;
 	const struct xpu_rec_session *s = &t->session;
 	size_t i;
 	int type;

@@ -36,7 +36,7 @@ struct ev {
 
 struct jl {
 	struct session *s;
-	struct trace *t;
+	const struct trace *t;
 	FILE *out;
 	const struct gpu_join *j;
 	const struct gpu_mem *m;
@@ -67,7 +67,7 @@ static int add(struct jl *l, uint8_t type, size_t idx, uint64_t ts)
 static int collect(struct jl *l)
 {
 	const struct filter *f = &l->s->filter;
-	struct trace *t = l->t;
+	const struct trace *t = l->t;
 	size_t i;
 	int err = 0;
 
@@ -251,7 +251,7 @@ static void put_memory(struct jl *l, size_t i)
 
 static int put_event(struct jl *l, const struct ev *e)
 {
-	struct trace *t = l->t;
+	const struct trace *t = l->t;
 	int err = 0;
 
 	switch (e->type) {

@@ -18,7 +18,7 @@
 #include "out/gpu_memory.h"
 #include "out/gpu_stats.h"
 
-static void print_cmdline(struct trace *t, FILE *out)
+static void print_cmdline(const struct trace *t, FILE *out)
 {
 	const uint32_t *v = t->has_session && t->session.cmdline_str ?
 				    kmap__get(&t->string_ids, t->session.cmdline_str, 0) : NULL;
@@ -42,7 +42,7 @@ static void print_cmdline(struct trace *t, FILE *out)
 
 static void print_header(struct profile *p, FILE *out)
 {
-	struct trace *t = p->s->t;
+	const struct trace *t = p->s->t;
 	bool gpu = session__has_gpu(p->s);
 	struct losses l;
 	char unit[160];
@@ -362,7 +362,7 @@ static int cmp_thread(const void *a, const void *b)
 static int count_tasks(struct session *ses, struct tr_proc **procs, struct tr_thread **threads,
 		       uint64_t *total)
 {
-	struct trace *t = ses->t;
+	const struct trace *t = ses->t;
 	size_t i;
 
 	*procs = calloc(t->nprocs ? t->nprocs : 1, sizeof(**procs));
@@ -440,7 +440,7 @@ static size_t nonzero(size_t n, uint64_t (*samples)(const void *, size_t), const
 static int print_tasks(struct profile *p, FILE *out)
 {
 	const struct report_opts *o = p->s->opts;
-	struct trace *t = p->s->t;
+	const struct trace *t = p->s->t;
 	struct tr_proc *pr = NULL;
 	struct tr_thread *th = NULL;
 	size_t i, shown;

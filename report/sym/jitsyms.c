@@ -27,7 +27,7 @@ struct jit_pid {
 };
 
 struct jitsyms {
-	struct trace *t;
+	const struct trace *t;
 	struct jit_pid *pids;
 	size_t npids;
 	struct kmap pid_idx;
@@ -90,7 +90,7 @@ static int add_pid(struct jitsyms *js, const struct xpu_rec_jit_symbol *const *r
 	return 0;
 }
 
-int jitsyms__build(struct jitsyms **out, struct trace *t)
+int jitsyms__build(struct jitsyms **out, const struct trace *t)
 {
 	const struct xpu_rec_jit_symbol **order = NULL;
 	struct jitsyms *js;

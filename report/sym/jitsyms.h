@@ -18,7 +18,7 @@
 struct jitsyms;
 
 /* Indexes t's JIT symbols (t must outlive it). *out is NULL when the trace has none. */
-int jitsyms__build(struct jitsyms **out, struct trace *t);
+int jitsyms__build(struct jitsyms **out, const struct trace *t);
 /*
  * The name of the JIT code of pid holding addr, or NULL. Where recorded ranges overlap, the
  * one recorded last wins (code freed and its memory reused).

@@ -20,7 +20,8 @@
 #define PYF_MAX_OUT (XPU_STACK_MAX_DEPTH * 2)
 
 struct splicer {
-	struct trace *t;
+	const struct trace *t;
+	struct derived_stacks *d;
 	bool lines;
 	struct stack_maker made;
 	struct kmap cache;		/* {stack id, py stack id}, runtime index -> new stack id */
@@ -29,7 +30,7 @@ struct splicer {
 };
 
 /* The PY_RUNTIME of pid at ts: the latest one seen at or before ts (exec changes it). */
-static const struct xpu_rec_py_runtime *runtime_of(struct trace *t, uint32_t pid, uint64_t ts)
+static const struct xpu_rec_py_runtime *runtime_of(const struct trace *t, uint32_t pid, uint64_t ts)
 {
 	const struct xpu_rec_py_runtime *best = NULL;
 	size_t i;
@@ -76,7 +77,7 @@ static size_t group_end(const struct tr_py_stack *ps, size_t i)
 static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint32_t stack_id,
 		  const struct tr_py_stack *ps, uint32_t *out_id)
 {
-	const struct tr_stack *st = trace__stack(sp->t, stack_id);
+	const struct tr_stack *st = derived_stacks__get(sp->d, stack_id);
 	uint16_t nk = st ? st->nr_kernel : 0, nu = st ? st->nr_user : 0;
 	size_t n = 0, py = 0, i;
 
@@ -105,8 +106,8 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 	}
 	if (n > UINT16_MAX)
 		n = UINT16_MAX;
-	return trace__make_stack(sp->t, &sp->made, st ? st->ips : NULL, nk, sp->out, (uint16_t)n,
-				 out_id);
+	return derived_stacks__make(sp->d, &sp->made, st ? st->ips : NULL, nk, sp->out, (uint16_t)n,
+				    out_id);
 }
 
 /* The stack id an event gets: spliced once per {stack, Python stack, runtime}. */
@@ -140,24 +141,25 @@ static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stac
 /* Above the DWARF unwinder's ids (0x80000000 up), below the top. */
 #define PYF_FIRST_STACK_ID 0xc0000000u
 
-int pyframes__apply(struct trace *t, bool lines, struct pyframes_stats *st)
+int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats *st)
 {
-	struct splicer sp = { .t = t, .lines = lines, .st = st,
+	const struct trace *t = d->t;
+	struct splicer sp = { .t = t, .d = d, .lines = lines, .st = st,
 			      .made.next_id = PYF_FIRST_STACK_ID };
 	size_t i;
 	int r = 0;
 
 	memset(st, 0, sizeof(*st));
 	for (i = 0; r >= 0 && i < t->nsamples; i++) {
-		struct xpu_rec_cpu_sample *s = &t->samples[i];
+		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
-		r = rewrite(&sp, s->pid, s->ts_ns, &s->stack_id, s->py_stack_id);
+		r = rewrite(&sp, s->pid, s->ts_ns, &d->sample_stack[i], s->py_stack_id);
 		st->samples += r > 0;
 	}
 	for (i = 0; r >= 0 && i < t->nlaunches; i++) {
-		struct xpu_rec_gpu_launch *l = &t->launches[i];
+		const struct xpu_rec_gpu_launch *l = &t->launches[i];
 
-		r = rewrite(&sp, l->pid, l->ts_ns, &l->stack_id, l->py_stack_id);
+		r = rewrite(&sp, l->pid, l->ts_ns, &d->launch_stack[i], l->py_stack_id);
 		st->launches += r > 0;
 	}
 	kmap__free(&sp.cache);
@@ -172,7 +174,7 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-int pyframes__name(struct trace *t, uint64_t ip, bool lines, char *buf, size_t len)
+int pyframes__name(const struct trace *t, uint64_t ip, bool lines, char *buf, size_t len)
 {
 	const struct tr_py_code *c = trace__py_code(t, PYF_CODE(ip));
 	const char *name, *file;
@@ -219,7 +221,7 @@ static const char *status_text(uint32_t status)
  * One line per distinct (version, status), with how many processes and the first pid: a
  * shell loop that starts 300 interpreters says so once.
  */
-void pyframes__print_runtimes(struct trace *t, FILE *out, const char *prefix)
+void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *prefix)
 {
 	size_t i, j;
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
 /* "PY" in the top 16 bits: neither a user-space nor a kernel address on x86-64. */
@@ -34,16 +35,17 @@ struct pyframes_stats {
 };
 
 /*
- * Rewrites the stack ids of samples and launches that carry Python frames. With lines, each
+ * Gives the samples and launches that carry Python frames stacks (in d) with those frames
+ * spliced into their native ones (d's stacks so far: run after unwind__apply). With lines, each
  * frame keeps the instruction it ran (qualname (file.py:LINE)); otherwise frames of one
  * function share one address, so they aggregate. 0 or -ENOMEM.
  */
-int pyframes__apply(struct trace *t, bool lines, struct pyframes_stats *st);
+int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats *st);
 
 /* The frame name of a tagged address: `qualname (file.py)` or, with lines, `(file.py:42)`. */
-int pyframes__name(struct trace *t, uint64_t ip, bool lines, char *buf, size_t len);
+int pyframes__name(const struct trace *t, uint64_t ip, bool lines, char *buf, size_t len);
 
 /* What each kind of interpreter found got: one line per version and status. */
-void pyframes__print_runtimes(struct trace *t, FILE *out, const char *prefix);
+void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *prefix);
 
 #endif

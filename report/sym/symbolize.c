@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Symbolization. Lookup order for a DSO (build-id first, never a mismatched file):
- *   1. the recorded path, if its build-id matches (or the trace has no build-id for it)
- *   2. /usr/lib/debug/.build-id/xx/rest.debug and ~/.debug/.build-id/xx/rest{,/elf,/debug}
- *   3. --symfs DIR + recorded path
- *   4. the trace's archive (TRACE.xpa, see format-spec/ARCHIVE.md), by build-id
- * An address is taken to a file offset through its mapping (start, pgoff), then to an ELF
- * virtual address through the PT_LOAD that holds that offset. Frames we cannot name keep
- * their module and file offset ("libfoo.so+0x1234"): a stack never loses a frame.
+ * Symbolization. The files of each DSO come from file_lookup.c (build-id first, never a
+ * mismatched file). An address is taken to a file offset through its mapping (start, pgoff),
+ * then to an ELF virtual address through the PT_LOAD that holds that offset. Frames we cannot
+ * name keep their module and file offset ("libfoo.so+0x1234"): a stack never loses a frame.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -20,12 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_buildid.h"
 #include "sym/demangle.h"
+#include "sym/file_lookup.h"
 #include "sym/jitsyms.h"
+#include "sym/kallsyms.h"
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/xpa.h"
@@ -64,11 +60,6 @@ struct sym_file {
 	bool cuda_internal;	/* libcuda*, libcudart*, libcupti*, libxpu-cupti*: trimmed */
 };
 
-struct ksym {
-	uint64_t addr;
-	const char *name;
-};
-
 static uint32_t frame_internf(struct strpool *pool, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static uint32_t frame_internf(struct strpool *pool, const char *fmt, ...)
@@ -100,124 +91,16 @@ static uint32_t intern_symbol(struct strpool *pool, const char *name, const char
 	return frame_intern(pool, buf, strlen(buf));
 }
 
-/* ---- kernel symbols from the KSYMS snapshot ------------------------------------------------ */
-
-static int cmp_ksym(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int load_ksyms(struct symbolizer *s)
-{
-	char *p = s->t->ksyms, *end = p ? p + s->t->ksyms_len : NULL;
-	size_t cap = 0, n = 0;
-	bool nonzero = false;
-
-	while (p && p < end) {
-		char *nl = memchr(p, '\n', end - p), *name, *sp;
-		uint64_t addr;
-		char type;
-
-		if (!nl)
-			nl = end;
-		*nl = '\0';
-		/* "ffffffff81000000 T _stext\t[module]" */
-		addr = strtoull(p, &sp, 16);
-		if (sp != p && sp[0] == ' ' && sp[1] && sp[2] == ' ') {
-			type = sp[1];
-			name = sp + 3;
-			name[strcspn(name, "\t ")] = '\0';
-			if (strchr("TtWw", type) && *name) {
-				struct ksym k = { addr, name };
-
-				if (VEC_PUSH(s->ksyms, n, cap, k))
-					return -ENOMEM;
-				nonzero |= addr != 0;
-			}
-		}
-		p = nl + 1;
-	}
-	/* kptr_restrict gives all-zero addresses: useless, treat as absent */
-	if (!nonzero)
-		n = 0;
-	if (n)
-		qsort(s->ksyms, n, sizeof(*s->ksyms), cmp_ksym);
-	s->nksyms = n;
-	return 0;
-}
-
 static uint32_t kernel_frame(struct symbolizer *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nksyms;
+	const char *name = kallsyms__find(&s->ksyms, addr);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!name)
 		return frame_intern(s->pool, "[kernel.kallsyms]_[k]", 21);
-	return intern_symbol(s->pool, s->ksyms[lo - 1].name, "_[k]");
+	return intern_symbol(s->pool, name, "_[k]");
 }
 
 /* ---- ELF files ------------------------------------------------------------------------------ */
-
-static void bid_hex(const struct tr_dso *d, char *hex)
-{
-	int i;
-
-	for (i = 0; i < d->rec.build_id_len; i++)
-		sprintf(hex + 2 * i, "%02x", d->rec.build_id[i]);
-	hex[2 * i] = '\0';
-}
-
-/* 1: matches, 0: no such file, -1: exists but its build-id differs (or it has none) */
-static int check_file(const struct tr_dso *d, const char *path)
-{
-	uint8_t id[XPU_BUILD_ID_MAX];
-	int n;
-
-	if (access(path, R_OK))
-		return 0;
-	if (!d->rec.build_id_len)
-		return 1;	/* nothing to compare against: the recorded path is all we have */
-	n = elf_buildid__read_path(path, id, sizeof(id));
-	if (n != d->rec.build_id_len || memcmp(id, d->rec.build_id, n))
-		return -1;
-	return 1;
-}
-
-static Elf *open_elf(const char *path, int *fd)
-{
-	struct stat sb;
-	Elf *e;
-
-	/* The path comes from the trace: a FIFO or a device there must not block or hang us. */
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0)
-		return NULL;
-	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
-		close(*fd);
-		*fd = -1;
-		return NULL;
-	}
-	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		close(*fd);
-		*fd = -1;
-		return NULL;
-	}
-	return e;
-}
 
 static bool has_section(Elf *e, Elf64_Word type, const char *name)
 {
@@ -341,18 +224,6 @@ static int load_segs(struct sym_file *f, Elf *e)
 	return 0;
 }
 
-static bool try_path(const struct tr_dso *d, const char *path, char **out, bool *mismatch)
-{
-	int r = check_file(d, path);
-
-	if (r < 0)
-		*mismatch = true;
-	if (r <= 0)
-		return false;
-	*out = strdup(path);
-	return *out != NULL;
-}
-
 static bool is_cuda_internal(const char *base)
 {
 	static const char *const pfx[] = { "libcuda", "libcudart", "libcupti", "libxpu-cupti" };
@@ -369,9 +240,12 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 {
 	struct sym_file *f = &s->files[idx];
 	const struct tr_dso *d = &s->t->dsos[idx];
-	const char *home = getenv("HOME");
-	char hex[2 * XPU_BUILD_ID_MAX + 1], buf[4096];
-	bool mismatch = false;
+	struct file_lookup_opts lo = {
+		.symfs = s->opts.symfs,
+		.no_host_files = s->opts.no_host_files,
+		.archive = s->archive,
+	};
+	struct found_file ff;
 	Elf *sym_elf = NULL;
 
 	f->state = SF_MISSING;
@@ -379,57 +253,40 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		f->state = SF_NOT_ELF;
 		return;
 	}
-	bid_hex(d, hex);
-	/* 1. the recorded path */
-	if (!s->opts.no_host_files)
-		try_path(d, d->path, &f->path, &mismatch);
-	/* 2. build-id keyed debug directories */
-	if (d->rec.build_id_len >= 2 && !s->opts.no_host_files) {
-		snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		if (!try_path(d, buf, &f->debug_path, &mismatch) && home) {
-			snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug", home, hex,
-				 hex + 2);
-			try_path(d, buf, &f->debug_path, &mismatch);
-		}
-		if (!f->path && home) {
-			snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
-			if (!try_path(d, buf, &f->path, &mismatch)) {
-				snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s", home, hex,
-					 hex + 2);
-				try_path(d, buf, &f->path, &mismatch);
-			}
-		}
+	if (file_lookup__find(d, &lo, &ff)) {
+		found_file__free(&ff);
+		return;
 	}
-	/* 3. --symfs root */
-	if (!f->path && s->opts.symfs) {
-		snprintf(buf, sizeof(buf), "%s/%s", s->opts.symfs, d->path);
-		try_path(d, buf, &f->path, &mismatch);
+	f->path = ff.path;
+	f->debug_path = ff.debug_path;
+	f->afd = ff.afd;
+	f->from_archive = ff.from_archive;
+	if (f->from_archive) {
+		/* the archive's memfd, not its /proc path: nothing under /proc is opened */
+		f->fd = fcntl(f->afd, F_DUPFD_CLOEXEC, 0);
+		f->elf = file_lookup__elf_fd(&f->fd);
+	} else if (f->path) {
+		f->elf = file_lookup__open_elf(f->path, &f->fd);
 	}
-	/* 4. the archive: exact build-id only, so it can never be a mismatched file */
-	if (!f->path && !f->debug_path && s->archive && d->rec.build_id_len) {
-		f->afd = xpa__extract(s->archive, d->rec.build_id, d->rec.build_id_len);
-		if (f->afd >= 0) {
-			snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f->afd);
-			f->path = strdup(buf);
-			f->from_archive = true;
-			mismatch = false;
-		}
-	}
-	if (f->path)
-		f->elf = open_elf(f->path, &f->fd);
 	if (f->debug_path)
-		f->delf = open_elf(f->debug_path, &f->dfd);
+		f->delf = file_lookup__open_elf(f->debug_path, &f->dfd);
 	if (!f->elf && !f->delf) {
-		if (mismatch) {
+		if (ff.mismatch) {
 			f->state = SF_MISMATCH;
 			s->files_mismatch++;
-			fprintf(stderr, "xpu-report: warning: build-id mismatch for %s: symbols not used\n",
-				d->path);
-		} else {
-			s->files_missing++;
+			/* one summary for all (symbolizer__warn_mismatches); each with -v */
 			if (s->opts.verbose)
-				fprintf(stderr, "xpu-report: no local file for %s (build-id %s)\n",
-					d->path, hex[0] ? hex : "none");
+				fprintf(stderr, "xpu-report: build-id mismatch for %s: symbols not used\n",
+					d->path);
+		} else {
+			char hex[2 * XPU_BUILD_ID_MAX + 1];
+
+			s->files_missing++;
+			file_lookup__hex(d, hex);
+			if (s->opts.verbose)
+				fprintf(stderr, "xpu-report: no local file for %s (build-id %s)%s\n",
+					d->path, hex[0] ? hex : "none", ff.refused ?
+					": its path has \"..\", is relative or leaves --symfs" : "");
 		}
 		return;
 	}
@@ -756,7 +613,6 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 			if (id && didx && note_dso(s, id, *didx + 1))
 				return -ENOMEM;
 		} else if (!d) {
-			s->t->bad_dso_refs++;
 			id = frame_internf(s->pool, "[unknown dso %u]", m->dso_id);
 		} else if (d->rec.kind == XPU_DSO_VDSO) {
 			id = frame_intern(s->pool, "[vdso]", 6);
@@ -811,7 +667,7 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 	if (!cached)
 		return -ENOMEM;
 	if (ins) {
-		st = trace__stack(s->t, stack_id);
+		st = derived_stacks__get(s->stacks, stack_id);
 		if (st) {
 			err = build_stack(s, pid, ts, st, trim_gpu, &cnt);
 			if (err)
@@ -839,14 +695,16 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 	return 0;
 }
 
-int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opts *opts,
-		     struct strpool *pool)
+int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
+		     const struct sym_opts *opts, struct strpool *pool)
 {
+	const struct trace *t = stacks->t;
 	size_t i;
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->t = t;
+	s->stacks = stacks;
 	s->opts = *opts;
 	s->pool = pool;
 	elf_version(EV_CURRENT);
@@ -869,7 +727,16 @@ int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opt
 	err = jitsyms__build(&s->jit, t);
 	if (err)
 		return err;
-	return load_ksyms(s);
+	return kallsyms__load(&s->ksyms, t->ksyms, t->ksyms_len);
+}
+
+void symbolizer__warn_mismatches(const struct symbolizer *s, FILE *err)
+{
+	if (!s->files_mismatch)
+		return;
+	fprintf(err, "xpu-report: warning: %" PRIu64 " file%s differ%s from the recording host (build-id mismatch%s): their frames stay unnamed; use the trace's archive (xpu-report archive, run where it was recorded) or --symfs=DIR\n",
+		s->files_mismatch, s->files_mismatch == 1 ? "" : "s",
+		s->files_mismatch == 1 ? "s" : "", s->opts.verbose ? "" : "; -v lists them");
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -899,7 +766,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->files);
 	xpa__close(s->archive);
 	jitsyms__free(s->jit);
-	free(s->ksyms);
+	kallsyms__free(&s->ksyms);
 	free(s->frame_ids);
 	free(s->refs);
 	free(s->scratch);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Turns recorded stacks into frame names. DSOs are found by build-id, symbols come from ELF
+ * Turns recorded stacks into frame names. DSOs are found by build-id (file_lookup.h), kernel
+ * frames named from the trace's kallsyms snapshot (kallsyms.h), user symbols come from ELF
  * symbol tables and, where debug info exists, DWARF inline chains. Every result is cached:
  * per (DSO, file offset) for addresses and per (pid, exec generation, stack id) for stacks.
  */
@@ -9,13 +10,15 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "sym/kallsyms.h"
 #include "sym/maps.h"
+#include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
 struct sym_file;
 struct xpa;
-struct ksym;
 struct jitsyms;
 
 /* Where files come from and how frames are named. */
@@ -32,14 +35,14 @@ struct frames_ref {
 };
 
 struct symbolizer {
-	struct trace *t;
+	const struct trace *t;
+	const struct derived_stacks *stacks;	/* what stack ids name (the trace's and derived) */
 	struct sym_opts opts;
 	struct maps maps;
 	struct strpool *pool;		/* frame names; shared with the outputs */
 
 	struct sym_file *files;		/* one per trace DSO, loaded on first use */
-	struct ksym *ksyms;
-	size_t nksyms;
+	struct kallsyms ksyms;
 
 	uint32_t *frame_ids;
 	size_t nframe_ids, frame_ids_cap;
@@ -60,8 +63,9 @@ struct symbolizer {
 	uint64_t jit_named;		/* frames named by a JIT symbol */
 };
 
-int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opts *opts,
-		     struct strpool *pool);
+/* Stack ids are looked up in stacks (whose trace it symbolizes). 0 or negative errno. */
+int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
+		     const struct sym_opts *opts, struct strpool *pool);
 /*
  * Frames of a stack, root first (user outermost ... user leaf, then kernel frames). With
  * trim_gpu, frames inside CUDA/CUPTI libraries are dropped (launch stacks). The array stays
@@ -85,6 +89,12 @@ int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xp
 const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t frame);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
+/*
+ * One warning line for the files found with another build-id than the recorded one (their
+ * symbols were not used), with what to do; nothing when there were none. Each file is named
+ * when it is found, with -v.
+ */
+void symbolizer__warn_mismatches(const struct symbolizer *s, FILE *err);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

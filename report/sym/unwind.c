@@ -40,12 +40,13 @@ struct uw_session {
 };
 
 struct unwinder {
-	struct trace *t;
+	const struct trace *t;
+	struct derived_stacks *d;	/* the stacks the walks made, and who uses them */
 	struct symbolizer *s;
 	struct kmap sess_idx;		/* {pid, gen} -> sessions index */
 	struct uw_session *sess;
 	size_t nsess, sess_cap;
-	struct stack_maker made;	/* the stacks the walks made */
+	struct stack_maker made;
 	/* the copy being unwound */
 	const struct tr_ucopy *cur;
 	uint64_t ips[UW_MAX_FRAMES];
@@ -410,7 +411,7 @@ static int count_stop(struct unwind_stats *st, enum unwind_stop why, const struc
 static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t stack_id,
 		      uint32_t *out, struct unwind_stats *st)
 {
-	const struct tr_stack *old = stack_id ? trace__stack(u->t, stack_id) : NULL;
+	const struct tr_stack *old = derived_stacks__get(u->d, stack_id);
 	struct uw_session *se = session_get(u, c->rec.pid, c->rec.ts_ns);
 	static const uint64_t none[1];
 	enum unwind_stop why = UW_STOP_NO_FILE;
@@ -438,8 +439,8 @@ static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t sta
 	}
 	st->used++;
 	st->frames += u->nips;
-	err = trace__make_stack(u->t, &u->made, old ? old->ips : none, old ? old->nr_kernel : 0, u->ips,
-			   (uint16_t)u->nips, out);
+	err = derived_stacks__make(u->d, &u->made, old ? old->ips : none, old ? old->nr_kernel : 0,
+				   u->ips, (uint16_t)u->nips, out);
 	return err ? err : count_stop(st, why, c, *out);
 }
 
@@ -498,7 +499,7 @@ static bool get_copy(const struct trace_record *rec, struct tr_ucopy *c)
 #define OWNER_LAUNCH 0x80000000u
 #define OWNER_DONE UINT32_MAX
 
-static int map_owners(struct trace *t, struct kmap *owners)
+static int map_owners(const struct trace *t, struct kmap *owners)
 {
 	size_t i;
 
@@ -525,7 +526,7 @@ static int map_owners(struct trace *t, struct kmap *owners)
 static int apply_copy(struct unwinder *u, struct kmap *owners, const struct tr_ucopy *c,
 		      struct unwind_stats *st)
 {
-	struct trace *t = u->t;
+	const struct trace *t = u->t;
 	uint32_t *v, *stack_id, pid;
 
 	st->copies++;
@@ -540,10 +541,10 @@ static int apply_copy(struct unwinder *u, struct kmap *owners, const struct tr_u
 		return 0;
 	if (*v & OWNER_LAUNCH) {
 		pid = t->launches[*v & ~OWNER_LAUNCH].pid;
-		stack_id = &t->launches[*v & ~OWNER_LAUNCH].stack_id;
+		stack_id = &u->d->launch_stack[*v & ~OWNER_LAUNCH];
 	} else {
 		pid = t->samples[*v].pid;
-		stack_id = &t->samples[*v].stack_id;
+		stack_id = &u->d->sample_stack[*v];
 	}
 	if (pid != c->rec.pid)
 		return 0;
@@ -575,9 +576,10 @@ static bool attach_top(const struct trace_record *rec, struct tr_ucopy *c)
  * copy however many there are. The first copy of a (record type, tid, timestamp) is used. A
  * copy waits (its bytes saved) for the USER_STACK_TOP that may follow it.
  */
-int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st)
+int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_stats *st)
 {
-	struct unwinder u = { .t = t, .s = s, .made.next_id = UW_FIRST_STACK_ID };
+	const struct trace *t = d->t;
+	struct unwinder u = { .t = t, .d = d, .s = s, .made.next_id = UW_FIRST_STACK_ID };
 	struct tr_ucopy pending = { 0 };
 	bool have_pending = false;
 	struct kmap owners = { 0 };

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "sym/symbolize.h"
+#include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
 /* Why a DWARF walk ended, for the complete-stack rate and `info`'s "dwarf stops". */
@@ -57,8 +58,11 @@ const char *unwind__stop_name(enum unwind_stop r);
 bool unwind__outermost(const struct unwind_stats *st, uint32_t stack_id);
 void unwind__free(struct unwind_stats *st);
 
-/* Rewrites stack ids of samples and launches that have copies. 0 or negative errno. */
-int unwind__apply(struct trace *t, struct symbolizer *s, struct unwind_stats *st);
+/*
+ * Unwinds the stack copies of d's trace and gives each sample and launch that has one the
+ * stack made from it (in d). 0 or negative errno.
+ */
+int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_stats *st);
 
 /*
  * Whether over a tenth of the walks did not reach the outermost frame, mostly for running out

@@ -398,14 +398,14 @@ static int cmp_kernel(const void *a, const void *b)
 	return 0;
 }
 
-struct tr_proc *trace__proc(struct trace *t, uint32_t pid)
+const struct tr_proc *trace__proc(const struct trace *t, uint32_t pid)
 {
 	uint32_t *v = kmap__get(&t->proc_ids, pid, 0);
 
 	return v ? &t->procs[*v] : NULL;
 }
 
-struct tr_thread *trace__thread(struct trace *t, uint32_t tid)
+const struct tr_thread *trace__thread(const struct trace *t, uint32_t tid)
 {
 	uint32_t *v = kmap__get(&t->thread_ids, tid, 0);
 
@@ -496,9 +496,9 @@ static int build_tasks(struct trace *t)
 	return 0;
 }
 
-uint32_t trace__generation(struct trace *t, uint32_t pid, uint64_t ts)
+uint32_t trace__generation(const struct trace *t, uint32_t pid, uint64_t ts)
 {
-	struct tr_proc *p = trace__proc(t, pid);
+	const struct tr_proc *p = trace__proc(t, pid);
 	size_t lo = 0, hi;
 
 	if (!p || !p->nexec)
@@ -515,9 +515,9 @@ uint32_t trace__generation(struct trace *t, uint32_t pid, uint64_t ts)
 	return lo;
 }
 
-const char *trace__comm(struct trace *t, uint32_t pid, char *buf, size_t len)
+const char *trace__comm(const struct trace *t, uint32_t pid, char *buf, size_t len)
 {
-	struct tr_proc *p = trace__proc(t, pid);
+	const struct tr_proc *p = trace__proc(t, pid);
 	const char *s = p ? trace__string(t, p->comm_str) : NULL;
 
 	if (s && *s)
@@ -526,116 +526,86 @@ const char *trace__comm(struct trace *t, uint32_t pid, char *buf, size_t len)
 	return buf;
 }
 
-const char *trace__string(struct trace *t, uint32_t id)
+const char *trace__string(const struct trace *t, uint32_t id)
 {
-	uint32_t *v;
+	uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
 
-	if (!id)
-		return NULL;
-	v = kmap__get(&t->string_ids, id, 0);
-	if (!v) {
-		t->bad_string_refs++;
-		return NULL;
-	}
-	return t->strings[*v].s;
+	return v ? t->strings[*v].s : NULL;
 }
 
-const struct tr_stack *trace__stack(struct trace *t, uint32_t id)
+const struct tr_stack *trace__stack(const struct trace *t, uint32_t id)
 {
-	uint32_t *v;
+	uint32_t *v = id ? kmap__get(&t->stack_ids, id, 0) : NULL;
 
-	if (!id)
-		return NULL;
-	v = kmap__get(&t->stack_ids, id, 0);
-	if (!v) {
-		t->bad_stack_refs++;
-		return NULL;
-	}
-	return &t->stacks[*v];
+	return v ? &t->stacks[*v] : NULL;
 }
 
-static uint64_t hash_ips(const uint64_t *ips, size_t n)
+const struct tr_py_stack *trace__py_stack(const struct trace *t, uint32_t id)
 {
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
+	uint32_t *v = id ? kmap__get(&t->py_stack_ids, id, 0) : NULL;
 
-	for (i = 0; i < n; i++)
-		h = (h ^ ips[i]) * 1099511628211ull;
-	return h;
+	return v ? &t->py_stacks[*v] : NULL;
 }
 
-int trace__make_stack(struct trace *t, struct stack_maker *mk, const uint64_t *k, uint16_t nk,
-		      const uint64_t *uips, uint16_t nu, uint32_t *id)
-{
-	struct tr_stack st = { .nr_kernel = nk, .nr_user = nu };
-	size_t bytes = ((size_t)nk + nu) * sizeof(uint64_t);
-	uint32_t *v, *idx;
-	bool ins;
-
-	st.ips = malloc(bytes + 1);
-	if (!st.ips)
-		return -ENOMEM;
-	if (nk)
-		memcpy(st.ips, k, nk * sizeof(uint64_t));
-	if (nu)
-		memcpy(st.ips + nk, uips, nu * sizeof(uint64_t));
-	/* dedup: {hash, shape} -> id; a hash collision just gets a stack of its own */
-	v = kmap__put(&mk->dedup, hash_ips(st.ips, (size_t)nk + nu), (uint64_t)nk << 16 | nu, 0,
-		      &ins);
-	if (!v)
-		goto nomem;
-	if (!ins) {
-		idx = kmap__get(&t->stack_ids, *v, 0);
-		if (idx && !memcmp(t->stacks[*idx].ips, st.ips, bytes)) {
-			free(st.ips);
-			*id = *v;
-			return 0;
-		}
-	}
-	while (kmap__get(&t->stack_ids, mk->next_id, 0))
-		mk->next_id++;
-	if (!kmap__put(&t->stack_ids, mk->next_id, 0, t->nstacks, NULL) ||
-	    VEC_PUSH(t->stacks, t->nstacks, t->stacks_cap, st))
-		goto nomem;
-	if (ins)
-		*v = mk->next_id;
-	*id = mk->next_id++;
-	return 0;
-nomem:
-	free(st.ips);
-	return -ENOMEM;
-}
-
-const struct tr_py_stack *trace__py_stack(struct trace *t, uint32_t id)
-{
-	uint32_t *v;
-
-	if (!id)
-		return NULL;
-	v = kmap__get(&t->py_stack_ids, id, 0);
-	if (!v) {
-		t->bad_stack_refs++;
-		return NULL;
-	}
-	return &t->py_stacks[*v];
-}
-
-const struct tr_py_code *trace__py_code(struct trace *t, uint32_t id)
+const struct tr_py_code *trace__py_code(const struct trace *t, uint32_t id)
 {
 	uint32_t *v = id ? kmap__get(&t->py_code_ids, id, 0) : NULL;
 
 	return v ? &t->py_codes[*v] : NULL;
 }
 
-const struct tr_dso *trace__dso(struct trace *t, uint32_t id)
+const struct tr_dso *trace__dso(const struct trace *t, uint32_t id)
 {
 	uint32_t *v = id ? kmap__get(&t->dso_ids, id, 0) : NULL;
 
-	if (!v) {
-		t->bad_dso_refs++;
-		return NULL;
-	}
-	return &t->dsos[*v];
+	return v ? &t->dsos[*v] : NULL;
+}
+
+/* 1 when id is set but names no string (a reference to count), else 0 */
+static int bad_str(const struct trace *t, uint32_t id)
+{
+	return id && !kmap__get(&t->string_ids, id, 0);
+}
+
+static int bad_stack(const struct trace *t, uint32_t stack_id, uint32_t py_stack_id)
+{
+	return (stack_id && !kmap__get(&t->stack_ids, stack_id, 0)) +
+	       (py_stack_id && !kmap__get(&t->py_stack_ids, py_stack_id, 0));
+}
+
+/* Counts every reference to an id no record defines, once; lookups then only answer. */
+static void count_bad_refs(struct trace *t)
+{
+	const struct xpu_rec_session *se = &t->session;
+	size_t i;
+
+	if (t->has_session)
+		t->bad_string_refs += bad_str(t, se->host_str) + bad_str(t, se->kernel_str) +
+				      bad_str(t, se->arch_str) + bad_str(t, se->version_str) +
+				      bad_str(t, se->cmdline_str) + bad_str(t, se->options_str);
+	for (i = 0; i < t->ndsos; i++)
+		t->bad_string_refs += bad_str(t, t->dsos[i].rec.path_str);
+	for (i = 0; i < t->ntasks; i++)
+		t->bad_string_refs += bad_str(t, t->tasks[i].comm_str);
+	for (i = 0; i < t->npy_codes; i++)
+		t->bad_string_refs += bad_str(t, t->py_codes[i].name_str) +
+				      bad_str(t, t->py_codes[i].filename_str);
+	for (i = 0; i < t->ndevices; i++)
+		t->bad_string_refs += bad_str(t, t->devices[i].name_str);
+	for (i = 0; i < t->nkernels; i++)
+		t->bad_string_refs += bad_str(t, t->kernels[i].name_str);
+	for (i = 0; i < t->napis; i++)
+		t->bad_string_refs += bad_str(t, t->apis[i].name_str);
+	for (i = 0; i < t->nnvtxs; i++)
+		t->bad_string_refs += bad_str(t, t->nvtxs[i].name_str) +
+				      bad_str(t, t->nvtxs[i].domain_str);
+	for (i = 0; i < t->nsamples; i++)
+		t->bad_stack_refs += bad_stack(t, t->samples[i].stack_id, t->samples[i].py_stack_id);
+	for (i = 0; i < t->nlaunches; i++)
+		t->bad_stack_refs += bad_stack(t, t->launches[i].stack_id,
+					       t->launches[i].py_stack_id);
+	for (i = 0; i < t->nmappings; i++)
+		t->bad_dso_refs += !kmap__get(&t->dso_ids, t->mappings[i].dso_id, 0);
 }
 
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
@@ -669,6 +639,7 @@ int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 		qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
 	if (t->nkernels)
 		qsort(t->kernels, t->nkernels, sizeof(*t->kernels), cmp_kernel);
+	count_bad_refs(t);
 	ret = build_tasks(t);
 	if (ret) {
 		snprintf(err, errlen, "%s: out of memory while loading", path);

@@ -132,37 +132,31 @@ struct trace {
 
 	uint64_t type_counts[XPU_REC_TYPE_MAX_KNOWN + 1];
 	uint64_t unknown_types;
-	/* integrity counters: every one is shown by `info` */
+	/*
+	 * integrity counters, all shown by `info`: each reference (by a record) to an id no
+	 * record defines is counted once, at load
+	 */
 	uint64_t bad_string_refs, bad_stack_refs, bad_dso_refs;
 	uint64_t dup_ids, bad_records;
 };
 
 /*
- * Stacks the report derives (DWARF walks, Python frames spliced in) join the trace's own under
- * new ids from next_id up, shared when equal: dedup maps {hash, shape} to an id.
+ * Reads a trace. Once loaded it is read-only: what the report derives (stacks, names) lives
+ * in the report's session. 0, or negative errno with a one-line message in err.
  */
-struct stack_maker {
-	struct kmap dedup;
-	uint32_t next_id;
-};
-
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen);
 void trace__free(struct trace *t);
-/* NULL for 0 or an unknown id (an unknown non-zero id is counted). */
-const char *trace__string(struct trace *t, uint32_t id);
-const struct tr_stack *trace__stack(struct trace *t, uint32_t id);
-const struct tr_dso *trace__dso(struct trace *t, uint32_t id);
-/* Kernel frames k[0..nk) then user frames uips[0..nu) as a stack; sets its (shared) id. */
-int trace__make_stack(struct trace *t, struct stack_maker *mk, const uint64_t *k, uint16_t nk,
-		      const uint64_t *uips, uint16_t nu, uint32_t *id);
-/* NULL for 0 or an unknown id (an unknown non-zero id is counted as a bad stack ref). */
-const struct tr_py_stack *trace__py_stack(struct trace *t, uint32_t id);
-const struct tr_py_code *trace__py_code(struct trace *t, uint32_t id);
-struct tr_proc *trace__proc(struct trace *t, uint32_t pid);
-struct tr_thread *trace__thread(struct trace *t, uint32_t tid);
+/* NULL for 0 or an unknown id (load counted every unknown one). */
+const char *trace__string(const struct trace *t, uint32_t id);
+const struct tr_stack *trace__stack(const struct trace *t, uint32_t id);
+const struct tr_dso *trace__dso(const struct trace *t, uint32_t id);
+const struct tr_py_stack *trace__py_stack(const struct trace *t, uint32_t id);
+const struct tr_py_code *trace__py_code(const struct trace *t, uint32_t id);
+const struct tr_proc *trace__proc(const struct trace *t, uint32_t pid);
+const struct tr_thread *trace__thread(const struct trace *t, uint32_t tid);
 /* Address-space generation of pid at ts: the number of EXECs at or before ts. */
-uint32_t trace__generation(struct trace *t, uint32_t pid, uint64_t ts);
+uint32_t trace__generation(const struct trace *t, uint32_t pid, uint64_t ts);
 /* Process name for display: never NULL. */
-const char *trace__comm(struct trace *t, uint32_t pid, char *buf, size_t len);
+const char *trace__comm(const struct trace *t, uint32_t pid, char *buf, size_t len);
 
 #endif

@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 SECS=${1:-8}
 FB=build-fuzz
-TARGETS="reader report records"
+TARGETS="reader report records output"
 NAME=fuzz
 
 command -v "${FUZZ_CC:-clang}" >/dev/null || { echo "SKIP $NAME: no clang"; exit 77; }
@@ -56,7 +56,7 @@ for t in $TARGETS; do
 	corpus=$FB/corpus/$t
 	mkdir -p "$corpus"
 	case $t in
-	records) s=$seeds/records ;;
+	records|output) s=$seeds/records ;;
 	*) s=$seeds/xpu ;;
 	esac
 	"$FB/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \

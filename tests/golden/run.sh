@@ -128,6 +128,10 @@ if build_synthetic; then
 	python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0xff; open(sys.argv[2], "wb").write(b)' \
 		"$OUT/synthetic.xpu" "$OUT/synthetic-corrupt.xpu"
 	check synthetic-corrupt text-head --rows=1 "$OUT/synthetic-corrupt.xpu"
+	# a file with another build-id under --symfs: one warning for all such files
+	mkdir -p "$OUT/symfs/opt/missing"
+	cp "$OUT/target" "$OUT/symfs/opt/missing/libfoo.so.1"
+	check synthetic text-mismatch --no-host-files --symfs="$OUT/symfs" "$OUT/synthetic.xpu"
 else
 	echo "FAIL golden: could not build the synthetic trace"
 	fail=$((fail + 1))

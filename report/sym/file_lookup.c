@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/* Files of trace DSOs by build-id (see file_lookup.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_buildid.h"
+#include "safe_open.h"
+#include "sym/file_lookup.h"
+#include "sym/xpa.h"
+
+void file_lookup__hex(const struct tr_dso *d, char hex[2 * XPU_BUILD_ID_MAX + 1])
+{
+	int i;
+
+	for (i = 0; i < d->rec.build_id_len; i++)
+		sprintf(hex + 2 * i, "%02x", d->rec.build_id[i]);
+	hex[2 * i] = '\0';
+}
+
+/*
+ * 1: matches, 0: no such file (or one safe_open.h refuses: a device, FIFO, directory, empty
+ * or pseudo-filesystem file), -1: exists but its build-id differs (or it has none)
+ */
+static int check_file(const struct tr_dso *d, const char *path)
+{
+	uint8_t id[XPU_BUILD_ID_MAX];
+	int fd = safe_open__ro(path, NULL), n;
+
+	if (fd < 0)
+		return 0;
+	if (!d->rec.build_id_len) {
+		close(fd);
+		return 1;	/* nothing to compare against: the recorded path is all we have */
+	}
+	n = elf_buildid__read_fd(fd, id, sizeof(id));
+	close(fd);
+	if (n != d->rec.build_id_len || memcmp(id, d->rec.build_id, n))
+		return -1;
+	return 1;
+}
+
+int file_lookup__clean_path(const char *path, char *out, size_t len)
+{
+	const char *p = path;
+	size_t n = 0;
+
+	if (*p != '/')
+		return -EINVAL;
+	while (*p) {
+		const char *c = p + strspn(p, "/");
+		size_t clen = strcspn(c, "/");
+
+		p = c + clen;
+		if (!clen || (clen == 1 && c[0] == '.'))
+			continue;
+		if (clen == 2 && c[0] == '.' && c[1] == '.')
+			return -EINVAL;
+		if (n + 1 + clen >= len)
+			return -ENAMETOOLONG;
+		out[n++] = '/';
+		memcpy(out + n, c, clen);
+		n += clen;
+	}
+	if (!n)
+		return -EINVAL;
+	out[n] = '\0';
+	return 0;
+}
+
+/* Whether path, symlinks resolved, is inside root (itself resolved); lstat only, no open. */
+static bool inside(const char *root, const char *path)
+{
+	char *r = realpath(root, NULL), *p = r ? realpath(path, NULL) : NULL;
+	size_t n = r ? strlen(r) : 0;
+	bool in = p && !strncmp(p, r, n) && (p[n] == '/' || (n == 1 && r[0] == '/'));
+
+	free(r);
+	free(p);
+	return in;
+}
+
+/* Sets *out to path when it holds the DSO; false also when out of memory. */
+static bool try_path(const struct tr_dso *d, const char *path, char **out, bool *mismatch)
+{
+	int r = check_file(d, path);
+
+	if (r < 0)
+		*mismatch = true;
+	if (r <= 0)
+		return false;
+	*out = strdup(path);
+	return *out != NULL;
+}
+
+static void try_debug_dirs(const struct tr_dso *d, const char *hex, struct found_file *f)
+{
+	const char *home = getenv("HOME");
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (!try_path(d, buf, &f->debug_path, &f->mismatch) && home) {
+		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug", home, hex, hex + 2);
+		try_path(d, buf, &f->debug_path, &f->mismatch);
+	}
+	if (!f->path && home) {
+		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
+		if (!try_path(d, buf, &f->path, &f->mismatch)) {
+			snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s", home, hex, hex + 2);
+			try_path(d, buf, &f->path, &f->mismatch);
+		}
+	}
+}
+
+/* --symfs DIR + the clean recorded path, if that stays inside DIR once symlinks resolve */
+static void try_symfs(const struct tr_dso *d, const char *symfs, const char *clean,
+		      struct found_file *f)
+{
+	char buf[4096];
+
+	if (snprintf(buf, sizeof(buf), "%s%s", symfs, clean) >= (int)sizeof(buf))
+		return;
+	if (!inside(symfs, buf)) {
+		f->refused = true;
+		return;
+	}
+	try_path(d, buf, &f->path, &f->mismatch);
+}
+
+int file_lookup__find(const struct tr_dso *d, const struct file_lookup_opts *o,
+		      struct found_file *f)
+{
+	char hex[2 * XPU_BUILD_ID_MAX + 1], buf[4096], clean[4096];
+	bool path_ok;
+
+	memset(f, 0, sizeof(*f));
+	f->afd = -1;
+	file_lookup__hex(d, hex);
+	/* a recorded path with ".." (or not absolute) names no file: only its build-id counts */
+	path_ok = !file_lookup__clean_path(d->path, clean, sizeof(clean));
+	f->refused = !path_ok;
+	if (!o->no_host_files && path_ok)
+		try_path(d, clean, &f->path, &f->mismatch);
+	if (d->rec.build_id_len >= 2 && !o->no_host_files)
+		try_debug_dirs(d, hex, f);
+	if (!f->path && o->symfs && path_ok)
+		try_symfs(d, o->symfs, clean, f);
+	/* the archive: exact build-id only, so it can never be a mismatched file */
+	if (!f->path && !f->debug_path && o->archive && d->rec.build_id_len) {
+		f->afd = xpa__extract(o->archive, d->rec.build_id, d->rec.build_id_len);
+		if (f->afd >= 0) {
+			snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f->afd);
+			f->path = strdup(buf);
+			f->from_archive = true;
+			f->mismatch = false;
+			if (!f->path)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void found_file__free(struct found_file *f)
+{
+	free(f->path);
+	free(f->debug_path);
+	if (f->afd >= 0)
+		close(f->afd);
+	memset(f, 0, sizeof(*f));
+	f->afd = -1;
+}
+
+Elf *file_lookup__open_elf(const char *path, int *fd)
+{
+	*fd = safe_open__ro(path, NULL);
+	return file_lookup__elf_fd(fd);
+}
+
+Elf *file_lookup__elf_fd(int *fd)
+{
+	Elf *e;
+
+	if (*fd < 0)
+		return NULL;
+	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return e;
+}
