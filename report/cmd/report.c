@@ -37,6 +37,9 @@ static const char usage_text[] =
 	"                       --symfs and the archive (the same report on every machine)\n"
 	"      --python-lines   Python frames as qualname (file.py:LINE) rather than one frame\n"
 	"                       per function, qualname (file.py)\n"
+	"      --inline         a frame per inlined function (from DWARF); --no-inline\n"
+	"                       (default) leaves its time to the function it was inlined\n"
+	"                       into, as perf report --sort sym does\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
@@ -63,6 +66,8 @@ enum {
 	OPT_STRICT,
 	OPT_TIME_RANGE,
 	OPT_PYTHON_LINES,
+	OPT_INLINE,
+	OPT_NO_INLINE,
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +83,8 @@ static const struct option long_opts[] = {
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "time-range", required_argument, NULL, OPT_TIME_RANGE },
 	{ "python-lines", no_argument, NULL, OPT_PYTHON_LINES },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -227,6 +234,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_PYTHON_LINES:
 			o->python_lines = true;
+			break;
+		case OPT_INLINE:
+		case OPT_NO_INLINE:
+			o->inline_frames = c == OPT_INLINE;
 			break;
 		case OPT_STRICT:
 			o->strict = true;

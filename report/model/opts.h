@@ -41,6 +41,7 @@ struct report_opts {
 	bool has_tid;
 	bool strict;
 	bool python_lines;	/* --python-lines */
+	bool inline_frames;	/* --inline */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	/* --time-range, seconds from the session start */

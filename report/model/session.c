@@ -14,6 +14,7 @@ int session__setup(struct session *s, struct trace *t, const struct report_opts 
 		.symfs = opts->symfs,
 		.no_host_files = opts->no_host_files,
 		.python_lines = opts->python_lines,
+		.inline_frames = opts->inline_frames,
 		.verbose = opts->verbose,
 	};
 	int err;
