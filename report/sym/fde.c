@@ -15,10 +15,17 @@
 static size_t enc_size(uint8_t enc)
 {
 	switch (enc & 0x0f) {
-	case 0x02: case 0x0a: return 2;
-	case 0x03: case 0x0b: return 4;
-	case 0x04: case 0x0c: return 8;
-	default: return 0;
+	case 0x02:	/* udata2 */
+	case 0x0a:	/* sdata2 */
+		return 2;
+	case 0x03:	/* udata4 */
+	case 0x0b:	/* sdata4 */
+		return 4;
+	case 0x04:	/* udata8 */
+	case 0x0c:	/* sdata8 */
+		return 8;
+	default:
+		return 0;
 	}
 }
 

@@ -158,8 +158,8 @@ static void write_vdso_trace(const char *path, const uint8_t *img, size_t len, u
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	struct trace_writer *w = trace_writer__open_fd(fd, NULL);
-	struct xpu_rec_dso vdso = { .id = 1, .kind = XPU_DSO_VDSO }, elf = { .id = 2,
-									    .kind = XPU_DSO_ELF };
+	struct xpu_rec_dso vdso = { .id = 1, .kind = XPU_DSO_VDSO };
+	struct xpu_rec_dso elf = { .id = 2, .kind = XPU_DSO_ELF };
 	struct xpu_rec_mapping m = { .ts_ns = 1, .pid = 7, .dso_id = 1, .start = 0x7f0000000000,
 				     .end = 0x7f0000000000 + 0x2000, .prot = 5 };
 	struct xpu_rec_vdso_image vi = { .dso_id = 1, .size = (uint32_t)len };
