@@ -68,4 +68,13 @@ grep -q '(inlined)' "$tmp/default.folded" && fail "inlined frames without --inli
 inl=$(self "$tmp/inline.leaves" "inner_work (inlined)")
 [ "$inl" -gt $((outer / 2)) ] || fail "--inline: inner_work has $inl of outer_fn's $outer samples"
 
+# 5. the same names from an archive on a machine without the files (PLT stubs need .plt and
+#    .rela.plt kept in it; stripped code needs .eh_frame_hdr)
+"$B/xpu-report" archive "$tmp/n.xpu" >/dev/null 2>"$tmp/err" || fail "archive: $(head -1 "$tmp/err")"
+"$B/xpu-report" -F folded --no-host-files "$tmp/n.xpu" >"$tmp/archive.folded" 2>"$tmp/err" ||
+	fail "report from the archive: $(head -1 "$tmp/err")"
+leaves "$tmp/archive.folded" >"$tmp/archive.leaves"
+[ "$(self "$tmp/archive.leaves" "trivial@plt")" -eq "$plt" ] || fail "archive: trivial@plt differs"
+[ "$(self "$tmp/archive.leaves" "$want")" -eq "${got%% *}" ] || fail "archive: $want differs"
+
 echo "PASS $NAME: trivial@plt $plt, vdso $vdso rows, $want ${got%% *}, outer_fn $outer (--inline: inner_work $inl)"
