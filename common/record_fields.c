@@ -81,6 +81,7 @@ uint32_t xpu_record_min_body(uint16_t type)
 	case XPU_REC_PY_CODE: return sizeof(struct xpu_rec_py_code);
 	case XPU_REC_PY_STACK: return sizeof(struct xpu_rec_py_stack);
 	case XPU_REC_JIT_SYMBOL: return sizeof(struct xpu_rec_jit_symbol);
+	case XPU_REC_VDSO_IMAGE: return sizeof(struct xpu_rec_vdso_image);
 	case XPU_REC_GPU_DEVICE: return sizeof(struct xpu_rec_gpu_device);
 	case XPU_REC_GPU_KERNEL: return sizeof(struct xpu_rec_gpu_kernel);
 	case XPU_REC_GPU_MEMCPY: return sizeof(struct xpu_rec_gpu_memcpy);

@@ -100,6 +100,7 @@ enum xpu_record_type {
 	XPU_REC_PY_CODE = 16,		/* since 1.3: a Python code object's names and line table */
 	XPU_REC_PY_STACK = 17,		/* since 1.3: a thread's Python frames at an event */
 	XPU_REC_JIT_SYMBOL = 18,	/* since 1.4: a JIT-compiled function's name and range */
+	XPU_REC_VDSO_IMAGE = 19,	/* since 1.4: the bytes of a vdso DSO, for its symbols */
 	/* GPU (CUPTI), converted in the injected library */
 	XPU_REC_GPU_DEVICE = 20,
 	XPU_REC_GPU_KERNEL = 21,
@@ -206,6 +207,15 @@ struct xpu_rec_dso {
 	uint64_t mtime_ns;
 };
 _Static_assert(sizeof(struct xpu_rec_dso) == 48, "dso size");
+
+/* Since 1.4: the whole in-memory image of a DSO of kind XPU_DSO_VDSO. Followed by size bytes. */
+#define XPU_VDSO_IMAGE_MAX_BYTES (64u << 10)
+
+struct xpu_rec_vdso_image {
+	uint32_t dso_id;		/* a DSO record written earlier */
+	uint32_t size;			/* image bytes that follow; <= XPU_VDSO_IMAGE_MAX_BYTES */
+};
+_Static_assert(sizeof(struct xpu_rec_vdso_image) == 8, "vdso image size");
 
 struct xpu_rec_mapping {
 	uint64_t ts_ns;

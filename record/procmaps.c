@@ -25,7 +25,7 @@
 #define PM_BUCKETS 1024
 /* An IP outside every known mapping rescans at most this often per process. */
 #define PM_LAZY_INTERVAL_NS (200ull * 1000 * 1000)
-#define PM_VDSO_MAX_BYTES (64u << 10)
+#define PM_VDSO_MAX_BYTES XPU_VDSO_IMAGE_MAX_BYTES
 
 struct pm_map {
 	uint64_t start, end, pgoff, ino;
@@ -157,30 +157,47 @@ static int open_mapped_file(pid_t pid, const char *range, const char *path)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static int read_vdso_buildid(pid_t pid, uint64_t start, uint64_t end, uint8_t *id)
+/* The vdso's bytes as mapped in pid (malloc'd, *len bytes), or NULL. */
+static uint8_t *read_vdso(pid_t pid, uint64_t start, uint64_t end, size_t *len)
 {
 	size_t size = end - start;
 	char path[64];
 	uint8_t *img;
 	ssize_t n;
-	int fd, ret;
+	int fd;
 
 	if (size > PM_VDSO_MAX_BYTES)
 		size = PM_VDSO_MAX_BYTES;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return NULL;
 	img = malloc(size);
-	if (!img) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = pread(fd, img, size, (off_t)start);
-	ret = n > 0 ? elf_buildid__read_mem(img, (size_t)n, id, XPU_BUILD_ID_MAX) : -EIO;
-	free(img);
+	n = img ? pread(fd, img, size, (off_t)start) : -1;
 	close(fd);
-	return ret;
+	if (n <= 0) {
+		free(img);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return img;
+}
+
+/* Since 1.4 the image travels in the trace, after its DSO: the report reads its symbols. */
+static void submit_vdso_image(struct procmaps *pm, uint32_t dso_id, const uint8_t *img,
+			      size_t len)
+{
+	struct xpu_rec_vdso_image vi = { .dso_id = dso_id, .size = (uint32_t)len };
+	struct wt_rec r = {
+		.type = XPU_REC_VDSO_IMAGE,
+		.body = &vi,
+		.body_size = sizeof(vi),
+		.tail = img,
+		.tail_size = (uint32_t)len,
+		.must_keep = true,
+	};
+
+	writer_thread__submit(pm->wt, &r);
 }
 
 /* Keeps what py_layout finds in a file that holds a CPython runtime. */
@@ -201,6 +218,8 @@ static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
 	const char *name = m->ino ? NULL : (*path ? path : "//anon");
 	uint32_t b = hash_key(m->dev, m->ino, name);
 	struct xpu_rec_dso rec = { 0 };
+	uint8_t *vdso = NULL;
+	size_t vdso_len = 0;
 	struct pm_dso *d;
 	struct stat st;
 	int fd, ret;
@@ -242,7 +261,9 @@ static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
 		}
 	} else if (!strcmp(name, "[vdso]")) {
 		rec.kind = XPU_DSO_VDSO;
-		ret = read_vdso_buildid(pid, m->start, m->end, rec.build_id);
+		vdso = read_vdso(pid, m->start, m->end, &vdso_len);
+		ret = vdso ? elf_buildid__read_mem(vdso, vdso_len, rec.build_id, XPU_BUILD_ID_MAX) :
+			     -EIO;
 		if (ret > 0)
 			rec.build_id_len = (uint8_t)ret;
 		rec.size_bytes = m->end - m->start;
@@ -262,6 +283,9 @@ static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
 
 		writer_thread__submit(pm->wt, &r);
 	}
+	if (vdso)
+		submit_vdso_image(pm, d->id, vdso, vdso_len);
+	free(vdso);
 	pm->st.dsos++;
 	return d->id;
 }

@@ -4,7 +4,8 @@
  * is an ELF file whose section contents the report never reads (code, data) are replaced by
  * zeros: the layout, program headers and offsets stay those of the original, so a mapping's
  * file offsets still apply, and the zeros cost nothing once compressed. Symbol tables,
- * .eh_frame(_hdr), .debug_frame and notes are kept; .debug_* only with --debuginfo.
+ * .eh_frame(_hdr), .debug_frame, notes and the PLT (for "sym@plt") are kept; .debug_* only
+ * with --debuginfo.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@ static bool keep_section(const GElf_Shdr *sh, const char *name, bool debuginfo)
 {
 	static const char *const names[] = {
 		".eh_frame", ".eh_frame_hdr", ".debug_frame", ".gnu_debugdata", ".gnu_debuglink",
-		".gnu_debugaltlink",
+		".gnu_debugaltlink", ".plt", ".plt.sec", ".rela.plt",	/* "sym@plt" names */
 	};
 	size_t i;
 

@@ -51,6 +51,9 @@ static const char usage_text[] =
 	"                       --symfs and the archive (the same report on every machine)\n"
 	"      --python-lines   Python frames as qualname (file.py:LINE) rather than one frame\n"
 	"                       per function, qualname (file.py)\n"
+	"      --inline         a frame per inlined function (from DWARF); --no-inline\n"
+	"                       (default) leaves its time to the function it was inlined\n"
+	"                       into, as perf report --sort sym does\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"      --max-output=SIZE  stop (an error) once the output passes SIZE bytes (K, M,\n"
 	"                       G suffixes; default 1G; 0: no limit)\n"
@@ -87,6 +90,8 @@ enum {
 	OPT_CALLERS,
 	OPT_CALLEES,
 	OPT_MAX_OUTPUT,
+	OPT_INLINE,
+	OPT_NO_INLINE,
 };
 
 static const struct option long_opts[] = {
@@ -110,6 +115,8 @@ static const struct option long_opts[] = {
 	{ "callers", required_argument, NULL, OPT_CALLERS },
 	{ "callees", required_argument, NULL, OPT_CALLEES },
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -332,6 +339,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_PYTHON_LINES:
 			o->python_lines = true;
+			break;
+		case OPT_INLINE:
+		case OPT_NO_INLINE:
+			o->inline_frames = c == OPT_INLINE;
 			break;
 		case OPT_STRICT:
 			o->strict = true;

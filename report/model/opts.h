@@ -56,6 +56,7 @@ struct report_opts {
 	bool has_tid;
 	bool strict;
 	bool python_lines;	/* --python-lines */
+	bool inline_frames;	/* --inline */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	uint64_t max_output_bytes;	/* --max-output; 0: REPORT_MAX_OUTPUT_DEFAULT; UINT64_MAX: none */

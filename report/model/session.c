@@ -15,6 +15,7 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 		.symfs = opts->symfs,
 		.no_host_files = opts->no_host_files,
 		.python_lines = opts->python_lines,
+		.inline_frames = opts->inline_frames,
 		.verbose = opts->verbose,
 	};
 	int err;

@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include "sym/demangle.h"
+#include "sym/fde.h"
 #include "sym/file_lookup.h"
 #include "sym/jitsyms.h"
 #include "sym/kallsyms.h"
+#include "sym/plt.h"
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/xpa.h"
@@ -36,7 +38,8 @@ enum {
 
 struct sym_entry {
 	uint64_t addr, size;
-	const char *name;	/* points into the mapped ELF string table */
+	const char *name;	/* into the ELF string table, or sym_file.plt */
+	uint8_t bind;		/* STB_* */
 };
 
 struct seg {
@@ -56,6 +59,11 @@ struct sym_file {
 	size_t nsyms;
 	struct seg *segs;
 	size_t nsegs;
+	struct plt_sym *plt;	/* owns the names of the "sym@plt" entries of syms */
+	size_t nplt;
+	Dwarf_CFI *cfi;		/* .eh_frame of elf, for code no symbol covers */
+	struct fde_table fdes;	/* its functions' starts */
+	bool from_trace;	/* elf is the vdso image the trace carries */
 	const char *base;	/* basename of the recorded path */
 	bool cuda_internal;	/* libcuda*, libcudart*, libcupti*, libxpu-cupti*: trimmed */
 };
@@ -124,21 +132,51 @@ static bool has_section(Elf *e, Elf64_Word type, const char *name)
 	return false;
 }
 
+static int bind_rank(uint8_t bind)
+{
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym_entry *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* among aliases prefer a sized symbol, then the shorter (usually public) name */
+	/*
+	 * Among aliases, as perf: a sized symbol, then a global over a weak one over a local one
+	 * (the vdso's __vdso_clock_gettime over its weak clock_gettime), then fewer leading
+	 * underscores, then the shorter (usually public) name.
+	 */
 	if ((x->size != 0) != (y->size != 0))
 		return x->size ? -1 : 1;
+	if (bind_rank(x->bind) != bind_rank(y->bind))
+		return bind_rank(x->bind) - bind_rank(y->bind);
+	if (strspn(x->name, "_") != strspn(y->name, "_"))
+		return strspn(x->name, "_") < strspn(y->name, "_") ? -1 : 1;
 	if (strlen(x->name) != strlen(y->name))
 		return strlen(x->name) < strlen(y->name) ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
-static int load_symtab(struct sym_file *f, Elf *e)
+/* Stubs of code_elf's PLT join the symbols: a symbol table never names them. */
+static int add_plt(struct sym_file *f, Elf *code_elf, size_t *n, size_t *cap)
+{
+	size_t i;
+	int err;
+
+	if (!code_elf)
+		return 0;
+	err = plt__synthesize(code_elf, &f->plt, &f->nplt);
+	for (i = 0; !err && i < f->nplt; i++) {
+		struct sym_entry se = { f->plt[i].addr, f->plt[i].size, f->plt[i].name, STB_GLOBAL };
+
+		err = VEC_PUSH(f->syms, *n, *cap, se);
+	}
+	return err;
+}
+
+static int load_symtab(struct sym_file *f, Elf *e, Elf *code_elf)
 {
 	Elf64_Word want[2] = { SHT_SYMTAB, SHT_DYNSYM };
 	size_t cap = 0, n = 0, i, k, out;
@@ -187,11 +225,14 @@ static int load_symtab(struct sym_file *f, Elf *e)
 				se.addr = sym.st_value;
 				se.size = sym.st_size;
 				se.name = name;
+				se.bind = GELF_ST_BIND(sym.st_info);
 				if (VEC_PUSH(f->syms, n, cap, se))
 					return -ENOMEM;
 			}
 		}
 	}
+	if (add_plt(f, code_elf, &n, &cap))
+		return -ENOMEM;
 	if (n)
 		qsort(f->syms, n, sizeof(*f->syms), cmp_sym);
 	for (k = 0, out = 0; k < n; k++) {
@@ -236,6 +277,27 @@ static bool is_cuda_internal(const char *base)
 	return false;
 }
 
+/* The vdso has no file anywhere: its image comes from the trace (VDSO_IMAGE, since 1.4). */
+static void vdso_load(struct symbolizer *s, struct sym_file *f, const struct tr_dso *d)
+{
+	f->elf = elf_memory((char *)d->image, d->image_len);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || load_symtab(f, f->elf, NULL) ||
+	    load_segs(f, f->elf)) {
+		f->state = SF_NOT_ELF;
+		return;
+	}
+	if (fde_table__load(&f->fdes, f->elf)) {
+		f->state = SF_NOT_ELF;
+		return;
+	}
+	f->cfi = dwarf_getcfi_elf(f->elf);
+	f->from_trace = true;
+	f->state = SF_OK;
+	s->files_found++;
+	if (s->opts.verbose)
+		fprintf(stderr, "xpu-report: [vdso]: image in the trace, %zu symbols\n", f->nsyms);
+}
+
 static void sym_file_load(struct symbolizer *s, size_t idx)
 {
 	struct sym_file *f = &s->files[idx];
@@ -249,6 +311,10 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 	Elf *sym_elf = NULL;
 
 	f->state = SF_MISSING;
+	if (d->rec.kind == XPU_DSO_VDSO && d->image) {
+		vdso_load(s, f, d);
+		return;
+	}
 	if (d->rec.kind != XPU_DSO_ELF || !d->path[0]) {
 		f->state = SF_NOT_ELF;
 		return;
@@ -298,8 +364,12 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		sym_elf = f->delf;
 	else
 		sym_elf = f->elf ? f->elf : f->delf;
-	if (load_symtab(f, sym_elf) || load_segs(f, f->elf ? f->elf : f->delf))
+	if (load_symtab(f, sym_elf, f->elf) || load_segs(f, f->elf ? f->elf : f->delf))
 		return;
+	if (f->elf && fde_table__load(&f->fdes, f->elf))
+		return;
+	if (f->elf)
+		f->cfi = dwarf_getcfi_elf(f->elf);
 	if (f->elf && has_section(f->elf, 0, ".debug_info"))
 		f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 	else if (f->delf && has_section(f->delf, 0, ".debug_info"))
@@ -333,6 +403,8 @@ const char *symbolizer__dso_status(struct symbolizer *s, size_t idx)
 		/* the memfd's number depends on what else is open: never print it */
 		if (f->from_archive)
 			return "archive";
+		if (f->from_trace)
+			return "image in the trace";
 		return f->path ? f->path : f->debug_path;
 	case SF_MISMATCH:
 		return "build-id mismatch";
@@ -350,7 +422,7 @@ const char *symbolizer__dso_elf(struct symbolizer *s, size_t idx, int *fd)
 	if (idx >= s->t->ndsos)
 		return NULL;
 	f = sym_file_get(s, idx);
-	if (f->state != SF_OK)
+	if (f->state != SF_OK || f->from_trace)
 		return NULL;
 	if (f->elf) {
 		*fd = f->fd;
@@ -417,6 +489,34 @@ static const struct sym_entry *find_sym(const struct sym_file *f, uint64_t v)
 	return e;
 }
 
+static uint64_t vaddr_to_off(const struct sym_file *f, uint64_t v)
+{
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++) {
+		if (v >= f->segs[i].vaddr && v - f->segs[i].vaddr < f->segs[i].filesz)
+			return v - f->segs[i].vaddr + f->segs[i].off;
+	}
+	return v;
+}
+
+/*
+ * The start of the .eh_frame FDE that covers v (see fde.h). libdw says whether an FDE covers v
+ * at all (its row range is only part of the FDE); the header's table says where it starts.
+ */
+static bool fde_start(const struct sym_file *f, uint64_t v, uint64_t *start)
+{
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr lo, hi;
+	bool ok;
+
+	if (!f->cfi || !f->fdes.n || dwarf_cfi_addrframe(f->cfi, v, &fr) || !fr)
+		return false;
+	ok = dwarf_frame_info(fr, &lo, &hi, NULL) >= 0 && lo <= v && v < hi;
+	free(fr);
+	return ok && fde_table__find(&f->fdes, v, start) && *start <= lo;
+}
+
 static const char *die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
@@ -467,7 +567,7 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 	struct frames_ref fr = { .first = s->nframe_ids };
 	const struct sym_entry *e = NULL;
 	uint32_t *cached, id;
-	uint64_t v = 0;
+	uint64_t v = 0, fstart;
 	bool ins;
 
 	cached = kmap__put(&s->addr_cache, dso_idx + 1, file_off, s->nrefs, &ins);
@@ -480,11 +580,16 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 	if (f->state == SF_OK) {
 		v = off_to_vaddr(f, file_off);
 		e = find_sym(f, v);
-		add_inlines(s, f, v);
+		if (s->opts.inline_frames)
+			add_inlines(s, f, v);
 	}
 	if (e) {
 		id = intern_symbol(s->pool, e->name, NULL);
 		s->addrs_resolved++;
+	} else if (f->state == SF_OK && fde_start(f, v, &fstart)) {
+		/* stripped code: one frame per function, as its unwind entry delimits it */
+		id = frame_internf(s->pool, "%s+0x%" PRIx64, f->base, vaddr_to_off(f, fstart));
+		s->addrs_unknown++;
 	} else {
 		const char *p = s->t->dsos[dso_idx].path, *b = strrchr(p, '/');
 
@@ -614,7 +719,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 				return -ENOMEM;
 		} else if (!d) {
 			id = frame_internf(s->pool, "[unknown dso %u]", m->dso_id);
-		} else if (d->rec.kind == XPU_DSO_VDSO) {
+		} else if (d->rec.kind == XPU_DSO_VDSO && !d->image) {
 			id = frame_intern(s->pool, "[vdso]", 6);
 			if (id && note_dso(s, id, *didx + 1))
 				return -ENOMEM;
@@ -746,6 +851,8 @@ void symbolizer__free(struct symbolizer *s)
 	for (i = 0; s->files && i < s->t->ndsos; i++) {
 		struct sym_file *f = &s->files[i];
 
+		if (f->cfi)
+			dwarf_cfi_end(f->cfi);
 		if (f->dw)
 			dwarf_end(f->dw);
 		if (f->elf)
@@ -762,6 +869,8 @@ void symbolizer__free(struct symbolizer *s)
 		free(f->debug_path);
 		free(f->syms);
 		free(f->segs);
+		plt__free(f->plt, f->nplt);
+		fde_table__free(&f->fdes);
 	}
 	free(s->files);
 	xpa__close(s->archive);

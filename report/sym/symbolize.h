@@ -2,7 +2,11 @@
 /*
  * Turns recorded stacks into frame names. DSOs are found by build-id (file_lookup.h), kernel
  * frames named from the trace's kallsyms snapshot (kallsyms.h), user symbols come from ELF
- * symbol tables and, where debug info exists, DWARF inline chains. Every result is cached:
+ * symbol tables (plus "sym@plt" for PLT stubs, and the vdso image the trace carries); code no
+ * symbol covers is named by the start of its .eh_frame FDE ("lib.so+0x15b80"), so a stripped
+ * function is one frame. With inline_frames, DWARF inline chains add a frame per inlined
+ * callee; without (the default, like perf's --sort sym), the outer function keeps the time.
+ * Every result is cached:
  * per (DSO, file offset) for addresses and per (pid, exec generation, stack id) for stacks.
  */
 #ifndef XPU_REPORT_SYM_SYMBOLIZE_H
@@ -27,6 +31,7 @@ struct sym_opts {
 	const char *symfs;
 	bool no_host_files;		/* only --symfs and the archive */
 	bool python_lines;
+	bool inline_frames;		/* --inline: a frame per DWARF inlined callee */
 	int verbose;
 };
 

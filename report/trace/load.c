@@ -191,6 +191,42 @@ static int load_dso(struct trace *t, const struct trace_record *rec)
 	return PUSH(t, dsos, d);
 }
 
+/* VDSO_IMAGE: kept with its DSO (defined earlier); the first image of a DSO wins. */
+static int load_vdso_image(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_vdso_image vi;
+	uint32_t tail_size = 0;
+	const void *tail;
+	struct tr_dso *d;
+	uint32_t *idx;
+
+	tail = trace_record__get(rec, &vi, sizeof(vi), &tail_size);
+	if (!vi.size || vi.size > XPU_VDSO_IMAGE_MAX_BYTES || vi.size > tail_size) {
+		t->bad_records++;
+		return 0;
+	}
+	idx = kmap__get(&t->dso_ids, vi.dso_id, 0);
+	if (!idx) {
+		t->bad_dso_refs++;
+		return 0;
+	}
+	d = &t->dsos[*idx];
+	if (d->rec.kind != XPU_DSO_VDSO) {
+		t->bad_records++;
+		return 0;
+	}
+	if (d->image) {
+		t->dup_ids++;
+		return 0;
+	}
+	d->image = malloc(vi.size);
+	if (!d->image)
+		return -ENOMEM;
+	memcpy(d->image, tail, vi.size);
+	d->image_len = vi.size;
+	return 0;
+}
+
 static int load_stats(struct trace *t, const struct trace_record *rec)
 {
 	struct xpu_rec_stats s;
@@ -290,6 +326,9 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			break;
 		case XPU_REC_DSO:
 			err = load_dso(t, &rec);
+			break;
+		case XPU_REC_VDSO_IMAGE:
+			err = load_vdso_image(t, &rec);
 			break;
 		case XPU_REC_STATS:
 			err = load_stats(t, &rec);
@@ -669,6 +708,8 @@ void trace__free(struct trace *t)
 	kmap__free(&t->py_stack_ids);
 	for (i = 0; i < t->nprocs; i++)
 		free(t->procs[i].exec_ts);
+	for (i = 0; i < t->ndsos; i++)
+		free(t->dsos[i].image);
 	trace_reader__close(t->reader);
 	free(t->strings);
 	free(t->stacks);

@@ -55,6 +55,8 @@ struct tr_py_stack {
 struct tr_dso {
 	struct xpu_rec_dso rec;
 	const char *path;	/* "" when the path string is unknown */
+	uint8_t *image;		/* VDSO_IMAGE bytes (copied), NULL when none */
+	uint32_t image_len;
 };
 
 struct tr_proc {
