@@ -141,6 +141,12 @@ $(BUILD)/tests/test_pyline: tests/unit/test_pyline.c report/pyline.c $(BUILD)/li
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS)
+# the unwind-table builder is record code; its test checks it against libdw
+$(BUILD)/tests/test_cfi_build: tests/unit/test_cfi_build.c record/cfi_build.c record/cfi_build.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -o $@ tests/unit/test_cfi_build.c \
+		record/cfi_build.c $(LDFLAGS) -ldw -lelf
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
