@@ -79,11 +79,18 @@ struct xpu_ev_hdr {
 	__u64 ts_ns;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 };
 
+/* -g cfi: the walk reached a frame whose CFI says it has no caller (a thread's first) */
+enum xpu_ev_uflags {
+	XPU_EV_U_OUTERMOST = 1,
+};
+
 /* Stack sizes are bpf_get_stack()'s return value: bytes, or a negative errno. */
 struct xpu_ev_sample {
 	struct xpu_ev_hdr hdr;
 	__s32 kstack_bytes;
 	__s32 ustack_bytes;
+	__u32 uflags;			/* enum xpu_ev_uflags */
+	__u32 reserved;
 	__u64 kips[XPU_BPF_MAX_FRAMES];
 	__u64 uips[XPU_BPF_MAX_FRAMES];
 };
@@ -113,7 +120,7 @@ struct xpu_ev_gpu_launch {
 	__u32 domain;
 	__u32 ustart;
 	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
-	__u32 reserved;
+	__u32 uflags;			/* enum xpu_ev_uflags */
 	__u64 uips[XPU_BPF_MAX_FRAMES + 1];
 };
 

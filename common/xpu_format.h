@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 3
+#define XPU_FORMAT_MINOR 4
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -118,6 +118,7 @@ enum xpu_record_type {
 enum xpu_stack_mode {
 	XPU_STACK_FP = 1,
 	XPU_STACK_DWARF = 2,
+	XPU_STACK_CFI = 3,	/* since 1.4: unwound in BPF with .eh_frame-derived tables */
 };
 
 enum xpu_session_flags {
@@ -236,6 +237,12 @@ struct xpu_rec_task {
 };
 _Static_assert(sizeof(struct xpu_rec_task) == 32, "task size");
 
+/* CPU_SAMPLE and GPU_LAUNCH flags */
+enum xpu_event_flags {
+	/* since 1.4, -g cfi: the user stack reached a frame whose CFI says it has no caller */
+	XPU_EVENT_USER_OUTERMOST = 1u << 0,
+};
+
 struct xpu_rec_cpu_sample {
 	uint64_t ts_ns;
 	uint32_t pid;
@@ -290,6 +297,26 @@ enum xpu_stat_id {
 	XPU_STAT_PY_CODES = 21,			/* since 1.3: PY_CODE records */
 	XPU_STAT_PY_CODE_ERRORS = 22,		/* since 1.3: code objects that could not be read */
 	XPU_STAT_PY_NO_THREAD = 23,		/* since 1.3: events in a Python process, thread unknown */
+	/* since 1.4, -g cfi: the in-BPF walk and its tables */
+	XPU_STAT_CFI_WALKS = 24,
+	XPU_STAT_CFI_FRAMES = 25,
+	XPU_STAT_CFI_END_OUTERMOST = 26,
+	XPU_STAT_CFI_END_FP = 27,
+	XPU_STAT_CFI_END_READ = 28,
+	XPU_STAT_CFI_END_LIMIT = 29,
+	XPU_STAT_CFI_END_BAD_SP = 30,
+	XPU_STAT_CFI_FP_NO_MAP = 31,
+	XPU_STAT_CFI_FP_NO_TABLE = 32,
+	XPU_STAT_CFI_FP_NO_ROW = 33,
+	XPU_STAT_CFI_FP_UNSUPPORTED = 34,
+	XPU_STAT_CFI_NO_PROC = 35,
+	XPU_STAT_CFI_FILES = 36,
+	XPU_STAT_CFI_FILES_FAILED = 37,
+	XPU_STAT_CFI_FILES_OVER_BUDGET = 38,
+	XPU_STAT_CFI_ROWS = 39,
+	XPU_STAT_CFI_TABLE_BYTES = 40,
+	XPU_STAT_CFI_BUILD_NS = 41,
+	XPU_STAT_CFI_BUILD_MAX_NS = 42,
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -592,7 +619,7 @@ struct xpu_rec_gpu_launch {
 	uint32_t domain;		/* enum xpu_api_domain */
 	uint32_t stack_id;
 	uint32_t py_stack_id;		/* since 1.3: PY_STACK id, 0: no Python frames */
-	uint32_t reserved;
+	uint32_t flags;			/* since 1.4: enum xpu_event_flags (was reserved) */
 };
 _Static_assert(sizeof(struct xpu_rec_gpu_launch) == 40, "gpu launch size");
 

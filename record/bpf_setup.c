@@ -80,6 +80,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	st->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	st->skel->rodata->ustack_bytes = opts->ustack_bytes;
 	st->skel->rodata->ustack_top_bytes = opts->ustack_top_bytes;
+	st->skel->rodata->cfi_walk = opts->cfi;
 	if (opts->ustack_bytes) {
 		int ncpu = libbpf_num_possible_cpus();
 
@@ -297,6 +298,12 @@ bool bpf_state__is_traced(struct bpf_state *st, pid_t pid)
 int bpf_state__events_fd(struct bpf_state *st)
 {
 	return bpf_map__fd(st->skel->maps.events);
+}
+
+void bpf_state__cfi_fds(struct bpf_state *st, int *tables_fd, int *procs_fd)
+{
+	*tables_fd = bpf_map__fd(st->skel->maps.cfi_tables);
+	*procs_fd = bpf_map__fd(st->skel->maps.cfi_procs);
 }
 
 int bpf_state__py_map_fd(struct bpf_state *st)

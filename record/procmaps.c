@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfi_loader.h"
 #include "elf_buildid.h"
 #include "procmaps.h"
 #include "py_procs.h"
@@ -53,6 +54,7 @@ struct pm_dso {
 struct procmaps {
 	struct writer_thread *wt;
 	struct py_procs *py;
+	struct cfi_loader *cfi;
 	struct pm_proc *procs[PM_BUCKETS];
 	struct pm_dso *dsos[PM_BUCKETS];
 	uint32_t next_dso_id;
@@ -117,6 +119,9 @@ static struct pm_proc *proc_find(struct procmaps *pm, pid_t pid, bool create)
 void procmaps__forget(struct procmaps *pm, pid_t pid)
 {
 	struct pm_proc **pp = &pm->procs[(uint32_t)pid % PM_BUCKETS], *p;
+
+	if (pm->cfi)
+		cfi_loader__forget(pm->cfi, pid);
 
 	for (; (p = *pp); pp = &p->next) {
 		if (p->pid == pid) {
@@ -293,6 +298,20 @@ static void lost_mappings(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	writer_thread__submit(pm->wt, &r);
 }
 
+static void publish_cfi(struct procmaps *pm, const struct pm_proc *p)
+{
+	struct cfi_map_in *in = calloc(p->nr ? p->nr : 1, sizeof(*in));
+	size_t i;
+
+	if (!in)
+		return;
+	for (i = 0; i < p->nr; i++)
+		in[i] = (struct cfi_map_in){ p->maps[i].start, p->maps[i].end, p->maps[i].pgoff,
+					     p->maps[i].ino, p->maps[i].dev };
+	cfi_loader__set_proc(pm->cfi, p->pid, in, p->nr);
+	free(in);
+}
+
 int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 {
 	struct pm_map *maps = NULL, *tmp;
@@ -362,6 +381,10 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 			if (d && d->py)
 				py_procs__mapping(pm->py, pid, d->id, d->py, m.start, m.pgoff, ts_ns);
 		}
+		if (pm->cfi && m.ino && !cfi_loader__known(pm->cfi, m.dev, m.ino)) {
+			snprintf(range, sizeof(range), "%llx-%llx", start, end);
+			cfi_loader__file(pm->cfi, m.dev, m.ino, open_mapped_file(pid, range, file));
+		}
 		if (nr == cap) {
 			cap = cap ? cap * 2 : 32;
 			tmp = realloc(maps, cap * sizeof(*maps));
@@ -380,6 +403,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 	free(p->maps);
 	p->maps = maps;
 	p->nr = nr;
+	if (pm->cfi && (added || reset))
+		publish_cfi(pm, p);
 	return added;
 }
 
@@ -404,6 +429,11 @@ void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py)
 {
 	pm->py = py;
+}
+
+void procmaps__set_cfi(struct procmaps *pm, struct cfi_loader *cl)
+{
+	pm->cfi = cl;
 }
 
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st)

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "cupti_rx.h"
 #include "kallsyms.h"
+#include "cfi_loader.h"
 #include "procmaps.h"
 #include "py_procs.h"
 #include "rb_drain.h"
@@ -47,6 +48,7 @@ struct session {
 	struct writer_thread *wt;
 	struct procmaps *pm;
 	struct py_procs *py;
+	struct cfi_loader *cfi;
 	struct rb_drain *drain;
 	struct cupti_rx *rx;
 	struct target target;
@@ -128,7 +130,8 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
 		.page_size_bytes = (uint32_t)sysconf(_SC_PAGESIZE),
 		.sample_freq_hz = cfg->freq_hz,
-		.stack_mode = cfg->dwarf_bytes ? XPU_STACK_DWARF : XPU_STACK_FP,
+		.stack_mode = cfg->cfi ? XPU_STACK_CFI :
+			      cfg->dwarf_bytes ? XPU_STACK_DWARF : XPU_STACK_FP,
 		.dwarf_stack_bytes = cfg->dwarf_bytes,
 		.dwarf_top_bytes = cfg->dwarf_top_bytes,
 		.target_pid = (uint32_t)s->pid,
@@ -432,6 +435,7 @@ int session__run(const struct record_config *cfg)
 		.kernel_stacks = cfg->kernel_stacks,
 		.ustack_bytes = cfg->dwarf_bytes,
 		.ustack_top_bytes = cfg->dwarf_top_bytes,
+		.cfi = cfg->cfi,
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 	};
 	struct trace_writer_opts wo = { 0 };
@@ -439,7 +443,8 @@ int session__run(const struct record_config *cfg)
 	struct procmaps_stats ps = { 0 };
 	struct rb_drain_stats ds = { 0 };
 	struct py_procs_stats pys = { 0 };
-	struct xpu_stat_entry stats[32];
+	struct cfi_loader_stats cls = { 0 };
+	struct xpu_stat_entry stats[64];
 	struct cupti_rx_stats rxs = {0};
 	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
 	char err[512] = "";
@@ -482,6 +487,17 @@ int session__run(const struct record_config *cfg)
 	if (!s.py)
 		goto out_writer;
 	procmaps__set_python(s.pm, s.py);
+	if (cfg->cfi) {
+		int tables_fd, procs_fd;
+
+		bpf_state__cfi_fds(s.bpf, &tables_fd, &procs_fd);
+		s.cfi = cfi_loader__new(tables_fd, procs_fd, XPU_CFI_MEM_BYTES);
+		if (!s.cfi) {
+			log_err("cannot start the unwind-table builder");
+			goto out_writer;
+		}
+		procmaps__set_cfi(s.pm, s.cfi);
+	}
 
 	if (s.gpu_lib && !cfg->attach_pid) {
 		s.rx = cupti_rx__start(s.wt, is_traced_cb, &s, err, sizeof(err));
@@ -563,6 +579,8 @@ int session__run(const struct record_config *cfg)
 	report_bpf_losses(&s, cnt);
 	procmaps__get_stats(s.pm, &ps);
 	py_procs__get_stats(s.py, &pys);
+	if (s.cfi)
+		cfi_loader__get_stats(s.cfi, &cls);
 	submit_clock_sync(&s);
 	submit_end(&s, &ret);
 	s.drain = NULL;
@@ -592,6 +610,27 @@ int session__run(const struct record_config *cfg)
 		STAT(XPU_STAT_PY_CODES, pys.codes);
 		STAT(XPU_STAT_PY_CODE_ERRORS, pys.code_errors);
 		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
+	}
+	if (cfg->cfi) {
+		STAT(XPU_STAT_CFI_WALKS, cnt[XPU_CNT_CFI_WALKS]);
+		STAT(XPU_STAT_CFI_FRAMES, cnt[XPU_CNT_CFI_FRAMES]);
+		STAT(XPU_STAT_CFI_END_OUTERMOST, cnt[XPU_CNT_CFI_END_OUTERMOST]);
+		STAT(XPU_STAT_CFI_END_FP, cnt[XPU_CNT_CFI_END_FP]);
+		STAT(XPU_STAT_CFI_END_READ, cnt[XPU_CNT_CFI_END_READ]);
+		STAT(XPU_STAT_CFI_END_LIMIT, cnt[XPU_CNT_CFI_END_LIMIT]);
+		STAT(XPU_STAT_CFI_END_BAD_SP, cnt[XPU_CNT_CFI_END_BAD_SP]);
+		STAT(XPU_STAT_CFI_FP_NO_MAP, cnt[XPU_CNT_CFI_FP_NO_MAP]);
+		STAT(XPU_STAT_CFI_FP_NO_TABLE, cnt[XPU_CNT_CFI_FP_NO_TABLE]);
+		STAT(XPU_STAT_CFI_FP_NO_ROW, cnt[XPU_CNT_CFI_FP_NO_ROW]);
+		STAT(XPU_STAT_CFI_FP_UNSUPPORTED, cnt[XPU_CNT_CFI_FP_UNSUPPORTED]);
+		STAT(XPU_STAT_CFI_NO_PROC, cnt[XPU_CNT_CFI_NO_PROC]);
+		STAT(XPU_STAT_CFI_FILES, cls.files);
+		STAT(XPU_STAT_CFI_FILES_FAILED, cls.files_failed);
+		STAT(XPU_STAT_CFI_FILES_OVER_BUDGET, cls.files_over_budget);
+		STAT(XPU_STAT_CFI_ROWS, cls.rows);
+		STAT(XPU_STAT_CFI_TABLE_BYTES, cls.table_bytes);
+		STAT(XPU_STAT_CFI_BUILD_NS, cls.build_ns);
+		STAT(XPU_STAT_CFI_BUILD_MAX_NS, cls.build_max_ns);
 	}
 #undef STAT
 	e = writer_thread__finish(s.wt, stats, n);
@@ -630,6 +669,7 @@ out_writer:
 	}
 	ret = 1;
 out:
+	cfi_loader__free(s.cfi);
 	procmaps__free(s.pm);
 	py_procs__free(s.py);
 	bpf_state__destroy(s.bpf);

@@ -37,6 +37,8 @@ static const char usage_text[] =
 	"                       --symfs and the archive (the same report on every machine)\n"
 	"      --python-lines   Python frames as qualname (file.py:LINE) rather than one frame\n"
 	"                       per function, qualname (file.py)\n"
+	"      --no-unwind      keep the recorded user stacks, do not unwind stack copies\n"
+	"                       (compares -g cfi,check's BPF walk with its DWARF copies)\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
@@ -63,6 +65,7 @@ enum {
 	OPT_STRICT,
 	OPT_TIME_RANGE,
 	OPT_PYTHON_LINES,
+	OPT_NO_UNWIND,
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +81,7 @@ static const struct option long_opts[] = {
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "time-range", required_argument, NULL, OPT_TIME_RANGE },
 	{ "python-lines", no_argument, NULL, OPT_PYTHON_LINES },
+	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -211,6 +215,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_NO_HOST_FILES:
 			o->no_host_files = true;
+			break;
+		case OPT_NO_UNWIND:
+			o->no_unwind = true;
 			break;
 		case OPT_PYTHON_LINES:
 			o->python_lines = true;

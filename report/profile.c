@@ -25,7 +25,7 @@ int profile__init(struct profile *p, struct trace *t, const struct report_opts *
 	if (err)
 		return err;
 	/* -g dwarf: replace user stacks by DWARF-unwound ones before anything aggregates them */
-	err = unwind__apply(t, &p->sym, &p->uw);
+	err = opts->no_unwind ? 0 : unwind__apply(t, &p->sym, &p->uw);
 	if (err)
 		return err;
 	/* then Python frames go where the (now complete) native stacks run the interpreter */

@@ -52,6 +52,7 @@ struct report_opts {
 	bool has_tid;
 	bool strict;
 	bool python_lines;	/* --python-lines */
+	bool no_unwind;		/* --no-unwind: keep recorded stacks, ignore stack copies */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	/* --time-range, seconds from session start; chrome only */

@@ -521,7 +521,7 @@ static bool is_root_frame(const char *n)
 }
 
 static int stack_complete(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
-			  bool *complete)
+			  uint32_t flags, bool *complete)
 {
 	const struct tr_stack *st = stack_id ? trace__stack(p->t, stack_id) : NULL;
 	const uint32_t *f;
@@ -535,8 +535,10 @@ static int stack_complete(struct profile *p, uint32_t pid, uint64_t ts, uint32_t
 	if (err)
 		return err;
 	/* root first: f[0] is the outermost user frame */
+	/* -g cfi: the BPF walk said so, unless a DWARF walk of a copy replaced its stack */
 	*complete = n && (is_root_frame(strpool__str(&p->pool, f[0])) ||
-			  unwind__outermost(&p->uw, stack_id));
+			  unwind__outermost(&p->uw, stack_id) ||
+			  ((flags & XPU_EVENT_USER_OUTERMOST) && stack_id < UW_FIRST_STACK_ID));
 	return 0;
 }
 
@@ -554,7 +556,7 @@ int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *c
 
 		if (!profile__keep(p, s->pid, s->tid))
 			continue;
-		err = stack_complete(p, s->pid, s->ts_ns, s->stack_id, &c);
+		err = stack_complete(p, s->pid, s->ts_ns, s->stack_id, s->flags, &c);
 		if (err)
 			return err;
 		*cpu_total += 1;
@@ -565,7 +567,7 @@ int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *c
 
 		if (!profile__keep(p, l->pid, l->tid))
 			continue;
-		err = stack_complete(p, l->pid, l->ts_ns, l->stack_id, &c);
+		err = stack_complete(p, l->pid, l->ts_ns, l->stack_id, l->flags, &c);
 		if (err)
 			return err;
 		*gpu_total += 1;
