@@ -247,6 +247,7 @@ struct xpu_cfi_map {
 #define XPU_CFI_MAX_MAPS 512		/* executable mappings per process with tables */
 #define XPU_CFI_MAX_TABLES 4096		/* files with tables at once */
 #define XPU_CFI_MAX_ROWS (1u << 24)	/* rows of one file */
+#define XPU_CFI_TABLE_PENDING 0xffffffffu	/* xpu_cfi_map.table: being built */
 
 /* Per process, sorted by start, non-overlapping; only nr entries are meaningful. */
 struct xpu_cfi_proc {

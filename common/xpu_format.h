@@ -317,6 +317,9 @@ enum xpu_stat_id {
 	XPU_STAT_CFI_TABLE_BYTES = 40,
 	XPU_STAT_CFI_BUILD_NS = 41,
 	XPU_STAT_CFI_BUILD_MAX_NS = 42,
+	XPU_STAT_CFI_FILES_SHARED = 43,		/* a table shared with a file of the same build-id */
+	XPU_STAT_CFI_START_WAIT_NS = 44,	/* the command's start held for its first tables */
+	XPU_STAT_CFI_START_WAIT_TIMEOUTS = 45,	/* ... released before they were all built */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

@@ -1,23 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tables for the in-BPF unwinder. Files are keyed by device and inode (the very file mapped,
- * shared by every process that maps it) and built once by one worker thread. One mutex
- * guards the file and process lists; the worker holds it only to publish.
+ * shared by every process that maps it) and built once by one worker thread; a file whose
+ * build-id equals one built before shares that table (copies of a library in several
+ * environments). One mutex guards the file and process lists; the worker holds it only to
+ * publish.
  */
 #include <bpf/bpf.h>
+#include <elf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cfi_build.h"
 #include "cfi_loader.h"
 #include "config.h"
+#include "elf_buildid.h"
+#include "elf_deps.h"
+#include "xpu_format.h"
 
 #define CL_BUCKETS 1024
 
@@ -26,12 +35,15 @@ enum cl_state { CL_PENDING, CL_READY, CL_FAILED };
 struct cl_file {
 	struct cl_file *next;		/* hash chain */
 	struct cl_file *qnext;		/* build queue */
+	struct cl_file *bnext;		/* build-id chain (files built or failed) */
 	uint32_t dev;
 	uint64_t ino;
 	int fd;
 	enum cl_state state;
 	uint32_t table, nrows;
 	struct cfi_table t;		/* loads only: rows live in the BPF map */
+	uint8_t build_id[XPU_BUILD_ID_MAX];
+	int build_id_len;
 };
 
 struct cl_map {
@@ -51,11 +63,15 @@ struct cfi_loader {
 	uint64_t mem_bytes;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_cond_t idle;		/* the queue became empty */
 	pthread_t worker;
 	bool stop, started;
 	struct cl_file *files[CL_BUCKETS];
+	struct cl_file *by_id[CL_BUCKETS];
 	struct cl_proc *procs[CL_BUCKETS];
 	struct cl_file *qhead, **qtail;
+	bool busy;			/* the worker is building a file */
+	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
 	uint32_t next_table;
 	struct xpu_cfi_proc *buf;	/* one cfi_procs value being assembled */
 	struct cfi_loader_stats st;
@@ -93,7 +109,7 @@ static int cmp_map(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Writes p's mappings whose files have tables; lock held. */
+/* Writes p's mappings whose files have or will have tables; lock held. */
 static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 {
 	struct xpu_cfi_proc *v = cl->buf;
@@ -103,18 +119,25 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 	v->nr = 0;
 	for (i = 0; i < p->nr; i++) {
 		const struct cl_map *m = &p->maps[i];
-		struct xpu_cfi_map *o;
-		uint64_t bias;
+		struct xpu_cfi_map o = { .start = m->start, .end = m->end };
+		uint64_t bias = 0;
 
-		if (m->f->state != CL_READY || cfi_table__bias(&m->f->t, m->start, m->pgoff, &bias))
+		if (m->f->state == CL_PENDING) {
+			/* the walk counts a frame here as "table not loaded yet" */
+			o.table = XPU_CFI_TABLE_PENDING;
+		} else if (m->f->state != CL_READY ||
+			   cfi_table__bias(&m->f->t, m->start, m->pgoff, &bias)) {
 			continue;
+		} else {
+			o.bias = bias;
+			o.table = m->f->table;
+			o.nrows = m->f->nrows;
+		}
 		if (v->nr == XPU_CFI_MAX_MAPS) {
 			cl->st.maps_dropped++;
 			continue;
 		}
-		o = &v->maps[v->nr++];
-		*o = (struct xpu_cfi_map){ .start = m->start, .end = m->end, .bias = bias,
-					   .table = m->f->table, .nrows = m->f->nrows };
+		v->maps[v->nr++] = o;
 	}
 	if (!v->nr) {
 		bpf_map_delete_elem(cl->procs_fd, &key);
@@ -152,18 +175,98 @@ cleanup:
 	return err;
 }
 
-/* Builds and loads one file; the lock is not held. */
+static uint32_t id_hash(const uint8_t *id, int len)
+{
+	uint32_t h = 2166136261u;
+	int i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ id[i]) * 16777619u;
+	return h % CL_BUCKETS;
+}
+
+/* A file built before with f's build-id; lock held. */
+static struct cl_file *same_build_id(struct cfi_loader *cl, const struct cl_file *f)
+{
+	struct cl_file *o;
+
+	if (f->build_id_len <= 0)
+		return NULL;
+	for (o = cl->by_id[id_hash(f->build_id, f->build_id_len)]; o; o = o->bnext)
+		if (o->build_id_len == f->build_id_len &&
+		    !memcmp(o->build_id, f->build_id, (size_t)f->build_id_len))
+			return o;
+	return NULL;
+}
+
+/* f is built (or failed): remember its build-id, publish every process that maps it. */
+static void file_done(struct cfi_loader *cl, struct cl_file *f)
+{
+	size_t i;
+
+	if (f->build_id_len > 0 && !same_build_id(cl, f)) {
+		uint32_t b = id_hash(f->build_id, f->build_id_len);
+
+		f->bnext = cl->by_id[b];
+		cl->by_id[b] = f;
+	}
+	if (f->state != CL_READY && f->state != CL_FAILED)
+		return;
+	for (i = 0; i < CL_BUCKETS; i++) {
+		struct cl_proc *p;
+
+		for (p = cl->procs[i]; p; p = p->next) {
+			size_t k;
+
+			for (k = 0; k < p->nr && p->maps[k].f != f; k++)
+				;
+			if (k < p->nr)
+				publish(cl, p);
+		}
+	}
+}
+
+/* Builds the table of the file at f->fd (closed here) into t; 0 or negative errno. */
+static int build_table(struct cl_file *f, struct cfi_table *t)
+{
+	int err;
+
+	if (f->fd < 0)
+		return -EBADF;
+	err = cfi_table__build(f->fd, t);
+	close(f->fd);
+	f->fd = -1;
+	return err;
+}
+
+/* Builds and loads one file, or shares the table of a file with its build-id; lock not held. */
 static void build_file(struct cfi_loader *cl, struct cl_file *f)
 {
 	uint64_t t0 = now_ns(), dt;
-	struct cfi_table t;
-	bool over;
-	int err;
+	struct cfi_table t = { 0 };
+	struct cl_file *twin;
+	bool over = false;
+	int err = 0;
 
-	err = f->fd >= 0 ? cfi_table__build(f->fd, &t) : -EBADF;
 	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
+		f->build_id_len = elf_buildid__read_fd(f->fd, f->build_id, sizeof(f->build_id));
+	pthread_mutex_lock(&cl->lock);
+	twin = same_build_id(cl, f);
+	if (twin) {
+		f->state = twin->state;
+		f->table = twin->table;
+		f->nrows = twin->nrows;
+		f->t = twin->t;
+		cl->st.files_shared++;
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
+		file_done(cl, f);
+		pthread_mutex_unlock(&cl->lock);
+		return;
+	}
+	pthread_mutex_unlock(&cl->lock);
+	err = build_table(f, &t);
 	pthread_mutex_lock(&cl->lock);
 	over = !err && (cl->st.table_bytes + t.nr * sizeof(*t.rows) > cl->mem_bytes ||
 			cl->next_table >= XPU_CFI_MAX_TABLES || t.nr > XPU_CFI_MAX_ROWS || !t.nr);
@@ -184,8 +287,6 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		log_info("cfi: no table for inode %lu: %s", (unsigned long)f->ino,
 			 over ? "over the memory bound" : strerror(-err));
 	} else {
-		size_t i;
-
 		f->table = cl->next_table++;
 		f->nrows = (uint32_t)t.nr;
 		memcpy(f->t.loads, t.loads, sizeof(t.loads));
@@ -195,23 +296,13 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		cl->st.rows += t.nr;
 		cl->st.table_bytes += t.nr * sizeof(*t.rows);
 		cl->st.unsupported_rows += t.st.unsupported_rows;
-		for (i = 0; i < CL_BUCKETS; i++) {
-			struct cl_proc *p;
-
-			for (p = cl->procs[i]; p; p = p->next) {
-				size_t k;
-
-				for (k = 0; k < p->nr && p->maps[k].f != f; k++)
-					;
-				if (k < p->nr)
-					publish(cl, p);
-			}
-		}
 	}
+	file_done(cl, f);
 	pthread_mutex_unlock(&cl->lock);
-	if (!err)
-		cfi_table__free(&t);
+	cfi_table__free(&t);
 }
+
+static void queue_vdso(struct cfi_loader *cl);
 
 static void *worker(void *arg)
 {
@@ -228,9 +319,12 @@ static void *worker(void *arg)
 		cl->qhead = f->qnext;
 		if (!cl->qhead)
 			cl->qtail = &cl->qhead;
+		cl->busy = true;
 		pthread_mutex_unlock(&cl->lock);
 		build_file(cl, f);
 		pthread_mutex_lock(&cl->lock);
+		cl->busy = false;
+		pthread_cond_broadcast(&cl->idle);
 	}
 	pthread_mutex_unlock(&cl->lock);
 	return NULL;
@@ -253,11 +347,13 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	cl->qtail = &cl->qhead;
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
+	pthread_cond_init(&cl->idle, NULL);
 	if (pthread_create(&cl->worker, NULL, worker, cl)) {
 		cfi_loader__free(cl);
 		return NULL;
 	}
 	cl->started = true;
+	queue_vdso(cl);
 	return cl;
 }
 
@@ -293,6 +389,7 @@ void cfi_loader__free(struct cfi_loader *cl)
 	}
 	pthread_mutex_destroy(&cl->lock);
 	pthread_cond_destroy(&cl->cond);
+	pthread_cond_destroy(&cl->idle);
 	free(cl->buf);
 	free(cl);
 }
@@ -307,16 +404,15 @@ int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino)
 	return known;
 }
 
-void cfi_loader__file(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
+/* Queues dev/ino for a build unless known (fd is taken over); lock held. */
+static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
 {
-	struct cl_file *f;
+	struct cl_file *f = file_find(cl, dev, ino);
 
-	pthread_mutex_lock(&cl->lock);
-	if (file_find(cl, dev, ino) || !(f = calloc(1, sizeof(*f)))) {
-		pthread_mutex_unlock(&cl->lock);
+	if (f || !(f = calloc(1, sizeof(*f)))) {
 		if (fd >= 0)
 			close(fd);
-		return;
+		return f;
 	}
 	f->dev = dev;
 	f->ino = ino;
@@ -327,7 +423,105 @@ void cfi_loader__file(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
 	*cl->qtail = f;
 	cl->qtail = &f->qnext;
 	pthread_cond_signal(&cl->cond);
+	return f;
+}
+
+void cfi_loader__file(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
+{
+	pthread_mutex_lock(&cl->lock);
+	file_add(cl, dev, ino, fd);
 	pthread_mutex_unlock(&cl->lock);
+}
+
+/*
+ * Queues a file that is not mapped yet (prepare, vdso), keyed as /proc/PID/maps will show it;
+ * lock held.
+ */
+static struct cl_file *queue_fd(struct cfi_loader *cl, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	return file_add(cl, (major(st.st_dev) << 20) | minor(st.st_dev), st.st_ino, fd);
+}
+
+/* An ELF image's size from its headers: the end of the section or program headers. */
+static size_t image_size(const unsigned char *img)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	size_t sh = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	size_t ph = eh->e_phoff + (size_t)eh->e_phnum * eh->e_phentsize;
+
+	return sh > ph ? sh : ph;
+}
+
+/*
+ * The vdso has no file: its table is built from xpu-record's own image, which is the one every
+ * 64-bit process of this kernel maps, through a memfd (the builder reads descriptors).
+ */
+static void queue_vdso(struct cfi_loader *cl)
+{
+	const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+	int fd;
+
+	if (!img || memcmp(img, ELFMAG, SELFMAG) || img[EI_CLASS] != ELFCLASS64)
+		return;
+	size = image_size(img);
+	if (size > (1u << 20))
+		return;
+	fd = memfd_create("xpu-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, img, size) != (ssize_t)size) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&cl->lock);
+	cl->vdso = queue_fd(cl, fd);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+static void prepare_one(const char *path, int fd, void *arg)
+{
+	struct cfi_loader *cl = arg;
+
+	(void)path;
+	pthread_mutex_lock(&cl->lock);
+	queue_fd(cl, fd);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+int cfi_loader__prepare(struct cfi_loader *cl, const char *cmd)
+{
+	return elf_deps__collect(cmd, prepare_one, cl);
+}
+
+uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns)
+{
+	uint64_t t0 = now_ns(), dt;
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(timeout_ns / 1000000000ull);
+	until.tv_nsec += (long)(timeout_ns % 1000000000ull);
+	if (until.tv_nsec >= 1000000000l) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000l;
+	}
+	pthread_mutex_lock(&cl->lock);
+	while ((cl->qhead || cl->busy) &&
+	       pthread_cond_timedwait(&cl->idle, &cl->lock, &until) != ETIMEDOUT)
+		;
+	if (cl->qhead || cl->busy)
+		cl->st.start_wait_timeouts++;
+	dt = now_ns() - t0;
+	cl->st.start_wait_ns += dt;
+	pthread_mutex_unlock(&cl->lock);
+	return dt;
 }
 
 static struct cl_proc **proc_slot(struct cfi_loader *cl, pid_t pid)
@@ -350,7 +544,8 @@ void cfi_loader__set_proc(struct cfi_loader *cl, pid_t pid, const struct cfi_map
 		return;
 	pthread_mutex_lock(&cl->lock);
 	for (i = 0; i < nr; i++) {
-		struct cl_file *f = maps[i].ino ? file_find(cl, maps[i].dev, maps[i].ino) : NULL;
+		struct cl_file *f = maps[i].vdso ? cl->vdso :
+				    maps[i].ino ? file_find(cl, maps[i].dev, maps[i].ino) : NULL;
 
 		if (f)
 			nm[n++] = (struct cl_map){ maps[i].start, maps[i].end, maps[i].pgoff, f };

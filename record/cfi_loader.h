@@ -9,6 +9,7 @@
 #ifndef XPU_RECORD_CFI_LOADER_H
 #define XPU_RECORD_CFI_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,15 +28,22 @@ struct cfi_loader_stats {
 	uint64_t proc_updates;		/* cfi_procs writes */
 	uint64_t update_errors;		/* failed map writes (a process's tables incomplete) */
 	uint64_t maps_dropped;		/* mappings beyond XPU_CFI_MAX_MAPS per process */
+	uint64_t files_shared;		/* files that share the table of one with their build-id */
+	uint64_t start_wait_ns;		/* the command's start held for its first files' tables */
+	uint64_t start_wait_timeouts;	/* ... and released before they were all built */
 };
 
 /* A mapped executable file region, as procmaps read it. */
 struct cfi_map_in {
 	uint64_t start, end, pgoff, ino;
 	uint32_t dev;
+	bool vdso;			/* [vdso]: its table comes from xpu-record's own image */
 };
 
-/* tables_fd, procs_fd: the cfi_tables and cfi_procs maps; mem_bytes bounds the rows loaded. */
+/*
+ * tables_fd, procs_fd: the cfi_tables and cfi_procs maps; mem_bytes bounds the rows loaded.
+ * The vdso's table is queued at once.
+ */
 struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes);
 /* Stops the worker (a table being built is finished first) and frees everything. */
 void cfi_loader__free(struct cfi_loader *cl);
@@ -46,6 +54,16 @@ void cfi_loader__free(struct cfi_loader *cl);
  * opened (the file is then counted as failed).
  */
 void cfi_loader__file(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd);
+/*
+ * Queues the files the command cmd (argv[0]) will map first: its executable, interpreter and
+ * DT_NEEDED libraries (record/elf_deps.h). Returns their number or negative errno.
+ */
+int cfi_loader__prepare(struct cfi_loader *cl, const char *cmd);
+/*
+ * Waits until every queued table is built, at most timeout_ns; returns the ns waited, which
+ * the stats add up (with the times the wait ran out).
+ */
+uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns);
 /* True when dev/ino was seen already (no need to open it again). */
 int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino);
 /* pid's executable file mappings after a scan: published for the walk. */

@@ -28,6 +28,8 @@
 
 /* -g cfi: rows of unwind tables loaded at most (8 bytes each); more files fall back to fp */
 #define XPU_CFI_MEM_BYTES (512ull << 20)
+/* -g cfi: how long a launched command's start waits for the tables of its first files */
+#define XPU_CFI_START_WAIT_NS (2000ull * 1000 * 1000)
 
 struct record_config {
 	const char *output;

@@ -32,6 +32,7 @@ struct pm_map {
 	uint32_t dev;
 	uint32_t prot;
 	uint32_t dso_id;
+	bool vdso;
 };
 
 struct pm_proc {
@@ -307,7 +308,7 @@ static void publish_cfi(struct procmaps *pm, const struct pm_proc *p)
 		return;
 	for (i = 0; i < p->nr; i++)
 		in[i] = (struct cfi_map_in){ p->maps[i].start, p->maps[i].end, p->maps[i].pgoff,
-					     p->maps[i].ino, p->maps[i].dev };
+					     p->maps[i].ino, p->maps[i].dev, p->maps[i].vdso };
 	cfi_loader__set_proc(pm->cfi, p->pid, in, p->nr);
 	free(in);
 }
@@ -356,6 +357,7 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 		m.pgoff = pgoff;
 		m.ino = ino;
 		m.dev = (maj << 20) | min;
+		m.vdso = !ino && !strcmp(file, "[vdso]");
 		m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
 			 PROT_EXEC;
 		if (!map_known(p, &m, &m.dso_id)) {

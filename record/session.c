@@ -497,6 +497,9 @@ int session__run(const struct record_config *cfg)
 			goto out_writer;
 		}
 		procmaps__set_cfi(s.pm, s.cfi);
+		/* built while the probes attach; the start waits for the rest below */
+		if (!cfg->attach_pid && cfi_loader__prepare(s.cfi, cfg->cmd[0]) < 0)
+			log_info("cfi: cannot read %s's libraries ahead", cfg->cmd[0]);
 	}
 
 	if (s.gpu_lib && !cfg->attach_pid) {
@@ -558,6 +561,11 @@ int session__run(const struct record_config *cfg)
 	if (!s.drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		goto out_target;
+	}
+	if (s.cfi && !cfg->attach_pid) {
+		uint64_t held = cfi_loader__wait(s.cfi, XPU_CFI_START_WAIT_NS);
+
+		log_info("cfi: start held %.1f ms for the first tables", held / 1e6);
 	}
 	if (!cfg->attach_pid && target__release(&s.target, 1)) {
 		log_err("cannot start the target: %s", strerror(errno));
@@ -631,6 +639,9 @@ int session__run(const struct record_config *cfg)
 		STAT(XPU_STAT_CFI_TABLE_BYTES, cls.table_bytes);
 		STAT(XPU_STAT_CFI_BUILD_NS, cls.build_ns);
 		STAT(XPU_STAT_CFI_BUILD_MAX_NS, cls.build_max_ns);
+		STAT(XPU_STAT_CFI_FILES_SHARED, cls.files_shared);
+		STAT(XPU_STAT_CFI_START_WAIT_NS, cls.start_wait_ns);
+		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls.start_wait_timeouts);
 	}
 #undef STAT
 	e = writer_thread__finish(s.wt, stats, n);

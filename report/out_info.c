@@ -89,6 +89,9 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_CFI_TABLE_BYTES] = "cfi_table_bytes",
 		[XPU_STAT_CFI_BUILD_NS] = "cfi_build_ns",
 		[XPU_STAT_CFI_BUILD_MAX_NS] = "cfi_build_max_ns",
+		[XPU_STAT_CFI_FILES_SHARED] = "cfi_files_shared",
+		[XPU_STAT_CFI_START_WAIT_NS] = "cfi_start_wait_ns",
+		[XPU_STAT_CFI_START_WAIT_TIMEOUTS] = "cfi_start_wait_timeouts",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
