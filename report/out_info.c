@@ -219,6 +219,7 @@ int out_info(struct profile *p, FILE *out)
 
 	{
 		uint64_t cc, ct, gc, gt;
+		const char *hint;
 
 		if (unwind__complete_rate(p, &cc, &ct, &gc, &gt))
 			return -ENOMEM;
@@ -237,12 +238,9 @@ int out_info(struct profile *p, FILE *out)
 				(double)p->uw.top_bytes / p->uw.copies);
 		if (p->uw.used && unwind__print_stops(p, out, 12))
 			return -ENOMEM;
-		if (unwind__copy_too_small(&p->uw))
-			fprintf(out, "  %-16s most incomplete walks ran out of copied stack: record "
-				"with " UW_HINT_MODE "\n", "hint");
-		else if (unwind__fp_too_short(p, cc + gc, ct + gt))
-			fprintf(out, "  %-16s most stacks end early (code without frame pointers): "
-				"record with " UW_FP_HINT_MODE "\n", "hint");
+		hint = unwind__hint(p, cc + gc, ct + gt);
+		if (hint)
+			fprintf(out, "  %-16s %s\n", "hint", hint);
 	}
 	if (t->npy_runtimes) {
 		fprintf(out, "python\n");

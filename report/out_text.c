@@ -82,6 +82,7 @@ static void print_header(struct profile *p, FILE *out)
 	fprintf(out, "# trace:     %s\n", t->st.end == TRACE_END_CLEAN ? "complete" : "truncated");
 	{
 		uint64_t cc, ct, gc, gt;
+		const char *hint;
 
 		/* complete: the outermost frame is main or a thread's start (see unwind.h) */
 		if (!unwind__complete_rate(p, &cc, &ct, &gc, &gt) && ct + gt) {
@@ -89,12 +90,9 @@ static void print_header(struct profile *p, FILE *out)
 			if (gt)
 				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
 			fprintf(out, "%s\n", p->uw.used ? " (dwarf)" : "");
-			if (unwind__copy_too_small(&p->uw))
-				fprintf(out, "#            most incomplete stacks ran out of copied stack: "
-					"record with " UW_HINT_MODE "\n");
-			else if (unwind__fp_too_short(p, cc + gc, ct + gt))
-				fprintf(out, "#            most stacks end early (code without frame "
-					"pointers): record with " UW_FP_HINT_MODE "\n");
+			hint = unwind__hint(p, cc + gc, ct + gt);
+			if (hint)
+				fprintf(out, "#            %s\n", hint);
 		}
 	}
 	if (t->npy_runtimes) {

@@ -327,6 +327,28 @@ bool unwind__fp_too_short(const struct profile *p, uint64_t complete, uint64_t t
 	       complete * 2 < total;
 }
 
+const char *unwind__hint(const struct profile *p, uint64_t complete, uint64_t total)
+{
+	uint32_t mode = p->t->has_session ? p->t->session.stack_mode : 0;
+
+	if (unwind__copy_too_small(&p->uw)) {
+		/* -g cfi walks the whole stack; its check copies are the default's size */
+		if (mode == XPU_STACK_CFI || !UW_DEFAULT_IS_CFI)
+			return "most incomplete walks ran out of copied stack: record with "
+			       UW_MAX_COPY_MODE;
+		return "most incomplete walks ran out of copied stack: record with "
+		       UW_DEFAULT_MODE " (the default: no copy) or " UW_MAX_COPY_MODE;
+	}
+	if (unwind__fp_too_short(p, complete, total))
+		return "most stacks end early (code without frame pointers): record with "
+		       UW_DEFAULT_MODE " (the default)";
+	/* a BPF walk without copies that fell short: the copies, unwound offline, are the check */
+	if (mode == XPU_STACK_CFI && !p->uw.copies && total >= 20 && complete * 2 < total)
+		return "most stacks end early (see cfi_* above): record with -g cfi,check or "
+		       "-g dwarf,32768,32768 to compare";
+	return NULL;
+}
+
 bool unwind__copy_too_small(const struct unwind_stats *st)
 {
 	uint64_t short_walks = st->used - st->stops[UW_STOP_OUTERMOST];

@@ -74,16 +74,24 @@ int unwind__complete_rate(struct profile *p, uint64_t *cpu_complete, uint64_t *c
  * bigger -g dwarf,SIZE or a TOP window helps.
  */
 bool unwind__copy_too_small(const struct unwind_stats *st);
-/* The mode the hint for unwind__copy_too_small suggests: the largest copy and window. */
-#define UW_HINT_MODE "-g dwarf,65536,32768"
+/* The largest copy and window, which that hint suggests. */
+#define UW_MAX_COPY_MODE "-g dwarf,65536,32768"
+/* xpu-record's default -g mode, as its hints name it (record/config.h sets it) */
+#define UW_DEFAULT_MODE "-g dwarf,32768,32768"
+#define UW_DEFAULT_IS_CFI 0
 
 /*
  * Whether a frame-pointer recording (-g fp) has mostly incomplete stacks: complete of total
  * events. Never true for a DWARF recording, whose own hint is unwind__copy_too_small.
  */
 bool unwind__fp_too_short(const struct profile *p, uint64_t complete, uint64_t total);
-/* What that hint suggests: the default mode. */
-#define UW_FP_HINT_MODE "-g dwarf,32768,32768 (the default)"
+
+/*
+ * The hint for a recording whose stacks are mostly incomplete (complete of total events), or
+ * NULL: the mode that would do better, never the one the trace was recorded with. One line,
+ * no newline; text and info print it.
+ */
+const char *unwind__hint(const struct profile *p, uint64_t complete, uint64_t total);
 
 /* `info`: walks per stop reason, then the top stops by (reason, outermost frame). */
 int unwind__print_stops(struct profile *p, FILE *out, size_t top);
