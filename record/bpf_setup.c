@@ -340,6 +340,23 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out)
 	return 0;
 }
 
+void bpf_state__log_run_times(struct bpf_state *st)
+{
+	struct bpf_program *progs[] = { st->skel->progs.on_sample, st->skel->progs.on_gpu_launch };
+	size_t i;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		log_info("bpf %s: %llu runs, %llu ns in all", bpf_program__name(progs[i]),
+			 (unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns);
+	}
+}
+
 void bpf_state__stop_sampling(struct bpf_state *st)
 {
 	int cpu;

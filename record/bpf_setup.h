@@ -39,6 +39,11 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out);
 bool bpf_state__gpu_attached(struct bpf_state *st);
 /* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
 void bpf_state__stop_sampling(struct bpf_state *st);
+/*
+ * -v: the sample and launch programs' run counts and run time, when the kernel keeps
+ * them (sysctl kernel.bpf_stats_enabled=1; bench/cfi_overhead.py sets it).
+ */
+void bpf_state__log_run_times(struct bpf_state *st);
 void bpf_state__destroy(struct bpf_state *st);
 
 #endif

@@ -578,6 +578,7 @@ int session__run(const struct record_config *cfg)
 		s.deadline_ns = clock_mono_ns() + cfg->duration_ns;
 	main_loop(&s);
 
+	bpf_state__log_run_times(s.bpf);
 	bpf_state__stop_sampling(s.bpf);
 	rb_drain__stop(s.drain, &ds);
 	if (s.rx) {
