@@ -5,8 +5,11 @@
  *
  *   cfi_tables [-r REPS] FILE...
  *   FILE exec_bytes eh_bytes rows table_bytes unsupported_rows build_ns_min build_ns_median
+ *        peak_kib
  *
- * exec_bytes: the executable segments' size; eh_bytes: .eh_frame (or .debug_frame) size. A
+ * exec_bytes: the executable segments' size; eh_bytes: .eh_frame (or .debug_frame) size;
+ * peak_kib: how far the builds raised the process's peak RSS (VmHWM: run one file per process
+ * for a figure per file). A
  * file without a table prints "FILE error MESSAGE". Needs no root and no BPF: the map load
  * that xpu-record adds is measured by the recording's own cfi_build_ns.
  */
@@ -29,6 +32,22 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The process's peak resident set (VmHWM), in KiB; 0 if unknown. */
+static unsigned long peak_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	unsigned long kib = 0;
+	char line[256];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %lu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -68,6 +87,7 @@ static uint64_t unwind_bytes(int fd)
 static int bench_file(const char *path, int reps)
 {
 	uint64_t *ns = calloc((size_t)reps, sizeof(*ns)), exec = 0;
+	unsigned long hwm0 = peak_kib();
 	struct cfi_table t;
 	int fd, i, err = 0;
 
@@ -91,10 +111,10 @@ static int bench_file(const char *path, int reps)
 	for (i = 0; i < t.nloads; i++)
 		exec += t.loads[i].filesz;
 	qsort(ns, (size_t)reps, sizeof(*ns), cmp_u64);
-	printf("%s %llu %llu %zu %zu %llu %llu %llu\n", path, (unsigned long long)exec,
+	printf("%s %llu %llu %zu %zu %llu %llu %llu %lu\n", path, (unsigned long long)exec,
 	       (unsigned long long)unwind_bytes(fd), t.nr, t.nr * sizeof(*t.rows),
 	       (unsigned long long)t.st.unsupported_rows, (unsigned long long)ns[0],
-	       (unsigned long long)ns[reps / 2]);
+	       (unsigned long long)ns[reps / 2], peak_kib() - hwm0);
 	cfi_table__free(&t);
 cleanup:
 	if (err)
