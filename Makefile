@@ -37,8 +37,12 @@ endif
 
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
-REPORT_SRC := $(wildcard report/*.c)
+# report/ is layered (README "Layout"); every part but main() is the report library
+REPORT_SRC := $(wildcard report/*/*.c)
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
+REPORT_MAIN := report/cmd/main.c
+REPORT_LIB_SRC := $(filter-out $(REPORT_MAIN),$(REPORT_SRC))
+REPORT_LIBS := -ldw -lelf -lzstd -lm
 RECORD_SRC := $(wildcard record/*.c)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/%.o)
 BPF_SRC := $(wildcard bpf/*.bpf.c)
@@ -51,7 +55,7 @@ SAMPLE_SRC := $(wildcard samples/*.c)
 
 HAVE_CUDA := $(shell test -x $(NVCC) -a -f $(CUDA_HOME)/include/cupti.h && echo 1)
 
-TARGETS := $(BUILD)/xpu-report $(BUILD)/xpu-record $(BUILD)/libxpucommon.a
+TARGETS := $(BUILD)/xpu-report $(BUILD)/xpu-record $(BUILD)/libxpucommon.a $(BUILD)/libxpureport.a
 ifeq ($(HAVE_CUDA),1)
 ifneq ($(CUPTI_SRC),)
 TARGETS += $(BUILD)/libxpu-cupti.so
@@ -93,9 +97,15 @@ $(BUILD)/libxpucommon.a: $(COMMON_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # ---- report: libelf, libdw, zstd and libc only ---------------------------------------------
-$(BUILD)/xpu-report: $(REPORT_OBJ) $(BUILD)/libxpucommon.a
+$(REPORT_OBJ): CFLAGS += -Ireport
+
+$(BUILD)/libxpureport.a: $(REPORT_LIB_SRC:%.c=$(BUILD)/%.o)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/xpu-report: $(REPORT_MAIN:%.c=$(BUILD)/%.o) $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -ldw -lelf -lzstd -lm
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS)
 
 # ---- BPF and record ------------------------------------------------------------------------
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Ibpf/vmlinux/$(ARCH) -Icommon
@@ -142,11 +152,11 @@ $(BUILD)/bench/launch_bench: bench/gpu/launch_bench.cu
 endif
 
 # ---- tests -----------------------------------------------------------------------------------
-# the line-table decoder is report code; its test builds it in
-$(BUILD)/tests/test_pyline: tests/unit/test_pyline.c report/pyline.c $(BUILD)/libxpucommon.a
+# the JIT file parsers are record code without libbpf; their test builds them in
+$(BUILD)/tests/test_jit_parse: tests/unit/test_jit_parse.c record/jit_parse.c record/jit_parse.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $(filter %.c,$^) $(LDFLAGS)
 # the unwind-table builder is record code; its test checks it against libdw
 $(BUILD)/tests/test_cfi_build: tests/unit/test_cfi_build.c record/cfi_build.c record/cfi_build.h
 	$(call msg,CC,$@)
@@ -159,10 +169,12 @@ $(BUILD)/tests/test_elf_deps: tests/unit/test_elf_deps.c record/elf_deps.c recor
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_elf_deps.c \
 		record/elf_deps.c $(LDFLAGS) -lelf
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpucommon.a
+# unit tests link the report library (they never include a .c file of report/)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(wildcard tests/unit/lib_*.c) $(BUILD)/libxpucommon.a $(LDFLAGS) -lzstd
+	$(Q)$(CC) $(CFLAGS) -Ireport -Itests/unit -o $@ $< $(wildcard tests/unit/lib_*.c) \
+		$(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a $(LDFLAGS) $(REPORT_LIBS)
 
 # what record/py_layout.c says about each CPython, for tests/unit/test_py_layout.sh (it
 # includes py_layout.c, to print its private _Py_DebugOffsets indexes)
@@ -174,15 +186,15 @@ $(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/py_layout.c re
 unit: $(UNIT_BIN) $(BUILD)/tests/py_layout_ours
 
 # ---- fuzzing: clang + libFuzzer, ASan + UBSan, in build-fuzz/ (tests/fuzz/run.sh) -------------
-# report/main.c is built with main renamed: the targets call report_run() and libFuzzer owns main.
+# The targets link the report library built for fuzzing (no main(): libFuzzer owns it).
 FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS := -O1 -g $(WARN) -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	       -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	       -DXPU_VERSION='"fuzz"' -Dmain=xpu_report_main -Icommon -Ireport
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(COMMON_SRC) $(REPORT_SRC))
+	       -DXPU_VERSION='"fuzz"' -Icommon -Ireport
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(COMMON_SRC) $(REPORT_LIB_SRC))
 
 $(FUZZ_BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -191,11 +203,11 @@ $(FUZZ_BUILD)/%.o: %.c
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(wildcard tests/fuzz/*.h)
 	$(call msg,FUZZ,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Umain -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -ldw -lelf -lzstd -lm
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(REPORT_LIBS)
 
 $(FUZZ_BUILD)/trace2records: tests/fuzz/trace2records.c $(FUZZ_OBJ)
 	$(call msg,LINK,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Umain -o $@ $< $(filter $(FUZZ_BUILD)/common/%,$(FUZZ_OBJ)) -lzstd
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(filter $(FUZZ_BUILD)/common/%,$(FUZZ_OBJ)) -lzstd
 
 fuzz-build: $(FUZZ_TARGETS) $(FUZZ_BUILD)/trace2records
 
@@ -208,9 +220,16 @@ deps:
 # Then unit and golden tests again under ASan and UBSan (build-san/).
 test: deps
 	@$(MAKE) --no-print-directory all unit
-	@tests/run-tests.sh
-	@$(MAKE) --no-print-directory SAN=1 unit build-san/xpu-report build-san/libxpucommon.a
-	@BUILD=build-san NO_E2E=1 tests/run-tests.sh
+	@rm -f build/test-totals; start=$$(date +%s); rc=0; \
+	TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; \
+	echo "== the unit and golden tests again under ASan and UBSan (build-san/)"; \
+	$(MAKE) --no-print-directory SAN=1 unit build-san/xpu-report build-san/libxpucommon.a \
+		build-san/libxpureport.a && \
+	{ BUILD=build-san NO_E2E=1 TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; } || rc=1; \
+	awk -v s=$$(( $$(date +%s) - start )) '{ p += $$1; f += $$2; k += $$3 } \
+		END { printf "make test: both runs took %dm%02ds\ntotal: %d passed, %d failed, %d skipped\n", \
+		s / 60, s % 60, p, f, k }' build/test-totals; \
+	exit $$rc
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -220,7 +239,7 @@ clean:
 	rm -rf build build-san build-fuzz
 
 format:
-	clang-format -i $(wildcard */*.c */*.h) $(BPF_SRC)
+	clang-format -i $(wildcard */*.c */*.h report/*/*.c report/*/*.h) $(BPF_SRC)
 
 .PHONY: all unit deps test demo clean format samples bench fuzz fuzz-build
 

@@ -30,6 +30,9 @@ size_t xpu_record_string_fields(uint16_t type, uint32_t *offsets, size_t max)
 		tmp[n++] = FIELD(xpu_rec_py_code, name_str);
 		tmp[n++] = FIELD(xpu_rec_py_code, filename_str);
 		break;
+	case XPU_REC_JIT_SYMBOL:
+		tmp[n++] = FIELD(xpu_rec_jit_symbol, name_str);
+		break;
 	case XPU_REC_GPU_DEVICE:
 		tmp[n++] = FIELD(xpu_rec_gpu_device, name_str);
 		break;
@@ -74,6 +77,7 @@ uint32_t xpu_record_min_body(uint16_t type)
 	case XPU_REC_PY_RUNTIME: return sizeof(struct xpu_rec_py_runtime);
 	case XPU_REC_PY_CODE: return sizeof(struct xpu_rec_py_code);
 	case XPU_REC_PY_STACK: return sizeof(struct xpu_rec_py_stack);
+	case XPU_REC_JIT_SYMBOL: return sizeof(struct xpu_rec_jit_symbol);
 	case XPU_REC_GPU_DEVICE: return sizeof(struct xpu_rec_gpu_device);
 	case XPU_REC_GPU_KERNEL: return sizeof(struct xpu_rec_gpu_kernel);
 	case XPU_REC_GPU_MEMCPY: return sizeof(struct xpu_rec_gpu_memcpy);

@@ -400,6 +400,7 @@ const char *xpu_record_type_name(uint16_t type)
 		[XPU_REC_PY_RUNTIME] = "py_runtime",
 		[XPU_REC_PY_CODE] = "py_code",
 		[XPU_REC_PY_STACK] = "py_stack",
+		[XPU_REC_JIT_SYMBOL] = "jit_symbol",
 		[XPU_REC_GPU_DEVICE] = "gpu_device",	[XPU_REC_GPU_KERNEL] = "gpu_kernel",
 		[XPU_REC_GPU_MEMCPY] = "gpu_memcpy",	[XPU_REC_GPU_MEMSET] = "gpu_memset",
 		[XPU_REC_GPU_SYNC] = "gpu_sync",	[XPU_REC_GPU_API] = "gpu_api",

@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 4
+#define XPU_FORMAT_MINOR 5
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -99,6 +99,7 @@ enum xpu_record_type {
 	XPU_REC_PY_RUNTIME = 15,	/* since 1.3: a CPython interpreter found in a process */
 	XPU_REC_PY_CODE = 16,		/* since 1.3: a Python code object's names and line table */
 	XPU_REC_PY_STACK = 17,		/* since 1.3: a thread's Python frames at an event */
+	XPU_REC_JIT_SYMBOL = 18,	/* since 1.4: a JIT-compiled function's name and range */
 	/* GPU (CUPTI), converted in the injected library */
 	XPU_REC_GPU_DEVICE = 20,
 	XPU_REC_GPU_KERNEL = 21,
@@ -118,7 +119,7 @@ enum xpu_record_type {
 enum xpu_stack_mode {
 	XPU_STACK_FP = 1,
 	XPU_STACK_DWARF = 2,
-	XPU_STACK_CFI = 3,	/* since 1.4: unwound in BPF with .eh_frame-derived tables */
+	XPU_STACK_CFI = 3,	/* since 1.5: unwound in BPF with .eh_frame-derived tables */
 };
 
 enum xpu_session_flags {
@@ -239,7 +240,7 @@ _Static_assert(sizeof(struct xpu_rec_task) == 32, "task size");
 
 /* CPU_SAMPLE and GPU_LAUNCH flags */
 enum xpu_event_flags {
-	/* since 1.4, -g cfi: the user stack reached a frame whose CFI says it has no caller */
+	/* since 1.5, -g cfi: the user stack reached a frame whose CFI says it has no caller */
 	XPU_EVENT_USER_OUTERMOST = 1u << 0,
 };
 
@@ -297,29 +298,31 @@ enum xpu_stat_id {
 	XPU_STAT_PY_CODES = 21,			/* since 1.3: PY_CODE records */
 	XPU_STAT_PY_CODE_ERRORS = 22,		/* since 1.3: code objects that could not be read */
 	XPU_STAT_PY_NO_THREAD = 23,		/* since 1.3: events in a Python process, thread unknown */
-	/* since 1.4, -g cfi: the in-BPF walk and its tables */
-	XPU_STAT_CFI_WALKS = 24,
-	XPU_STAT_CFI_FRAMES = 25,
-	XPU_STAT_CFI_END_OUTERMOST = 26,
-	XPU_STAT_CFI_END_FP = 27,
-	XPU_STAT_CFI_END_READ = 28,
-	XPU_STAT_CFI_END_LIMIT = 29,
-	XPU_STAT_CFI_END_BAD_SP = 30,
-	XPU_STAT_CFI_FP_NO_MAP = 31,
-	XPU_STAT_CFI_FP_NO_TABLE = 32,
-	XPU_STAT_CFI_FP_NO_ROW = 33,
-	XPU_STAT_CFI_FP_UNSUPPORTED = 34,
-	XPU_STAT_CFI_NO_PROC = 35,
-	XPU_STAT_CFI_FILES = 36,
-	XPU_STAT_CFI_FILES_FAILED = 37,
-	XPU_STAT_CFI_FILES_OVER_BUDGET = 38,
-	XPU_STAT_CFI_ROWS = 39,
-	XPU_STAT_CFI_TABLE_BYTES = 40,
-	XPU_STAT_CFI_BUILD_NS = 41,
-	XPU_STAT_CFI_BUILD_MAX_NS = 42,
-	XPU_STAT_CFI_FILES_SHARED = 43,		/* a table shared with a file of the same build-id */
-	XPU_STAT_CFI_START_WAIT_NS = 44,	/* the command's start held for its first tables */
-	XPU_STAT_CFI_START_WAIT_TIMEOUTS = 45,	/* ... released before they were all built */
+	XPU_STAT_JIT_SYMBOLS = 24,		/* since 1.4: JIT_SYMBOL records */
+	XPU_STAT_JIT_SKIPPED = 25,		/* since 1.4: JIT entries malformed or over the cap */
+	/* since 1.5, -g cfi: the in-BPF walk and its tables */
+	XPU_STAT_CFI_WALKS = 26,
+	XPU_STAT_CFI_FRAMES = 27,
+	XPU_STAT_CFI_END_OUTERMOST = 28,
+	XPU_STAT_CFI_END_FP = 29,
+	XPU_STAT_CFI_END_READ = 30,
+	XPU_STAT_CFI_END_LIMIT = 31,
+	XPU_STAT_CFI_END_BAD_SP = 32,
+	XPU_STAT_CFI_FP_NO_MAP = 33,
+	XPU_STAT_CFI_FP_NO_TABLE = 34,
+	XPU_STAT_CFI_FP_NO_ROW = 35,
+	XPU_STAT_CFI_FP_UNSUPPORTED = 36,
+	XPU_STAT_CFI_NO_PROC = 37,
+	XPU_STAT_CFI_FILES = 38,
+	XPU_STAT_CFI_FILES_FAILED = 39,
+	XPU_STAT_CFI_FILES_OVER_BUDGET = 40,
+	XPU_STAT_CFI_ROWS = 41,
+	XPU_STAT_CFI_TABLE_BYTES = 42,
+	XPU_STAT_CFI_BUILD_NS = 43,
+	XPU_STAT_CFI_BUILD_MAX_NS = 44,
+	XPU_STAT_CFI_FILES_SHARED = 45,		/* a table shared with a file of the same build-id */
+	XPU_STAT_CFI_START_WAIT_NS = 46,	/* the command's start held for its first tables */
+	XPU_STAT_CFI_START_WAIT_TIMEOUTS = 47,	/* ... released before they were all built */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -465,6 +468,34 @@ _Static_assert(sizeof(struct xpu_rec_py_stack) == 8, "py stack size");
 #define XPU_PY_FRAME_ENTRY(e) (((e) >> 63) & 1)
 #define XPU_PY_FRAME(code, instr, entry) \
 	((uint64_t)(code) | (uint64_t)((instr) & 0x7fffffffu) << 32 | (uint64_t)!!(entry) << 63)
+
+/* ---- JIT code (since 1.4) --------------------------------------------------------------- */
+
+enum xpu_jit_source {
+	XPU_JIT_PERF_MAP = 1,		/* /tmp/perf-PID.map (`START SIZE name` lines) */
+	XPU_JIT_DUMP = 2,		/* a jitdump file the process mapped (jit-PID.dump) */
+};
+
+/* Caps the recorder applies to what a target's JIT files claim. */
+#define XPU_JIT_NAME_MAX_BYTES 1024
+#define XPU_JIT_MAX_SYMBOLS 262144	/* per process */
+
+/*
+ * Code a runtime generated in process pid, named by the runtime itself (read at the end of
+ * the recording). A report names addresses in [start, start + size_bytes) that no ELF file
+ * holds with name_str; where ranges overlap, the later record wins.
+ */
+struct xpu_rec_jit_symbol {
+	uint64_t start;
+	uint64_t size_bytes;
+	uint64_t load_ts_ns;		/* jitdump: when the code was loaded (CLOCK_MONOTONIC); else 0 */
+	uint32_t pid;
+	uint32_t name_str;
+	uint16_t source;		/* enum xpu_jit_source */
+	uint16_t reserved0;
+	uint32_t reserved1;
+};
+_Static_assert(sizeof(struct xpu_rec_jit_symbol) == 40, "jit symbol size");
 
 /* A chunk of /proc/kallsyms text taken at record time, followed by len bytes. */
 struct xpu_rec_ksyms {
@@ -622,7 +653,7 @@ struct xpu_rec_gpu_launch {
 	uint32_t domain;		/* enum xpu_api_domain */
 	uint32_t stack_id;
 	uint32_t py_stack_id;		/* since 1.3: PY_STACK id, 0: no Python frames */
-	uint32_t flags;			/* since 1.4: enum xpu_event_flags (was reserved) */
+	uint32_t flags;			/* since 1.5: enum xpu_event_flags (was reserved) */
 };
 _Static_assert(sizeof(struct xpu_rec_gpu_launch) == 40, "gpu launch size");
 

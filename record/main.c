@@ -221,9 +221,11 @@ int main(int argc, char **argv)
 			cfg.output = optarg;
 			break;
 		case 'g':
+			/* the default mode's stack-top window must not leak into another mode */
 			cfg.cfi = false;
 			if (!strcmp(optarg, "fp")) {
 				cfg.dwarf_bytes = 0;
+				cfg.dwarf_top_bytes = 0;
 			} else if (!strcmp(optarg, "cfi")) {
 				cfg.cfi = true;
 				cfg.dwarf_bytes = 0;
@@ -235,6 +237,7 @@ int main(int argc, char **argv)
 				cfg.dwarf_top_bytes = XPU_DEFAULT_MODE_TOP_BYTES;
 			} else if (!strcmp(optarg, "dwarf")) {
 				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
+				cfg.dwarf_top_bytes = 0;
 			} else if (!strncmp(optarg, "dwarf,", 6)) {
 				char size[16], *top = strchr(optarg + 6, ',');
 				size_t n = top ? (size_t)(top - optarg - 6) : strlen(optarg + 6);

@@ -18,6 +18,7 @@
 
 #include "cfi_loader.h"
 #include "elf_buildid.h"
+#include "jit_maps.h"
 #include "procmaps.h"
 #include "py_procs.h"
 #include "writer_thread.h"
@@ -56,6 +57,7 @@ struct procmaps {
 	struct writer_thread *wt;
 	struct py_procs *py;
 	struct cfi_loader *cfi;
+	struct jit_maps *jit;
 	struct pm_proc *procs[PM_BUCKETS];
 	struct pm_dso *dsos[PM_BUCKETS];
 	uint32_t next_dso_id;
@@ -293,6 +295,8 @@ static void lost_mappings(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	};
 	struct wt_rec r = {
 		.type = XPU_REC_LOST, .ts_ns = ts_ns, .body = &lost, .body_size = sizeof(lost),
+		/* a dropped loss record would make the trace's count disagree with ours */
+		.must_keep = true,
 	};
 
 	pm->st.scan_failures++;
@@ -328,6 +332,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 	if (reset)
 		p->nr = 0;
 	pm->st.scans++;
+	if (pm->jit)
+		jit_maps__note_pid(pm->jit, pid);
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f) {
@@ -382,6 +388,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 			added++;
 			if (d && d->py)
 				py_procs__mapping(pm->py, pid, d->id, d->py, m.start, m.pgoff, ts_ns);
+			if (pm->jit)
+				jit_maps__note_mapping(pm->jit, pid, range, file, m.ino);
 		}
 		if (pm->cfi && m.ino && !cfi_loader__known(pm->cfi, m.dev, m.ino)) {
 			snprintf(range, sizeof(range), "%llx-%llx", start, end);
@@ -436,6 +444,11 @@ void procmaps__set_python(struct procmaps *pm, struct py_procs *py)
 void procmaps__set_cfi(struct procmaps *pm, struct cfi_loader *cl)
 {
 	pm->cfi = cl;
+}
+
+void procmaps__set_jit(struct procmaps *pm, struct jit_maps *jit)
+{
+	pm->jit = jit;
 }
 
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st)

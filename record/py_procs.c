@@ -375,6 +375,7 @@ static void lost_frames(struct py_procs *pp, const struct py_pending *s)
 	};
 	struct wt_rec r = {
 		.type = XPU_REC_LOST, .ts_ns = s->ts_ns, .body = &lost, .body_size = sizeof(lost),
+		.must_keep = true,
 	};
 
 	pp->st.unjoined++;

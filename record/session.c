@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "config.h"
 #include "cupti_rx.h"
+#include "jit_maps.h"
 #include "kallsyms.h"
 #include "cfi_loader.h"
 #include "procmaps.h"
@@ -49,6 +50,7 @@ struct session {
 	struct procmaps *pm;
 	struct py_procs *py;
 	struct cfi_loader *cfi;
+	struct jit_maps *jit;
 	struct rb_drain *drain;
 	struct cupti_rx *rx;
 	struct target target;
@@ -445,6 +447,7 @@ int session__run(const struct record_config *cfg)
 	struct py_procs_stats pys = { 0 };
 	struct cfi_loader_stats cls = { 0 };
 	struct xpu_stat_entry stats[64];
+	struct jit_maps_stats jms = { 0 };
 	struct cupti_rx_stats rxs = {0};
 	uint64_t start_mono, start_rt, cnt[XPU_CNT_NR] = { 0 };
 	char err[512] = "";
@@ -487,6 +490,10 @@ int session__run(const struct record_config *cfg)
 	if (!s.py)
 		goto out_writer;
 	procmaps__set_python(s.pm, s.py);
+	s.jit = jit_maps__new(s.wt);
+	if (!s.jit)
+		goto out_writer;
+	procmaps__set_jit(s.pm, s.jit);
 	if (cfg->cfi) {
 		int tables_fd, procs_fd;
 
@@ -586,6 +593,8 @@ int session__run(const struct record_config *cfg)
 		s.rx = NULL;
 	}
 	report_bpf_losses(&s, cnt);
+	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
+	jit_maps__collect(s.jit, &jms);
 	procmaps__get_stats(s.pm, &ps);
 	py_procs__get_stats(s.py, &pys);
 	if (s.cfi)
@@ -644,6 +653,10 @@ int session__run(const struct record_config *cfg)
 		STAT(XPU_STAT_CFI_START_WAIT_NS, cls.start_wait_ns);
 		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls.start_wait_timeouts);
 	}
+	if (jms.symbols || jms.skipped) {
+		STAT(XPU_STAT_JIT_SYMBOLS, jms.symbols);
+		STAT(XPU_STAT_JIT_SKIPPED, jms.skipped);
+	}
 #undef STAT
 	e = writer_thread__finish(s.wt, stats, n);
 	if (e || s.write_failed) {
@@ -684,6 +697,7 @@ out:
 	cfi_loader__free(s.cfi);
 	procmaps__free(s.pm);
 	py_procs__free(s.py);
+	jit_maps__free(s.jit);
 	bpf_state__destroy(s.bpf);
 	if (s.sfd >= 0)
 		close(s.sfd);

@@ -1,26 +1,79 @@
 #!/usr/bin/env bash
-# make demo: record the bundled CPU sample with real eBPF and print its report.
+# make demo: shows every part of xpu-perf this machine can show. Records a C program and a
+# Python script with real eBPF (CPU samples, Python frames), then reads the traces recorded on
+# an H100 that ship in samples/traces (merged CPU+GPU, GPU-only and timeline views), so the GPU
+# views show without a GPU. Fails loudly when a part it expects is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
-out=${DEMO_OUT:-$B/demo.xpu}
+out=${DEMO_OUT:-$B/demo}
+mkdir -p "$out"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "demo: xpu-record loads BPF programs and needs root (or CAP_BPF+CAP_PERFMON): run 'sudo make demo'" >&2
-	exit 1
+die() { echo "demo: FAILED: $*" >&2; exit 1; }
+say() { printf '\n== %s\n' "$*"; }
+# heaviest folded stacks, each shortened to its weight and last frames so it fits a terminal
+top_stacks() {	# N FRAMES < folded
+	sort -t' ' -k2 -nr | head -n "$1" | awk -v k="$2" '{
+		w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); s = ""
+		for (i = (n > k ? n - k + 1 : 1); i <= n; i++) s = s (s == "" ? "" : ";") f[i]
+		printf "%8d  %s%s\n", w, (n > k ? "...;" : ""), s }'
+}
+
+[ "$(id -u)" -eq 0 ] ||
+	die "xpu-record loads BPF programs and needs root (or CAP_BPF+CAP_PERFMON): run 'sudo make demo'"
+for f in xpu-record xpu-report samples/cpu_burn; do
+	[ -x "$B/$f" ] || die "$B/$f is missing: the build did not finish"
+done
+for f in pipeline.xpu pipeline.xpu.xpa torch-python.xpu; do
+	[ -f "samples/traces/$f" ] || die "samples/traces/$f is missing from this checkout"
+done
+command -v python3 >/dev/null || die "python3 is missing (scripts/install-deps.sh installs it)"
+
+say "1. A C program on the CPU: xpu-record -o $out/cpu.xpu -- $B/samples/cpu_burn"
+"$B"/xpu-record -o "$out/cpu.xpu" -- "$B"/samples/cpu_burn >/dev/null
+"$B"/xpu-report "$out/cpu.xpu" | sed -n '1,/^# top functions by total/p' | head -n 24
+say "   its heaviest stacks (xpu-report --format=folded: flamegraph.pl, speedscope, inferno)"
+"$B"/xpu-report --format=folded "$out/cpu.xpu" | top_stacks 4 5
+[ -s "$out/cpu.xpu" ] || die "the C recording is empty"
+
+say "2. A Python script: xpu-record -o $out/py.xpu -- python3 samples/py_demo.py 2"
+"$B"/xpu-record -o "$out/py.xpu" -- python3 samples/py_demo.py 2 >/dev/null
+"$B"/xpu-report "$out/py.xpu" | grep -E '^# (python|stacks):' || true
+say "   the script's Python functions, share of samples with each on the stack (from --format=folded)"
+"$B"/xpu-report --format=folded --view=cpu "$out/py.xpu" >"$out/py.folded"
+awk '{ w = $NF; all += w; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); delete seen
+	for (i = 1; i <= n; i++) if (f[i] ~ /\(py_demo\.py\)$/ && !(f[i] in seen)) { seen[f[i]]; t[f[i]] += w } }
+	END { for (k in t) printf "%7.1f%%  %s\n", 100 * t[k] / all, k }' "$out/py.folded" | sort -rn
+grep -q 'count (py_demo\.py)' "$out/py.folded" || die "no Python frame of py_demo.py in the profile"
+
+T=samples/traces
+say "3. GPU, from a trace recorded on an H100 ($T/pipeline.xpu, symbols from its .xpa archive)"
+echo "   GPU time under the CPU stacks that launched it (--view=gpu --weight=time, microseconds):"
+"$B"/xpu-report --format=folded --view=gpu --weight=time "$T/pipeline.xpu" >"$out/gpu.folded"
+top_stacks 4 3 <"$out/gpu.folded"
+grep -q '\[gpu\] ' "$out/gpu.folded" || die "no GPU frame in the GPU view of $T/pipeline.xpu"
+say "   the text report's GPU sections (top kernels, launch sites, busy time)"
+"$B"/xpu-report "$T/pipeline.xpu" >"$out/gpu.text"
+sed -n '/^# top gpu kernels/,/^$/p' "$out/gpu.text" | head -n 8
+sed -n '/^# gpu busy/,/^$/p' "$out/gpu.text" | head -n 5
+grep -q '^# top gpu kernels' "$out/gpu.text" || die "the text report of $T/pipeline.xpu has no GPU section"
+say "   merged view (CPU samples and GPU work in one flame graph): $out/merged.svg"
+"$B"/xpu-report --format=svg "$T/pipeline.xpu" >"$out/merged.svg"
+say "   timeline: $out/timeline.json (open it in ui.perfetto.dev or chrome://tracing)"
+"$B"/xpu-report --format=chrome "$T/pipeline.xpu" >"$out/timeline.json"
+grep -q '"cat":"kernel"' "$out/timeline.json" || die "the timeline has no GPU kernel"
+echo "   $(grep -o '"cat":"kernel"' "$out/timeline.json" | wc -l) kernels on GPU tracks," \
+	"$(grep -o '"cat":"cuda_api"' "$out/timeline.json" | wc -l) CUDA API calls on CPU threads"
+
+say "4. PyTorch with Python frames, from $T/torch-python.xpu (H100): GPU time by launching stack"
+"$B"/xpu-report --format=folded --view=gpu --weight=time "$T/torch-python.xpu" >"$out/torch.folded"
+grep '(torch_train\.py)' "$out/torch.folded" | top_stacks 3 4
+grep -q 'train_step (torch_train\.py)' "$out/torch.folded" || die "no train_step frame in $T/torch-python.xpu"
+
+if [ -e "$B/libxpu-cupti.so" ]; then
+	say "GPU recording is built ($B/libxpu-cupti.so): on a GPU host, sudo $B/xpu-record -- ./app"
+else
+	say "GPU recording is not built here (no CUDA toolkit with CUPTI at \$CUDA_HOME); the views above need none"
 fi
-echo "== xpu-record -o $out -- $B/samples/cpu_burn"
-"$B"/xpu-record -o "$out" -- "$B"/samples/cpu_burn
 echo
-echo "== xpu-report $out"
-"$B"/xpu-report "$out"
-echo
-echo "== xpu-report --format=folded $out (heaviest stacks)"
-"$B"/xpu-report --format=folded "$out" | sort -t' ' -k2 -nr | head -n 8
-if [ -x "$B/libxpu-cupti.so" ] && [ -f samples/traces/cuda_pipeline.xpu ]; then
-	echo
-	echo "== xpu-report --format=folded samples/traces/cuda_pipeline.xpu (recorded on a GPU host)"
-	"$B"/xpu-report --format=folded samples/traces/cuda_pipeline.xpu | sort -t' ' -k2 -nr | head -n 8
-fi
-echo
-echo "demo: the trace is $out; try: $B/xpu-report --format=info $out"
+echo "demo: traces and outputs are in $out/; try: $B/xpu-report --format=info $out/py.xpu"

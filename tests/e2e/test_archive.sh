@@ -43,6 +43,8 @@ rm -rf "$bin"
 "$B/xpu-report" --format=folded "$tmp/t.xpu" >"$tmp/after" 2>"$tmp/rerr" ||
 	fail "report from the archive failed: $(head -1 "$tmp/rerr")"
 grep -q "$CHAIN" "$tmp/after" || fail "the archive alone does not give the chain: $(sort -t' ' -k2 -n "$tmp/after" | tail -1)"
+"$B/xpu-report" -v --format=folded "$tmp/t.xpu" 2>&1 >/dev/null | grep -q "/proc/self/fd" &&
+	fail "-v names an archived file by its descriptor instead of \"archive\""
 
 # 2. rebuilt binaries (new build-ids), no archive: never used, and a warning says so
 mkdir -p "$bin"

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "cmd/cmd.h"
 
 static int fuzz_memfd = -1;
 static char fuzz_path[64];

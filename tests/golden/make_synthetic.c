@@ -151,6 +151,17 @@ int main(int argc, char **argv)
 		s_launch = stack(launch, 0, 4);
 		s_leafonly = stack(leafonly, 0, 1);
 	}
+	{
+		/* since 1.4: JIT code of pid 200 names its leaf-only stack; a zero-size one is refused */
+		struct xpu_rec_jit_symbol js = { .start = 0xff0, .size_bytes = 0x20, .pid = 200,
+						 .source = XPU_JIT_PERF_MAP };
+
+		js.name_str = str("py::hot_loop:/srv/app.py");
+		rec(XPU_REC_JIT_SYMBOL, &js, sizeof(js), 0);
+		js.size_bytes = 0;
+		js.name_str = str("empty");
+		rec(XPU_REC_JIT_SYMBOL, &js, sizeof(js), 0);
+	}
 	for (i = 0; i < 40; i++)
 		sample(T0 + 1000000 * (i + 1), 100, 100, s_user);
 	/* SYNTH_SAMPLES=N adds N more samples: a load for timing the report */

@@ -113,5 +113,13 @@ else
 	fail=$((fail + 1))
 fi
 
+# one filter: the same samples and GPU records in every format (tests/golden/filters.py)
+if "$ROOT/tests/golden/test_filters.sh"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL golden filters"
+	fail=$((fail + 1))
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

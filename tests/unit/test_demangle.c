@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of report/demangle.c (compiled in directly: unit tests link no report objects). */
+/* Unit tests of report/sym/demangle.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../report/demangle.c"
+#include "sym/demangle.h"
 
 static int passed, failed;
 

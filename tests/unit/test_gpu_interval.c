@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the GPU busy-time interval union (report/gpu_interval.c), compiled in. */
+/* Unit tests of the GPU busy-time interval union (report/model/gpu_interval.c). */
 #include <string.h>
 
-#include "../../report/gpu_interval.c"
+#include "model/gpu_interval.h"
 #include "unit.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

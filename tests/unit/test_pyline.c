@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * report/pyline.c against line tables made by the real interpreters: tests/unit/data/pyline-3.X.txt
+ * report/sym/pyline.c against line tables made by the real interpreters: tests/unit/data/pyline-3.X.txt
  * were written by tests/unit/gen_pyline_vectors.py under each CPython (co_lines() gives the
  * expected line of every instruction), and test_pyline_vectors.sh rewrites and compares them
  * where those interpreters are installed. Also hostile tables: every prefix of the real ones,
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../report/pyline.h"
+#include "sym/pyline.h"
 #include "unit.h"
 #include "xpu_format.h"
 

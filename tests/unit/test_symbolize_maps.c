@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of the report's address -> mapping lookup (report/maps.c) and its hash map and
- * string pool (report/util.c), compiled in directly: the unit-test rule links no libelf, so
- * the ELF side of symbolization is covered by the golden tests instead.
+ * Unit tests of the report's address -> mapping lookup (report/sym/maps.c) and its hash map
+ * and string pool (report/base/containers.c); the ELF side of symbolization is covered by the
+ * golden tests.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "../../report/maps.c"
-#include "../../report/util.c"
+#include "base/containers.h"
+#include "sym/maps.h"
 
 static int passed, failed;
 

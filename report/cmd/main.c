@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: MIT
+/* xpu-report's entry point: the `archive` command, or a report. */
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "archive"))
+		return archive__main(argc - 1, argv + 1);
+	return report__main(argc, argv);
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/* The join of GPU work to its launch and API call (see gpu_join.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/gpu_join.h"
+#include "sym/demangle.h"
+
+const char *memcpy_kind_name(uint8_t kind)
+{
+	static const char *const names[] = {
+		[XPU_MEMCPY_UNKNOWN] = "memcpy", [XPU_MEMCPY_HTOD] = "memcpy HtoD",
+		[XPU_MEMCPY_DTOH] = "memcpy DtoH", [XPU_MEMCPY_HTOA] = "memcpy HtoA",
+		[XPU_MEMCPY_ATOH] = "memcpy AtoH", [XPU_MEMCPY_ATOA] = "memcpy AtoA",
+		[XPU_MEMCPY_ATOD] = "memcpy AtoD", [XPU_MEMCPY_DTOA] = "memcpy DtoA",
+		[XPU_MEMCPY_DTOD] = "memcpy DtoD", [XPU_MEMCPY_HTOH] = "memcpy HtoH",
+		[XPU_MEMCPY_PTOP] = "memcpy PtoP",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "memcpy";
+}
+
+/* "[gpu] name", demangled: once per distinct name string, however many kernels use it. */
+static uint32_t kernel_leaf(struct gpu_join *j, struct trace *t, struct strpool *names,
+			    uint32_t name_str)
+{
+	char dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 8];
+	const char *n = trace__string(t, name_str);
+	uint32_t *v = kmap__get(&j->leaf_idx, name_str, 0), leaf;
+
+	if (v)
+		return *v;
+	if (!n)
+		n = "[unknown kernel]";
+	else if (xpu_demangle(n, dem, sizeof(dem)) >= 0)
+		n = dem;
+	snprintf(buf, sizeof(buf), "[gpu] %s", n);
+	leaf = frame_intern(names, buf, strlen(buf));
+	if (leaf && !kmap__put(&j->leaf_idx, name_str, 0, leaf, NULL))
+		return 0;
+	return leaf;
+}
+
+static uint32_t copy_leaf(struct strpool *names, const char *what)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "[gpu] %s", what);
+	return frame_intern(names, buf, strlen(buf));
+}
+
+static int index_calls(struct gpu_join *j, struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlaunches; i++)
+		if (!kmap__put(&j->launch_idx, t->launches[i].pid, t->launches[i].corr_id, i, NULL))
+			return -ENOMEM;
+	for (i = 0; i < t->napis; i++)
+		if (!kmap__put(&j->api_idx, t->apis[i].pid, t->apis[i].corr_id, i, NULL))
+			return -ENOMEM;
+	return 0;
+}
+
+static int add_work(struct gpu_join *j, struct trace *t, const struct filter *f,
+		    struct gpu_work w)
+{
+	long l = gpu_join__launch(j, w.pid, w.corr), a = gpu_join__api(j, w.pid, w.corr);
+
+	if (!w.leaf)
+		return -ENOMEM;
+	w.launch = l >= 0 ? l + 1 : 0;
+	w.api = a >= 0 ? a + 1 : 0;
+	w.tid = a >= 0 ? t->apis[a].tid : l >= 0 ? t->launches[l].tid : 0;
+	w.keep = filter__span(f, w.pid, w.tid, w.start, w.end);
+	if (w.kind != GPU_WORK_KERNEL && !kmap__put(&j->copy_idx, w.pid, w.corr, j->n, NULL))
+		return -ENOMEM;
+	return VEC_PUSH(j->w, j->n, j->cap, w);
+}
+
+int gpu_join__build(struct gpu_join *j, struct trace *t, const struct filter *f,
+		    struct strpool *names)
+{
+	size_t i;
+	int err;
+
+	memset(j, 0, sizeof(*j));
+	err = index_calls(j, t);
+	for (i = 0; !err && i < t->nkernels; i++) {
+		const struct xpu_rec_gpu_kernel *k = &t->kernels[i];
+
+		err = add_work(j, t, f, (struct gpu_work){
+			.kind = GPU_WORK_KERNEL, .index = i, .pid = k->pid, .corr = k->corr_id,
+			.device = k->device, .start = k->start_ns, .end = k->end_ns,
+			.leaf = kernel_leaf(j, t, names, k->name_str) });
+	}
+	for (i = 0; !err && i < t->nmemcpys; i++) {
+		const struct xpu_rec_gpu_memcpy *m = &t->memcpys[i];
+
+		err = add_work(j, t, f, (struct gpu_work){
+			.kind = GPU_WORK_MEMCPY, .index = i, .pid = m->pid, .corr = m->corr_id,
+			.device = m->device, .start = m->start_ns, .end = m->end_ns,
+			.leaf = copy_leaf(names, memcpy_kind_name(m->copy_kind)) });
+	}
+	for (i = 0; !err && i < t->nmemsets; i++) {
+		const struct xpu_rec_gpu_memset *m = &t->memsets[i];
+
+		err = add_work(j, t, f, (struct gpu_work){
+			.kind = GPU_WORK_MEMSET, .index = i, .pid = m->pid, .corr = m->corr_id,
+			.device = m->device, .start = m->start_ns, .end = m->end_ns,
+			.leaf = copy_leaf(names, "memset") });
+	}
+	return err;
+}
+
+long gpu_join__launch(const struct gpu_join *j, uint32_t pid, uint32_t corr)
+{
+	const uint32_t *v = kmap__get(&j->launch_idx, pid, corr);
+
+	return v ? (long)*v : -1;
+}
+
+long gpu_join__api(const struct gpu_join *j, uint32_t pid, uint32_t corr)
+{
+	const uint32_t *v = kmap__get(&j->api_idx, pid, corr);
+
+	return v ? (long)*v : -1;
+}
+
+const struct gpu_work *gpu_join__copy(const struct gpu_join *j, uint32_t pid, uint32_t corr)
+{
+	const uint32_t *v = kmap__get(&j->copy_idx, pid, corr);
+
+	return v ? &j->w[*v] : NULL;
+}
+
+void gpu_join__free(struct gpu_join *j)
+{
+	free(j->w);
+	kmap__free(&j->launch_idx);
+	kmap__free(&j->api_idx);
+	kmap__free(&j->copy_idx);
+	kmap__free(&j->leaf_idx);
+	memset(j, 0, sizeof(*j));
+}

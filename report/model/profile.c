@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/* Aggregation of samples and GPU work into weighted stacks (see profile.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+
+static uint32_t *frames_buf;
+static size_t frames_cap;
+
+static int profile_add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		       uint32_t leaf, bool trim, uint64_t samples, uint64_t gpu_ns)
+{
+	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff;
+	uint64_t a = (uint64_t)pid << 32 | gen << 1 | trim, b = (uint64_t)stack_id << 32 | leaf;
+	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0 };
+	uint32_t *v;
+	bool ins;
+
+	v = kmap__put(&p->idx, a, b, p->n, &ins);
+	if (!v)
+		return -ENOMEM;
+	if (ins && VEC_PUSH(p->e, p->n, p->cap, e))
+		return -ENOMEM;
+	p->e[*v].samples += samples;
+	p->e[*v].gpu_ns += gpu_ns;
+	return 0;
+}
+
+static int add_samples(struct profile *p)
+{
+	const struct trace *t = p->s->t;
+	size_t i;
+	int err;
+
+	for (i = 0; i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *s = &t->samples[i];
+
+		if (!filter__at(&p->s->filter, s->pid, s->tid, s->ts_ns)) {
+			p->filtered_out++;
+			continue;
+		}
+		err = profile_add(p, s->pid, s->ts_ns, s->stack_id, 0, false, 1, 0);
+		if (err)
+			return err;
+		p->cpu_samples++;
+	}
+	return 0;
+}
+
+/* GPU work under the stack of its launch; without one, under "[no stack]" (stack 0). */
+static int add_gpu(struct profile *p)
+{
+	const struct gpu_join *j = session__gpu(p->s);
+	size_t i;
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	for (i = 0; i < j->n; i++) {
+		const struct gpu_work *w = &j->w[i];
+		const struct xpu_rec_gpu_launch *l = w->launch ? &p->s->t->launches[w->launch - 1] :
+								 NULL;
+
+		if (!w->keep) {
+			p->filtered_out++;
+			continue;
+		}
+		err = profile_add(p, w->pid, l ? l->ts_ns : w->start, l ? l->stack_id : 0, w->leaf,
+				  true, 0, w->end > w->start ? w->end - w->start : 0);
+		if (err)
+			return err;
+		p->gpu_unmatched += !l;
+		p->gpu_records++;
+	}
+	return 0;
+}
+
+int profile__build(struct profile *p, struct session *s)
+{
+	int err = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->s = s;
+	if (s->opts->view != VIEW_GPU)
+		err = add_samples(p);
+	if (!err && s->opts->view != VIEW_CPU)
+		err = add_gpu(p);
+	return err;
+}
+
+int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+		    uint32_t *n)
+{
+	struct session *s = p->s;
+	const uint32_t *sf;
+	uint32_t sn, k = 0;
+	char buf[32];
+	const char *comm;
+	int err;
+
+	err = symbolizer__stack(&s->sym, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
+	if (err)
+		return err;
+	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)))
+		return -ENOMEM;
+	comm = trace__comm(s->t, e->pid, buf, sizeof(buf));
+	frames_buf[k++] = frame_intern(&s->pool, comm, strlen(comm));
+	memcpy(frames_buf + k, sf, sn * sizeof(*sf));
+	k += sn;
+	if (e->leaf)
+		frames_buf[k++] = e->leaf;
+	*frames = frames_buf;
+	*n = k;
+	return 0;
+}
+
+double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns)
+{
+	uint32_t hz = p->s->freq_hz;
+
+	if (p->s->opts->weight == WEIGHT_TIME)
+		return ((double)samples * 1e9 / hz + (double)gpu_ns) / 1e3;
+	return (double)samples + (double)gpu_ns * hz / 1e9;
+}
+
+void profile__free(struct profile *p)
+{
+	kmap__free(&p->idx);
+	free(p->e);
+	free(frames_buf);
+	frames_buf = NULL;
+	frames_cap = 0;
+	memset(p, 0, sizeof(*p));
+}

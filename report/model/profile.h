@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The weighted stacks the folded, svg and text outputs are built from: CPU samples and GPU
+ * work under the stack that launched it, aggregated per (pid, exec generation, stack id, GPU
+ * leaf) before any symbolization, so each distinct stack is symbolized once however many
+ * samples hit it.
+ */
+#ifndef XPU_REPORT_MODEL_PROFILE_H
+#define XPU_REPORT_MODEL_PROFILE_H
+
+#include "model/session.h"
+
+struct prof_entry {
+	uint32_t pid;
+	uint32_t stack_id;
+	uint32_t leaf;		/* frame id of a GPU leaf ("[gpu] kernel"), 0 for CPU samples */
+	bool trim;		/* launch stack: CUDA/CUPTI frames are dropped */
+	uint64_t ts;		/* first time seen: picks the mappings used to symbolize */
+	uint64_t samples;
+	uint64_t gpu_ns;
+};
+
+struct profile {
+	struct session *s;
+	struct prof_entry *e;
+	size_t n, cap;
+	struct kmap idx;
+	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
+};
+
+/*
+ * Aggregates the CPU samples and/or GPU work the view asks for. GPU work without a launch
+ * record (probe lost, injection without uprobe) is kept under "[no stack]". 0 or -ENOMEM;
+ * profile__free either way.
+ */
+int profile__build(struct profile *p, struct session *s);
+/* Frames of an entry, root first: comm, stack frames, GPU leaf. Valid until the next call. */
+int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+		    uint32_t *n);
+/* Entry weight in the unit --weight asks for (samples, or microseconds), not rounded. */
+double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
+void profile__free(struct profile *p);
+
+#endif

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/* How complete the stacks of a report are (see stack_stats.h). */
+#include <string.h>
+
+#include "model/session.h"
+#include "model/stack_stats.h"
+
+static bool is_root_frame(const char *n)
+{
+	static const char *const roots[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+		"clone", "clone3", "main",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		if (!strcmp(n, roots[i]))
+			return true;
+	}
+	return false;
+}
+
+static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
+			  uint32_t flags, bool *complete)
+{
+	const struct tr_stack *st = stack_id ? trace__stack(ses->t, stack_id) : NULL;
+	const uint32_t *f;
+	uint32_t n;
+	int err;
+
+	*complete = false;
+	if (!st || !st->nr_user)
+		return 0;
+	err = symbolizer__stack(&ses->sym, pid, ts, stack_id, false, &f, &n);
+	if (err)
+		return err;
+	/* root first: f[0] is the outermost user frame */
+	/* -g cfi: the BPF walk said so, unless a DWARF walk of a copy replaced its stack */
+	*complete = n && (is_root_frame(strpool__str(&ses->pool, f[0])) ||
+			  unwind__outermost(&ses->uw, stack_id) ||
+			  ((flags & XPU_EVENT_USER_OUTERMOST) && stack_id < UW_FIRST_STACK_ID));
+	return 0;
+}
+
+int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
+			       uint64_t *gpu_complete, uint64_t *gpu_total)
+{
+	struct trace *t = ses->t;
+	bool c;
+	size_t i;
+	int err;
+
+	*cpu_complete = *cpu_total = *gpu_complete = *gpu_total = 0;
+	for (i = 0; i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *s = &t->samples[i];
+
+		if (!filter__at(&ses->filter, s->pid, s->tid, s->ts_ns))
+			continue;
+		err = stack_complete(ses, s->pid, s->ts_ns, s->stack_id, s->flags, &c);
+		if (err)
+			return err;
+		*cpu_total += 1;
+		*cpu_complete += c;
+	}
+	for (i = 0; i < t->nlaunches; i++) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[i];
+
+		if (!filter__at(&ses->filter, l->pid, l->tid, l->ts_ns))
+			continue;
+		err = stack_complete(ses, l->pid, l->ts_ns, l->stack_id, l->flags, &c);
+		if (err)
+			return err;
+		*gpu_total += 1;
+		*gpu_complete += c;
+	}
+	return 0;
+}

@@ -1,0 +1,1104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Timeline as Trace Event JSON, for Perfetto UI and chrome://tracing.
+ *
+ * Tracks:
+ *   - per traced thread: CUDA API calls ("X", cat cuda_api) and NVTX ranges/markers (cat nvtx),
+ *     which nest because NVTX push/pop brackets the calls made inside it;
+ *   - per traced thread with samples, a sibling track "<name> samples": the CPU samples drawn
+ *     as a flame chart (consecutive samples sharing a stack prefix merge into one slice per
+ *     frame). A separate track, because sampled frames do not nest with API call slices;
+ *   - per GPU device a pseudo-process "GPU N" with one track per (process, context, stream)
+ *     holding kernels, copies and memsets, and a counter of busy % (kernels, copies);
+ *   - flow arrows ("s" on the launching API call, "f" with bp "e" on the GPU work).
+ * Timestamps are CLOCK_REALTIME microseconds with three decimals (exact ns), mapped from
+ * CLOCK_MONOTONIC through the CLOCK_SYNC pairs, so traces of several hosts line up.
+ * Events are written as they are produced; viewers sort, so file order is not time order.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/out.h"
+#include "sym/demangle.h"
+
+/* Pseudo ids above PID_MAX_LIMIT (2^22), below 2^31 (viewers read pid/tid as 32-bit). */
+#define SAMPLE_TID_BASE 1000000000u
+#define GPU_PID_BASE 2000000000u
+#define GPU_TID_BASE 2000000000u
+#define GPU_MAX_TRACKS 100000000u
+#define SIZE_WARN_BYTES (256ull << 20)
+#define COUNTER_BUCKETS 2000
+#define COUNTER_MIN_BUCKET_NS 10000ull
+
+struct clock_pair {
+	uint64_t mono, real;
+};
+
+struct thread_track {
+	uint32_t pid, tid;
+	bool has_events, has_samples;
+	/* sampled flame chart state: open frames, root first */
+	uint32_t *frames;
+	uint64_t *starts;
+	uint32_t *counts;
+	size_t nopen, cap;
+	uint64_t last_ts;
+};
+
+struct stream_track {
+	uint32_t device, pid, context, stream;
+	uint32_t gpu;		/* index into devs */
+};
+
+struct chrome {
+	struct session *ses;
+	struct trace *t;
+	FILE *out;
+	uint64_t bytes, events;
+	bool warned;
+	uint64_t warn_bytes;
+
+	struct clock_pair *clk;
+	size_t nclk;
+	int64_t fixed_offset;	/* realtime - mono when fewer than two pairs */
+
+	const struct filter *f;	/* its --time-range clips the counters */
+	uint64_t period_ns;
+
+	struct thread_track *th;
+	size_t nth, th_cap;
+	struct kmap th_idx;	/* {pid, tid} -> th index */
+	uint32_t *pids;
+	size_t npids, pids_cap;
+	struct kmap pid_idx;
+
+	struct stream_track *st;
+	size_t nst, st_cap;
+	struct kmap st_idx;	/* {device << 32 | pid, context << 32 | stream} -> st index */
+	uint32_t *devs;		/* device numbers, dense */
+	size_t ndevs, devs_cap;
+	struct kmap dev_idx;
+	struct kmap gpu_pids;	/* distinct pids with GPU work, to name streams */
+
+	const struct gpu_join *j;
+	uint8_t *launch_marked;
+	uint64_t next_flow;
+};
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+static void put(struct chrome *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct chrome *c, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vfprintf(c->out, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		c->bytes += n;
+}
+
+static void putb(struct chrome *c, const char *s, size_t n)
+{
+	c->bytes += fwrite(s, 1, n, c->out);
+}
+
+/*
+ * A JSON string: quotes, backslashes and control bytes escaped; bytes that are not valid
+ * UTF-8 (kernel names and comms are arbitrary bytes) become U+FFFD, so the file always
+ * parses.
+ */
+static void put_str(struct chrome *c, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+
+	putb(c, "\"", 1);
+	while (i < len) {
+		unsigned char b = u[i];
+		size_t need = 0;
+		uint32_t cp;
+
+		if (b >= 0x20 && b < 0x7f && b != '"' && b != '\\') {
+			i++;
+			run++;
+			continue;
+		}
+		if (run)
+			putb(c, s + i - run, run);
+		run = 0;
+		if (b < 0x80) {
+			if (b == '"')
+				putb(c, "\\\"", 2);
+			else if (b == '\\')
+				putb(c, "\\\\", 2);
+			else if (b == '\n')
+				putb(c, "\\n", 2);
+			else if (b == '\t')
+				putb(c, "\\t", 2);
+			else
+				put(c, "\\u%04x", b);
+			i++;
+			continue;
+		}
+		if (b >= 0xc2 && b <= 0xdf) {
+			need = 1;
+			cp = b & 0x1f;
+		} else if (b >= 0xe0 && b <= 0xef) {
+			need = 2;
+			cp = b & 0x0f;
+		} else if (b >= 0xf0 && b <= 0xf4) {
+			need = 3;
+			cp = b & 0x07;
+		} else {
+			need = 0;
+			cp = 0;
+		}
+		if (need) {
+			size_t k;
+
+			for (k = 1; k <= need && i + k < len; k++) {
+				if ((u[i + k] & 0xc0) != 0x80)
+					break;
+				cp = cp << 6 | (u[i + k] & 0x3f);
+			}
+			/* complete, not overlong, not a surrogate, not past U+10FFFF */
+			if (k == need + 1 && !(need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
+			    !(need == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+				putb(c, s + i, need + 1);
+				i += need + 1;
+				continue;
+			}
+		}
+		putb(c, "\\ufffd", 6);
+		i++;
+	}
+	if (run)
+		putb(c, s + len - run, run);
+	putb(c, "\"", 1);
+}
+
+static void put_cstr(struct chrome *c, const char *s)
+{
+	put_str(c, s, strlen(s));
+}
+
+/* CLOCK_REALTIME of a monotonic time: offsets interpolated between the nearest two pairs. */
+static uint64_t realtime_ns(const struct chrome *c, uint64_t mono)
+{
+	const struct clock_pair *a, *b;
+	size_t lo = 0, hi;
+	int64_t oa, ob, off;
+
+	if (c->nclk < 2)
+		return mono + c->fixed_offset;
+	if (mono <= c->clk[0].mono)
+		return mono + (int64_t)(c->clk[0].real - c->clk[0].mono);
+	if (mono >= c->clk[c->nclk - 1].mono)
+		return mono + (int64_t)(c->clk[c->nclk - 1].real - c->clk[c->nclk - 1].mono);
+	hi = c->nclk - 1;
+	while (hi - lo > 1) {	/* clk[lo].mono <= mono < clk[hi].mono */
+		size_t mid = (lo + hi) / 2;
+
+		if (c->clk[mid].mono <= mono)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	a = &c->clk[lo];
+	b = &c->clk[hi];
+	oa = (int64_t)(a->real - a->mono);
+	ob = (int64_t)(b->real - b->mono);
+	off = oa + (int64_t)((double)(ob - oa) * (double)(mono - a->mono) / (double)(b->mono - a->mono));
+	return mono + off;
+}
+
+/*
+ * Viewers parse "ts" as a double. Realtime in microseconds (~1.8e15) has a resolution of only
+ * 0.25 us there, so a nanosecond value would be rounded by the parser, each number on its own,
+ * and a child slice could end past its parent (speedscope then refuses the file). So times go
+ * on a 250 ns grid, exact in a double below 2^51 us (year 2041; a 1 us grid after that), and
+ * ts and end are rounded separately with the same monotonic rounding, which keeps nesting.
+ */
+static uint64_t grid_ns(uint64_t ns)
+{
+	uint64_t g = ns / 1000 < (1ull << 51) ? 250 : 1000;
+
+	return (ns + g / 2) / g * g;
+}
+
+static void put_us(struct chrome *c, uint64_t ns)
+{
+	put(c, "%llu.%02u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000) / 10);
+}
+
+/* Starts an event object: {"ph":..,"pid":..,"tid":..,"ts":.. ; the caller closes it with end_ev. */
+static void begin_ev(struct chrome *c, char ph, uint32_t pid, uint32_t tid, uint64_t mono)
+{
+	put(c, "%s{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":", c->events ? ",\n" : "\n", ph, pid,
+	    tid);
+	put_us(c, grid_ns(realtime_ns(c, mono)));
+	c->events++;
+}
+
+static void end_ev(struct chrome *c)
+{
+	putb(c, "}", 1);
+	if (!c->warned && c->bytes > c->warn_bytes) {
+		c->warned = true;
+		fprintf(stderr, "xpu-report: warning: the chrome output passed %llu MB; viewers may fail to open it: narrow it with --time-range=START,END (seconds) or --pid=PID\n",
+			(unsigned long long)(c->warn_bytes >> 20));
+	}
+}
+
+/* dur of an X event from two monotonic times, mapped separately so slices stay nested */
+static void put_dur(struct chrome *c, uint64_t start, uint64_t end)
+{
+	uint64_t a = grid_ns(realtime_ns(c, start));
+	uint64_t b = grid_ns(realtime_ns(c, end > start ? end : start));
+
+	put(c, ",\"dur\":");
+	put_us(c, b > a ? b - a : 0);
+}
+
+/* ---- registries --------------------------------------------------------------------------- */
+
+static int pid_add(struct chrome *c, uint32_t pid)
+{
+	bool ins;
+
+	if (!kmap__put(&c->pid_idx, pid, 0, c->npids, &ins))
+		return -ENOMEM;
+	return ins ? VEC_PUSH(c->pids, c->npids, c->pids_cap, pid) : 0;
+}
+
+static struct thread_track *thread_get(struct chrome *c, uint32_t pid, uint32_t tid)
+{
+	struct thread_track tt = { .pid = pid, .tid = tid };
+	uint32_t *v;
+	bool ins;
+
+	if (pid_add(c, pid))
+		return NULL;
+	v = kmap__put(&c->th_idx, pid, tid, c->nth, &ins);
+	if (!v)
+		return NULL;
+	if (ins && VEC_PUSH(c->th, c->nth, c->th_cap, tt))
+		return NULL;
+	return &c->th[*v];
+}
+
+/* The track of a GPU record, or NULL (with *err set on allocation failure). */
+static const struct stream_track *stream_get(struct chrome *c, uint32_t device, uint32_t pid,
+					     uint32_t context, uint32_t stream, int *err)
+{
+	struct stream_track s = { device, pid, context, stream, 0 };
+	uint32_t *v, *d;
+	bool ins;
+
+	d = kmap__put(&c->dev_idx, device, 0, c->ndevs, &ins);
+	if (!d || (ins && VEC_PUSH(c->devs, c->ndevs, c->devs_cap, device)))
+		goto nomem;
+	if (!kmap__put(&c->gpu_pids, pid, 0, 0, NULL))
+		goto nomem;
+	s.gpu = *d;
+	v = kmap__get(&c->st_idx, (uint64_t)device << 32 | pid, (uint64_t)context << 32 | stream);
+	if (v)
+		return &c->st[*v];
+	if (c->nst >= GPU_MAX_TRACKS)
+		return NULL;	/* only a hostile file gets here: its extra streams are dropped */
+	v = kmap__put(&c->st_idx, (uint64_t)device << 32 | pid, (uint64_t)context << 32 | stream,
+		      c->nst, &ins);
+	if (!v || VEC_PUSH(c->st, c->nst, c->st_cap, s))
+		goto nomem;
+	return &c->st[*v];
+nomem:
+	*err = -ENOMEM;
+	return NULL;
+}
+
+static uint32_t stream_tid(const struct chrome *c, const struct stream_track *s)
+{
+	return GPU_TID_BASE + (uint32_t)(s - c->st);
+}
+
+/* ---- CPU: API calls, NVTX, samples -------------------------------------------------------- */
+
+/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": CUPTI's version suffix is noise here. */
+static size_t api_name_len(const char *n)
+{
+	size_t len = strlen(n), i = len;
+
+	while (i > 0 && n[i - 1] >= '0' && n[i - 1] <= '9')
+		i--;
+	if (i < len && i >= 2 && n[i - 1] == 'v' && n[i - 2] == '_')
+		return i - 2;
+	return len;
+}
+
+static int emit_apis(struct chrome *c)
+{
+	struct trace *t = c->t;
+	size_t i;
+
+	for (i = 0; i < t->napis; i++) {
+		const struct xpu_rec_gpu_api *a = &t->apis[i];
+		const char *n = trace__string(t, a->name_str);
+		const struct gpu_work *w;
+		char buf[32];
+
+		if (!filter__span(&c->ses->filter, a->pid, a->tid, a->start_ns, a->end_ns))
+			continue;
+		if (!thread_get(c, a->pid, a->tid))
+			return -ENOMEM;
+		c->th[*kmap__get(&c->th_idx, a->pid, a->tid)].has_events = true;
+		if (!n || !*n) {
+			snprintf(buf, sizeof(buf), "cbid %u", a->cbid);
+			n = buf;
+		}
+		begin_ev(c, 'X', a->pid, a->tid, a->start_ns);
+		put_dur(c, a->start_ns, a->end_ns);
+		put(c, ",\"cat\":\"cuda_api\",\"name\":");
+		put_str(c, n, api_name_len(n));
+		put(c, ",\"args\":{\"correlation_id\":%u,\"cbid\":%u,\"api\":\"%s\"", a->corr_id,
+		    a->cbid, a->domain == XPU_API_DRIVER ? "driver" : "runtime");
+		if (a->return_code)
+			put(c, ",\"return_code\":%d", a->return_code);
+		w = gpu_join__copy(c->j, a->pid, a->corr_id);
+		if (w)
+			put(c, ",\"bytes\":%llu",
+			    (unsigned long long)(w->kind == GPU_WORK_MEMSET ? t->memsets[w->index].bytes :
+									  t->memcpys[w->index].bytes));
+		put(c, "}");
+		end_ev(c);
+	}
+	return 0;
+}
+
+static int emit_nvtx(struct chrome *c)
+{
+	struct trace *t = c->t;
+	size_t i;
+
+	for (i = 0; i < t->nnvtxs; i++) {
+		const struct xpu_rec_nvtx *r = &t->nvtxs[i];
+		const char *n = trace__string(t, r->name_str), *dom = trace__string(t, r->domain_str);
+		bool marker = r->kind == XPU_NVTX_MARKER || r->end_ns <= r->start_ns;
+
+		if (!filter__span(&c->ses->filter, r->pid, r->tid, r->start_ns,
+				  marker ? r->start_ns : r->end_ns))
+			continue;
+		if (!thread_get(c, r->pid, r->tid))
+			return -ENOMEM;
+		c->th[*kmap__get(&c->th_idx, r->pid, r->tid)].has_events = true;
+		begin_ev(c, marker ? 'i' : 'X', r->pid, r->tid, r->start_ns);
+		if (marker)
+			put(c, ",\"s\":\"t\"");
+		else
+			put_dur(c, r->start_ns, r->end_ns);
+		put(c, ",\"cat\":\"nvtx\",\"name\":");
+		put_cstr(c, n && *n ? n : "[nvtx]");
+		put(c, ",\"args\":{");
+		if (dom && *dom) {
+			put(c, "\"domain\":");
+			put_cstr(c, dom);
+		}
+		if (r->color_argb)
+			put(c, "%s\"color\":\"#%06x\"", dom && *dom ? "," : "", r->color_argb & 0xffffff);
+		put(c, "}");
+		end_ev(c);
+	}
+	return 0;
+}
+
+static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_n, uint64_t end)
+{
+	while (th->nopen > keep_n) {
+		size_t k = --th->nopen;
+
+		begin_ev(c, 'X', th->pid, SAMPLE_TID_BASE + th->tid, th->starts[k]);
+		put_dur(c, th->starts[k], end);
+		put(c, ",\"cat\":\"cpu\",\"name\":");
+		put_cstr(c, strpool__str(&c->ses->pool, th->frames[k]));
+		put(c, ",\"args\":{\"samples\":%u}", th->counts[k]);
+		end_ev(c);
+	}
+}
+
+/*
+ * A sample at t stands for the period up to the next sample of its thread, or one period
+ * when the thread was not seen again within two periods (it slept): frames shared with the
+ * previous sample continue, the others close at t.
+ */
+static int emit_samples(struct chrome *c)
+{
+	struct trace *t = c->t;
+	uint32_t unknown = 0;
+	size_t i;
+
+	for (i = 0; i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *s = &t->samples[i];
+		struct thread_track *th;
+		const uint32_t *f;
+		uint32_t n, k;
+		int err;
+
+		if (!filter__at(&c->ses->filter, s->pid, s->tid, s->ts_ns))
+			continue;
+		th = thread_get(c, s->pid, s->tid);
+		if (!th)
+			return -ENOMEM;
+		th->has_samples = true;
+		err = symbolizer__stack(&c->ses->sym, s->pid, s->ts_ns, s->stack_id, false, &f, &n);
+		if (err)
+			return err;
+		if (!n) {
+			if (!unknown)
+				unknown = frame_intern(&c->ses->pool, "[unknown]", 9);
+			if (!unknown)
+				return -ENOMEM;
+			f = &unknown;
+			n = 1;
+		}
+		if (th->nopen && s->ts_ns - th->last_ts > 2 * c->period_ns)
+			close_frames(c, th, 0, th->last_ts + c->period_ns);
+		for (k = 0; k < n && k < th->nopen && th->frames[k] == f[k]; k++)
+			;
+		close_frames(c, th, k, s->ts_ns);
+		if (n > th->cap) {
+			size_t cap = n * 2;
+			uint32_t *nf = realloc(th->frames, cap * sizeof(*nf));
+			uint64_t *ns;
+			uint32_t *nc;
+
+			if (!nf)
+				return -ENOMEM;
+			th->frames = nf;
+			ns = realloc(th->starts, cap * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			th->starts = ns;
+			nc = realloc(th->counts, cap * sizeof(*nc));
+			if (!nc)
+				return -ENOMEM;
+			th->counts = nc;
+			th->cap = cap;
+		}
+		for (; k < n; k++) {
+			th->frames[k] = f[k];
+			th->starts[k] = s->ts_ns;
+			th->counts[k] = 0;
+		}
+		th->nopen = n;
+		for (k = 0; k < n; k++)
+			th->counts[k]++;
+		th->last_ts = s->ts_ns;
+	}
+	for (i = 0; i < c->nth; i++) {
+		struct thread_track *th = &c->th[i];
+
+		if (th->nopen)
+			close_frames(c, th, 0, th->last_ts + c->period_ns);
+	}
+	return 0;
+}
+
+/* ---- GPU ---------------------------------------------------------------------------------- */
+
+/*
+ * The "s" end of a flow into GPU work of (pid, corr): on its API call, else its launch. It
+ * sits inside the call, at its middle unless the work's own point (f_ts) comes earlier: a
+ * viewer drops a flow that ends before it starts.
+ */
+static bool flow_start(struct chrome *c, uint32_t pid, uint32_t corr, uint64_t id, uint64_t f_ts)
+{
+	struct trace *t = c->t;
+	long v = gpu_join__api(c->j, pid, corr);
+
+	if (v >= 0) {
+		const struct xpu_rec_gpu_api *a = &t->apis[v];
+
+		if (!filter__span(&c->ses->filter, a->pid, a->tid, a->start_ns, a->end_ns))
+			return false;
+		uint64_t mid = a->start_ns + (a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0) / 2;
+
+		if (f_ts < mid)
+			mid = f_ts > a->start_ns ? f_ts : a->start_ns;
+		begin_ev(c, 's', a->pid, a->tid, mid);
+	} else if ((v = gpu_join__launch(c->j, pid, corr)) >= 0) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[v];
+
+		if (!filter__at(&c->ses->filter, l->pid, l->tid, l->ts_ns) ||
+		    !thread_get(c, l->pid, l->tid))
+			return false;
+		c->th[*kmap__get(&c->th_idx, l->pid, l->tid)].has_events = true;
+		/* no API record (API tracing off): a marker to hang the arrow on */
+		if (!c->launch_marked[v]) {
+			c->launch_marked[v] = 1;
+			begin_ev(c, 'i', l->pid, l->tid, l->ts_ns);
+			put(c, ",\"s\":\"t\",\"cat\":\"cuda_api\",\"name\":\"launch\",\"args\":{\"correlation_id\":%u,\"cbid\":%u}",
+			    l->corr_id, l->cbid);
+			end_ev(c);
+		}
+		begin_ev(c, 's', l->pid, l->tid, l->ts_ns);
+	} else {
+		return false;
+	}
+	put(c, ",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%llu", (unsigned long long)id);
+	end_ev(c);
+	return true;
+}
+
+static void flow_end(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id)
+{
+	begin_ev(c, 'f', pid, tid, ts);
+	put(c, ",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%llu",
+	    (unsigned long long)id);
+	end_ev(c);
+}
+
+struct ival {
+	uint64_t start, end;
+	uint32_t gpu;
+	uint32_t copy;		/* 0: kernel, 1: copy or memset */
+};
+
+struct gpu_ctx {
+	struct ival *iv;
+	size_t niv, iv_cap;
+};
+
+/*
+ * Common part of kernels, copies and memsets: filters (the launching thread decides --tid,
+ * as in the folded view), finds the stream track and opens the event; the caller writes
+ * name and args.
+ */
+static int gpu_begin(struct chrome *c, struct gpu_ctx *g, const struct gpu_work *w,
+		     uint32_t context, uint32_t stream, const struct stream_track **out)
+{
+	const struct stream_track *s;
+	struct ival iv = { w->start, w->end > w->start ? w->end : w->start, 0,
+			   w->kind != GPU_WORK_KERNEL };
+	int err = 0;
+
+	*out = NULL;
+	if (!w->keep)
+		return 0;
+	s = stream_get(c, w->device, w->pid, context, stream, &err);
+	if (!s)
+		return err;
+	iv.gpu = s->gpu;
+	if (VEC_PUSH(g->iv, g->niv, g->iv_cap, iv))
+		return -ENOMEM;
+	*out = s;
+	begin_ev(c, 'X', GPU_PID_BASE + s->gpu, stream_tid(c, s), w->start);
+	put_dur(c, w->start, w->end);
+	return 0;
+}
+
+static void gpu_flow(struct chrome *c, const struct stream_track *s, uint32_t pid, uint32_t corr,
+		     uint64_t start, uint64_t end)
+{
+	uint64_t id = c->next_flow + 1, mid = start + (end > start ? end - start : 0) / 2;
+
+	if (flow_start(c, pid, corr, id, mid)) {
+		flow_end(c, GPU_PID_BASE + s->gpu, stream_tid(c, s), mid, id);
+		c->next_flow = id;
+	}
+}
+
+static const char *mem_kind_name(uint8_t k)
+{
+	static const char *const names[] = {
+		[XPU_MEM_UNKNOWN] = "unknown", [XPU_MEM_PAGEABLE] = "pageable",
+		[XPU_MEM_PINNED] = "pinned", [XPU_MEM_DEVICE] = "device", [XPU_MEM_ARRAY] = "array",
+		[XPU_MEM_MANAGED] = "managed", [XPU_MEM_DEVICE_STATIC] = "device static",
+		[XPU_MEM_MANAGED_STATIC] = "managed static",
+	};
+
+	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
+}
+
+static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k)
+{
+	const char *n = trace__string(c->t, k->name_str);
+	char dem[DEMANGLE_MAX_OUTPUT];
+
+	if (!n || !*n)
+		n = "[unknown kernel]";
+	else if (xpu_demangle(n, dem, sizeof(dem)) >= 0)
+		n = dem;
+	put(c, ",\"cat\":\"kernel\",\"name\":");
+	put_cstr(c, n);
+	put(c, ",\"args\":{\"correlation_id\":%u,\"grid\":\"(%u,%u,%u)\",\"block\":\"(%u,%u,%u)\",\"registers_per_thread\":%u,\"static_smem_bytes\":%u,\"dynamic_smem_bytes\":%u,\"stream\":%u",
+	    k->corr_id, k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
+	    k->registers_per_thread, k->static_smem_bytes, k->dynamic_smem_bytes, k->stream);
+	if (k->flags & XPU_GPU_IN_GRAPH)
+		put(c, ",\"graph_id\":%u,\"graph_node_id\":%llu", k->graph_id,
+		    (unsigned long long)k->graph_node_id);
+	put(c, "}");
+}
+
+static void memcpy_args(struct chrome *c, const struct xpu_rec_gpu_memcpy *m)
+{
+	uint64_t dur = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
+
+	put(c, ",\"cat\":\"memcpy\",\"name\":\"%s\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"src\":\"%s\",\"dst\":\"%s\"",
+	    memcpy_kind_name(m->copy_kind), m->corr_id, (unsigned long long)m->bytes,
+	    mem_kind_name(m->src_kind), mem_kind_name(m->dst_kind));
+	/* bytes per ns is GB/s */
+	if (dur)
+		put(c, ",\"GB/s\":%.3f", (double)m->bytes / dur);
+	if (m->copy_kind == XPU_MEMCPY_PTOP)
+		put(c, ",\"src_device\":%u,\"dst_device\":%u", m->src_device, m->dst_device);
+	put(c, ",\"stream\":%u}", m->stream);
+}
+
+static void memset_args(struct chrome *c, const struct xpu_rec_gpu_memset *m)
+{
+	put(c, ",\"cat\":\"memset\",\"name\":\"memset\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"value\":%u,\"memory\":\"%s\",\"stream\":%u}",
+	    m->corr_id, (unsigned long long)m->bytes, m->value, mem_kind_name(m->mem_kind),
+	    m->stream);
+}
+
+/* The stream a work item ran on, and its name and args after gpu_begin(). */
+static void work_stream(const struct trace *t, const struct gpu_work *w, uint32_t *context,
+			uint32_t *stream)
+{
+	if (w->kind == GPU_WORK_KERNEL) {
+		*context = t->kernels[w->index].context;
+		*stream = t->kernels[w->index].stream;
+	} else if (w->kind == GPU_WORK_MEMCPY) {
+		*context = t->memcpys[w->index].context;
+		*stream = t->memcpys[w->index].stream;
+	} else {
+		*context = t->memsets[w->index].context;
+		*stream = t->memsets[w->index].stream;
+	}
+}
+
+static void work_args(struct chrome *c, const struct gpu_work *w)
+{
+	if (w->kind == GPU_WORK_KERNEL)
+		kernel_args(c, &c->t->kernels[w->index]);
+	else if (w->kind == GPU_WORK_MEMCPY)
+		memcpy_args(c, &c->t->memcpys[w->index]);
+	else
+		memset_args(c, &c->t->memsets[w->index]);
+}
+
+/* Kernels, then copies, then memsets, each in trace order: the join's order. */
+static int emit_gpu(struct chrome *c, struct gpu_ctx *g)
+{
+	const struct stream_track *s;
+	uint32_t context, stream;
+	size_t i;
+	int err;
+
+	for (i = 0; i < c->j->n; i++) {
+		const struct gpu_work *w = &c->j->w[i];
+
+		work_stream(c->t, w, &context, &stream);
+		err = gpu_begin(c, g, w, context, stream, &s);
+		if (err)
+			return err;
+		if (!s)
+			continue;
+		work_args(c, w);
+		end_ev(c);
+		gpu_flow(c, s, w->pid, w->corr, w->start, w->end);
+	}
+	return 0;
+}
+
+static int cmp_ival(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+
+	if (x->gpu != y->gpu)
+		return x->gpu < y->gpu ? -1 : 1;
+	if (x->copy != y->copy)
+		return x->copy < y->copy ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* Adds [s, e) to buckets of width w starting at base. */
+static void bucket_add(double *b, size_t nb, uint64_t base, uint64_t w, uint64_t s, uint64_t e)
+{
+	size_t i;
+
+	if (e <= base)
+		return;
+	if (s < base)
+		s = base;
+	for (i = (s - base) / w; i < nb && s < e; i++) {
+		uint64_t be = base + (i + 1) * w, x = e < be ? e : be;
+
+		b[i] += (double)(x - s);
+		s = x;
+	}
+}
+
+/*
+ * Busy % per device: the union of kernel (and of copy/memset) intervals over fixed buckets,
+ * at most COUNTER_BUCKETS of them; a point is written only where the value changes.
+ */
+static int emit_counters(struct chrome *c, struct gpu_ctx *g)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, w, base;
+	double *b[2] = { NULL, NULL };
+	size_t nb, i, j;
+	int err = 0;
+
+	if (!g->niv)
+		return 0;
+	for (i = 0; i < g->niv; i++) {
+		lo = g->iv[i].start < lo ? g->iv[i].start : lo;
+		hi = g->iv[i].end > hi ? g->iv[i].end : hi;
+	}
+	if (c->f->has_range) {
+		lo = lo < c->f->r0 ? c->f->r0 : lo;
+		hi = hi > c->f->r1 ? c->f->r1 : hi;
+	}
+	if (hi <= lo)
+		hi = lo + 1;
+	w = (hi - lo) / COUNTER_BUCKETS + 1;
+	w = w < COUNTER_MIN_BUCKET_NS ? COUNTER_MIN_BUCKET_NS : w;
+	base = lo;
+	nb = (hi - lo) / w + 1;
+	b[0] = calloc(nb, sizeof(double));
+	b[1] = calloc(nb, sizeof(double));
+	if (!b[0] || !b[1]) {
+		err = -ENOMEM;
+		goto out;
+	}
+	qsort(g->iv, g->niv, sizeof(*g->iv), cmp_ival);
+	for (i = 0; i < g->niv; i = j) {
+		uint32_t gpu = g->iv[i].gpu;
+		double last[2] = { -1, -1 };
+		size_t k;
+
+		memset(b[0], 0, nb * sizeof(double));
+		memset(b[1], 0, nb * sizeof(double));
+		for (j = i; j < g->niv && g->iv[j].gpu == gpu;) {
+			/* merge overlapping intervals of one kind, then add the union */
+			uint32_t kind = g->iv[j].copy;
+			uint64_t s = g->iv[j].start, e = g->iv[j].end;
+
+			for (j++; j < g->niv && g->iv[j].gpu == gpu && g->iv[j].copy == kind &&
+				  g->iv[j].start <= e; j++)
+				e = g->iv[j].end > e ? g->iv[j].end : e;
+			if (c->f->has_range) {
+				s = s < c->f->r0 ? c->f->r0 : s;
+				e = e > c->f->r1 ? c->f->r1 : e;
+			}
+			if (e > s)
+				bucket_add(b[kind], nb, base, w, s, e);
+		}
+		for (k = 0; k <= nb; k++) {
+			double v0 = k < nb ? 100.0 * b[0][k] / w : 0, v1 = k < nb ? 100.0 * b[1][k] / w : 0;
+
+			/* one decimal is what a counter track can show */
+			v0 = (double)(long long)(v0 * 10 + 0.5) / 10;
+			v1 = (double)(long long)(v1 * 10 + 0.5) / 10;
+			if (v0 == last[0] && v1 == last[1])
+				continue;
+			last[0] = v0;
+			last[1] = v1;
+			begin_ev(c, 'C', GPU_PID_BASE + gpu, 0, base + k * w);
+			put(c, ",\"name\":\"busy %%\",\"args\":{\"kernels\":%.1f,\"copies\":%.1f}", v0,
+			    v1);
+			end_ev(c);
+		}
+	}
+out:
+	free(b[0]);
+	free(b[1]);
+	return err;
+}
+
+/* ---- metadata ----------------------------------------------------------------------------- */
+
+static void meta(struct chrome *c, const char *what, uint32_t pid, uint32_t tid, const char *name)
+{
+	put(c, "%s{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":",
+	    c->events ? ",\n" : "\n", pid, tid, what);
+	put_cstr(c, name);
+	put(c, "}");
+	c->events++;
+	end_ev(c);
+}
+
+static void meta_sort(struct chrome *c, const char *what, uint32_t pid, uint32_t tid, uint32_t idx)
+{
+	put(c, "%s{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"sort_index\":%u}",
+	    c->events ? ",\n" : "\n", pid, tid, what, idx);
+	c->events++;
+	end_ev(c);
+}
+
+static int cmp_th(const void *a, const void *b)
+{
+	const struct thread_track *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return 0;
+}
+
+static void emit_meta(struct chrome *c)
+{
+	struct trace *t = c->t;
+	char buf[320], cb[32];
+	size_t i, j;
+
+	for (i = 0; i < c->npids; i++) {
+		snprintf(buf, sizeof(buf), "%s %u", trace__comm(t, c->pids[i], cb, sizeof(cb)),
+			 c->pids[i]);
+		meta(c, "process_name", c->pids[i], 0, buf);
+		meta_sort(c, "process_sort_index", c->pids[i], 0, i);
+	}
+	/* sorted by tid, so that each thread's samples track follows it */
+	if (c->nth)
+		qsort(c->th, c->nth, sizeof(*c->th), cmp_th);
+	for (i = 0; i < c->nth; i++) {
+		const struct thread_track *th = &c->th[i];
+		const struct tr_thread *tt = trace__thread(t, th->tid);
+		const char *n = tt ? trace__string(t, tt->comm_str) : NULL;
+
+		if (n && *n)
+			snprintf(buf, sizeof(buf), "%s %u", n, th->tid);
+		else
+			snprintf(buf, sizeof(buf), "tid %u", th->tid);
+		if (th->has_events || !th->has_samples) {
+			meta(c, "thread_name", th->pid, th->tid, buf);
+			meta_sort(c, "thread_sort_index", th->pid, th->tid, 2 * i);
+		}
+		if (th->has_samples) {
+			strncat(buf, " samples", sizeof(buf) - strlen(buf) - 1);
+			meta(c, "thread_name", th->pid, SAMPLE_TID_BASE + th->tid, buf);
+			meta_sort(c, "thread_sort_index", th->pid, SAMPLE_TID_BASE + th->tid, 2 * i + 1);
+		}
+	}
+	for (i = 0; i < c->ndevs; i++) {
+		const char *dn = NULL;
+
+		for (j = 0; j < t->ndevices && !dn; j++) {
+			if (t->devices[j].device == c->devs[i])
+				dn = trace__string(t, t->devices[j].name_str);
+		}
+		if (dn && *dn)
+			snprintf(buf, sizeof(buf), "GPU %u (%s)", c->devs[i], dn);
+		else
+			snprintf(buf, sizeof(buf), "GPU %u", c->devs[i]);
+		meta(c, "process_name", GPU_PID_BASE + i, 0, buf);
+		meta_sort(c, "process_sort_index", GPU_PID_BASE + i, 0, c->npids + i);
+	}
+	for (i = 0; i < c->nst; i++) {
+		const struct stream_track *s = &c->st[i];
+
+		if (c->gpu_pids.n > 1)
+			snprintf(buf, sizeof(buf), "stream %u (pid %u)", s->stream, s->pid);
+		else
+			snprintf(buf, sizeof(buf), "stream %u", s->stream);
+		meta(c, "thread_name", GPU_PID_BASE + s->gpu, stream_tid(c, s), buf);
+		meta_sort(c, "thread_sort_index", GPU_PID_BASE + s->gpu, stream_tid(c, s), i);
+	}
+}
+
+/* A string record with its length (cmdlines hold NULs between arguments). */
+static const struct tr_string *string_rec(struct trace *t, uint32_t id)
+{
+	uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
+
+	return v ? &t->strings[*v] : NULL;
+}
+
+static void other_str(struct chrome *c, const char *key, uint32_t id, bool argv)
+{
+	const struct tr_string *s = string_rec(c->t, id);
+	char *tmp;
+	uint32_t i, len;
+
+	if (!s)
+		return;
+	len = s->len;
+	tmp = malloc(len + 1);
+	if (!tmp)
+		return;
+	memcpy(tmp, s->s, len);
+	/* argv: arguments joined with spaces, the last NUL dropped */
+	while (argv && len && !tmp[len - 1])
+		len--;
+	for (i = 0; argv && i < len; i++) {
+		if (!tmp[i])
+			tmp[i] = ' ';
+	}
+	put(c, ",\"%s\":", key);
+	put_str(c, tmp, len);
+	free(tmp);
+}
+
+static void emit_other(struct chrome *c)
+{
+	struct trace *t = c->t;
+	uint64_t unc = 0;
+	size_t i;
+
+	put(c, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"xpu-report\"");
+	put(c, ",\"clock\":\"CLOCK_REALTIME, mapped from CLOCK_MONOTONIC by %zu clock_sync pairs\"",
+	    c->nclk);
+	for (i = 0; i < t->nclocks; i++)
+		unc = t->clocks[i].uncertainty_ns > unc ? t->clocks[i].uncertainty_ns : unc;
+	put(c, ",\"clock_uncertainty_ns\":%llu", (unsigned long long)unc);
+	if (t->has_session) {
+		const struct xpu_rec_session *s = &t->session;
+
+		other_str(c, "host", s->host_str, false);
+		other_str(c, "kernel", s->kernel_str, false);
+		other_str(c, "arch", s->arch_str, false);
+		other_str(c, "recorder", s->version_str, false);
+		other_str(c, "command", s->cmdline_str, true);
+		put(c, ",\"target_pid\":%u,\"cpus\":%u,\"sample_freq_hz\":%u", s->target_pid, s->ncpu,
+		    s->sample_freq_hz);
+		put(c, ",\"start_realtime_ns\":%llu,\"start_monotonic_ns\":%llu",
+		    (unsigned long long)realtime_ns(c, s->start_mono_ns),
+		    (unsigned long long)s->start_mono_ns);
+	}
+	if (t->has_end)
+		put(c, ",\"end_monotonic_ns\":%llu", (unsigned long long)t->end.end_mono_ns);
+	if (c->f->has_range)
+		put(c, ",\"time_range_s\":\"%g,%g\"", c->ses->opts->range_start_s,
+		    c->ses->opts->range_end_s);
+	if (t->st.end != TRACE_END_CLEAN)
+		put(c, ",\"truncated\":true");
+	put(c, "},\n\"traceEvents\":[");
+}
+
+/* ---- driver ------------------------------------------------------------------------------- */
+
+static int cmp_clock(const void *a, const void *b)
+{
+	const struct clock_pair *x = a, *y = b;
+
+	return x->mono != y->mono ? (x->mono < y->mono ? -1 : 1) : 0;
+}
+
+static int setup_clock(struct chrome *c)
+{
+	struct trace *t = c->t;
+	size_t i, n = 0;
+
+	c->clk = calloc(t->nclocks ? t->nclocks : 1, sizeof(*c->clk));
+	if (!c->clk)
+		return -ENOMEM;
+	for (i = 0; i < t->nclocks; i++) {
+		if (!t->clocks[i].mono_ns || !t->clocks[i].realtime_ns)
+			continue;	/* a zero read is a writer bug, not a time */
+		c->clk[n].mono = t->clocks[i].mono_ns;
+		c->clk[n].real = t->clocks[i].realtime_ns;
+		n++;
+	}
+	if (n)
+		qsort(c->clk, n, sizeof(*c->clk), cmp_clock);
+	/* equal mono reads: keep the first, interpolation needs distinct points */
+	for (i = 1, c->nclk = n ? 1 : 0; i < n; i++) {
+		if (c->clk[i].mono != c->clk[c->nclk - 1].mono)
+			c->clk[c->nclk++] = c->clk[i];
+	}
+	if (c->nclk == 1)
+		c->fixed_offset = (int64_t)(c->clk[0].real - c->clk[0].mono);
+	else if (!c->nclk && t->has_session && t->session.start_realtime_ns)
+		c->fixed_offset = (int64_t)(t->session.start_realtime_ns - t->session.start_mono_ns);
+	return 0;
+}
+
+/* Session start (monotonic) for --time-range: the SESSION record, else the first event. */
+static int build_maps(struct chrome *c)
+{
+	c->j = session__gpu(c->ses);
+	if (!c->j)
+		return -ENOMEM;
+	c->launch_marked = calloc(c->t->nlaunches ? c->t->nlaunches : 1, 1);
+	return c->launch_marked ? 0 : -ENOMEM;
+}
+
+int out_chrome(struct session *ses, FILE *out)
+{
+	const struct report_opts *o = ses->opts;
+	struct chrome c = { .ses = ses, .t = ses->t, .f = &ses->filter, .out = out };
+	struct gpu_ctx g = { 0 };
+	uint64_t data_events;
+	size_t i;
+	int err;
+
+	/* the tests lower the threshold rather than write 256 MB */
+	c.warn_bytes = getenv("XPU_REPORT_CHROME_WARN_BYTES") ?
+			       strtoull(getenv("XPU_REPORT_CHROME_WARN_BYTES"), NULL, 10) :
+			       SIZE_WARN_BYTES;
+	c.period_ns = 1000000000ull / (ses->freq_hz ? ses->freq_hz : 1000);
+	err = setup_clock(&c);
+	if (!err)
+		err = build_maps(&c);
+	if (err)
+		goto out;
+	emit_other(&c);
+	err = emit_apis(&c);
+	if (!err)
+		err = emit_nvtx(&c);
+	if (!err)
+		err = emit_gpu(&c, &g);
+	if (!err)
+		err = emit_counters(&c, &g);
+	if (!err)
+		err = emit_samples(&c);
+	if (err)
+		goto out;
+	data_events = c.events;
+	emit_meta(&c);
+	put(&c, "\n]}\n");
+	if (!data_events) {
+		double dur = c.t->has_session && c.t->has_end &&
+					     c.t->end.end_mono_ns > c.t->session.start_mono_ns ?
+				     (c.t->end.end_mono_ns - c.t->session.start_mono_ns) / 1e9 :
+				     0;
+
+		if (c.f->has_range && dur > 0)
+			fprintf(stderr, "xpu-report: warning: no events in the time range (the session lasted %.3f s)\n",
+				dur);
+		else
+			fprintf(stderr, "xpu-report: warning: no events to show%s\n",
+				c.f->has_range ? " in the time range" : "");
+	}
+	if (o->verbose)
+		fprintf(stderr, "xpu-report: chrome: %llu events, %llu bytes, %llu flows\n",
+			(unsigned long long)c.events, (unsigned long long)c.bytes,
+			(unsigned long long)c.next_flow);
+out:
+	for (i = 0; i < c.nth; i++) {
+		free(c.th[i].frames);
+		free(c.th[i].starts);
+		free(c.th[i].counts);
+	}
+	free(c.th);
+	free(c.pids);
+	free(c.st);
+	free(c.devs);
+	free(c.clk);
+	free(c.launch_marked);
+	free(g.iv);
+	kmap__free(&c.th_idx);
+	kmap__free(&c.pid_idx);
+	kmap__free(&c.st_idx);
+	kmap__free(&c.dev_idx);
+	kmap__free(&c.gpu_pids);
+	return err;
+}

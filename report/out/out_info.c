@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+/* `--format=info`: what is in the file and how complete it is, without symbolizing stacks. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/session.h"
+#include "model/stack_stats.h"
+#include "out/gpu_stats.h"
+#include "sym/jitsyms.h"
+
+static const char *end_name(enum trace_reader_end e)
+{
+	switch (e) {
+	case TRACE_END_CLEAN: return "clean (trailer present)";
+	case TRACE_END_NO_TRAILER: return "no trailer (recorder did not finish)";
+	case TRACE_END_TRUNCATED: return "truncated";
+	case TRACE_END_CORRUPT: return "corrupt";
+	default: return "unknown";
+	}
+}
+
+static const char *reason_name(uint32_t r)
+{
+	switch (r) {
+	case XPU_END_TARGET_EXITED: return "target exited";
+	case XPU_END_SIGNAL: return "signal";
+	case XPU_END_ERROR: return "error";
+	case XPU_END_DURATION: return "duration reached";
+	default: return "unknown";
+	}
+}
+
+static const char *lost_name(uint32_t s)
+{
+	switch (s) {
+	case XPU_LOST_RINGBUF: return "ringbuf";
+	case XPU_LOST_CUPTI_RECORDS: return "cupti-records";
+	case XPU_LOST_CUPTI_TRANSPORT: return "cupti-transport";
+	case XPU_LOST_STACK: return "stack";
+	case XPU_LOST_MAPPINGS: return "mappings";
+	case XPU_LOST_WRITER: return "writer";
+	case XPU_LOST_PY_STACK: return "python-frames";
+	default: return "other";
+	}
+}
+
+static const char *stat_name(uint32_t id)
+{
+	static const char *const n[] = {
+		[XPU_STAT_SAMPLES] = "samples",
+		[XPU_STAT_RINGBUF_LOST] = "ringbuf_lost",
+		[XPU_STAT_STACK_ERRORS] = "stack_errors",
+		[XPU_STAT_TASK_EVENTS] = "task_events",
+		[XPU_STAT_MAPPING_SCANS] = "mapping_scans",
+		[XPU_STAT_MAPPING_SCAN_FAILURES] = "mapping_scan_failures",
+		[XPU_STAT_GPU_RECORDS] = "gpu_records",
+		[XPU_STAT_GPU_LAUNCHES] = "gpu_launches",
+		[XPU_STAT_CUPTI_DROPPED] = "cupti_dropped",
+		[XPU_STAT_WRITER_BYTES_RAW] = "writer_bytes_raw",
+		[XPU_STAT_WRITER_BYTES_COMPRESSED] = "writer_bytes_compressed",
+		[XPU_STAT_CUPTI_CLIENTS] = "cupti_clients",
+		[XPU_STAT_CUPTI_REJECTED] = "cupti_rejected",
+		[XPU_STAT_STACK_COPIES] = "stack_copies",
+		[XPU_STAT_STACK_COPY_ERRORS] = "stack_copy_errors",
+		[XPU_STAT_STACK_TOP_ERRORS] = "stack_top_errors",
+		[XPU_STAT_PY_STACKS] = "py_stacks",
+		[XPU_STAT_PY_FRAMES] = "py_frames",
+		[XPU_STAT_PY_TRUNCATED] = "py_truncated",
+		[XPU_STAT_PY_READ_ERRORS] = "py_read_errors",
+		[XPU_STAT_PY_CODES] = "py_codes",
+		[XPU_STAT_PY_CODE_ERRORS] = "py_code_errors",
+		[XPU_STAT_PY_NO_THREAD] = "py_no_thread",
+		[XPU_STAT_CFI_WALKS] = "cfi_walks",
+		[XPU_STAT_CFI_FRAMES] = "cfi_frames",
+		[XPU_STAT_CFI_END_OUTERMOST] = "cfi_end_outermost",
+		[XPU_STAT_CFI_END_FP] = "cfi_end_fp",
+		[XPU_STAT_CFI_END_READ] = "cfi_end_unreadable",
+		[XPU_STAT_CFI_END_LIMIT] = "cfi_end_frame_limit",
+		[XPU_STAT_CFI_END_BAD_SP] = "cfi_end_bad_sp",
+		[XPU_STAT_CFI_FP_NO_MAP] = "cfi_fp_no_mapping",
+		[XPU_STAT_CFI_FP_NO_TABLE] = "cfi_fp_table_not_loaded",
+		[XPU_STAT_CFI_FP_NO_ROW] = "cfi_fp_no_fde",
+		[XPU_STAT_CFI_FP_UNSUPPORTED] = "cfi_fp_unsupported_rule",
+		[XPU_STAT_CFI_NO_PROC] = "cfi_walks_without_tables",
+		[XPU_STAT_CFI_FILES] = "cfi_files",
+		[XPU_STAT_CFI_FILES_FAILED] = "cfi_files_failed",
+		[XPU_STAT_CFI_FILES_OVER_BUDGET] = "cfi_files_over_budget",
+		[XPU_STAT_CFI_ROWS] = "cfi_rows",
+		[XPU_STAT_CFI_TABLE_BYTES] = "cfi_table_bytes",
+		[XPU_STAT_CFI_BUILD_NS] = "cfi_build_ns",
+		[XPU_STAT_CFI_BUILD_MAX_NS] = "cfi_build_max_ns",
+		[XPU_STAT_CFI_FILES_SHARED] = "cfi_files_shared",
+		[XPU_STAT_CFI_START_WAIT_NS] = "cfi_start_wait_ns",
+		[XPU_STAT_CFI_START_WAIT_TIMEOUTS] = "cfi_start_wait_timeouts",
+		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
+		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
+	};
+
+	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
+}
+
+/* Prints a string field; NUL-separated lists (argv) are joined with spaces. */
+static void print_str(struct trace *t, FILE *out, const char *label, uint32_t id)
+{
+	const uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
+	uint32_t i, len;
+	const char *s;
+
+	fprintf(out, "  %-16s ", label);
+	if (!v) {
+		fprintf(out, "%s\n", id ? "(unknown string)" : "-");
+		if (id)
+			t->bad_string_refs++;
+		return;
+	}
+	s = t->strings[*v].s;
+	len = t->strings[*v].len;
+	while (len && s[len - 1] == '\0')
+		len--;
+	for (i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		fputc(c == '\0' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
+	}
+	fputc('\n', out);
+}
+
+struct stop_row {
+	uint8_t reason;
+	uint32_t frame;		/* outermost frame's name id */
+	uint64_t count;
+};
+
+static int cmp_stop_row(const void *a, const void *b)
+{
+	const struct stop_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/*
+ * Where walks that did not reach the outermost frame ended: counts per reason and per
+ * outermost frame, most frequent first, so a user sees which library lacks CFI or whether a
+ * bigger copy would help.
+ */
+static int print_stops(struct session *ses, FILE *out, size_t top)
+{
+	const struct unwind_stats *st = &ses->uw;
+	struct stop_row *rows = NULL;
+	size_t nrows = 0, cap = 0, i;
+	struct kmap idx = { 0 };
+	int err = 0, r;
+
+	fprintf(out, "  %-16s", "dwarf stops");
+	for (r = 0; r < UW_STOP_N; r++)
+		fprintf(out, "%s %s %" PRIu64, r ? "," : "", unwind__stop_name(r), st->stops[r]);
+	fprintf(out, "\n");
+	for (i = 0; i < st->nstop_recs; i++) {
+		const struct unwind_stop_rec *s = &st->stop_recs[i];
+		struct stop_row row = { .reason = s->reason };
+		const uint32_t *f;
+		uint32_t n, *v;
+		bool ins;
+
+		if (s->reason == UW_STOP_OUTERMOST)
+			continue;
+		err = symbolizer__stack(&ses->sym, s->pid, s->ts, s->stack_id, false, &f, &n);
+		if (err)
+			goto out;
+		row.frame = n ? f[0] : 0;
+		v = kmap__put(&idx, row.reason, row.frame, nrows, &ins);
+		if (!v || (ins && VEC_PUSH(rows, nrows, cap, row))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		rows[*v].count += s->count;
+	}
+	if (nrows)
+		qsort(rows, nrows, sizeof(*rows), cmp_stop_row);
+	for (i = 0; i < nrows && i < top; i++)
+		fprintf(out, "    %10" PRIu64 "  %-10s at %s\n", rows[i].count,
+			unwind__stop_name(rows[i].reason),
+			rows[i].frame ? strpool__str(&ses->pool, rows[i].frame) : "?");
+	if (nrows > top)
+		fprintf(out, "    (%zu more)\n", nrows - top);
+out:
+	free(rows);
+	kmap__free(&idx);
+	return err;
+}
+
+/* With a filter: how many CPU samples and GPU records pass it, the set every format shows. */
+static int print_selected(struct session *ses, FILE *out)
+{
+	const struct trace *t = ses->t;
+	const struct gpu_join *j;
+	uint64_t cpu = 0, gpu = 0;
+	size_t i;
+
+	if (!filter__active(&ses->filter))
+		return 0;
+	j = session__gpu(ses);
+	if (!j)
+		return -ENOMEM;
+	for (i = 0; i < t->nsamples; i++)
+		cpu += filter__at(&ses->filter, t->samples[i].pid, t->samples[i].tid,
+				  t->samples[i].ts_ns);
+	for (i = 0; i < j->n; i++)
+		gpu += j->w[i].keep;
+	fprintf(out, "filter\n");
+	fprintf(out, "  %-16s %" PRIu64 " of %zu\n", "cpu samples", cpu, t->nsamples);
+	fprintf(out, "  %-16s %" PRIu64 " of %zu\n", "gpu records", gpu, j->n);
+	return 0;
+}
+
+int out_info(struct session *ses, FILE *out)
+{
+	struct trace *t = ses->t;
+	const struct xpu_rec_session *s = &t->session;
+	size_t i;
+	int type;
+
+	fprintf(out, "file\n");
+	fprintf(out, "  %-16s %u.%u\n", "format", t->hdr.major, t->hdr.minor);
+	fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " bytes valid\n", "size",
+		t->st.bytes_valid, t->st.file_bytes);
+	fprintf(out, "  %-16s %" PRIu64 "\n", "frames", t->st.frames_ok);
+	fprintf(out, "  %-16s %" PRIu64 "\n", "records", t->st.records);
+	fprintf(out, "  %-16s %s\n", "end", end_name(t->st.end));
+	if (t->st.end != TRACE_END_CLEAN && t->st.reason[0])
+		fprintf(out, "  %-16s %s\n", "reason", t->st.reason);
+
+	fprintf(out, "session\n");
+	if (!t->has_session) {
+		fprintf(out, "  (no session record)\n");
+	} else {
+		print_str(t, out, "host", s->host_str);
+		print_str(t, out, "kernel", s->kernel_str);
+		print_str(t, out, "arch", s->arch_str);
+		print_str(t, out, "recorder", s->version_str);
+		print_str(t, out, "command", s->cmdline_str);
+		print_str(t, out, "options", s->options_str);
+		fprintf(out, "  %-16s %u\n", "cpus", s->ncpu);
+		fprintf(out, "  %-16s %u Hz\n", "frequency", s->sample_freq_hz);
+		fprintf(out, "  %-16s %s\n", "stacks",
+			s->stack_mode == XPU_STACK_DWARF ? "dwarf" :
+			s->stack_mode == XPU_STACK_CFI ? "cfi (unwound in BPF)" :
+			s->stack_mode == XPU_STACK_FP ? "frame pointer" : "unknown");
+		fprintf(out, "  %-16s %s%s%s\n", "flags",
+			s->flags & XPU_SESSION_KERNEL_STACKS ? "kernel-stacks " : "",
+			s->flags & XPU_SESSION_ATTACHED ? "attached " : "",
+			s->flags & XPU_SESSION_GPU ? "gpu" : "");
+		fprintf(out, "  %-16s %u\n", "target pid", s->target_pid);
+		fprintf(out, "  %-16s %" PRIu64 " ns (monotonic)\n", "start", s->start_mono_ns);
+	}
+	if (t->has_end) {
+		fprintf(out, "  %-16s %" PRIu64 " ns (monotonic)\n", "end", t->end.end_mono_ns);
+		if (t->has_session && t->end.end_mono_ns >= s->start_mono_ns)
+			fprintf(out, "  %-16s %.3f s\n", "duration",
+				(t->end.end_mono_ns - s->start_mono_ns) / 1e9);
+		fprintf(out, "  %-16s %s\n", "end reason", reason_name(t->end.reason));
+		/* a target killed by a signal has no exit code: the recorder stores -1 */
+		if (t->end.term_signal)
+			fprintf(out, "  %-16s %d (%s)\n", "killed by signal", t->end.term_signal,
+				strsignal((int)t->end.term_signal));
+		else
+			fprintf(out, "  %-16s %d\n", "exit code", t->end.exit_code);
+	} else {
+		fprintf(out, "  %-16s (no session end record)\n", "end");
+	}
+
+	fprintf(out, "clock sync\n");
+	for (i = 0; i < t->nclocks; i++)
+		fprintf(out, "  mono %" PRIu64 " realtime %" PRIu64 " boottime %" PRIu64
+			" +-%" PRIu64 " ns\n", t->clocks[i].mono_ns, t->clocks[i].realtime_ns,
+			t->clocks[i].boottime_ns, t->clocks[i].uncertainty_ns);
+	if (!t->nclocks)
+		fprintf(out, "  (none)\n");
+
+	fprintf(out, "records\n");
+	for (type = 1; type <= XPU_REC_TYPE_MAX_KNOWN; type++) {
+		if (t->type_counts[type])
+			fprintf(out, "  %-16s %" PRIu64 "\n", xpu_record_type_name(type),
+				t->type_counts[type]);
+	}
+	fprintf(out, "  %-16s %" PRIu64 "\n", "unknown types", t->unknown_types);
+
+	if (print_selected(ses, out))
+		return -ENOMEM;
+
+	fprintf(out, "integrity\n");
+	fprintf(out, "  %-16s %" PRIu64 "\n", "bad records", t->bad_records);
+	fprintf(out, "  %-16s %" PRIu64 "\n", "duplicate ids", t->dup_ids);
+	fprintf(out, "  %-16s %" PRIu64 "\n", "bad string refs", t->bad_string_refs);
+	fprintf(out, "  %-16s %" PRIu64 "\n", "bad stack refs", t->bad_stack_refs);
+	fprintf(out, "  %-16s %" PRIu64 "\n", "bad dso refs", t->bad_dso_refs);
+	if (t->ksyms_out_of_order)
+		fprintf(out, "  %-16s %" PRIu64 "\n", "ksyms gaps", t->ksyms_out_of_order);
+
+	fprintf(out, "lost\n");
+	for (i = 0; i < t->nlost; i++)
+		fprintf(out, "  %-16s %" PRIu64 " (pid %u, at %" PRIu64 " ns)\n",
+			lost_name(t->lost[i].source), t->lost[i].count, t->lost[i].pid,
+			t->lost[i].ts_ns);
+	if (!t->nlost)
+		fprintf(out, "  (none)\n");
+	if (gpu_stats__print_procs(t, out))
+		return -ENOMEM;
+
+	fprintf(out, "stats\n");
+	for (i = 0; i < t->nstats; i++)
+		fprintf(out, "  %-24s %" PRIu64 "\n", stat_name(t->stats[i].id), t->stats[i].value);
+	if (!t->nstats)
+		fprintf(out, "  (none)\n");
+
+	{
+		uint64_t cc, ct, gc, gt;
+		const char *hint;
+
+		if (stack_stats__complete_rate(ses, &cc, &ct, &gc, &gt))
+			return -ENOMEM;
+		fprintf(out, "stacks\n");
+		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%), %" PRIu64
+			" of %" PRIu64 " gpu launches (%.1f%%)\n", "complete", cc, ct,
+			ct ? 100.0 * cc / ct : 0.0, gc, gt, gt ? 100.0 * gc / gt : 0.0);
+		if (ses->uw.copies)
+			fprintf(out, "  %-16s %" PRIu64 " copies (%.0f bytes each), %" PRIu64
+				" matched, %" PRIu64 " unwound (%.1f frames each), %" PRIu64
+				" kept frame pointers\n", "dwarf", ses->uw.copies,
+				(double)ses->uw.copy_bytes / ses->uw.copies, ses->uw.matched, ses->uw.used,
+				ses->uw.used ? (double)ses->uw.frames / ses->uw.used : 0.0, ses->uw.failed);
+		if (ses->uw.fp_frames)
+			fprintf(out, "  %-16s %" PRIu64 " frames in %" PRIu64 " walks, %" PRIu64
+				" of them by return-address scan (code without CFI: JIT code, "
+				"trampolines)\n", "fp fallback", ses->uw.fp_frames, ses->uw.fp_walks,
+				ses->uw.fp_scanned);
+		if (ses->uw.top_bytes)
+			fprintf(out, "  %-16s %.0f bytes below the stack top per copy\n", "dwarf top",
+				(double)ses->uw.top_bytes / ses->uw.copies);
+		if (ses->uw.used && print_stops(ses, out, 12))
+			return -ENOMEM;
+		hint = unwind__hint(ses->t, &ses->uw, cc + gc, ct + gt);
+		if (hint)
+			fprintf(out, "  %-16s %s\n", "hint", hint);
+	}
+	if (t->npy_runtimes) {
+		fprintf(out, "python\n");
+		pyframes__print_runtimes(t, out, "  ");
+		fprintf(out, "  %-16s %" PRIu64 " cpu samples, %" PRIu64 " gpu launches\n",
+			"with frames", ses->py.samples, ses->py.launches);
+		fprintf(out, "  %-16s %" PRIu64 " evaluator frames replaced, %" PRIu64
+			" frame groups above a native stack that ended early\n", "spliced",
+			ses->py.activations, ses->py.outer_groups);
+	}
+
+	if (t->njit_syms) {
+		uint64_t syms, invalid;
+
+		jitsyms__counts(ses->sym.jit, &syms, &invalid);
+		fprintf(out, "jit\n");
+		fprintf(out, "  %-16s %" PRIu64 " (%" PRIu64 " invalid)\n", "symbols", syms, invalid);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "frames named", ses->sym.jit_named);
+	}
+
+	fprintf(out, "dsos\n");
+	for (i = 0; i < t->ndsos; i++) {
+		const struct tr_dso *d = &t->dsos[i];
+		char hex[2 * XPU_BUILD_ID_MAX + 1] = "-";
+		int k;
+
+		for (k = 0; k < d->rec.build_id_len; k++)
+			sprintf(hex + 2 * k, "%02x", d->rec.build_id[k]);
+		fprintf(out, "  %s %s local: %s\n", hex, d->path[0] ? d->path : "(unknown path)",
+			symbolizer__dso_status(&ses->sym, i));
+	}
+	if (!t->ndsos)
+		fprintf(out, "  (none)\n");
+	return ferror(out) ? -EIO : 0;
+}

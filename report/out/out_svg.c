@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+/*
+ * An interactive flame graph as one self-contained SVG: the folded lines of the current view
+ * and weight (folded.h, the very data --format=folded prints) are merged into a tree and
+ * drawn root at the bottom, one rectangle per frame with a <title> tooltip (frame, weight,
+ * percent). Labels are cut to fit in C, so the picture reads even where scripts do not run
+ * (an <img>); the embedded script adds click-to-zoom, reset and search with matched percent.
+ * GPU work ("[gpu] ..." leaves) is drawn in blue-greens, kernel frames ("_[k]") in orange,
+ * everything else in the usual warm colours, each hue fixed by a hash of the name.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/out.h"
+
+#define IMG_WIDTH 1200
+#define FRAME_H 16
+#define PAD_X 10
+#define PAD_TOP 56
+#define PAD_BOTTOM 34
+#define FONT_SIZE 12
+#define CHAR_W (FONT_SIZE * 0.59)
+#define MIN_WIDTH_PX 0.1
+
+struct node {
+	uint32_t name;		/* id in the local pool */
+	uint32_t first, last, next;	/* children list; 0 = none (node 0 is the root) */
+	uint32_t depth;
+	double weight;
+};
+
+struct flame {
+	struct strpool names;
+	struct node *n;
+	size_t nn, cap;
+	struct kmap child;	/* {parent, name id} -> node */
+	uint32_t max_depth;
+};
+
+static int node_child(struct flame *f, uint32_t parent, const char *name, size_t len,
+		      uint32_t *out)
+{
+	uint32_t id = strpool__intern(&f->names, name, len), *v;
+	struct node nd = { 0 };
+	bool ins;
+
+	if (!id)
+		return -ENOMEM;
+	v = kmap__put(&f->child, parent, id, f->nn, &ins);
+	if (!v)
+		return -ENOMEM;
+	if (ins) {
+		nd.name = id;
+		nd.depth = f->n[parent].depth + 1;
+		if (VEC_PUSH(f->n, f->nn, f->cap, nd))
+			return -ENOMEM;
+		if (f->n[parent].last)
+			f->n[f->n[parent].last].next = *v;
+		else
+			f->n[parent].first = *v;
+		f->n[parent].last = *v;
+		if (nd.depth > f->max_depth)
+			f->max_depth = nd.depth;
+	}
+	*out = *v;
+	return 0;
+}
+
+static int flame_build(struct flame *f, const struct folded_line *lines, size_t n)
+{
+	struct node root = { 0 };
+	size_t i;
+	int err;
+
+	root.name = strpool__intern(&f->names, "all", 3);
+	if (!root.name || VEC_PUSH(f->n, f->nn, f->cap, root))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *s = lines[i].text, *e;
+		uint32_t cur = 0;
+
+		f->n[0].weight += lines[i].weight;
+		for (;;) {
+			e = strchr(s, ';');
+			err = node_child(f, cur, s, e ? (size_t)(e - s) : strlen(s), &cur);
+			if (err)
+				return err;
+			f->n[cur].weight += lines[i].weight;
+			if (!e)
+				break;
+			s = e + 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- escaping ----------------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if the bytes there are not one. */
+static size_t utf8_len(const unsigned char *s, size_t avail)
+{
+	uint32_t cp;
+	size_t need, k;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 1, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 2, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 3, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (need >= avail)
+		return 0;
+	for (k = 1; k <= need; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[k] & 0x3f);
+	}
+	if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff) || cp >= 0xfffe)) ||
+	    (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return need + 1;
+}
+
+/*
+ * XML text or attribute: markup characters as entities; bytes XML 1.0 cannot hold (control
+ * characters, invalid UTF-8) as U+FFFD, so any frame name gives a well-formed file. At most
+ * max_chars characters are written (then ".."), counting characters, not bytes.
+ */
+static void put_xml(FILE *out, const char *str, size_t max_chars)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = strlen(str), i = 0, chars = 0;
+
+	while (i < len) {
+		size_t l = utf8_len(s + i, len - i);
+
+		if (chars == max_chars) {
+			fputs("..", out);
+			return;
+		}
+		chars++;
+		if (!l || (s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) {
+			fputs("&#xfffd;", out);
+			i++;
+			continue;
+		}
+		switch (s[i]) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default: fwrite(s + i, 1, l, out); break;
+		}
+		i += l;
+	}
+}
+
+static size_t utf8_chars(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = strlen(str), i = 0, n = 0;
+
+	while (i < len) {
+		size_t l = utf8_len(s + i, len - i);
+
+		i += l ? l : 1;
+		n++;
+	}
+	return n;
+}
+
+/* ---- drawing ------------------------------------------------------------------------------ */
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void frame_color(const char *name, char *buf, size_t len)
+{
+	uint32_t h = name_hash(name);
+	double v1 = (h & 0xff) / 255.0, v2 = (h >> 8 & 0xff) / 255.0, v3 = (h >> 16 & 0xff) / 255.0;
+	size_t nl = strlen(name);
+	int r, g, b;
+
+	if (!strncmp(name, "[gpu] ", 6)) {
+		r = 40 + 60 * v1;
+		g = 150 + 70 * v2;
+		b = 190 + 60 * v3;
+	} else if (nl > 4 && !strcmp(name + nl - 4, "_[k]")) {
+		r = 230 + 25 * v3;
+		g = 150 + 50 * v2;
+		b = 40 + 30 * v1;
+	} else {
+		r = 205 + 50 * v3;
+		g = 230 * v1;
+		b = 55 * v2;
+	}
+	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
+}
+
+static void put_weight(FILE *out, const struct profile *p, double w)
+{
+	if (p->s->opts->weight == WEIGHT_TIME) {
+		if (w >= 1e6)
+			fprintf(out, "%.3f s", w / 1e6);
+		else if (w >= 1e3)
+			fprintf(out, "%.3f ms", w / 1e3);
+		else
+			fprintf(out, "%.0f us", w);
+	} else {
+		fprintf(out, "%.0f sample%s", w, w == 1 ? "" : "s");
+	}
+}
+
+struct draw {
+	struct profile *p;
+	struct flame *f;
+	FILE *out;
+	double scale;		/* px per weight unit */
+	uint32_t height;
+	uint64_t frames;
+};
+
+static void draw_node(struct draw *d, uint32_t i, double x)
+{
+	const struct node *nd = &d->f->n[i];
+	const char *name = strpool__str(&d->f->names, nd->name);
+	double w = nd->weight * d->scale, y = d->height - PAD_BOTTOM - (nd->depth + 1.0) * FRAME_H;
+	double total = d->f->n[0].weight;
+	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
+	char color[32];
+	uint32_t c;
+
+	if (w < MIN_WIDTH_PX)
+		return;
+	d->frames++;
+	frame_color(name, color, sizeof(color));
+	fprintf(d->out, "<g><title>");
+	put_xml(d->out, name, SIZE_MAX);
+	fputs(" (", d->out);
+	put_weight(d->out, d->p, nd->weight);
+	fprintf(d->out, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">",
+		total > 0 ? 100.0 * nd->weight / total : 0.0, x, y, w, FRAME_H - 1, color, x + 3,
+		y + FRAME_H - 4.5);
+	if (fit >= 3)
+		put_xml(d->out, name, utf8_chars(name) > fit ? fit - 2 : SIZE_MAX);
+	fputs("</text></g>\n", d->out);
+	for (c = nd->first; c; c = d->f->n[c].next) {
+		draw_node(d, c, x);
+		x += d->f->n[c].weight * d->scale;
+	}
+}
+
+/*
+ * Zoom, reset and search. Frame geometry is read back from the drawn rectangles at load, so
+ * the C side stays the single source of layout; names come from the <title> (before the last
+ * " (", which starts the weight).
+ */
+static const char svg_script[] =
+	"'use strict';\n"
+	"var W = " "%d" ", PAD = %d, CW = %.3f, frames = [], total = 0, zoomed = null;\n"
+	"function $(id) { return document.getElementById(id); }\n"
+	"function nameOf(g) { var t = g.firstElementChild.textContent; return t.substring(0, t.lastIndexOf(' (')); }\n"
+	"function init() {\n"
+	"  var gs = $('frames').children;\n"
+	"  for (var i = 0; i < gs.length; i++) {\n"
+	"    var g = gs[i], r = g.querySelector('rect');\n"
+	"    var f = { g: g, r: r, t: g.querySelector('text'), name: nameOf(g), x: +r.getAttribute('x'),\n"
+	"      w: +r.getAttribute('width'), y: +r.getAttribute('y'), fill: r.getAttribute('fill') };\n"
+	"    frames.push(f);\n"
+	"    g.addEventListener('click', (function (f) { return function () { zoom(f); }; })(f));\n"
+	"    g.addEventListener('mouseover', (function (f) { return function () { $('details').textContent = f.g.firstElementChild.textContent; }; })(f));\n"
+	"    g.addEventListener('mouseout', function () { $('details').textContent = ' '; });\n"
+	"  }\n"
+	"  if (frames.length) total = frames[0].w;\n"
+	"  window.addEventListener('keydown', function (e) {\n"
+	"    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); searchPrompt(); }\n"
+	"    else if (e.key === 'Escape') { clearSearch(); reset(); }\n"
+	"  });\n"
+	"}\n"
+	"function label(f, w) {\n"
+	"  var n = Math.floor((w - 6) / CW), s = f.name;\n"
+	"  f.t.textContent = n < 3 ? '' : (s.length > n ? s.substring(0, n - 2) + '..' : s);\n"
+	"}\n"
+	"function place(f, x, w) {\n"
+	"  f.r.setAttribute('x', x.toFixed(2)); f.r.setAttribute('width', w.toFixed(2));\n"
+	"  f.t.setAttribute('x', (x + 3).toFixed(2)); label(f, w);\n"
+	"}\n"
+	"function zoom(z) {\n"
+	"  var eps = 1e-6, ratio = (W - 2 * PAD) / z.w;\n"
+	"  zoomed = z;\n"
+	"  frames.forEach(function (f) {\n"
+	"    var inside = f.x >= z.x - eps && f.x + f.w <= z.x + z.w + eps && f.y <= z.y;\n"
+	"    var below = f.y > z.y && f.x <= z.x + eps && f.x + f.w >= z.x + z.w - eps;\n"
+	"    f.g.classList.remove('hide', 'parent');\n"
+	"    if (inside) place(f, PAD + (f.x - z.x) * ratio, f.w * ratio);\n"
+	"    else if (below) { f.g.classList.add('parent'); place(f, PAD, W - 2 * PAD); }\n"
+	"    else f.g.classList.add('hide');\n"
+	"  });\n"
+	"  $('unzoom').classList.remove('hide');\n"
+	"}\n"
+	"function reset() {\n"
+	"  zoomed = null;\n"
+	"  frames.forEach(function (f) { f.g.classList.remove('hide', 'parent'); place(f, f.x, f.w); });\n"
+	"  $('unzoom').classList.add('hide');\n"
+	"}\n"
+	"function clearSearch() {\n"
+	"  frames.forEach(function (f) { f.r.setAttribute('fill', f.fill); f.g.classList.remove('match'); });\n"
+	"  $('matched').textContent = ' ';\n"
+	"}\n"
+	"function search(term) {\n"
+	"  var re, spans = [], sum = 0, end = -1, n = 0;\n"
+	"  clearSearch();\n"
+	"  if (!term) return 0;\n"
+	"  try { re = new RegExp(term); } catch (e) { re = new RegExp(term.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')); }\n"
+	"  frames.forEach(function (f) {\n"
+	"    if (!re.test(f.name)) return;\n"
+	"    f.r.setAttribute('fill', 'rgb(230,0,230)'); f.g.classList.add('match'); n++;\n"
+	"    spans.push([f.x, f.x + f.w]);\n"
+	"  });\n"
+	"  /* nested matches count once: merge the covered x ranges */\n"
+	"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+	"  spans.forEach(function (s) {\n"
+	"    if (s[0] >= end) { sum += s[1] - s[0]; end = s[1]; }\n"
+	"    else if (s[1] > end) { sum += s[1] - end; end = s[1]; }\n"
+	"  });\n"
+	"  var pct = total > 0 ? 100 * sum / total : 0;\n"
+	"  $('matched').textContent = n ? 'Matched: ' + pct.toFixed(2) + '%%' : 'No match';\n"
+	"  return pct;\n"
+	"}\n"
+	"function searchPrompt() {\n"
+	"  var t = window.prompt('Search frames (regular expression):', '');\n"
+	"  if (t !== null) search(t);\n"
+	"}\n"
+	"window.xpuFlame = { zoom: function (i) { zoom(frames[i]); }, reset: reset, search: search,\n"
+	"  clearSearch: clearSearch, frames: frames, find: function (name) {\n"
+	"    for (var i = 0; i < frames.length; i++) if (frames[i].name === name) return i; return -1; } };\n"
+	"init();\n";
+
+static const char *view_name(enum report_view v)
+{
+	return v == VIEW_GPU ? "GPU work under its launch stacks" :
+	       v == VIEW_CPU ? "CPU samples" : "CPU samples and GPU work under launch stacks";
+}
+
+int out_svg(struct profile *p, FILE *out)
+{
+	struct folded_line *lines = NULL;
+	struct flame f = { 0 };
+	struct draw d = { .p = p, .f = &f, .out = out };
+	const char *in = p->s->opts->input, *base = strrchr(in, '/');
+	size_t n = 0;
+	int err;
+
+	err = folded__collect(p, &lines, &n);
+	if (!err)
+		err = flame_build(&f, lines, n);
+	if (err)
+		goto out;
+	d.height = PAD_TOP + (f.max_depth + 1) * FRAME_H + PAD_BOTTOM;
+	d.scale = f.n[0].weight > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / f.n[0].weight : 0;
+	if (!n)
+		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
+			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" : "merged");
+
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\">\n",
+		IMG_WIDTH, d.height, IMG_WIDTH, d.height);
+	fprintf(out, "<style>\n"
+		     "text { font-family: Verdana, sans-serif; font-size: %dpx; fill: #000; }\n"
+		     "#frames text { pointer-events: none; }\n"
+		     "#frames g { cursor: pointer; }\n"
+		     "#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+		     ".hide { display: none; }\n"
+		     ".parent { opacity: 0.5; }\n"
+		     ".button { cursor: pointer; fill: #225; text-decoration: underline; }\n"
+		     "#title { font-size: 17px; }\n"
+		     "</style>\n",
+		FONT_SIZE);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f6f6f2\"/>\n"
+		     "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">Flame graph: ",
+		IMG_WIDTH / 2);
+	put_xml(out, base ? base + 1 : in, 80);
+	fprintf(out, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">%s, weight in %s. Click a frame to zoom, Ctrl-F or Search to highlight.</text>\n",
+		IMG_WIDTH / 2, view_name(p->s->opts->view),
+		p->s->opts->weight == WEIGHT_TIME ? "microseconds" : "samples (GPU time at the sampling rate)");
+	fprintf(out, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(230,110,20)\"/><text x=\"%d\" y=\"40\">CPU</text>\n"
+		     "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(70,185,220)\"/><text x=\"%d\" y=\"40\">GPU</text>\n",
+		PAD_X, PAD_X + 14, PAD_X + 50, PAD_X + 64);
+	fprintf(out, "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\" onclick=\"xpuFlame.reset()\">Reset zoom</text>\n"
+		     "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\" onclick=\"xpuFlame.search(window.prompt('Search frames (regular expression):', '') || '')\">Search</text>\n"
+		     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n"
+		     "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
+		PAD_X, IMG_WIDTH - PAD_X, IMG_WIDTH - PAD_X, d.height - 12, PAD_X, d.height - 12);
+	fputs("<g id=\"frames\">\n", out);
+	if (f.n[0].weight > 0)
+		draw_node(&d, 0, PAD_X);
+	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	fprintf(out, svg_script, IMG_WIDTH, PAD_X, CHAR_W);
+	fputs("]]></script>\n</svg>\n", out);
+	if (p->s->opts->verbose)
+		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", n,
+			(unsigned long long)d.frames, f.nn);
+out:
+	folded__free(lines, n);
+	strpool__free(&f.names);
+	kmap__free(&f.child);
+	free(f.n);
+	return err;
+}

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Splices Python frames into native stacks (see pyframes.h).
+ *
+ * The walk in BPF marks the first frame each evaluator call ran (bit 63 of an entry), so the
+ * Python frames fall into groups, one per native activation of _PyEval_EvalFrameDefault, leaf
+ * first like the native stack. Matching them leaf to leaf puts each group where its activation
+ * is. When the native stack ends before its activations do (frame pointers missing, the copy
+ * too short), the groups left are put above the outermost native frame, so Python callers still
+ * come above their callees.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym/pyframes.h"
+#include "sym/pyline.h"
+
+#define PYF_MAX_OUT (XPU_STACK_MAX_DEPTH * 2)
+
+struct splicer {
+	struct trace *t;
+	bool lines;
+	struct stack_maker made;
+	struct kmap cache;		/* {stack id, py stack id}, runtime index -> new stack id */
+	struct pyframes_stats *st;
+	uint64_t out[PYF_MAX_OUT];
+};
+
+/* The PY_RUNTIME of pid at ts: the latest one seen at or before ts (exec changes it). */
+static const struct xpu_rec_py_runtime *runtime_of(struct trace *t, uint32_t pid, uint64_t ts)
+{
+	const struct xpu_rec_py_runtime *best = NULL;
+	size_t i;
+
+	for (i = 0; i < t->npy_runtimes; i++) {
+		const struct xpu_rec_py_runtime *r = &t->py_runtimes[i];
+
+		if (r->pid == pid && r->ts_ns <= ts && (!best || r->ts_ns >= best->ts_ns))
+			best = r;
+	}
+	return best;
+}
+
+static bool in_evaluator(const struct xpu_rec_py_runtime *r, uint64_t pc)
+{
+	return r && ((pc >= r->eval_start && pc < r->eval_end) ||
+		     (pc >= r->eval_cold_start && pc < r->eval_cold_end));
+}
+
+/* Appends Python frames [from, to) of ps as tagged addresses; returns the new count. */
+static size_t put_group(struct splicer *sp, const struct tr_py_stack *ps, size_t from, size_t to,
+			size_t n)
+{
+	size_t i;
+
+	for (i = from; i < to && n < PYF_MAX_OUT; i++) {
+		uint64_t e = ps->frames[i];
+		uint32_t code = XPU_PY_FRAME_CODE(e);
+
+		sp->out[n++] = PYF_MAKE(code <= PYF_CODE_MAX ? code : 0,
+					sp->lines ? XPU_PY_FRAME_INSTR(e) : 0);
+	}
+	return n;
+}
+
+/* Index after the group that starts at i: just past the next frame marked as an entry. */
+static size_t group_end(const struct tr_py_stack *ps, size_t i)
+{
+	while (i < ps->nr && !XPU_PY_FRAME_ENTRY(ps->frames[i]))
+		i++;
+	return i < ps->nr ? i + 1 : i;
+}
+
+static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint32_t stack_id,
+		  const struct tr_py_stack *ps, uint32_t *out_id)
+{
+	const struct tr_stack *st = trace__stack(sp->t, stack_id);
+	uint16_t nk = st ? st->nr_kernel : 0, nu = st ? st->nr_user : 0;
+	size_t n = 0, py = 0, i;
+
+	if (!rt)
+		sp->st->no_runtime++;
+	for (i = 0; i < nu && n < PYF_MAX_OUT; i++) {
+		uint64_t ip = st->ips[nk + i];
+
+		/* a return address may sit just past a call that ends the function */
+		if (py < ps->nr && in_evaluator(rt, i ? ip - 1 : ip)) {
+			size_t end = group_end(ps, py);
+
+			n = put_group(sp, ps, py, end, n);
+			py = end;
+			sp->st->activations++;
+			continue;
+		}
+		sp->out[n++] = ip;
+	}
+	while (py < ps->nr) {
+		size_t end = group_end(ps, py);
+
+		n = put_group(sp, ps, py, end, n);
+		py = end;
+		sp->st->outer_groups++;
+	}
+	if (n > UINT16_MAX)
+		n = UINT16_MAX;
+	return trace__make_stack(sp->t, &sp->made, st ? st->ips : NULL, nk, sp->out, (uint16_t)n,
+				 out_id);
+}
+
+/* The stack id an event gets: spliced once per {stack, Python stack, runtime}. */
+static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stack_id,
+		   uint32_t py_stack_id)
+{
+	const struct tr_py_stack *ps = trace__py_stack(sp->t, py_stack_id);
+	const struct xpu_rec_py_runtime *rt;
+	uint64_t rt_key;
+	uint32_t *v, id;
+	bool ins;
+	int err;
+
+	if (!ps || !ps->nr)
+		return 0;
+	rt = runtime_of(sp->t, pid, ts);
+	rt_key = rt ? (uint64_t)(rt - sp->t->py_runtimes) + 1 : 0;
+	v = kmap__put(&sp->cache, (uint64_t)*stack_id << 32 | py_stack_id, rt_key, 0, &ins);
+	if (!v)
+		return -ENOMEM;
+	if (ins) {
+		err = splice(sp, rt, *stack_id, ps, &id);
+		if (err)
+			return err;
+		*v = id;
+	}
+	*stack_id = *v;
+	return 1;
+}
+
+/* Above the DWARF unwinder's ids (0x80000000 up), below the top. */
+#define PYF_FIRST_STACK_ID 0xc0000000u
+
+int pyframes__apply(struct trace *t, bool lines, struct pyframes_stats *st)
+{
+	struct splicer sp = { .t = t, .lines = lines, .st = st,
+			      .made.next_id = PYF_FIRST_STACK_ID };
+	size_t i;
+	int r = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; r >= 0 && i < t->nsamples; i++) {
+		struct xpu_rec_cpu_sample *s = &t->samples[i];
+
+		r = rewrite(&sp, s->pid, s->ts_ns, &s->stack_id, s->py_stack_id);
+		st->samples += r > 0;
+	}
+	for (i = 0; r >= 0 && i < t->nlaunches; i++) {
+		struct xpu_rec_gpu_launch *l = &t->launches[i];
+
+		r = rewrite(&sp, l->pid, l->ts_ns, &l->stack_id, l->py_stack_id);
+		st->launches += r > 0;
+	}
+	kmap__free(&sp.cache);
+	kmap__free(&sp.made.dedup);
+	return r < 0 ? r : 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+int pyframes__name(struct trace *t, uint64_t ip, bool lines, char *buf, size_t len)
+{
+	const struct tr_py_code *c = trace__py_code(t, PYF_CODE(ip));
+	const char *name, *file;
+
+	if (!c)
+		return snprintf(buf, len, "[python]");
+	name = trace__string(t, c->name_str);
+	file = trace__string(t, c->filename_str);
+	name = name && *name ? name : "[python]";
+	file = base_name(file ? file : "");
+	if (lines) {
+		int line = pyline__line(c->linetable_kind, c->linetable, c->linetable_size,
+					c->firstlineno, PYF_INSTR(ip));
+
+		if (line >= 0)
+			return snprintf(buf, len, "%s (%s:%d)", name, file, line);
+	}
+	return snprintf(buf, len, "%s (%s)", name, file);
+}
+
+static void version_str(uint32_t hex, char *buf, size_t len)
+{
+	if (hex & 0xffff)
+		snprintf(buf, len, "%u.%u.%u", hex >> 24, hex >> 16 & 0xff, hex >> 8 & 0xff);
+	else if (hex)
+		snprintf(buf, len, "%u.%u", hex >> 24, hex >> 16 & 0xff);
+	else
+		snprintf(buf, len, "(unknown version)");
+}
+
+static const char *status_text(uint32_t status)
+{
+	switch (status) {
+	case XPU_PY_SUPPORTED: return "Python frames recorded";
+	case XPU_PY_UNSUPPORTED_VERSION: return "no Python frames: CPython 3.10-3.13 are supported";
+	case XPU_PY_FREE_THREADED: return "no Python frames: free-threaded builds are not supported";
+	case XPU_PY_DISABLED: return "no Python frames: recorded with --no-python";
+	case XPU_PY_NO_ROOM: return "no Python frames: too many Python processes";
+	default: return "unknown status";
+	}
+}
+
+/*
+ * One line per distinct (version, status), with how many processes and the first pid: a
+ * shell loop that starts 300 interpreters says so once.
+ */
+void pyframes__print_runtimes(struct trace *t, FILE *out, const char *prefix)
+{
+	size_t i, j;
+
+	for (i = 0; i < t->npy_runtimes; i++) {
+		const struct xpu_rec_py_runtime *r = &t->py_runtimes[i];
+		size_t procs = 0;
+		char v[32];
+
+		for (j = 0; j < i; j++)
+			if (t->py_runtimes[j].version_hex == r->version_hex &&
+			    t->py_runtimes[j].status == r->status)
+				break;
+		if (j < i)
+			continue;
+		for (j = i; j < t->npy_runtimes; j++)
+			procs += t->py_runtimes[j].version_hex == r->version_hex &&
+				 t->py_runtimes[j].status == r->status;
+		version_str(r->version_hex, v, sizeof(v));
+		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s\n", prefix, v, procs,
+			procs == 1 ? "" : "es", r->pid, status_text(r->status));
+	}
+}

@@ -1,0 +1,867 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Symbolization. Lookup order for a DSO (build-id first, never a mismatched file):
+ *   1. the recorded path, if its build-id matches (or the trace has no build-id for it)
+ *   2. /usr/lib/debug/.build-id/xx/rest.debug and ~/.debug/.build-id/xx/rest{,/elf,/debug}
+ *   3. --symfs DIR + recorded path
+ *   4. the trace's archive (TRACE.xpa, see format-spec/ARCHIVE.md), by build-id
+ * An address is taken to a file offset through its mapping (start, pgoff), then to an ELF
+ * virtual address through the PT_LOAD that holds that offset. Frames we cannot name keep
+ * their module and file offset ("libfoo.so+0x1234"): a stack never loses a frame.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_buildid.h"
+#include "sym/demangle.h"
+#include "sym/jitsyms.h"
+#include "sym/pyframes.h"
+#include "sym/symbolize.h"
+#include "sym/xpa.h"
+
+enum {
+	SF_UNTRIED = 0,
+	SF_OK,
+	SF_MISSING,
+	SF_MISMATCH,
+	SF_NOT_ELF,		/* kernel, vdso, anonymous: nothing to open */
+};
+
+struct sym_entry {
+	uint64_t addr, size;
+	const char *name;	/* points into the mapped ELF string table */
+};
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct sym_file {
+	int state;
+	char *path;		/* file used for symbols */
+	char *debug_path;	/* separate debug file, if any */
+	int fd, dfd;
+	int afd;		/* memfd holding the file extracted from the archive */
+	bool from_archive;	/* path names afd: report "archive", not the fd number */
+	Elf *elf, *delf;
+	Dwarf *dw;
+	struct sym_entry *syms;
+	size_t nsyms;
+	struct seg *segs;
+	size_t nsegs;
+	const char *base;	/* basename of the recorded path */
+	bool cuda_internal;	/* libcuda*, libcudart*, libcupti*, libxpu-cupti*: trimmed */
+};
+
+struct ksym {
+	uint64_t addr;
+	const char *name;
+};
+
+static uint32_t frame_internf(struct strpool *pool, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static uint32_t frame_internf(struct strpool *pool, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	return frame_intern(pool, buf, n);
+}
+
+static uint32_t intern_symbol(struct strpool *pool, const char *name, const char *suffix)
+{
+	char dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 64];
+	const char *n = name;
+
+	if (!strncmp(name, "_Z", 2) && xpu_demangle(name, dem, sizeof(dem)) >= 0)
+		n = dem;
+	if (!suffix)
+		return frame_intern(pool, n, strlen(n));
+	snprintf(buf, sizeof(buf), "%s%s", n, suffix);
+	return frame_intern(pool, buf, strlen(buf));
+}
+
+/* ---- kernel symbols from the KSYMS snapshot ------------------------------------------------ */
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int load_ksyms(struct symbolizer *s)
+{
+	char *p = s->t->ksyms, *end = p ? p + s->t->ksyms_len : NULL;
+	size_t cap = 0, n = 0;
+	bool nonzero = false;
+
+	while (p && p < end) {
+		char *nl = memchr(p, '\n', end - p), *name, *sp;
+		uint64_t addr;
+		char type;
+
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		/* "ffffffff81000000 T _stext\t[module]" */
+		addr = strtoull(p, &sp, 16);
+		if (sp != p && sp[0] == ' ' && sp[1] && sp[2] == ' ') {
+			type = sp[1];
+			name = sp + 3;
+			name[strcspn(name, "\t ")] = '\0';
+			if (strchr("TtWw", type) && *name) {
+				struct ksym k = { addr, name };
+
+				if (VEC_PUSH(s->ksyms, n, cap, k))
+					return -ENOMEM;
+				nonzero |= addr != 0;
+			}
+		}
+		p = nl + 1;
+	}
+	/* kptr_restrict gives all-zero addresses: useless, treat as absent */
+	if (!nonzero)
+		n = 0;
+	if (n)
+		qsort(s->ksyms, n, sizeof(*s->ksyms), cmp_ksym);
+	s->nksyms = n;
+	return 0;
+}
+
+static uint32_t kernel_frame(struct symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nksyms;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return frame_intern(s->pool, "[kernel.kallsyms]_[k]", 21);
+	return intern_symbol(s->pool, s->ksyms[lo - 1].name, "_[k]");
+}
+
+/* ---- ELF files ------------------------------------------------------------------------------ */
+
+static void bid_hex(const struct tr_dso *d, char *hex)
+{
+	int i;
+
+	for (i = 0; i < d->rec.build_id_len; i++)
+		sprintf(hex + 2 * i, "%02x", d->rec.build_id[i]);
+	hex[2 * i] = '\0';
+}
+
+/* 1: matches, 0: no such file, -1: exists but its build-id differs (or it has none) */
+static int check_file(const struct tr_dso *d, const char *path)
+{
+	uint8_t id[XPU_BUILD_ID_MAX];
+	int n;
+
+	if (access(path, R_OK))
+		return 0;
+	if (!d->rec.build_id_len)
+		return 1;	/* nothing to compare against: the recorded path is all we have */
+	n = elf_buildid__read_path(path, id, sizeof(id));
+	if (n != d->rec.build_id_len || memcmp(id, d->rec.build_id, n))
+		return -1;
+	return 1;
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	struct stat sb;
+	Elf *e;
+
+	/* The path comes from the trace: a FIFO or a device there must not block or hang us. */
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0)
+		return NULL;
+	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return e;
+}
+
+static bool has_section(Elf *e, Elf64_Word type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (type && sh.sh_type == type)
+			return true;
+		n = name ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		if (n && !strcmp(n, name) && sh.sh_type != SHT_NOBITS)
+			return true;
+	}
+	return false;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* among aliases prefer a sized symbol, then the shorter (usually public) name */
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	if (strlen(x->name) != strlen(y->name))
+		return strlen(x->name) < strlen(y->name) ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int load_symtab(struct sym_file *f, Elf *e)
+{
+	Elf64_Word want[2] = { SHT_SYMTAB, SHT_DYNSYM };
+	size_t cap = 0, n = 0, i, k, out;
+	int w;
+
+	for (w = 0; w < 2 && !n; w++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t cnt;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want[w] || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (!data)
+				continue;
+			cnt = sh.sh_size / sh.sh_entsize;
+			for (i = 0; i < cnt; i++) {
+				struct sym_entry se;
+				GElf_Sym sym;
+				const char *name;
+				int type;
+
+				if (!gelf_getsym(data, i, &sym))
+					break;
+				type = GELF_ST_TYPE(sym.st_info);
+				if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+					continue;
+				if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+				    !sym.st_value)
+					continue;
+				if (type == STT_NOTYPE) {
+					/* untyped labels count only inside code sections */
+					GElf_Shdr ssh;
+					Elf_Scn *ss = elf_getscn(e, sym.st_shndx);
+
+					if (!ss || !gelf_getshdr(ss, &ssh) ||
+					    !(ssh.sh_flags & SHF_EXECINSTR))
+						continue;
+				}
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				se.addr = sym.st_value;
+				se.size = sym.st_size;
+				se.name = name;
+				if (VEC_PUSH(f->syms, n, cap, se))
+					return -ENOMEM;
+			}
+		}
+	}
+	if (n)
+		qsort(f->syms, n, sizeof(*f->syms), cmp_sym);
+	for (k = 0, out = 0; k < n; k++) {
+		if (out && f->syms[out - 1].addr == f->syms[k].addr)
+			continue;
+		f->syms[out++] = f->syms[k];
+	}
+	f->nsyms = out;
+	return 0;
+}
+
+static int load_segs(struct sym_file *f, Elf *e)
+{
+	size_t phnum, i, cap = 0;
+
+	if (elf_getphdrnum(e, &phnum))
+		return 0;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		struct seg sg;
+
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		sg.off = ph.p_offset;
+		sg.vaddr = ph.p_vaddr;
+		sg.filesz = ph.p_filesz;
+		if (VEC_PUSH(f->segs, f->nsegs, cap, sg))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool try_path(const struct tr_dso *d, const char *path, char **out, bool *mismatch)
+{
+	int r = check_file(d, path);
+
+	if (r < 0)
+		*mismatch = true;
+	if (r <= 0)
+		return false;
+	*out = strdup(path);
+	return *out != NULL;
+}
+
+static bool is_cuda_internal(const char *base)
+{
+	static const char *const pfx[] = { "libcuda", "libcudart", "libcupti", "libxpu-cupti" };
+	size_t i;
+
+	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++) {
+		if (!strncmp(base, pfx[i], strlen(pfx[i])))
+			return true;
+	}
+	return false;
+}
+
+static void sym_file_load(struct symbolizer *s, size_t idx)
+{
+	struct sym_file *f = &s->files[idx];
+	const struct tr_dso *d = &s->t->dsos[idx];
+	const char *home = getenv("HOME");
+	char hex[2 * XPU_BUILD_ID_MAX + 1], buf[4096];
+	bool mismatch = false;
+	Elf *sym_elf = NULL;
+
+	f->state = SF_MISSING;
+	if (d->rec.kind != XPU_DSO_ELF || !d->path[0]) {
+		f->state = SF_NOT_ELF;
+		return;
+	}
+	bid_hex(d, hex);
+	/* 1. the recorded path */
+	if (!s->opts.no_host_files)
+		try_path(d, d->path, &f->path, &mismatch);
+	/* 2. build-id keyed debug directories */
+	if (d->rec.build_id_len >= 2 && !s->opts.no_host_files) {
+		snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		if (!try_path(d, buf, &f->debug_path, &mismatch) && home) {
+			snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug", home, hex,
+				 hex + 2);
+			try_path(d, buf, &f->debug_path, &mismatch);
+		}
+		if (!f->path && home) {
+			snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
+			if (!try_path(d, buf, &f->path, &mismatch)) {
+				snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s", home, hex,
+					 hex + 2);
+				try_path(d, buf, &f->path, &mismatch);
+			}
+		}
+	}
+	/* 3. --symfs root */
+	if (!f->path && s->opts.symfs) {
+		snprintf(buf, sizeof(buf), "%s/%s", s->opts.symfs, d->path);
+		try_path(d, buf, &f->path, &mismatch);
+	}
+	/* 4. the archive: exact build-id only, so it can never be a mismatched file */
+	if (!f->path && !f->debug_path && s->archive && d->rec.build_id_len) {
+		f->afd = xpa__extract(s->archive, d->rec.build_id, d->rec.build_id_len);
+		if (f->afd >= 0) {
+			snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f->afd);
+			f->path = strdup(buf);
+			f->from_archive = true;
+			mismatch = false;
+		}
+	}
+	if (f->path)
+		f->elf = open_elf(f->path, &f->fd);
+	if (f->debug_path)
+		f->delf = open_elf(f->debug_path, &f->dfd);
+	if (!f->elf && !f->delf) {
+		if (mismatch) {
+			f->state = SF_MISMATCH;
+			s->files_mismatch++;
+			fprintf(stderr, "xpu-report: warning: build-id mismatch for %s: symbols not used\n",
+				d->path);
+		} else {
+			s->files_missing++;
+			if (s->opts.verbose)
+				fprintf(stderr, "xpu-report: no local file for %s (build-id %s)\n",
+					d->path, hex[0] ? hex : "none");
+		}
+		return;
+	}
+	s->files_found++;
+	/* symbols: the main file's .symtab, else the debug file's, else .dynsym */
+	if (f->elf && has_section(f->elf, SHT_SYMTAB, NULL))
+		sym_elf = f->elf;
+	else if (f->delf && has_section(f->delf, SHT_SYMTAB, NULL))
+		sym_elf = f->delf;
+	else
+		sym_elf = f->elf ? f->elf : f->delf;
+	if (load_symtab(f, sym_elf) || load_segs(f, f->elf ? f->elf : f->delf))
+		return;
+	if (f->elf && has_section(f->elf, 0, ".debug_info"))
+		f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+	else if (f->delf && has_section(f->delf, 0, ".debug_info"))
+		f->dw = dwarf_begin_elf(f->delf, DWARF_C_READ, NULL);
+	f->state = SF_OK;
+	if (s->opts.verbose)
+		fprintf(stderr, "xpu-report: %s: %s%s%s, %zu symbols%s\n", d->path,
+			f->from_archive ? "archive" : f->path ? f->path : "",
+			f->path && f->debug_path ? " + " : "",
+			f->debug_path ? f->debug_path : "", f->nsyms, f->dw ? ", dwarf" : "");
+}
+
+static struct sym_file *sym_file_get(struct symbolizer *s, size_t idx)
+{
+	struct sym_file *f = &s->files[idx];
+
+	if (f->state == SF_UNTRIED)
+		sym_file_load(s, idx);
+	return f;
+}
+
+const char *symbolizer__dso_status(struct symbolizer *s, size_t idx)
+{
+	struct sym_file *f;
+
+	if (idx >= s->t->ndsos)
+		return "?";
+	f = sym_file_get(s, idx);
+	switch (f->state) {
+	case SF_OK:
+		/* the memfd's number depends on what else is open: never print it */
+		if (f->from_archive)
+			return "archive";
+		return f->path ? f->path : f->debug_path;
+	case SF_MISMATCH:
+		return "build-id mismatch";
+	case SF_NOT_ELF:
+		return "-";
+	default:
+		return "not found";
+	}
+}
+
+const char *symbolizer__dso_elf(struct symbolizer *s, size_t idx, int *fd)
+{
+	struct sym_file *f;
+
+	if (idx >= s->t->ndsos)
+		return NULL;
+	f = sym_file_get(s, idx);
+	if (f->state != SF_OK)
+		return NULL;
+	if (f->elf) {
+		*fd = f->fd;
+		return f->path;
+	}
+	*fd = f->dfd;
+	return f->debug_path;
+}
+
+int symbolizer__dso_bias(struct symbolizer *s, size_t idx, const struct xpu_rec_mapping *m,
+			 uint64_t *bias)
+{
+	const struct sym_file *f;
+	size_t i;
+
+	if (!symbolizer__dso_elf(s, idx, &(int){ 0 }))
+		return -ENOENT;
+	f = &s->files[idx];
+	for (i = 0; i < f->nsegs; i++) {
+		const struct seg *sg = &f->segs[i];
+
+		/* start maps file offset pgoff, i.e. vaddr sg->vaddr + (pgoff - sg->off) */
+		if (m->pgoff >= (sg->off & ~4095ull) && m->pgoff < sg->off + sg->filesz) {
+			*bias = m->start - (sg->vaddr + m->pgoff - sg->off);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static uint64_t off_to_vaddr(const struct sym_file *f, uint64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++) {
+		if (off >= f->segs[i].off && off - f->segs[i].off < f->segs[i].filesz)
+			return off - f->segs[i].off + f->segs[i].vaddr;
+	}
+	/* no segment holds it (odd mapping): assume the first segment's bias */
+	if (f->nsegs)
+		return off - f->segs[0].off + f->segs[0].vaddr;
+	return off;
+}
+
+static const struct sym_entry *find_sym(const struct sym_file *f, uint64_t v)
+{
+	size_t lo = 0, hi = f->nsyms;
+	const struct sym_entry *e;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (f->syms[mid].addr <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	e = &f->syms[lo - 1];
+	/* a size-0 symbol (hand-written asm) extends to the next symbol */
+	if (e->size && v - e->addr >= e->size)
+		return NULL;
+	return e;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return n;
+}
+
+/*
+ * Appends the inline chain at v, innermost first, excluding the outermost function (the
+ * caller names that from the symbol table). Returns how many were added.
+ */
+static int add_inlines(struct symbolizer *s, struct sym_file *f, uint64_t v)
+{
+	Dwarf_Die cudie, *scopes = NULL;
+	int n, i, added = 0;
+
+	if (!f->dw || !dwarf_addrdie(f->dw, v, &cudie))
+		return 0;
+	n = dwarf_getscopes(&cudie, v, &scopes);
+	for (i = 0; i < n && i < 64; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name;
+		uint32_t id;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		name = die_name(&scopes[i]);
+		id = name ? intern_symbol(s->pool, name, " (inlined)") : 0;
+		if (id && !VEC_PUSH(s->frame_ids, s->nframe_ids, s->frame_ids_cap, id))
+			added++;
+	}
+	free(scopes);
+	return added;
+}
+
+/* Resolves one user address of a DSO; returns the refs index of its frames (leaf first). */
+static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off, uint32_t *ref)
+{
+	struct sym_file *f = sym_file_get(s, dso_idx);
+	struct frames_ref fr = { .first = s->nframe_ids };
+	const struct sym_entry *e = NULL;
+	uint32_t *cached, id;
+	uint64_t v = 0;
+	bool ins;
+
+	cached = kmap__put(&s->addr_cache, dso_idx + 1, file_off, s->nrefs, &ins);
+	if (!cached)
+		return -ENOMEM;
+	if (!ins) {
+		*ref = *cached;
+		return 0;
+	}
+	if (f->state == SF_OK) {
+		v = off_to_vaddr(f, file_off);
+		e = find_sym(f, v);
+		add_inlines(s, f, v);
+	}
+	if (e) {
+		id = intern_symbol(s->pool, e->name, NULL);
+		s->addrs_resolved++;
+	} else {
+		const char *p = s->t->dsos[dso_idx].path, *b = strrchr(p, '/');
+
+		id = frame_internf(s->pool, "%s+0x%" PRIx64, b ? b + 1 : p, file_off);
+		s->addrs_unknown++;
+	}
+	if (!id || VEC_PUSH(s->frame_ids, s->nframe_ids, s->frame_ids_cap, id))
+		return -ENOMEM;
+	fr.n = s->nframe_ids - fr.first;
+	if (VEC_PUSH(s->refs, s->nrefs, s->refs_cap, fr))
+		return -ENOMEM;
+	*ref = *cached;
+	return 0;
+}
+
+static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id)
+{
+	if (vec_reserve((void **)&s->scratch, &s->scratch_cap, *n, sizeof(*s->scratch)))
+		return -ENOMEM;
+	s->scratch[(*n)++] = id;
+	return 0;
+}
+
+/* A Python frame (a tagged address, see pyframes.h); 0 on allocation failure. */
+static uint32_t python_frame(struct symbolizer *s, uint64_t ip)
+{
+	char buf[2 * XPU_PY_NAME_MAX_BYTES + 32];
+	int len = pyframes__name(s->t, ip, s->opts.python_lines, buf, sizeof(buf));
+
+	if (len < 0)
+		return 0;
+	return frame_intern(s->pool, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
+}
+
+/*
+ * A frame outside every ELF file, named by the process's JIT symbols; 0 when none covers it.
+ * *fold is set for a Python perf trampoline (`py::` from -X perf) right above the Python
+ * frames it runs: they name the same call, so the trampoline adds nothing.
+ */
+static uint32_t jit_frame(struct symbolizer *s, uint32_t pid, uint64_t look, bool before_py,
+			  bool *fold)
+{
+	const char *name = jitsyms__find(s->jit, pid, look);
+	size_t len;
+
+	*fold = false;
+	if (!name)
+		return 0;
+	if (before_py && !strncmp(name, "py::", 4)) {
+		*fold = true;
+		return 0;
+	}
+	s->jit_named++;
+	len = strnlen(name, JITSYMS_NAME_MAX);
+	return frame_intern(s->pool, name, len);
+}
+
+static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const struct tr_stack *st,
+		       bool trim, size_t *n)
+{
+	uint32_t nk = st->nr_kernel, nu = st->nr_user, i;
+	int err;
+
+	*n = 0;
+	/* user frames, outermost first; index nk is the user leaf (interrupted pc, exact) */
+	for (i = nk + nu; i-- > nk;) {
+		uint64_t ip = st->ips[i], look = i == nk ? ip : ip - 1;
+		const struct xpu_rec_mapping *m;
+		uint32_t *didx;
+		const struct tr_dso *d;
+		uint32_t ref, j, id;
+
+		if (PYF_IS(ip)) {
+			if (scratch_push(s, n, python_frame(s, ip)))
+				return -ENOMEM;
+			continue;
+		}
+		m = maps__find(&s->maps, pid, look, ts);
+		didx = m ? kmap__get(&s->t->dso_ids, m->dso_id, 0) : NULL;
+		d = didx ? &s->t->dsos[*didx] : NULL;
+		if (!m || (d && d->rec.kind == XPU_DSO_ANON)) {
+			bool fold;
+
+			id = jit_frame(s, pid, look, i > nk && PYF_IS(st->ips[i - 1]), &fold);
+			if (fold)
+				continue;
+			if (!id)
+				id = m ? frame_intern(s->pool, "[anon]", 6) :
+					 frame_intern(s->pool, "[unknown]", 9);
+		} else if (!d) {
+			s->t->bad_dso_refs++;
+			id = frame_internf(s->pool, "[unknown dso %u]", m->dso_id);
+		} else if (d->rec.kind == XPU_DSO_VDSO) {
+			id = frame_intern(s->pool, "[vdso]", 6);
+		} else {
+			struct sym_file *f = sym_file_get(s, *didx);
+
+			if (trim && f->cuda_internal)
+				continue;
+			err = resolve_user(s, *didx, look - m->start + m->pgoff, &ref);
+			if (err)
+				return err;
+			/* stored leaf first; emit outermost (the function) first */
+			for (j = s->refs[ref].n; j-- > 0;) {
+				err = scratch_push(s, n, s->frame_ids[s->refs[ref].first + j]);
+				if (err)
+					return err;
+			}
+			continue;
+		}
+		if (!id || scratch_push(s, n, id))
+			return -ENOMEM;
+	}
+	/* kernel frames, outermost first; index 0 is the kernel leaf */
+	for (i = nk; i-- > 0;) {
+		uint64_t ip = st->ips[i];
+		uint32_t id = kernel_frame(s, i == 0 ? ip : ip - 1);
+
+		if (!id || scratch_push(s, n, id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		      bool trim_gpu, const uint32_t **frames, uint32_t *n)
+{
+	uint64_t gen = trace__generation(s->t, pid, ts) & 0x7fffffff;
+	uint64_t key = (uint64_t)pid << 32 | gen << 1 | trim_gpu;
+	const struct tr_stack *st;
+	struct frames_ref fr;
+	uint32_t *cached;
+	size_t cnt = 0;
+	bool ins;
+	int err;
+
+	cached = kmap__put(&s->stack_cache, key, stack_id, s->nrefs, &ins);
+	if (!cached)
+		return -ENOMEM;
+	if (ins) {
+		st = trace__stack(s->t, stack_id);
+		if (st) {
+			err = build_stack(s, pid, ts, st, trim_gpu, &cnt);
+			if (err)
+				return err;
+		}
+		if (!cnt) {
+			err = scratch_push(s, &cnt, frame_intern(s->pool, stack_id ? "[unknown stack]" :
+								 "[no stack]", stack_id ? 15 : 10));
+			if (err)
+				return err;
+		}
+		fr.first = s->nframe_ids;
+		fr.n = cnt;
+		if (vec_reserve((void **)&s->frame_ids, &s->frame_ids_cap, s->nframe_ids + cnt,
+				sizeof(*s->frame_ids)))
+			return -ENOMEM;
+		memcpy(s->frame_ids + s->nframe_ids, s->scratch, cnt * sizeof(*s->scratch));	/* cnt >= 1 */
+		s->nframe_ids += cnt;
+		if (VEC_PUSH(s->refs, s->nrefs, s->refs_cap, fr))
+			return -ENOMEM;
+		*cached = s->nrefs - 1;
+	}
+	*frames = s->frame_ids + s->refs[*cached].first;
+	*n = s->refs[*cached].n;
+	return 0;
+}
+
+int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opts *opts,
+		     struct strpool *pool)
+{
+	size_t i;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->t = t;
+	s->opts = *opts;
+	s->pool = pool;
+	elf_version(EV_CURRENT);
+	err = maps__build(&s->maps, t->mappings, t->nmappings);
+	if (err)
+		return err;
+	s->files = calloc(t->ndsos ? t->ndsos : 1, sizeof(*s->files));
+	if (!s->files)
+		return -ENOMEM;
+	for (i = 0; i < t->ndsos; i++) {
+		const char *b = strrchr(t->dsos[i].path, '/');
+
+		s->files[i].fd = s->files[i].dfd = s->files[i].afd = -1;
+		s->files[i].base = b ? b + 1 : t->dsos[i].path;
+		s->files[i].cuda_internal = is_cuda_internal(s->files[i].base);
+	}
+	err = xpa__open_for_trace(&s->archive, opts->trace_path);
+	if (err)
+		return err;
+	err = jitsyms__build(&s->jit, t);
+	if (err)
+		return err;
+	return load_ksyms(s);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; s->files && i < s->t->ndsos; i++) {
+		struct sym_file *f = &s->files[i];
+
+		if (f->dw)
+			dwarf_end(f->dw);
+		if (f->elf)
+			elf_end(f->elf);
+		if (f->delf)
+			elf_end(f->delf);
+		if (f->fd >= 0)
+			close(f->fd);
+		if (f->dfd >= 0)
+			close(f->dfd);
+		if (f->afd >= 0)
+			close(f->afd);
+		free(f->path);
+		free(f->debug_path);
+		free(f->syms);
+		free(f->segs);
+	}
+	free(s->files);
+	xpa__close(s->archive);
+	jitsyms__free(s->jit);
+	free(s->ksyms);
+	free(s->frame_ids);
+	free(s->refs);
+	free(s->scratch);
+	kmap__free(&s->addr_cache);
+	kmap__free(&s->stack_cache);
+	maps__free(&s->maps);
+	memset(s, 0, sizeof(*s));
+}

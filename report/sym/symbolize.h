@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Turns recorded stacks into frame names. DSOs are found by build-id, symbols come from ELF
+ * symbol tables and, where debug info exists, DWARF inline chains. Every result is cached:
+ * per (DSO, file offset) for addresses and per (pid, exec generation, stack id) for stacks.
+ */
+#ifndef XPU_REPORT_SYM_SYMBOLIZE_H
+#define XPU_REPORT_SYM_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sym/maps.h"
+#include "trace/trace.h"
+
+struct sym_file;
+struct xpa;
+struct ksym;
+struct jitsyms;
+
+/* Where files come from and how frames are named. */
+struct sym_opts {
+	const char *trace_path;		/* TRACE.xpa is looked for next to it */
+	const char *symfs;
+	bool no_host_files;		/* only --symfs and the archive */
+	bool python_lines;
+	int verbose;
+};
+
+struct frames_ref {
+	uint32_t first, n;		/* a run in symbolizer.frame_ids */
+};
+
+struct symbolizer {
+	struct trace *t;
+	struct sym_opts opts;
+	struct maps maps;
+	struct strpool *pool;		/* frame names; shared with the outputs */
+
+	struct sym_file *files;		/* one per trace DSO, loaded on first use */
+	struct ksym *ksyms;
+	size_t nksyms;
+
+	uint32_t *frame_ids;
+	size_t nframe_ids, frame_ids_cap;
+	struct frames_ref *refs;
+	size_t nrefs, refs_cap;
+	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
+	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
+	struct xpa *archive;		/* TRACE.xpa next to the trace, or NULL */
+	struct jitsyms *jit;		/* JIT_SYMBOL names, or NULL */
+
+	uint32_t *scratch;		/* one stack being assembled */
+	size_t scratch_cap;
+
+	/* shown by `info` and -v */
+	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
+	uint64_t jit_named;		/* frames named by a JIT symbol */
+};
+
+int symbolizer__init(struct symbolizer *s, struct trace *t, const struct sym_opts *opts,
+		     struct strpool *pool);
+/*
+ * Frames of a stack, root first (user outermost ... user leaf, then kernel frames). With
+ * trim_gpu, frames inside CUDA/CUPTI libraries are dropped (launch stacks). The array stays
+ * valid until the next call. Returns 0 or -ENOMEM.
+ */
+int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		      bool trim_gpu, const uint32_t **frames, uint32_t *n);
+/*
+ * For the DWARF unwinder (unwind.c): the ELF file found for a DSO (loads it) and an open
+ * descriptor of it, or NULL; and the load bias of that file in mapping m (address - bias is
+ * an ELF virtual address). -ENOENT when there is no file or no PT_LOAD holds m's offset.
+ */
+const char *symbolizer__dso_elf(struct symbolizer *s, size_t dso_index, int *fd);
+int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xpu_rec_mapping *m,
+			 uint64_t *bias);
+/* Whether a local file with a matching build-id was found for a DSO (loads it). */
+const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
+void symbolizer__free(struct symbolizer *s);
+
+#endif

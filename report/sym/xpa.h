@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trace archives (TRACE.xpa, format-spec/ARCHIVE.md): the ELF files a trace's stacks touch,
+ * keyed by build-id and zstd-compressed, so a trace symbolizes and unwinds on a machine that
+ * lacks the recording host's binaries.
+ */
+#ifndef XPU_REPORT_SYM_XPA_H
+#define XPU_REPORT_SYM_XPA_H
+
+#include <stdint.h>
+
+#define XPA_MAGIC "XPUARCH\0"
+#define XPA_ENTRY_MAGIC "XPAE"
+#define XPA_MAX_ENTRIES 65536
+/* Larger files are refused: nothing that size is a real shared library. */
+#define XPA_MAX_RAW_BYTES (8ull << 30)
+
+enum xpa_content {
+	XPA_CONTENT_ZEROED = 1,		/* unneeded section contents zeroed */
+};
+
+enum xpa_entry_flags {
+	XPA_ENTRY_DEBUGINFO = 1u << 0,	/* .debug_* sections kept */
+};
+
+struct xpa_header {
+	char magic[8];
+	uint16_t major;
+	uint16_t minor;
+	uint32_t header_size;
+	uint32_t entry_count;
+	uint32_t flags;
+	uint32_t reserved;
+	uint32_t hdr_crc32c;		/* of bytes 0..27 */
+};
+_Static_assert(sizeof(struct xpa_header) == 32, "xpa header");
+
+struct xpa_entry {
+	char magic[4];
+	uint32_t entry_size;		/* 64 */
+	uint8_t build_id_len;
+	uint8_t content;		/* enum xpa_content */
+	uint16_t path_len;
+	uint8_t build_id[20];
+	uint64_t raw_size;
+	uint64_t comp_size;
+	uint32_t flags;			/* enum xpa_entry_flags */
+	uint32_t payload_crc32c;
+	uint32_t reserved;
+	uint32_t hdr_crc32c;		/* of bytes 0..59 */
+};
+_Static_assert(sizeof(struct xpa_entry) == 64, "xpa entry");
+
+/* Entries and names are padded to 8 bytes. */
+static inline uint64_t xpa_pad8(uint64_t n)
+{
+	return (n + 7) & ~7ull;
+}
+
+struct xpa;
+
+/* Opens TRACE.xpa next to trace_path if it exists (*out NULL otherwise). 0 or -ENOMEM. */
+int xpa__open_for_trace(struct xpa **out, const char *trace_path);
+/* A memfd holding the file with this build-id, or a negative errno (-ENOENT: not there). */
+int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len);
+void xpa__close(struct xpa *a);
+
+#endif

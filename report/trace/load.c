@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reads every record of a trace into per-type arrays and id tables. The writer does not sort
+ * (GPU records arrive seconds late), so time-ordered arrays are sorted here. Ids are global to
+ * the file; a duplicate definition keeps the first one and is counted.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/trace.h"
+
+#define PUSH(t, field, val)                                                             \
+	({                                                                              \
+		int __r = VEC_PUSH((t)->field, (t)->n##field, (t)->field##_cap, (val)); \
+		__r;                                                                    \
+	})
+
+static int load_string(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_string s;
+	struct tr_string ts = { 0 };
+	uint32_t tail_size = 0, len;
+	const void *tail;
+	bool ins;
+
+	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	len = s.len;
+	if (len > tail_size) {
+		t->bad_records++;
+		len = tail_size;
+	}
+	if (!s.id) {
+		t->bad_records++;
+		return 0;
+	}
+	ts.s = malloc(len + 1);
+	if (!ts.s)
+		return -ENOMEM;
+	if (len)
+		memcpy(ts.s, tail, len);
+	ts.s[len] = '\0';
+	ts.len = len;
+	if (!kmap__put(&t->string_ids, s.id, 0, t->nstrings, &ins))
+		goto nomem;
+	if (!ins) {
+		t->dup_ids++;
+		free(ts.s);
+		return 0;
+	}
+	if (PUSH(t, strings, ts))
+		goto nomem;
+	return 0;
+nomem:
+	free(ts.s);
+	return -ENOMEM;
+}
+
+static int load_stack(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_stack s;
+	struct tr_stack st = { 0 };
+	uint32_t tail_size = 0, nr;
+	const void *tail;
+	bool ins;
+
+	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	nr = (uint32_t)s.nr_kernel + s.nr_user;
+	if (!s.id || nr > 2 * XPU_STACK_MAX_DEPTH || (uint64_t)nr * 8 > tail_size) {
+		t->bad_records++;
+		return 0;
+	}
+	st.nr_kernel = s.nr_kernel;
+	st.nr_user = s.nr_user;
+	st.ips = malloc(nr ? nr * 8 : 1);
+	if (!st.ips)
+		return -ENOMEM;
+	if (nr)
+		memcpy(st.ips, tail, nr * 8);
+	if (!kmap__put(&t->stack_ids, s.id, 0, t->nstacks, &ins))
+		goto nomem;
+	if (!ins) {
+		t->dup_ids++;
+		free(st.ips);
+		return 0;
+	}
+	if (PUSH(t, stacks, st))
+		goto nomem;
+	return 0;
+nomem:
+	free(st.ips);
+	return -ENOMEM;
+}
+
+static int load_py_code(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_py_code c;
+	struct tr_py_code pc = { 0 };
+	uint32_t tail_size = 0;
+	const void *tail;
+	bool ins;
+
+	tail = trace_record__get(rec, &c, sizeof(c), &tail_size);
+	if (!c.id || c.linetable_size > tail_size) {
+		t->bad_records++;
+		return 0;
+	}
+	pc.name_str = c.name_str;
+	pc.filename_str = c.filename_str;
+	pc.firstlineno = c.firstlineno;
+	pc.linetable_kind = c.linetable_kind;
+	pc.linetable_size = c.linetable_size;
+	if (c.linetable_size) {
+		pc.linetable = malloc(c.linetable_size);
+		if (!pc.linetable)
+			return -ENOMEM;
+		memcpy(pc.linetable, tail, c.linetable_size);
+	}
+	if (!kmap__put(&t->py_code_ids, c.id, 0, t->npy_codes, &ins))
+		goto nomem;
+	if (!ins) {
+		t->dup_ids++;
+		free(pc.linetable);
+		return 0;
+	}
+	if (PUSH(t, py_codes, pc))
+		goto nomem;
+	return 0;
+nomem:
+	free(pc.linetable);
+	return -ENOMEM;
+}
+
+static int load_py_stack(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_py_stack s;
+	struct tr_py_stack ps = { 0 };
+	uint32_t tail_size = 0;
+	const void *tail;
+	bool ins;
+
+	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	if (!s.id || s.nr > XPU_PY_MAX_FRAMES || (uint64_t)s.nr * 8 > tail_size) {
+		t->bad_records++;
+		return 0;
+	}
+	ps.nr = s.nr;
+	ps.flags = s.flags;
+	ps.frames = malloc(s.nr ? s.nr * 8u : 1);
+	if (!ps.frames)
+		return -ENOMEM;
+	if (s.nr)
+		memcpy(ps.frames, tail, s.nr * 8u);
+	if (!kmap__put(&t->py_stack_ids, s.id, 0, t->npy_stacks, &ins))
+		goto nomem;
+	if (!ins) {
+		t->dup_ids++;
+		free(ps.frames);
+		return 0;
+	}
+	if (PUSH(t, py_stacks, ps))
+		goto nomem;
+	return 0;
+nomem:
+	free(ps.frames);
+	return -ENOMEM;
+}
+
+static int load_dso(struct trace *t, const struct trace_record *rec)
+{
+	struct tr_dso d = { 0 };
+	bool ins;
+
+	trace_record__get(rec, &d.rec, sizeof(d.rec), NULL);
+	if (!d.rec.id) {
+		t->bad_records++;
+		return 0;
+	}
+	if (d.rec.build_id_len > XPU_BUILD_ID_MAX) {
+		t->bad_records++;
+		d.rec.build_id_len = 0;
+	}
+	if (!kmap__put(&t->dso_ids, d.rec.id, 0, t->ndsos, &ins))
+		return -ENOMEM;
+	if (!ins) {
+		t->dup_ids++;
+		return 0;
+	}
+	return PUSH(t, dsos, d);
+}
+
+static int load_stats(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_stats s;
+	uint32_t tail_size = 0, n;
+	const void *tail;
+
+	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	n = s.count;
+	if ((uint64_t)n * sizeof(struct xpu_stat_entry) > tail_size) {
+		t->bad_records++;
+		n = tail_size / sizeof(struct xpu_stat_entry);
+	}
+	free(t->stats);
+	t->nstats = 0;
+	t->stats = calloc(n ? n : 1, sizeof(*t->stats));
+	if (!t->stats)
+		return -ENOMEM;
+	if (n)
+		memcpy(t->stats, tail, n * sizeof(*t->stats));
+	t->nstats = n;
+	return 0;
+}
+
+static int load_ksyms(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_ksyms k;
+	uint32_t tail_size = 0, len;
+	const void *tail;
+	char *np;
+
+	tail = trace_record__get(rec, &k, sizeof(k), &tail_size);
+	len = k.len > tail_size ? tail_size : k.len;
+	/* chunks are appended in file order; a gap or repeat is counted, not reordered */
+	if (k.seq != t->ksyms_next_seq)
+		t->ksyms_out_of_order++;
+	t->ksyms_next_seq = k.seq + 1;
+	if (t->ksyms_len + len + 1 > 1ull << 30) {
+		t->bad_records++;
+		return 0;
+	}
+	np = realloc(t->ksyms, t->ksyms_len + len + 1);
+	if (!np)
+		return -ENOMEM;
+	t->ksyms = np;
+	if (len)
+		memcpy(t->ksyms + t->ksyms_len, tail, len);
+	t->ksyms_len += len;
+	t->ksyms[t->ksyms_len] = '\0';
+	return 0;
+}
+
+/* Copies are only counted here (unwind.c reads them again); a short one is a bad record. */
+static void count_ucopy(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_user_stack_copy c;
+	uint32_t tail_size = 0;
+
+	trace_record__get(rec, &c, sizeof(c), &tail_size);
+	if (c.size > tail_size || c.size > XPU_STACK_COPY_MAX_BYTES)
+		t->bad_records++;
+	t->nucopies++;
+}
+
+#define GET_PUSH(field, type)                                             \
+	do {                                                              \
+		type __v;                                                 \
+		trace_record__get(&rec, &__v, sizeof(__v), NULL);         \
+		err = PUSH(t, field, __v);                                \
+	} while (0)
+
+static int load_records(struct trace *t, struct trace_reader *r)
+{
+	struct trace_record rec;
+	int err = 0;
+
+	while (!err && trace_reader__next(r, &rec)) {
+		if (rec.type >= 1 && rec.type <= XPU_REC_TYPE_MAX_KNOWN)
+			t->type_counts[rec.type]++;
+		switch (rec.type) {
+		case XPU_REC_SESSION:
+			/* a second session record would be a writer bug: keep the first */
+			if (!t->has_session)
+				trace_record__get(&rec, &t->session, sizeof(t->session), NULL);
+			t->has_session = true;
+			break;
+		case XPU_REC_SESSION_END:
+			trace_record__get(&rec, &t->end, sizeof(t->end), NULL);
+			t->has_end = true;
+			break;
+		case XPU_REC_STRING:
+			err = load_string(t, &rec);
+			break;
+		case XPU_REC_STACK:
+			err = load_stack(t, &rec);
+			break;
+		case XPU_REC_DSO:
+			err = load_dso(t, &rec);
+			break;
+		case XPU_REC_STATS:
+			err = load_stats(t, &rec);
+			break;
+		case XPU_REC_KSYMS:
+			err = load_ksyms(t, &rec);
+			break;
+		case XPU_REC_USER_STACK_COPY:
+			count_ucopy(t, &rec);
+			break;
+		case XPU_REC_PY_CODE:
+			err = load_py_code(t, &rec);
+			break;
+		case XPU_REC_PY_STACK:
+			err = load_py_stack(t, &rec);
+			break;
+		case XPU_REC_PY_RUNTIME:
+			GET_PUSH(py_runtimes, struct xpu_rec_py_runtime);
+			break;
+		case XPU_REC_JIT_SYMBOL:
+			GET_PUSH(jit_syms, struct xpu_rec_jit_symbol);
+			break;
+		case XPU_REC_CLOCK_SYNC:
+			GET_PUSH(clocks, struct xpu_rec_clock_sync);
+			break;
+		case XPU_REC_MAPPING:
+			GET_PUSH(mappings, struct xpu_rec_mapping);
+			break;
+		case XPU_REC_TASK:
+			GET_PUSH(tasks, struct xpu_rec_task);
+			break;
+		case XPU_REC_CPU_SAMPLE:
+			GET_PUSH(samples, struct xpu_rec_cpu_sample);
+			break;
+		case XPU_REC_LOST:
+			GET_PUSH(lost, struct xpu_rec_lost);
+			break;
+		case XPU_REC_GPU_KERNEL:
+			GET_PUSH(kernels, struct xpu_rec_gpu_kernel);
+			break;
+		case XPU_REC_GPU_MEMCPY:
+			GET_PUSH(memcpys, struct xpu_rec_gpu_memcpy);
+			break;
+		case XPU_REC_GPU_MEMSET:
+			GET_PUSH(memsets, struct xpu_rec_gpu_memset);
+			break;
+		case XPU_REC_GPU_LAUNCH:
+			GET_PUSH(launches, struct xpu_rec_gpu_launch);
+			break;
+		case XPU_REC_GPU_DEVICE:
+			GET_PUSH(devices, struct xpu_rec_gpu_device);
+			break;
+		case XPU_REC_GPU_PROCESS:
+			GET_PUSH(gpu_procs, struct xpu_rec_gpu_process);
+			break;
+		case XPU_REC_GPU_SYNC:
+			GET_PUSH(syncs, struct xpu_rec_gpu_sync);
+			break;
+		case XPU_REC_GPU_API:
+			GET_PUSH(apis, struct xpu_rec_gpu_api);
+			break;
+		case XPU_REC_NVTX:
+			GET_PUSH(nvtxs, struct xpu_rec_nvtx);
+			break;
+		default:
+			if (rec.type < 1 || rec.type > XPU_REC_TYPE_MAX_KNOWN)
+				t->unknown_types++;
+			break;
+		}
+	}
+	return err;
+}
+
+static int cmp_ts_sample(const void *a, const void *b)
+{
+	const struct xpu_rec_cpu_sample *x = a, *y = b;
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return 0;
+}
+
+static int cmp_ts_task(const void *a, const void *b)
+{
+	const struct xpu_rec_task *x = a, *y = b;
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return 0;
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	const struct xpu_rec_gpu_kernel *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return 0;
+}
+
+struct tr_proc *trace__proc(struct trace *t, uint32_t pid)
+{
+	uint32_t *v = kmap__get(&t->proc_ids, pid, 0);
+
+	return v ? &t->procs[*v] : NULL;
+}
+
+struct tr_thread *trace__thread(struct trace *t, uint32_t tid)
+{
+	uint32_t *v = kmap__get(&t->thread_ids, tid, 0);
+
+	return v ? &t->threads[*v] : NULL;
+}
+
+static struct tr_proc *proc_get(struct trace *t, uint32_t pid)
+{
+	struct tr_proc p = { .pid = pid };
+	uint32_t *v;
+	bool ins;
+
+	v = kmap__put(&t->proc_ids, pid, 0, t->nprocs, &ins);
+	if (!v)
+		return NULL;
+	if (ins && PUSH(t, procs, p)) {
+		/* leave the map consistent: point at nothing valid is worse than no entry */
+		*v = 0;
+		return NULL;
+	}
+	return &t->procs[*v];
+}
+
+static struct tr_thread *thread_get(struct trace *t, uint32_t pid, uint32_t tid)
+{
+	struct tr_thread th = { .pid = pid, .tid = tid };
+	uint32_t *v;
+	bool ins;
+
+	v = kmap__put(&t->thread_ids, tid, 0, t->nthreads, &ins);
+	if (!v)
+		return NULL;
+	if (ins && PUSH(t, threads, th)) {
+		*v = 0;
+		return NULL;
+	}
+	return &t->threads[*v];
+}
+
+/* Builds per-process names and exec generations from TASK records (sorted by ts). */
+static int build_tasks(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ntasks; i++) {
+		const struct xpu_rec_task *k = &t->tasks[i];
+		struct tr_proc *p = proc_get(t, k->pid);
+		struct tr_thread *th = thread_get(t, k->pid, k->tid ? k->tid : k->pid);
+
+		if (!p || !th)
+			return -ENOMEM;
+		bool comm_ok = k->comm_str && trace__string(t, k->comm_str);
+
+		switch (k->kind) {
+		case XPU_TASK_EXEC:
+			if (VEC_PUSH(p->exec_ts, p->nexec, p->exec_cap, k->ts_ns))
+				return -ENOMEM;
+			/* fallthrough */
+		case XPU_TASK_COMM:
+			if (comm_ok && (k->kind == XPU_TASK_EXEC || !k->tid || k->tid == k->pid)) {
+				p->comm_str = k->comm_str;
+				p->comm_ts = k->ts_ns;
+			}
+			/* fallthrough */
+		case XPU_TASK_THREAD:
+		case XPU_TASK_FORK:
+			if (comm_ok) {
+				th->comm_str = k->comm_str;
+				th->comm_ts = k->ts_ns;
+				/* a forked child carries its parent's name until it execs */
+				if (k->kind == XPU_TASK_FORK && !p->comm_str)
+					p->comm_str = k->comm_str;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	for (i = 0; i < t->nsamples; i++) {
+		struct tr_proc *p = proc_get(t, t->samples[i].pid);
+		struct tr_thread *th = thread_get(t, t->samples[i].pid, t->samples[i].tid);
+
+		if (!p || !th)
+			return -ENOMEM;
+		p->samples++;
+		th->samples++;
+	}
+	return 0;
+}
+
+uint32_t trace__generation(struct trace *t, uint32_t pid, uint64_t ts)
+{
+	struct tr_proc *p = trace__proc(t, pid);
+	size_t lo = 0, hi;
+
+	if (!p || !p->nexec)
+		return 0;
+	hi = p->nexec;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->exec_ts[mid] <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const char *trace__comm(struct trace *t, uint32_t pid, char *buf, size_t len)
+{
+	struct tr_proc *p = trace__proc(t, pid);
+	const char *s = p ? trace__string(t, p->comm_str) : NULL;
+
+	if (s && *s)
+		return s;
+	snprintf(buf, len, "[pid %u]", pid);
+	return buf;
+}
+
+const char *trace__string(struct trace *t, uint32_t id)
+{
+	uint32_t *v;
+
+	if (!id)
+		return NULL;
+	v = kmap__get(&t->string_ids, id, 0);
+	if (!v) {
+		t->bad_string_refs++;
+		return NULL;
+	}
+	return t->strings[*v].s;
+}
+
+const struct tr_stack *trace__stack(struct trace *t, uint32_t id)
+{
+	uint32_t *v;
+
+	if (!id)
+		return NULL;
+	v = kmap__get(&t->stack_ids, id, 0);
+	if (!v) {
+		t->bad_stack_refs++;
+		return NULL;
+	}
+	return &t->stacks[*v];
+}
+
+static uint64_t hash_ips(const uint64_t *ips, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 1099511628211ull;
+	return h;
+}
+
+int trace__make_stack(struct trace *t, struct stack_maker *mk, const uint64_t *k, uint16_t nk,
+		      const uint64_t *uips, uint16_t nu, uint32_t *id)
+{
+	struct tr_stack st = { .nr_kernel = nk, .nr_user = nu };
+	size_t bytes = ((size_t)nk + nu) * sizeof(uint64_t);
+	uint32_t *v, *idx;
+	bool ins;
+
+	st.ips = malloc(bytes + 1);
+	if (!st.ips)
+		return -ENOMEM;
+	if (nk)
+		memcpy(st.ips, k, nk * sizeof(uint64_t));
+	if (nu)
+		memcpy(st.ips + nk, uips, nu * sizeof(uint64_t));
+	/* dedup: {hash, shape} -> id; a hash collision just gets a stack of its own */
+	v = kmap__put(&mk->dedup, hash_ips(st.ips, (size_t)nk + nu), (uint64_t)nk << 16 | nu, 0,
+		      &ins);
+	if (!v)
+		goto nomem;
+	if (!ins) {
+		idx = kmap__get(&t->stack_ids, *v, 0);
+		if (idx && !memcmp(t->stacks[*idx].ips, st.ips, bytes)) {
+			free(st.ips);
+			*id = *v;
+			return 0;
+		}
+	}
+	while (kmap__get(&t->stack_ids, mk->next_id, 0))
+		mk->next_id++;
+	if (!kmap__put(&t->stack_ids, mk->next_id, 0, t->nstacks, NULL) ||
+	    VEC_PUSH(t->stacks, t->nstacks, t->stacks_cap, st))
+		goto nomem;
+	if (ins)
+		*v = mk->next_id;
+	*id = mk->next_id++;
+	return 0;
+nomem:
+	free(st.ips);
+	return -ENOMEM;
+}
+
+const struct tr_py_stack *trace__py_stack(struct trace *t, uint32_t id)
+{
+	uint32_t *v;
+
+	if (!id)
+		return NULL;
+	v = kmap__get(&t->py_stack_ids, id, 0);
+	if (!v) {
+		t->bad_stack_refs++;
+		return NULL;
+	}
+	return &t->py_stacks[*v];
+}
+
+const struct tr_py_code *trace__py_code(struct trace *t, uint32_t id)
+{
+	uint32_t *v = id ? kmap__get(&t->py_code_ids, id, 0) : NULL;
+
+	return v ? &t->py_codes[*v] : NULL;
+}
+
+const struct tr_dso *trace__dso(struct trace *t, uint32_t id)
+{
+	uint32_t *v = id ? kmap__get(&t->dso_ids, id, 0) : NULL;
+
+	if (!v) {
+		t->bad_dso_refs++;
+		return NULL;
+	}
+	return &t->dsos[*v];
+}
+
+int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	size_t i;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	r = trace_reader__open(path, err, errlen);
+	if (!r)
+		return -EINVAL;
+	t->hdr = *trace_reader__header(r);
+	ret = load_records(t, r);
+	t->st = *trace_reader__status(r);
+	t->reader = r;			/* closed by trace__free */
+	if (ret) {
+		snprintf(err, errlen, "%s: out of memory while loading", path);
+		trace__free(t);
+		return ret;
+	}
+	for (i = 0; i < t->ndsos; i++) {
+		const char *p = trace__string(t, t->dsos[i].rec.path_str);
+
+		t->dsos[i].path = p ? p : "";
+	}
+	/* stable order for equal timestamps keeps outputs deterministic */
+	if (t->nsamples)
+		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_ts_sample);
+	if (t->ntasks)
+		qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
+	if (t->nkernels)
+		qsort(t->kernels, t->nkernels, sizeof(*t->kernels), cmp_kernel);
+	ret = build_tasks(t);
+	if (ret) {
+		snprintf(err, errlen, "%s: out of memory while loading", path);
+		trace__free(t);
+		return ret;
+	}
+	return 0;
+}
+
+void trace__free(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nstrings; i++)
+		free(t->strings[i].s);
+	for (i = 0; i < t->nstacks; i++)
+		free(t->stacks[i].ips);
+	for (i = 0; i < t->npy_codes; i++)
+		free(t->py_codes[i].linetable);
+	for (i = 0; i < t->npy_stacks; i++)
+		free(t->py_stacks[i].frames);
+	free(t->py_codes);
+	free(t->py_stacks);
+	free(t->py_runtimes);
+	free(t->jit_syms);
+	kmap__free(&t->py_code_ids);
+	kmap__free(&t->py_stack_ids);
+	for (i = 0; i < t->nprocs; i++)
+		free(t->procs[i].exec_ts);
+	trace_reader__close(t->reader);
+	free(t->strings);
+	free(t->stacks);
+	free(t->dsos);
+	free(t->clocks);
+	free(t->mappings);
+	free(t->tasks);
+	free(t->samples);
+	free(t->lost);
+	free(t->kernels);
+	free(t->memcpys);
+	free(t->memsets);
+	free(t->launches);
+	free(t->devices);
+	free(t->gpu_procs);
+	free(t->syncs);
+	free(t->apis);
+	free(t->nvtxs);
+	free(t->stats);
+	free(t->ksyms);
+	free(t->procs);
+	free(t->threads);
+	kmap__free(&t->string_ids);
+	kmap__free(&t->stack_ids);
+	kmap__free(&t->dso_ids);
+	kmap__free(&t->proc_ids);
+	kmap__free(&t->thread_ids);
+	memset(t, 0, sizeof(*t));
+}

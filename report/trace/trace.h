@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loaded trace: per-type arrays and id tables. Everything in a trace is untrusted: ids
+ * are looked up through the maps here, and a miss is counted, never dereferenced.
+ */
+#ifndef XPU_REPORT_TRACE_H
+#define XPU_REPORT_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/containers.h"
+#include "trace_reader.h"
+#include "xpu_format.h"
+
+/* ---- the loaded trace ------------------------------------------------------------------------ */
+
+struct tr_string {
+	char *s;		/* NUL-terminated copy; may contain NULs (cmdline) */
+	uint32_t len;
+};
+
+struct tr_stack {
+	uint16_t nr_kernel, nr_user;
+	uint64_t *ips;		/* kernel leaf first, then user leaf first */
+};
+
+/* A -g dwarf stack copy while unwind.c streams it: data is valid during one step. */
+struct tr_ucopy {
+	struct xpu_rec_user_stack_copy rec;
+	const uint8_t *data;	/* rec.size bytes */
+	/* -g dwarf,SIZE,TOP: the window below the thread's stack top (USER_STACK_TOP) */
+	uint64_t top_addr;
+	uint32_t top_size;
+	const uint8_t *top_data;
+};
+
+/* PY_CODE: a Python code object's names and line table (copied) */
+struct tr_py_code {
+	uint32_t name_str, filename_str;
+	int32_t firstlineno;
+	uint16_t linetable_kind;
+	uint32_t linetable_size;
+	uint8_t *linetable;
+};
+
+/* PY_STACK: Python frames, leaf first (XPU_PY_FRAME_* entries) */
+struct tr_py_stack {
+	uint16_t nr, flags;
+	uint64_t *frames;
+};
+
+struct tr_dso {
+	struct xpu_rec_dso rec;
+	const char *path;	/* "" when the path string is unknown */
+};
+
+struct tr_proc {
+	uint32_t pid;
+	uint32_t comm_str;	/* latest EXEC/COMM name of the main thread */
+	uint64_t comm_ts;
+	uint64_t *exec_ts;	/* sorted; defines address-space generations */
+	size_t nexec, exec_cap;
+	uint64_t samples;
+};
+
+struct tr_thread {
+	uint32_t pid, tid;
+	uint32_t comm_str;
+	uint64_t comm_ts;
+	uint64_t samples;
+};
+
+struct trace {
+	struct xpu_file_header hdr;
+	struct trace_reader_status st;
+
+	bool has_session, has_end;
+	struct xpu_rec_session session;
+	struct xpu_rec_session_end end;
+
+	struct tr_string *strings;	size_t nstrings, strings_cap;
+	struct tr_stack *stacks;	size_t nstacks, stacks_cap;
+	struct tr_dso *dsos;		size_t ndsos, dsos_cap;
+	struct kmap string_ids, stack_ids, dso_ids;
+
+	struct xpu_rec_clock_sync *clocks;	size_t nclocks, clocks_cap;
+	struct xpu_rec_mapping *mappings;	size_t nmappings, mappings_cap;
+	struct xpu_rec_task *tasks;		size_t ntasks, tasks_cap;
+	struct xpu_rec_cpu_sample *samples;	size_t nsamples, samples_cap;
+	struct xpu_rec_lost *lost;		size_t nlost, lost_cap;
+	struct xpu_rec_gpu_kernel *kernels;	size_t nkernels, kernels_cap;
+	struct xpu_rec_gpu_memcpy *memcpys;	size_t nmemcpys, memcpys_cap;
+	struct xpu_rec_gpu_memset *memsets;	size_t nmemsets, memsets_cap;
+	struct xpu_rec_gpu_launch *launches;	size_t nlaunches, launches_cap;
+	struct xpu_rec_gpu_device *devices;	size_t ndevices, devices_cap;
+	struct xpu_rec_gpu_process *gpu_procs;	size_t ngpu_procs, gpu_procs_cap;
+	struct xpu_rec_gpu_sync *syncs;		size_t nsyncs, syncs_cap;
+	/* file order, unsorted: the timeline (out_chrome.c) and gpu_stats.c read them */
+	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
+	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
+	/* Python (1.3): runtimes by file order, code objects and frame lists by id */
+	struct xpu_rec_py_runtime *py_runtimes;	size_t npy_runtimes, py_runtimes_cap;
+	struct tr_py_code *py_codes;		size_t npy_codes, py_codes_cap;
+	struct tr_py_stack *py_stacks;		size_t npy_stacks, py_stacks_cap;
+	struct kmap py_code_ids, py_stack_ids;
+	/* JIT code (1.4), file order: jitsyms.c indexes them */
+	struct xpu_rec_jit_symbol *jit_syms;	size_t njit_syms, jit_syms_cap;
+
+	/*
+	 * USER_STACK_COPY records are counted, not kept: they can be gigabytes (64 KiB each).
+	 * unwind.c reads them in a second pass over the reader's bytes, kept open for that.
+	 */
+	size_t nucopies;
+	struct trace_reader *reader;
+
+	struct xpu_stat_entry *stats;	size_t nstats;	/* the last STATS record */
+
+	char *ksyms;			/* KSYMS chunks concatenated in seq order */
+	size_t ksyms_len;
+	uint32_t ksyms_next_seq;
+	uint64_t ksyms_out_of_order;
+
+	struct tr_proc *procs;		size_t nprocs, procs_cap;
+	struct tr_thread *threads;	size_t nthreads, threads_cap;
+	struct kmap proc_ids, thread_ids;
+
+	uint64_t type_counts[XPU_REC_TYPE_MAX_KNOWN + 1];
+	uint64_t unknown_types;
+	/* integrity counters: every one is shown by `info` */
+	uint64_t bad_string_refs, bad_stack_refs, bad_dso_refs;
+	uint64_t dup_ids, bad_records;
+};
+
+/*
+ * Stacks the report derives (DWARF walks, Python frames spliced in) join the trace's own under
+ * new ids from next_id up, shared when equal: dedup maps {hash, shape} to an id.
+ */
+struct stack_maker {
+	struct kmap dedup;
+	uint32_t next_id;
+};
+
+int trace__load(struct trace *t, const char *path, char *err, size_t errlen);
+void trace__free(struct trace *t);
+/* NULL for 0 or an unknown id (an unknown non-zero id is counted). */
+const char *trace__string(struct trace *t, uint32_t id);
+const struct tr_stack *trace__stack(struct trace *t, uint32_t id);
+const struct tr_dso *trace__dso(struct trace *t, uint32_t id);
+/* Kernel frames k[0..nk) then user frames uips[0..nu) as a stack; sets its (shared) id. */
+int trace__make_stack(struct trace *t, struct stack_maker *mk, const uint64_t *k, uint16_t nk,
+		      const uint64_t *uips, uint16_t nu, uint32_t *id);
+/* NULL for 0 or an unknown id (an unknown non-zero id is counted as a bad stack ref). */
+const struct tr_py_stack *trace__py_stack(struct trace *t, uint32_t id);
+const struct tr_py_code *trace__py_code(struct trace *t, uint32_t id);
+struct tr_proc *trace__proc(struct trace *t, uint32_t pid);
+struct tr_thread *trace__thread(struct trace *t, uint32_t tid);
+/* Address-space generation of pid at ts: the number of EXECs at or before ts. */
+uint32_t trace__generation(struct trace *t, uint32_t pid, uint64_t ts);
+/* Process name for display: never NULL. */
+const char *trace__comm(struct trace *t, uint32_t pid, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Checks report/'s layering (README "Layout"): a file in report/LAYER/ includes report headers
+# only of its own layer or one below, always as "LAYER/name.h", and no two modules (x.c with
+# x.h) include each other, directly or around a circle. Prints each violation; exit 1 if any.
+set -u
+cd "$(dirname "$0")/.."
+layers=(base trace sym model out cmd)
+rank() {
+	local i
+	for i in "${!layers[@]}"; do
+		[ "${layers[$i]}" = "$1" ] && { echo "$i"; return; }
+	done
+	echo -1
+}
+bad=0 edges=$(mktemp)
+trap 'rm -f "$edges"' EXIT
+for f in report/*/*.[ch]; do
+	layer=${f#report/}; layer=${layer%%/*}
+	r=$(rank "$layer")
+	if [ "$r" -lt 0 ]; then
+		echo "$f: report/$layer/ is not a layer (${layers[*]})"; bad=1; continue
+	fi
+	mod=${f#report/}; mod=${mod%.*}
+	echo "$mod $mod" >>"$edges"
+	while read -r inc; do
+		case $inc in
+		*/*)
+			il=${inc%%/*}
+			ir=$(rank "$il")
+			if [ "$ir" -lt 0 ] || [ ! -f "report/$inc" ]; then
+				echo "$f: includes \"$inc\", not a report header"; bad=1
+			elif [ "$ir" -gt "$r" ]; then
+				echo "$f: $layer includes \"$inc\" from the higher layer $il"; bad=1
+			fi
+			echo "$mod ${inc%.h}" >>"$edges" ;;
+		*)
+			if [ ! -f "common/$inc" ]; then
+				echo "$f: includes \"$inc\": report headers are named \"LAYER/$inc\""; bad=1
+			fi ;;
+		esac
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done
+# a module's own header is not an edge; tsort reports any circle left
+if ! awk '$1 != $2' "$edges" | tsort >/dev/null 2>"$edges.err"; then
+	echo "include circle among report/ modules:"; sed 's/^/  /' "$edges.err"; bad=1
+fi
+rm -f "$edges.err"
+[ "$bad" -eq 0 ] && echo "report/ layers: ok (${layers[*]})"
+exit "$bad"
