@@ -101,13 +101,44 @@ static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, __u32 nr, __
 	return r && r->pc <= pc ? r : NULL;
 }
 
-/* One frame-pointer step; 1 ends the walk (counted). */
-static __always_inline long cfi_fp_step(struct cfi_walk *w)
+#define CFI_SCAN_WORDS 8
+
+/*
+ * Code in no mapping with a table whose frame pointer leads nowhere (a JIT trampoline such as
+ * CPython's -X perf ones, which keep neither CFI nor rbp): the first of the next few stack
+ * words that is an address in a mapping with a table is taken as the return address, as
+ * xpu-report's DWARF walk does. 1 when none is found.
+ */
+static __always_inline long cfi_scan_step(struct cfi_walk *w)
+{
+	const struct xpu_cfi_proc *proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
+	__u64 words[CFI_SCAN_WORDS];
+	int k;
+
+	if (!proc || bpf_probe_read_user(words, sizeof(words), (void *)w->sp))
+		return 1;
+	for (k = 0; k < CFI_SCAN_WORDS; k++) {
+		const struct xpu_cfi_map *m = cfi_find_map(proc, words[k] - 1);
+
+		if (m && m->table != XPU_CFI_TABLE_PENDING) {
+			count(XPU_CNT_CFI_SCAN);
+			w->sp += 8 * (k + 1);
+			w->ip = words[k];
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* One frame-pointer step, or a scan where there is no mapping; 1 ends the walk (counted). */
+static __always_inline long cfi_fp_step_or_scan(struct cfi_walk *w, bool scan)
 {
 	__u64 frame[2];
 
 	if (!w->bp || w->bp < w->sp || w->bp & 7 ||
 	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp) || !frame[1]) {
+		if (scan && !cfi_scan_step(w))
+			return 0;
 		count(XPU_CNT_CFI_END_FP);
 		return 1;
 	}
@@ -115,6 +146,11 @@ static __always_inline long cfi_fp_step(struct cfi_walk *w)
 	w->bp = frame[0];
 	w->ip = frame[1];
 	return 0;
+}
+
+static __always_inline long cfi_fp_step(struct cfi_walk *w)
+{
+	return cfi_fp_step_or_scan(w, false);
 }
 
 /* x86-64 rt_sigframe at the handler's return: a ucontext, its mcontext 40 bytes in */
@@ -165,7 +201,7 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 	m = proc ? cfi_find_map(proc, pc) : NULL;
 	if (!m) {
 		count(XPU_CNT_CFI_FP_NO_MAP);
-		return cfi_fp_step(w);
+		return cfi_fp_step_or_scan(w, proc != NULL);
 	}
 	rows = bpf_map_lookup_elem(&cfi_tables, &m->table);
 	if (!rows) {

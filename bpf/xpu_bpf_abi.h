@@ -68,7 +68,8 @@ enum xpu_bpf_counter {
 	XPU_CNT_CFI_FP_NO_ROW = 25,	/* no FDE covers the address */
 	XPU_CNT_CFI_FP_UNSUPPORTED = 26, /* the rule is one the walk does not evaluate */
 	XPU_CNT_CFI_NO_PROC = 27,	/* walk in a process without loaded mappings: all fp */
-	XPU_CNT_NR = 32,		/* 28..31 free */
+	XPU_CNT_CFI_SCAN = 28,		/* return address found by a stack scan (JIT code) */
+	XPU_CNT_NR = 32,		/* 29..31 free */
 };
 
 struct xpu_ev_hdr {

@@ -323,6 +323,7 @@ enum xpu_stat_id {
 	XPU_STAT_CFI_FILES_SHARED = 45,		/* a table shared with a file of the same build-id */
 	XPU_STAT_CFI_START_WAIT_NS = 46,	/* the command's start held for its first tables */
 	XPU_STAT_CFI_START_WAIT_TIMEOUTS = 47,	/* ... released before they were all built */
+	XPU_STAT_CFI_SCAN = 48,			/* frames found by a return-address scan */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

@@ -652,6 +652,7 @@ int session__run(const struct record_config *cfg)
 		STAT(XPU_STAT_CFI_FILES_SHARED, cls.files_shared);
 		STAT(XPU_STAT_CFI_START_WAIT_NS, cls.start_wait_ns);
 		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls.start_wait_timeouts);
+		STAT(XPU_STAT_CFI_SCAN, cnt[XPU_CNT_CFI_SCAN]);
 	}
 	if (jms.symbols || jms.skipped) {
 		STAT(XPU_STAT_JIT_SYMBOLS, jms.symbols);

@@ -95,6 +95,7 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_CFI_FILES_SHARED] = "cfi_files_shared",
 		[XPU_STAT_CFI_START_WAIT_NS] = "cfi_start_wait_ns",
 		[XPU_STAT_CFI_START_WAIT_TIMEOUTS] = "cfi_start_wait_timeouts",
+		[XPU_STAT_CFI_SCAN] = "cfi_scanned_frames",
 		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
 		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
 	};
