@@ -194,6 +194,8 @@ static void check_file(const char *path)
 	/* the walk must evaluate nearly every row it meets in compiled code */
 	CHECK(unsup * 100 <= checks, "%s: %lu of %lu rows unsupported", path,
 	      (unsigned long)unsup, (unsigned long)checks);
+	if (cfi)
+		dwarf_cfi_end(cfi);
 	if (elf)
 		elf_end(elf);
 	cfi_table__free(&t);
