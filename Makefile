@@ -73,7 +73,8 @@ endif
 all: $(TARGETS) samples bench
 
 # ---- benchmark programs (fixed work; see bench/) -------------------------------------------------
-bench: $(BUILD)/bench/workload $(BUILD)/bench/marker_bench $(BUILD)/bench/gen_trace
+bench: $(BUILD)/bench/workload $(BUILD)/bench/marker_bench $(BUILD)/bench/gen_trace \
+	$(BUILD)/bench/cfi_tables
 $(BUILD)/bench/workload: bench/workload.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -82,6 +83,11 @@ $(BUILD)/bench/marker_bench: bench/marker_bench.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -ldl
+# -g cfi table build time per file, for bench/cfi_tables.py (record's builder, no BPF)
+$(BUILD)/bench/cfi_tables: bench/cfi_tables.c record/cfi_build.c record/cfi_build.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Irecord -Ibpf -o $@ bench/cfi_tables.c record/cfi_build.c $(LDFLAGS) -lelf
 # writes a large synthetic trace for bench/report_speed.py
 $(BUILD)/bench/gen_trace: bench/gen_trace.c $(BUILD)/libxpucommon.a
 	$(call msg,CC,$@)
@@ -159,6 +165,18 @@ $(BUILD)/tests/test_jit_parse: tests/unit/test_jit_parse.c record/jit_parse.c re
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $(filter %.c,$^) $(LDFLAGS)
+# the unwind-table builder is record code; its test checks it against libdw
+$(BUILD)/tests/test_cfi_build: tests/unit/test_cfi_build.c record/cfi_build.c record/cfi_build.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -o $@ tests/unit/test_cfi_build.c \
+		record/cfi_build.c $(LDFLAGS) -ldw -lelf
+# the command's libraries that -g cfi prepares, checked against this test's own mappings
+$(BUILD)/tests/test_elf_deps: tests/unit/test_elf_deps.c record/elf_deps.c record/elf_deps.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_elf_deps.c \
+		record/elf_deps.c $(LDFLAGS) -lelf
 # unit tests link the report library (they never include a .c file of report/)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)

@@ -13,10 +13,12 @@ against the unprofiled run of the same repetition. Writes a markdown table to OU
 
   bench/gpu_overhead.py --build DIR [--lib DIR] [--libcuda DIR] [--reps N] [--out DIR] [--write]
                         [--workloads launch,torch] [--dwarf-sizes 8192,65536] [--section NAME]
+                        [--modes 'fp;cfi;dwarf,32768,32768'] [--launches N] [--steps N]
 
 --dwarf-sizes replaces the plain -g dwarf mode with -g dwarf,SIZE per size (what a bigger copy
 costs); with a ';' in it, the sizes are ';'-separated and may name a window: '8192;32768,32768'
-runs -g dwarf,8192 and -g dwarf,32768,32768. --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
+runs -g dwarf,8192 and -g dwarf,32768,32768. --modes lists the -g modes to run instead
+(';'-separated). --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
 """
 import argparse
 import os
@@ -62,6 +64,7 @@ def main():
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--workloads", default="launch,torch")
     ap.add_argument("--dwarf-sizes", default="")
+    ap.add_argument("--modes", default="")
     ap.add_argument("--section", default="gpu-overhead")
     args = ap.parse_args()
 
@@ -79,6 +82,8 @@ def main():
         modes = [("fp", [])] + [(f"dwarf,{sz}", ["-g", f"dwarf,{sz}"])
                                 for sz in args.dwarf_sizes.split(
                                     ";" if ";" in args.dwarf_sizes else ",") if sz]
+    if args.modes:
+        modes = [(m, ["-g", m]) for m in args.modes.split(";") if m]
     workloads = args.workloads.split(",")
     tmp = tempfile.mkdtemp(prefix="xpu-gpubench-")
 

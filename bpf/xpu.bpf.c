@@ -80,7 +80,16 @@ static __always_inline void count(__u32 idx)
 		*v += 1;
 }
 
+static __always_inline void count_n(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += n;
+}
+
 #include "py_walk.bpf.h"
+#include "cfi_walk.bpf.h"
 
 static __always_inline bool is_traced(__u32 tgid)
 {
@@ -284,7 +293,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		if (ev->kstack_bytes < 0)
 			count(XPU_CNT_KSTACK_ERR);
 	}
-	ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, sizeof(ev->uips), BPF_F_USER_STACK);
+	ev->uflags = 0;
+	ev->reserved = 0;
+	if (cfi_walk)
+		ev->ustack_bytes = cfi_walk_stack(0, tgid, ev->uips, &ev->uflags) * sizeof(__u64);
+	else
+		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, sizeof(ev->uips),
+						 BPF_F_USER_STACK);
 	if (ev->ustack_bytes < 0)
 		count(XPU_CNT_USTACK_ERR);
 	bpf_ringbuf_submit(ev, lazy_wakeup());
@@ -467,7 +482,14 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 	ev->corr_id = corr_id;
 	ev->cbid = cbid;
 	ev->domain = domain;
-	ev->reserved = 0;
+	ev->uflags = 0;
+	if (cfi_walk) {
+		/* the rows of the marker's first instruction find its caller: nothing to add */
+		ev->ustart = 0;
+		ev->nr_user = cfi_walk_stack(1, tgid, ev->uips, &ev->uflags);
+		bpf_ringbuf_submit(ev, lazy_wakeup());
+		return 0;
+	}
 	n = bpf_get_stack(ctx, &ev->uips[1], XPU_BPF_MAX_FRAMES * sizeof(__u64),
 			  BPF_F_USER_STACK);
 	if (n < 0) {

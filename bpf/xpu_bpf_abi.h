@@ -55,7 +55,21 @@ enum xpu_bpf_counter {
 	XPU_CNT_PY_READ_ERR = 13,	/* a Python walk ended at unreadable memory */
 	XPU_CNT_PY_TRUNCATED = 14,	/* a Python walk ended at the frame limit */
 	XPU_CNT_PY_THREAD_SCANS = 15,	/* thread-state list walks (cache misses) */
-	XPU_CNT_NR = 20,		/* 16..19 free */
+	/* -g cfi: walks, frames, how walks ended, and frames unwound by frame pointer instead */
+	XPU_CNT_CFI_WALKS = 16,
+	XPU_CNT_CFI_FRAMES = 17,
+	XPU_CNT_CFI_END_OUTERMOST = 18,	/* the CFI says there is no caller, or a zero address */
+	XPU_CNT_CFI_END_FP = 19,	/* a frame-pointer step found no valid frame */
+	XPU_CNT_CFI_END_READ = 20,	/* unreadable stack memory */
+	XPU_CNT_CFI_END_LIMIT = 21,	/* XPU_BPF_MAX_FRAMES reached */
+	XPU_CNT_CFI_END_BAD_SP = 22,	/* the stack pointer did not grow towards the caller */
+	XPU_CNT_CFI_FP_NO_MAP = 23,	/* frame in no known executable mapping */
+	XPU_CNT_CFI_FP_NO_TABLE = 24,	/* its file's table was not loaded (yet) */
+	XPU_CNT_CFI_FP_NO_ROW = 25,	/* no FDE covers the address */
+	XPU_CNT_CFI_FP_UNSUPPORTED = 26, /* the rule is one the walk does not evaluate */
+	XPU_CNT_CFI_NO_PROC = 27,	/* walk in a process without loaded mappings: all fp */
+	XPU_CNT_CFI_SCAN = 28,		/* return address found by a stack scan (JIT code) */
+	XPU_CNT_NR = 32,		/* 29..31 free */
 };
 
 struct xpu_ev_hdr {
@@ -66,11 +80,18 @@ struct xpu_ev_hdr {
 	__u64 ts_ns;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 };
 
+/* -g cfi: the walk reached a frame whose CFI says it has no caller (a thread's first) */
+enum xpu_ev_uflags {
+	XPU_EV_U_OUTERMOST = 1,
+};
+
 /* Stack sizes are bpf_get_stack()'s return value: bytes, or a negative errno. */
 struct xpu_ev_sample {
 	struct xpu_ev_hdr hdr;
 	__s32 kstack_bytes;
 	__s32 ustack_bytes;
+	__u32 uflags;			/* enum xpu_ev_uflags */
+	__u32 reserved;
 	__u64 kips[XPU_BPF_MAX_FRAMES];
 	__u64 uips[XPU_BPF_MAX_FRAMES];
 };
@@ -100,7 +121,7 @@ struct xpu_ev_gpu_launch {
 	__u32 domain;
 	__u32 ustart;
 	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
-	__u32 reserved;
+	__u32 uflags;			/* enum xpu_ev_uflags */
 	__u64 uips[XPU_BPF_MAX_FRAMES + 1];
 };
 
@@ -190,6 +211,50 @@ struct xpu_ev_pystack {
 	__u16 flags;			/* enum xpu_ev_py_flags */
 	struct xpu_py_frame_ev frames[XPU_BPF_PY_MAX_FRAMES];
 	__u8 buf[XPU_PY_FRAME_READ_MAX + 8];	/* scratch for one frame; not sent */
+};
+
+
+/*
+ * -g cfi: unwind rows built by xpu-record from a file's .eh_frame (record/cfi_build.c). A
+ * file's rows are sorted by pc (an ELF virtual address below 4 GiB); a row holds from its pc
+ * up to the next row's. The return address is always at CFA - 8 (x86-64).
+ */
+enum xpu_cfi_kind {
+	XPU_CFI_NONE = 0,		/* no FDE covers pc: frame pointer */
+	XPU_CFI_RSP = 1,		/* CFA = rsp + cfa_off */
+	XPU_CFI_RBP = 2,		/* CFA = rbp + cfa_off */
+	XPU_CFI_RBP_DEREF = 3,		/* CFA = *(rbp + (s16)cfa_off): stack realignment */
+	XPU_CFI_PLT = 4,		/* CFA = rsp + cfa_off, + 8 once (pc & 15) >= rbp_off8 */
+	XPU_CFI_SIGNAL = 5,		/* a signal trampoline: registers in the ucontext at rsp */
+	XPU_CFI_END = 6,		/* return address undefined: the outermost frame */
+	XPU_CFI_UNSUPPORTED = 7,	/* a rule the walk cannot evaluate: frame pointer */
+};
+
+struct xpu_cfi_row {
+	__u32 pc;
+	__u8 kind;			/* enum xpu_cfi_kind */
+	__s8 rbp_off8;			/* rbp saved at CFA + 8 * rbp_off8; 0: unchanged */
+	__u16 cfa_off;
+};
+
+/* One executable mapping of a traced process whose file has a table. */
+struct xpu_cfi_map {
+	__u64 start, end;
+	__u64 bias;			/* table pc = address - bias */
+	__u32 table;			/* index into cfi_tables */
+	__u32 nrows;
+};
+
+#define XPU_CFI_MAX_MAPS 512		/* executable mappings per process with tables */
+#define XPU_CFI_MAX_TABLES 4096		/* files with tables at once */
+#define XPU_CFI_MAX_ROWS (1u << 24)	/* rows of one file */
+#define XPU_CFI_TABLE_PENDING 0xffffffffu	/* xpu_cfi_map.table: being built */
+
+/* Per process, sorted by start, non-overlapping; only nr entries are meaningful. */
+struct xpu_cfi_proc {
+	__u32 nr;
+	__u32 reserved;
+	struct xpu_cfi_map maps[XPU_CFI_MAX_MAPS];
 };
 
 #endif

@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 4
+#define XPU_FORMAT_MINOR 5
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -122,6 +122,7 @@ enum xpu_record_type {
 enum xpu_stack_mode {
 	XPU_STACK_FP = 1,
 	XPU_STACK_DWARF = 2,
+	XPU_STACK_CFI = 3,	/* since 1.5: unwound in BPF with .eh_frame-derived tables */
 };
 
 enum xpu_session_flags {
@@ -249,6 +250,12 @@ struct xpu_rec_task {
 };
 _Static_assert(sizeof(struct xpu_rec_task) == 32, "task size");
 
+/* CPU_SAMPLE and GPU_LAUNCH flags */
+enum xpu_event_flags {
+	/* since 1.5, -g cfi: the user stack reached a frame whose CFI says it has no caller */
+	XPU_EVENT_USER_OUTERMOST = 1u << 0,
+};
+
 struct xpu_rec_cpu_sample {
 	uint64_t ts_ns;
 	uint32_t pid;
@@ -305,6 +312,30 @@ enum xpu_stat_id {
 	XPU_STAT_PY_NO_THREAD = 23,		/* since 1.3: events in a Python process, thread unknown */
 	XPU_STAT_JIT_SYMBOLS = 24,		/* since 1.4: JIT_SYMBOL records */
 	XPU_STAT_JIT_SKIPPED = 25,		/* since 1.4: JIT entries malformed or over the cap */
+	/* since 1.5, -g cfi: the in-BPF walk and its tables */
+	XPU_STAT_CFI_WALKS = 26,
+	XPU_STAT_CFI_FRAMES = 27,
+	XPU_STAT_CFI_END_OUTERMOST = 28,
+	XPU_STAT_CFI_END_FP = 29,
+	XPU_STAT_CFI_END_READ = 30,
+	XPU_STAT_CFI_END_LIMIT = 31,
+	XPU_STAT_CFI_END_BAD_SP = 32,
+	XPU_STAT_CFI_FP_NO_MAP = 33,
+	XPU_STAT_CFI_FP_NO_TABLE = 34,
+	XPU_STAT_CFI_FP_NO_ROW = 35,
+	XPU_STAT_CFI_FP_UNSUPPORTED = 36,
+	XPU_STAT_CFI_NO_PROC = 37,
+	XPU_STAT_CFI_FILES = 38,
+	XPU_STAT_CFI_FILES_FAILED = 39,
+	XPU_STAT_CFI_FILES_OVER_BUDGET = 40,
+	XPU_STAT_CFI_ROWS = 41,
+	XPU_STAT_CFI_TABLE_BYTES = 42,
+	XPU_STAT_CFI_BUILD_NS = 43,
+	XPU_STAT_CFI_BUILD_MAX_NS = 44,
+	XPU_STAT_CFI_FILES_SHARED = 45,		/* a table shared with a file of the same build-id */
+	XPU_STAT_CFI_START_WAIT_NS = 46,	/* the command's start held for its first tables */
+	XPU_STAT_CFI_START_WAIT_TIMEOUTS = 47,	/* ... released before they were all built */
+	XPU_STAT_CFI_SCAN = 48,			/* frames found by a return-address scan */
 	/* since 1.4, written with xpu-record --driver; ids from 50 on */
 	XPU_STAT_DRIVER_IOCTLS = 50,		/* ioctls on NVIDIA device files seen */
 	XPU_STAT_DRIVER_IOCTL_LOST = 51,	/* of those, not recorded (ring buffer or table full) */
@@ -639,7 +670,7 @@ struct xpu_rec_gpu_launch {
 	uint32_t domain;		/* enum xpu_api_domain */
 	uint32_t stack_id;
 	uint32_t py_stack_id;		/* since 1.3: PY_STACK id, 0: no Python frames */
-	uint32_t reserved;
+	uint32_t flags;			/* since 1.5: enum xpu_event_flags (was reserved) */
 };
 _Static_assert(sizeof(struct xpu_rec_gpu_launch) == 40, "gpu launch size");
 

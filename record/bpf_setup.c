@@ -80,6 +80,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	st->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	st->skel->rodata->ustack_bytes = opts->ustack_bytes;
 	st->skel->rodata->ustack_top_bytes = opts->ustack_top_bytes;
+	st->skel->rodata->cfi_walk = opts->cfi;
 	if (opts->ustack_bytes) {
 		int ncpu = libbpf_num_possible_cpus();
 
@@ -304,6 +305,12 @@ int bpf_state__traced_fd(struct bpf_state *st)
 	return bpf_map__fd(st->skel->maps.traced_tgids);
 }
 
+void bpf_state__cfi_fds(struct bpf_state *st, int *tables_fd, int *procs_fd)
+{
+	*tables_fd = bpf_map__fd(st->skel->maps.cfi_tables);
+	*procs_fd = bpf_map__fd(st->skel->maps.cfi_procs);
+}
+
 int bpf_state__py_map_fd(struct bpf_state *st)
 {
 	return bpf_map__fd(st->skel->maps.py_procs);
@@ -336,6 +343,23 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out)
 	}
 	free(vals);
 	return 0;
+}
+
+void bpf_state__log_run_times(struct bpf_state *st)
+{
+	struct bpf_program *progs[] = { st->skel->progs.on_sample, st->skel->progs.on_gpu_launch };
+	size_t i;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		log_info("bpf %s: %llu runs, %llu ns in all", bpf_program__name(progs[i]),
+			 (unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns);
+	}
 }
 
 void bpf_state__stop_sampling(struct bpf_state *st)

@@ -17,6 +17,7 @@ struct bpf_setup_opts {
 	bool kernel_stacks;
 	unsigned int ustack_bytes;	/* -g dwarf copy size; 0: frame pointers only */
 	unsigned int ustack_top_bytes;	/* -g dwarf,SIZE,TOP: bytes below the stack top */
+	bool cfi;			/* -g cfi: walk user stacks with the cfi_* tables */
 	size_t ringbuf_bytes;		/* power of two, multiple of the page size */
 	const char *gpu_lib;		/* libxpu-cupti.so to uprobe, or NULL */
 };
@@ -33,11 +34,18 @@ int bpf_state__events_fd(struct bpf_state *st);
 int bpf_state__traced_fd(struct bpf_state *st);
 /* The map xpu-record fills with each Python process's layout (struct xpu_py_layout). */
 int bpf_state__py_map_fd(struct bpf_state *st);
+/* -g cfi: the cfi_tables (array of row maps) and cfi_procs maps. */
+void bpf_state__cfi_fds(struct bpf_state *st, int *tables_fd, int *procs_fd);
 /* Sums the per-CPU counters into out[XPU_CNT_NR]. */
 int bpf_state__read_counters(struct bpf_state *st, uint64_t *out);
 bool bpf_state__gpu_attached(struct bpf_state *st);
 /* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
 void bpf_state__stop_sampling(struct bpf_state *st);
+/*
+ * -v: the sample and launch programs' run counts and run time, when the kernel keeps
+ * them (sysctl kernel.bpf_stats_enabled=1; bench/cfi_overhead.py sets it).
+ */
+void bpf_state__log_run_times(struct bpf_state *st);
 void bpf_state__destroy(struct bpf_state *st);
 
 #endif

@@ -26,12 +26,18 @@
 #define XPU_DEFAULT_MODE_STACK_BYTES 32768
 #define XPU_DEFAULT_MODE_TOP_BYTES 32768
 
+/* -g cfi: rows of unwind tables loaded at most (8 bytes each); more files fall back to fp */
+#define XPU_CFI_MEM_BYTES (512ull << 20)
+/* -g cfi: how long a launched command's start waits for the tables of its first files */
+#define XPU_CFI_START_WAIT_NS (2000ull * 1000 * 1000)
+
 struct record_config {
 	const char *output;
 	unsigned int freq_hz;
 	bool kernel_stacks;
 	unsigned int dwarf_bytes;	/* -g dwarf: user-stack bytes per event; 0 for -g fp */
 	unsigned int dwarf_top_bytes;	/* -g dwarf,SIZE,TOP: bytes below the stack top; 0 off */
+	bool cfi;			/* -g cfi: unwind in BPF (with dwarf_bytes: ,check copies too) */
 	bool no_gpu;
 	bool no_python;			/* --no-python: no Python frames */
 	bool driver;			/* --driver: ioctls on NVIDIA device files */

@@ -36,7 +36,11 @@ static const char usage[] =
 "                         libcudart, wheels). The default is dwarf,32768,32768; plain\n"
 "                         dwarf is dwarf,8192. fp (frame pointers) is the cheapest mode:\n"
 "                         about a tenth of the trace size, complete stacks only where\n"
-"                         every frame has a frame pointer\n"
+"                         every frame has a frame pointer. cfi unwinds in BPF with\n"
+"                         tables built from each file's .eh_frame: complete stacks at\n"
+"                         about the cost and trace size of fp; cfi,check also copies the\n"
+"                         stack as the default dwarf mode does (xpu-report --no-unwind\n"
+"                         shows the BPF walk's stacks, so the two can be compared)\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
 "      --no-python        do not read Python frames (CPython 3.10-3.13 processes of the\n"
@@ -235,9 +239,19 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			/* the default mode's stack-top window must not leak into another mode */
+			cfg.cfi = false;
 			if (!strcmp(optarg, "fp")) {
 				cfg.dwarf_bytes = 0;
 				cfg.dwarf_top_bytes = 0;
+			} else if (!strcmp(optarg, "cfi")) {
+				cfg.cfi = true;
+				cfg.dwarf_bytes = 0;
+				cfg.dwarf_top_bytes = 0;
+			} else if (!strcmp(optarg, "cfi,check")) {
+				/* the BPF walk plus the copies that -g dwarf unwinds: both on one run */
+				cfg.cfi = true;
+				cfg.dwarf_bytes = XPU_DEFAULT_MODE_STACK_BYTES;
+				cfg.dwarf_top_bytes = XPU_DEFAULT_MODE_TOP_BYTES;
 			} else if (!strcmp(optarg, "dwarf")) {
 				/* as documented: plain dwarf is dwarf,8192, no stack-top window */
 				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
@@ -258,7 +272,8 @@ int main(int argc, char **argv)
 						       "8, 8..32768 bytes", top + 1);
 				cfg.dwarf_top_bytes = top ? (unsigned int)v : 0;
 			} else {
-				return bad_arg("unsupported call-graph mode '%s': fp or dwarf[,SIZE[,TOP]]",
+				return bad_arg("unsupported call-graph mode '%s': cfi, fp or "
+					       "dwarf[,SIZE[,TOP]]",
 					       optarg);
 			}
 			break;

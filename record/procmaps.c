@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfi_loader.h"
 #include "elf_buildid.h"
 #include "jit_maps.h"
 #include "procmaps.h"
@@ -32,6 +33,7 @@ struct pm_map {
 	uint32_t dev;
 	uint32_t prot;
 	uint32_t dso_id;
+	bool vdso;
 };
 
 struct pm_proc {
@@ -54,6 +56,7 @@ struct pm_dso {
 struct procmaps {
 	struct writer_thread *wt;
 	struct py_procs *py;
+	struct cfi_loader *cfi;
 	struct jit_maps *jit;
 	struct pm_proc *procs[PM_BUCKETS];
 	struct pm_dso *dsos[PM_BUCKETS];
@@ -119,6 +122,9 @@ static struct pm_proc *proc_find(struct procmaps *pm, pid_t pid, bool create)
 void procmaps__forget(struct procmaps *pm, pid_t pid)
 {
 	struct pm_proc **pp = &pm->procs[(uint32_t)pid % PM_BUCKETS], *p;
+
+	if (pm->cfi)
+		cfi_loader__forget(pm->cfi, pid);
 
 	for (; (p = *pp); pp = &p->next) {
 		if (p->pid == pid) {
@@ -321,6 +327,20 @@ static void lost_mappings(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	writer_thread__submit(pm->wt, &r);
 }
 
+static void publish_cfi(struct procmaps *pm, const struct pm_proc *p)
+{
+	struct cfi_map_in *in = calloc(p->nr ? p->nr : 1, sizeof(*in));
+	size_t i;
+
+	if (!in)
+		return;
+	for (i = 0; i < p->nr; i++)
+		in[i] = (struct cfi_map_in){ p->maps[i].start, p->maps[i].end, p->maps[i].pgoff,
+					     p->maps[i].ino, p->maps[i].dev, p->maps[i].vdso };
+	cfi_loader__set_proc(pm->cfi, p->pid, in, p->nr);
+	free(in);
+}
+
 int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 {
 	struct pm_map *maps = NULL, *tmp;
@@ -367,6 +387,7 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 		m.pgoff = pgoff;
 		m.ino = ino;
 		m.dev = (maj << 20) | min;
+		m.vdso = !ino && !strcmp(file, "[vdso]");
 		m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
 			 PROT_EXEC;
 		if (!map_known(p, &m, &m.dso_id)) {
@@ -394,6 +415,10 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 			if (pm->jit)
 				jit_maps__note_mapping(pm->jit, pid, range, file, m.ino);
 		}
+		if (pm->cfi && m.ino && !cfi_loader__known(pm->cfi, m.dev, m.ino)) {
+			snprintf(range, sizeof(range), "%llx-%llx", start, end);
+			cfi_loader__file(pm->cfi, m.dev, m.ino, open_mapped_file(pid, range, file));
+		}
 		if (nr == cap) {
 			cap = cap ? cap * 2 : 32;
 			tmp = realloc(maps, cap * sizeof(*maps));
@@ -412,6 +437,8 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 	free(p->maps);
 	p->maps = maps;
 	p->nr = nr;
+	if (pm->cfi && (added || reset))
+		publish_cfi(pm, p);
 	return added;
 }
 
@@ -436,6 +463,11 @@ void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py)
 {
 	pm->py = py;
+}
+
+void procmaps__set_cfi(struct procmaps *pm, struct cfi_loader *cl)
+{
+	pm->cfi = cl;
 }
 
 void procmaps__set_jit(struct procmaps *pm, struct jit_maps *jit)

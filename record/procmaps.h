@@ -13,6 +13,7 @@
 struct writer_thread;
 struct procmaps;
 struct py_procs;
+struct cfi_loader;
 struct jit_maps;
 
 struct procmaps_stats {
@@ -36,6 +37,9 @@ void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts
 void procmaps__forget(struct procmaps *pm, pid_t pid);
 /* Files mapped from now on are probed for a CPython runtime, reported to py. */
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py);
+/* -g cfi: every executable file mapped from now on gets a table; mappings are published. */
+void procmaps__set_cfi(struct procmaps *pm, struct cfi_loader *cl);
+
 /* Every pid scanned and every jitdump mapped from now on are noted in jit. */
 void procmaps__set_jit(struct procmaps *pm, struct jit_maps *jit);
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st);

@@ -67,6 +67,7 @@ static void on_sample(struct rb_drain *d, const struct xpu_ev_sample *ev)
 		.pid = ev->hdr.pid,
 		.tid = ev->hdr.tid,
 		.cpu = (uint16_t)ev->hdr.cpu,
+		.flags = ev->uflags & XPU_EV_U_OUTERMOST ? XPU_EVENT_USER_OUTERMOST : 0,
 	};
 	struct wt_rec r = {
 		.type = XPU_REC_CPU_SAMPLE,
@@ -153,6 +154,7 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 		.corr_id = ev->corr_id,
 		.cbid = ev->cbid,
 		.domain = ev->domain,
+		.flags = ev->uflags & XPU_EV_U_OUTERMOST ? XPU_EVENT_USER_OUTERMOST : 0,
 	};
 	struct wt_rec r = {
 		.type = XPU_REC_GPU_LAUNCH,

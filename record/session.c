@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "config.h"
 #include "cupti_rx.h"
+#include "cfi_loader.h"
 #include "driver_trace.h"
 #include "jit_maps.h"
 #include "kallsyms.h"
@@ -53,6 +54,7 @@ struct session {
 	struct py_procs *py;
 	struct jit_maps *jit;
 	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
+	struct cfi_loader *cfi;		/* -g cfi: the unwind-table builder */
 	struct rb_drain *drain;
 	struct proc_tree *tree;
 	struct cupti_rx *rx;
@@ -153,7 +155,8 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
 		.page_size_bytes = (uint32_t)sysconf(_SC_PAGESIZE),
 		.sample_freq_hz = cfg->freq_hz,
-		.stack_mode = cfg->dwarf_bytes ? XPU_STACK_DWARF : XPU_STACK_FP,
+		.stack_mode = cfg->cfi ? XPU_STACK_CFI :
+			      cfg->dwarf_bytes ? XPU_STACK_DWARF : XPU_STACK_FP,
 		.dwarf_stack_bytes = cfg->dwarf_bytes,
 		.dwarf_top_bytes = cfg->dwarf_top_bytes,
 		.target_pid = (uint32_t)s->pid,
@@ -485,6 +488,7 @@ static int session__setup(struct session *s)
 		.kernel_stacks = cfg->kernel_stacks,
 		.ustack_bytes = cfg->dwarf_bytes,
 		.ustack_top_bytes = cfg->dwarf_top_bytes,
+		.cfi = cfg->cfi,
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 	};
 	struct trace_writer_opts wo = { 0 };
@@ -542,6 +546,20 @@ static int session__setup(struct session *s)
 	if (!s->jit)
 		return -1;
 	procmaps__set_jit(s->pm, s->jit);
+	if (cfg->cfi) {
+		int tables_fd, procs_fd;
+
+		bpf_state__cfi_fds(s->bpf, &tables_fd, &procs_fd);
+		s->cfi = cfi_loader__new(tables_fd, procs_fd, XPU_CFI_MEM_BYTES);
+		if (!s->cfi) {
+			log_err("cannot start the unwind-table builder");
+			return -1;
+		}
+		procmaps__set_cfi(s->pm, s->cfi);
+		/* built while the probes attach; the start waits for the rest below */
+		if (!cfg->attach_pid && cfi_loader__prepare(s->cfi, cfg->cmd[0]) < 0)
+			log_info("cfi: cannot read %s's libraries ahead", cfg->cmd[0]);
+	}
 	if (s->gpu_lib && !cfg->attach_pid) {
 		s->rx = cupti_rx__start(s->wt, is_traced_cb, s, err, sizeof(err));
 		if (!s->rx) {
@@ -638,8 +656,14 @@ static int session__start(struct session *s)
 			log_err("%s", err);
 			rb_drain__set_driver(s->drain, NULL);
 			driver_trace__destroy(s->driver);
+	cfi_loader__free(s->cfi);
 			s->driver = NULL;
 		}
+	}
+	if (s->cfi && !cfg->attach_pid) {
+		uint64_t held = cfi_loader__wait(s->cfi, XPU_CFI_START_WAIT_NS);
+
+		log_info("cfi: start held %.1f ms for the first tables", held / 1e6);
 	}
 	if (!cfg->attach_pid && target__release(&s->target, 1)) {
 		log_err("cannot start the target: %s", strerror(errno));
@@ -656,7 +680,8 @@ static int session__start(struct session *s)
 static unsigned int session__stats(struct session *s, struct xpu_stat_entry *stats,
 				   const uint64_t *cnt, const struct rb_drain_stats *ds,
 				   const struct procmaps_stats *ps, const struct py_procs_stats *pys,
-				   const struct jit_maps_stats *jms, const struct cupti_rx_stats *rxs)
+				   const struct jit_maps_stats *jms, const struct cfi_loader_stats *cls,
+				   const struct cupti_rx_stats *rxs)
 {
 	unsigned int n = 0;
 
@@ -689,6 +714,31 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 	if (jms->symbols || jms->skipped) {
 		STAT(XPU_STAT_JIT_SYMBOLS, jms->symbols);
 		STAT(XPU_STAT_JIT_SKIPPED, jms->skipped);
+	}
+	if (s->cfg->cfi) {
+		STAT(XPU_STAT_CFI_WALKS, cnt[XPU_CNT_CFI_WALKS]);
+		STAT(XPU_STAT_CFI_FRAMES, cnt[XPU_CNT_CFI_FRAMES]);
+		STAT(XPU_STAT_CFI_END_OUTERMOST, cnt[XPU_CNT_CFI_END_OUTERMOST]);
+		STAT(XPU_STAT_CFI_END_FP, cnt[XPU_CNT_CFI_END_FP]);
+		STAT(XPU_STAT_CFI_END_READ, cnt[XPU_CNT_CFI_END_READ]);
+		STAT(XPU_STAT_CFI_END_LIMIT, cnt[XPU_CNT_CFI_END_LIMIT]);
+		STAT(XPU_STAT_CFI_END_BAD_SP, cnt[XPU_CNT_CFI_END_BAD_SP]);
+		STAT(XPU_STAT_CFI_FP_NO_MAP, cnt[XPU_CNT_CFI_FP_NO_MAP]);
+		STAT(XPU_STAT_CFI_FP_NO_TABLE, cnt[XPU_CNT_CFI_FP_NO_TABLE]);
+		STAT(XPU_STAT_CFI_FP_NO_ROW, cnt[XPU_CNT_CFI_FP_NO_ROW]);
+		STAT(XPU_STAT_CFI_FP_UNSUPPORTED, cnt[XPU_CNT_CFI_FP_UNSUPPORTED]);
+		STAT(XPU_STAT_CFI_NO_PROC, cnt[XPU_CNT_CFI_NO_PROC]);
+		STAT(XPU_STAT_CFI_FILES, cls->files);
+		STAT(XPU_STAT_CFI_FILES_FAILED, cls->files_failed);
+		STAT(XPU_STAT_CFI_FILES_OVER_BUDGET, cls->files_over_budget);
+		STAT(XPU_STAT_CFI_ROWS, cls->rows);
+		STAT(XPU_STAT_CFI_TABLE_BYTES, cls->table_bytes);
+		STAT(XPU_STAT_CFI_BUILD_NS, cls->build_ns);
+		STAT(XPU_STAT_CFI_BUILD_MAX_NS, cls->build_max_ns);
+		STAT(XPU_STAT_CFI_FILES_SHARED, cls->files_shared);
+		STAT(XPU_STAT_CFI_START_WAIT_NS, cls->start_wait_ns);
+		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls->start_wait_timeouts);
+		STAT(XPU_STAT_CFI_SCAN, cnt[XPU_CNT_CFI_SCAN]);
 	}
 #undef STAT
 	return n;
@@ -754,6 +804,7 @@ static int session__finish(struct session *s)
 	struct rb_drain_stats ds = { 0 };
 	struct py_procs_stats pys = { 0 };
 	struct jit_maps_stats jms = { 0 };
+	struct cfi_loader_stats cls = { 0 };
 	struct cupti_rx_stats rxs = { 0 };
 	struct xpu_stat_entry stats[64];
 	struct wt_summary sum = { 0 };
@@ -762,6 +813,7 @@ static int session__finish(struct session *s)
 	unsigned int n;
 	int ret = 1, e;
 
+	bpf_state__log_run_times(s->bpf);
 	bpf_state__stop_sampling(s->bpf);
 	rb_drain__stop(s->drain, &ds);
 	s->drain = NULL;
@@ -774,9 +826,11 @@ static int session__finish(struct session *s)
 	jit_maps__collect(s->jit, &jms);
 	procmaps__get_stats(s->pm, &ps);
 	py_procs__get_stats(s->py, &pys);
+	if (s->cfi)
+		cfi_loader__get_stats(s->cfi, &cls);
 	submit_clock_sync(s);
 	submit_end(s, &ret);
-	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &rxs);
+	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &cls, &rxs);
 	if (s->driver)
 		n += driver_trace__finish(s->driver, s->wt, stats + n,
 					  sizeof(stats) / sizeof(stats[0]) - n);

@@ -54,6 +54,8 @@ static const char usage_text[] =
 	"      --inline         a frame per inlined function (from DWARF); --no-inline\n"
 	"                       (default) leaves its time to the function it was inlined\n"
 	"                       into, as perf report --sort sym does\n"
+	"      --no-unwind      keep the recorded user stacks, do not unwind stack copies\n"
+	"                       (compares -g cfi,check's BPF walk with its DWARF copies)\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"      --max-output=SIZE  stop (an error) once the output passes SIZE bytes (K, M,\n"
 	"                       G suffixes; default 1G; 0: no limit)\n"
@@ -92,6 +94,7 @@ enum {
 	OPT_MAX_OUTPUT,
 	OPT_INLINE,
 	OPT_NO_INLINE,
+	OPT_NO_UNWIND,
 };
 
 static const struct option long_opts[] = {
@@ -117,6 +120,7 @@ static const struct option long_opts[] = {
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -336,6 +340,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_NO_HOST_FILES:
 			o->no_host_files = true;
+			break;
+		case OPT_NO_UNWIND:
+			o->no_unwind = true;
 			break;
 		case OPT_PYTHON_LINES:
 			o->python_lines = true;

@@ -57,6 +57,7 @@ struct report_opts {
 	bool strict;
 	bool python_lines;	/* --python-lines */
 	bool inline_frames;	/* --inline */
+	bool no_unwind;		/* --no-unwind: keep recorded stacks, ignore stack copies */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	uint64_t max_output_bytes;	/* --max-output; 0: REPORT_MAX_OUTPUT_DEFAULT; UINT64_MAX: none */

@@ -44,7 +44,7 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	if (err)
 		return err;
 	/* -g dwarf: replace user stacks by DWARF-unwound ones before anything aggregates them */
-	err = unwind__apply(&s->stacks, &s->sym, &s->uw);
+	err = opts->no_unwind ? 0 : unwind__apply(&s->stacks, &s->sym, &s->uw);
 	if (err)
 		return err;
 	/* then Python frames go where the (now complete) native stacks run the interpreter */

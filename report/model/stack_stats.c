@@ -21,7 +21,7 @@ static bool is_root_frame(const char *n)
 }
 
 static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
-			  bool *complete)
+			  uint32_t flags, bool *complete)
 {
 	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
 	const uint32_t *f;
@@ -35,8 +35,10 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 	if (err)
 		return err;
 	/* root first: f[0] is the outermost user frame */
+	/* -g cfi: the BPF walk said so, unless a DWARF walk of a copy replaced its stack */
 	*complete = n && (is_root_frame(strpool__str(&ses->pool, f[0])) ||
-			  unwind__outermost(&ses->uw, stack_id));
+			  unwind__outermost(&ses->uw, stack_id) ||
+			  ((flags & XPU_EVENT_USER_OUTERMOST) && stack_id < UW_FIRST_STACK_ID));
 	return 0;
 }
 
@@ -54,7 +56,7 @@ int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint
 
 		if (!filter__at(&ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
-		err = stack_complete(ses, s->pid, s->ts_ns, session__sample_stack(ses, i), &c);
+		err = stack_complete(ses, s->pid, s->ts_ns, session__sample_stack(ses, i), s->flags, &c);
 		if (err)
 			return err;
 		*cpu_total += 1;
@@ -65,7 +67,7 @@ int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint
 
 		if (!filter__at(&ses->filter, l->pid, l->tid, l->ts_ns))
 			continue;
-		err = stack_complete(ses, l->pid, l->ts_ns, session__launch_stack(ses, i), &c);
+		err = stack_complete(ses, l->pid, l->ts_ns, session__launch_stack(ses, i), l->flags, &c);
 		if (err)
 			return err;
 		*gpu_total += 1;

@@ -90,6 +90,29 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_PY_CODES] = "py_codes",
 		[XPU_STAT_PY_CODE_ERRORS] = "py_code_errors",
 		[XPU_STAT_PY_NO_THREAD] = "py_no_thread",
+		[XPU_STAT_CFI_WALKS] = "cfi_walks",
+		[XPU_STAT_CFI_FRAMES] = "cfi_frames",
+		[XPU_STAT_CFI_END_OUTERMOST] = "cfi_end_outermost",
+		[XPU_STAT_CFI_END_FP] = "cfi_end_fp",
+		[XPU_STAT_CFI_END_READ] = "cfi_end_unreadable",
+		[XPU_STAT_CFI_END_LIMIT] = "cfi_end_frame_limit",
+		[XPU_STAT_CFI_END_BAD_SP] = "cfi_end_bad_sp",
+		[XPU_STAT_CFI_FP_NO_MAP] = "cfi_fp_no_mapping",
+		[XPU_STAT_CFI_FP_NO_TABLE] = "cfi_fp_table_not_loaded",
+		[XPU_STAT_CFI_FP_NO_ROW] = "cfi_fp_no_fde",
+		[XPU_STAT_CFI_FP_UNSUPPORTED] = "cfi_fp_unsupported_rule",
+		[XPU_STAT_CFI_NO_PROC] = "cfi_walks_without_tables",
+		[XPU_STAT_CFI_FILES] = "cfi_files",
+		[XPU_STAT_CFI_FILES_FAILED] = "cfi_files_failed",
+		[XPU_STAT_CFI_FILES_OVER_BUDGET] = "cfi_files_over_budget",
+		[XPU_STAT_CFI_ROWS] = "cfi_rows",
+		[XPU_STAT_CFI_TABLE_BYTES] = "cfi_table_bytes",
+		[XPU_STAT_CFI_BUILD_NS] = "cfi_build_ns",
+		[XPU_STAT_CFI_BUILD_MAX_NS] = "cfi_build_max_ns",
+		[XPU_STAT_CFI_FILES_SHARED] = "cfi_files_shared",
+		[XPU_STAT_CFI_START_WAIT_NS] = "cfi_start_wait_ns",
+		[XPU_STAT_CFI_START_WAIT_TIMEOUTS] = "cfi_start_wait_timeouts",
+		[XPU_STAT_CFI_SCAN] = "cfi_scanned_frames",
 		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
 		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
 		[XPU_STAT_DRIVER_IOCTLS] = "driver_ioctls",
@@ -247,6 +270,7 @@ int out_info(struct session *ses, FILE *out)
 		fprintf(out, "  %-16s %u Hz\n", "frequency", s->sample_freq_hz);
 		fprintf(out, "  %-16s %s\n", "stacks",
 			s->stack_mode == XPU_STACK_DWARF ? "dwarf" :
+			s->stack_mode == XPU_STACK_CFI ? "cfi (unwound in BPF)" :
 			s->stack_mode == XPU_STACK_FP ? "frame pointer" : "unknown");
 		fprintf(out, "  %-16s %s%s%s\n", "flags",
 			s->flags & XPU_SESSION_KERNEL_STACKS ? "kernel-stacks " : "",
@@ -318,6 +342,7 @@ int out_info(struct session *ses, FILE *out)
 
 	{
 		uint64_t cc, ct, gc, gt;
+		const char *hint;
 
 		if (stack_stats__complete_rate(ses, &cc, &ct, &gc, &gt))
 			return -ENOMEM;
@@ -344,12 +369,9 @@ int out_info(struct session *ses, FILE *out)
 				(double)ses->uw.top_bytes / ses->uw.copies);
 		if (ses->uw.used && print_stops(ses, out, 12))
 			return -ENOMEM;
-		if (unwind__copy_too_small(&ses->uw))
-			fprintf(out, "  %-16s most incomplete walks ran out of copied stack: record "
-				"with " UW_HINT_MODE "\n", "hint");
-		else if (unwind__fp_too_short(ses->t, cc + gc, ct + gt))
-			fprintf(out, "  %-16s most stacks end early (code without frame pointers): "
-				"record with " UW_FP_HINT_MODE "\n", "hint");
+		hint = unwind__hint(ses->t, &ses->uw, cc + gc, ct + gt);
+		if (hint)
+			fprintf(out, "  %-16s %s\n", "hint", hint);
 	}
 	if (t->npy_runtimes) {
 		fprintf(out, "python\n");

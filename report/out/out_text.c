@@ -84,6 +84,7 @@ static void print_header(struct profile *p, FILE *out)
 		t->st.end == TRACE_END_CORRUPT ? "corrupt (read up to the damage)" : "truncated");
 	{
 		uint64_t cc, ct, gc, gt;
+		const char *hint;
 
 		/* complete: the outermost frame is main or a thread's start (see unwind.h) */
 		if (!stack_stats__complete_rate(p->s, &cc, &ct, &gc, &gt) && ct + gt) {
@@ -91,12 +92,9 @@ static void print_header(struct profile *p, FILE *out)
 			if (gt)
 				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
 			fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
-			if (unwind__copy_too_small(&p->s->uw))
-				fprintf(out, "#            most incomplete stacks ran out of copied stack: "
-					"record with " UW_HINT_MODE "\n");
-			else if (unwind__fp_too_short(p->s->t, cc + gc, ct + gt))
-				fprintf(out, "#            most stacks end early (code without frame "
-					"pointers): record with " UW_FP_HINT_MODE "\n");
+			hint = unwind__hint(p->s->t, &p->s->uw, cc + gc, ct + gt);
+			if (hint)
+				fprintf(out, "#            %s\n", hint);
 		}
 	}
 	if (t->npy_runtimes) {

@@ -19,8 +19,6 @@
 #include "sym/unwind.h"
 
 #define UW_MAX_FRAMES 256
-/* Ids of stacks made here: above any the writer hands out (it counts up from 1). */
-#define UW_FIRST_STACK_ID 0x80000000u
 
 /* x86-64 DWARF register numbers */
 enum { DW_X86_RBX = 3, DW_X86_RBP = 6, DW_X86_RSP = 7, DW_X86_R12 = 12, DW_X86_NREGS = 16 };
@@ -459,6 +457,29 @@ bool unwind__fp_too_short(const struct trace *t, uint64_t complete, uint64_t tot
 {
 	return t->has_session && t->session.stack_mode == XPU_STACK_FP && total >= 20 &&
 	       complete * 2 < total;
+}
+
+const char *unwind__hint(const struct trace *t, const struct unwind_stats *uw, uint64_t complete,
+			 uint64_t total)
+{
+	uint32_t mode = t->has_session ? t->session.stack_mode : 0;
+
+	if (unwind__copy_too_small(uw)) {
+		/* -g cfi walks the whole stack; its check copies are the default's size */
+		if (mode == XPU_STACK_CFI || !UW_DEFAULT_IS_CFI)
+			return "most incomplete walks ran out of copied stack: record with "
+			       UW_MAX_COPY_MODE;
+		return "most incomplete walks ran out of copied stack: record with "
+		       UW_DEFAULT_MODE " (the default: no copy) or " UW_MAX_COPY_MODE;
+	}
+	if (unwind__fp_too_short(t, complete, total))
+		return "most stacks end early (code without frame pointers): record with "
+		       UW_DEFAULT_MODE " (the default)";
+	/* a BPF walk without copies that fell short: the copies, unwound offline, are the check */
+	if (mode == XPU_STACK_CFI && !uw->copies && total >= 20 && complete * 2 < total)
+		return "most stacks end early (see cfi_* above): record with -g cfi,check or "
+		       "-g dwarf,32768,32768 to compare";
+	return NULL;
 }
 
 bool unwind__copy_too_small(const struct unwind_stats *st)

@@ -70,15 +70,27 @@ int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_
  * bigger -g dwarf,SIZE or a TOP window helps.
  */
 bool unwind__copy_too_small(const struct unwind_stats *st);
-/* The mode the hint for unwind__copy_too_small suggests: the largest copy and window. */
-#define UW_HINT_MODE "-g dwarf,65536,32768"
+/* Ids of stacks the unwinder makes: above any the writer hands out (it counts up from 1). */
+#define UW_FIRST_STACK_ID 0x80000000u
+
+/* The largest copy and window, which that hint suggests. */
+#define UW_MAX_COPY_MODE "-g dwarf,65536,32768"
+/* xpu-record's default -g mode, as its hints name it (record/config.h sets it) */
+#define UW_DEFAULT_MODE "-g dwarf,32768,32768"
+#define UW_DEFAULT_IS_CFI 0
 
 /*
  * Whether a frame-pointer recording (-g fp) has mostly incomplete stacks: complete of total
  * events. Never true for a DWARF recording, whose own hint is unwind__copy_too_small.
  */
 bool unwind__fp_too_short(const struct trace *t, uint64_t complete, uint64_t total);
-/* What that hint suggests: the default mode. */
-#define UW_FP_HINT_MODE "-g dwarf,32768,32768 (the default)"
+
+/*
+ * The hint for a recording whose stacks are mostly incomplete (complete of total events), or
+ * NULL: the mode that would do better, never the one the trace was recorded with. One line,
+ * no newline; text and info print it.
+ */
+const char *unwind__hint(const struct trace *t, const struct unwind_stats *uw, uint64_t complete,
+			 uint64_t total);
 
 #endif

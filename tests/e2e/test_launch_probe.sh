@@ -20,14 +20,14 @@ trap 'rm -rf "$tmp"' EXIT
 # the default ring buffer grows with the stack copies of -g dwarf; --ringbuf-mb wins
 rb() { "$B/xpu-record" -v --no-gpu -o "$tmp/rb.xpu" "$@" -- true 2>&1 |
 	sed -n 's/.*(ring buffer \([0-9]*\) MiB).*/\1/p'; }
-for want in "8 -g fp" "16 -g dwarf" "64 -g dwarf,32768" "64 -g dwarf,65536,32768" \
+for want in "8 -g fp" "8 -g cfi" "16 -g dwarf" "64 -g dwarf,32768" "64 -g dwarf,65536,32768" \
 	"4 -g dwarf,65536 --ringbuf-mb=4"; do
 	# shellcheck disable=SC2086
 	got=$(rb ${want#* })
 	[ "$got" = "${want%% *}" ] || fail "ring buffer with ${want#* }: ${got:-?} MiB, not ${want%% *}"
 done
 [ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
-for mode in fp dwarf; do
+for mode in fp cfi dwarf; do
 	N=20000
 	[ $mode = dwarf ] && N=2000
 	"$B/xpu-record" -g $mode --ringbuf-mb=$RB_MB -o "$tmp/m.xpu" -- "$B/bench/marker_bench" \
@@ -46,4 +46,4 @@ for mode in fp dwarf; do
 	"$B/xpu-report" -F info "$tmp/m.xpu" | grep -E "complete .* gpu launches \(100\.0%\)" >/dev/null ||
 		fail "-g $mode: not every launch stack is complete: $(grep -i complete "$tmp/info")"
 done
-echo "PASS $NAME: every marker call -> one launch record with a complete stack (fp: 20000, dwarf: 2000)"
+echo "PASS $NAME: every marker call -> one launch record with a complete stack (fp, cfi: 20000, dwarf: 2000)"

@@ -34,12 +34,12 @@ if [ -x /usr/bin/python3.11 ]; then pythons+=(/usr/bin/python3.11); else echo "s
 SECS=2.5
 failed=0
 for py in "${pythons[@]}"; do
-	for mode in fp default attach; do
+	for mode in fp default cfi attach; do
 		label="$py $mode"
 		t=$tmp/t.xpu
 		case $mode in
-		fp|default)
-			opt=(); [ $mode = fp ] && opt=(-g fp)
+		fp|default|cfi)
+			opt=(); [ $mode = fp ] && opt=(-g fp); [ $mode = cfi ] && opt=(-g cfi)
 			"$B/xpu-record" --no-gpu "${opt[@]}" -o "$t" -- "$py" tests/e2e/python/shares.py \
 				$SECS >"$tmp/measured.json" 2>"$tmp/err" ||
 				fail "$label: xpu-record exited $?: $(head -2 "$tmp/err")"

@@ -25,10 +25,9 @@ mkdir -p "$DEST/build/samples" "$DEST/build/tests/gpu" "$DEST/lib" "$DEST/lib-cu
 cp -a "$B/xpu-record" "$B/xpu-report" "$B/libxpu-cupti.so" "$DEST/build/"
 cp -a "$B/samples/cuda_pipeline" "$DEST/build/samples/"
 cp -a "$B/tests/gpu/check_trace" "$DEST/build/tests/gpu/"
-if [ -x "$B/bench/launch_bench" ]; then
-	mkdir -p "$DEST/build/bench"
-	cp -a "$B/bench/launch_bench" "$DEST/build/bench/"
-fi
+mkdir -p "$DEST/build/bench"
+cp -a "$B/bench/cfi_tables" "$DEST/build/bench/"
+[ -x "$B/bench/launch_bench" ] && cp -a "$B/bench/launch_bench" "$DEST/build/bench/"
 
 is_glibc() {
 	case "$(basename "$1")" in
@@ -46,7 +45,7 @@ copy_deps() {	# BINARY DIR
 		cp -L "$lib" "$2/"
 	done
 }
-for bin in xpu-record xpu-report tests/gpu/check_trace; do
+for bin in xpu-record xpu-report tests/gpu/check_trace bench/cfi_tables; do
 	copy_deps "$B/$bin" "$DEST/lib"
 done
 copy_deps "$B/samples/cuda_pipeline" "$DEST/lib-cuda"

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tables for the in-BPF unwinder. Files are keyed by device and inode (the very file mapped,
+ * shared by every process that maps it) and built once by one worker thread; a file whose
+ * build-id equals one built before shares that table (copies of a library in several
+ * environments). One mutex guards the file and process lists; the worker holds it only to
+ * publish.
+ */
+#include <bpf/bpf.h>
+#include <elf.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfi_build.h"
+#include "cfi_loader.h"
+#include "config.h"
+#include "elf_buildid.h"
+#include "elf_deps.h"
+#include "xpu_format.h"
+
+#define CL_BUCKETS 1024
+
+enum cl_state { CL_PENDING, CL_READY, CL_FAILED };
+
+struct cl_file {
+	struct cl_file *next;		/* hash chain */
+	struct cl_file *qnext;		/* build queue */
+	struct cl_file *bnext;		/* build-id chain (files built or failed) */
+	uint32_t dev;
+	uint64_t ino;
+	int fd;
+	enum cl_state state;
+	uint32_t table, nrows;
+	struct cfi_table t;		/* loads only: rows live in the BPF map */
+	uint8_t build_id[XPU_BUILD_ID_MAX];
+	int build_id_len;
+};
+
+struct cl_map {
+	uint64_t start, end, pgoff;
+	struct cl_file *f;
+};
+
+struct cl_proc {
+	struct cl_proc *next;
+	pid_t pid;
+	struct cl_map *maps;
+	size_t nr;
+};
+
+struct cfi_loader {
+	int tables_fd, procs_fd;
+	uint64_t mem_bytes;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_cond_t idle;		/* the queue became empty */
+	pthread_t worker;
+	bool stop, started;
+	struct cl_file *files[CL_BUCKETS];
+	struct cl_file *by_id[CL_BUCKETS];
+	struct cl_proc *procs[CL_BUCKETS];
+	struct cl_file *qhead, **qtail;
+	bool busy;			/* the worker is building a file */
+	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
+	uint32_t next_table;
+	struct xpu_cfi_proc *buf;	/* one cfi_procs value being assembled */
+	struct cfi_loader_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t file_hash(uint32_t dev, uint64_t ino)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ dev;
+
+	return (uint32_t)(h ^ (h >> 32)) % CL_BUCKETS;
+}
+
+static struct cl_file *file_find(struct cfi_loader *cl, uint32_t dev, uint64_t ino)
+{
+	struct cl_file *f;
+
+	for (f = cl->files[file_hash(dev, ino)]; f; f = f->next)
+		if (f->dev == dev && f->ino == ino)
+			return f;
+	return NULL;
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct xpu_cfi_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Writes p's mappings whose files have or will have tables; lock held. */
+static void publish(struct cfi_loader *cl, const struct cl_proc *p)
+{
+	struct xpu_cfi_proc *v = cl->buf;
+	uint32_t key = (uint32_t)p->pid;
+	size_t i;
+
+	v->nr = 0;
+	for (i = 0; i < p->nr; i++) {
+		const struct cl_map *m = &p->maps[i];
+		struct xpu_cfi_map o = { .start = m->start, .end = m->end };
+		uint64_t bias = 0;
+
+		if (m->f->state == CL_PENDING) {
+			/* the walk counts a frame here as "table not loaded yet" */
+			o.table = XPU_CFI_TABLE_PENDING;
+		} else if (m->f->state != CL_READY ||
+			   cfi_table__bias(&m->f->t, m->start, m->pgoff, &bias)) {
+			continue;
+		} else {
+			o.bias = bias;
+			o.table = m->f->table;
+			o.nrows = m->f->nrows;
+		}
+		if (v->nr == XPU_CFI_MAX_MAPS) {
+			cl->st.maps_dropped++;
+			continue;
+		}
+		v->maps[v->nr++] = o;
+	}
+	if (!v->nr) {
+		bpf_map_delete_elem(cl->procs_fd, &key);
+		return;
+	}
+	qsort(v->maps, v->nr, sizeof(v->maps[0]), cmp_map);
+	cl->st.proc_updates++;
+	if (bpf_map_update_elem(cl->procs_fd, &key, v, BPF_ANY))
+		cl->st.update_errors++;
+}
+
+/* Copies t's rows into a new inner map at index table; 0 or negative errno. */
+static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, uint32_t table)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	size_t bytes = t->nr * sizeof(*t->rows), mlen = (bytes + 4095) & ~4095ul;
+	void *mem;
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
+			    sizeof(struct xpu_cfi_row), (uint32_t)t->nr, &o);
+	if (fd < 0)
+		return -errno;
+	mem = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	memcpy(mem, t->rows, bytes);
+	munmap(mem, mlen);
+	if (bpf_map_update_elem(cl->tables_fd, &table, &fd, BPF_ANY))
+		err = -errno;
+cleanup:
+	close(fd);
+	return err;
+}
+
+static uint32_t id_hash(const uint8_t *id, int len)
+{
+	uint32_t h = 2166136261u;
+	int i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ id[i]) * 16777619u;
+	return h % CL_BUCKETS;
+}
+
+/* A file built before with f's build-id; lock held. */
+static struct cl_file *same_build_id(struct cfi_loader *cl, const struct cl_file *f)
+{
+	struct cl_file *o;
+
+	if (f->build_id_len <= 0)
+		return NULL;
+	for (o = cl->by_id[id_hash(f->build_id, f->build_id_len)]; o; o = o->bnext)
+		if (o->build_id_len == f->build_id_len &&
+		    !memcmp(o->build_id, f->build_id, (size_t)f->build_id_len))
+			return o;
+	return NULL;
+}
+
+/* f is built (or failed): remember its build-id, publish every process that maps it. */
+static void file_done(struct cfi_loader *cl, struct cl_file *f)
+{
+	size_t i;
+
+	if (f->build_id_len > 0 && !same_build_id(cl, f)) {
+		uint32_t b = id_hash(f->build_id, f->build_id_len);
+
+		f->bnext = cl->by_id[b];
+		cl->by_id[b] = f;
+	}
+	if (f->state != CL_READY && f->state != CL_FAILED)
+		return;
+	for (i = 0; i < CL_BUCKETS; i++) {
+		struct cl_proc *p;
+
+		for (p = cl->procs[i]; p; p = p->next) {
+			size_t k;
+
+			for (k = 0; k < p->nr && p->maps[k].f != f; k++)
+				;
+			if (k < p->nr)
+				publish(cl, p);
+		}
+	}
+}
+
+/* Builds the table of the file at f->fd (closed here) into t; 0 or negative errno. */
+static int build_table(struct cl_file *f, struct cfi_table *t)
+{
+	int err;
+
+	if (f->fd < 0)
+		return -EBADF;
+	err = cfi_table__build(f->fd, t);
+	close(f->fd);
+	f->fd = -1;
+	return err;
+}
+
+/* Builds and loads one file, or shares the table of a file with its build-id; lock not held. */
+static void build_file(struct cfi_loader *cl, struct cl_file *f)
+{
+	uint64_t t0 = now_ns(), dt;
+	struct cfi_table t = { 0 };
+	struct cl_file *twin;
+	bool over = false;
+	int err = 0;
+
+	if (f->fd >= 0)
+		f->build_id_len = elf_buildid__read_fd(f->fd, f->build_id, sizeof(f->build_id));
+	pthread_mutex_lock(&cl->lock);
+	twin = same_build_id(cl, f);
+	if (twin) {
+		f->state = twin->state;
+		f->table = twin->table;
+		f->nrows = twin->nrows;
+		f->t = twin->t;
+		cl->st.files_shared++;
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
+		file_done(cl, f);
+		pthread_mutex_unlock(&cl->lock);
+		return;
+	}
+	pthread_mutex_unlock(&cl->lock);
+	err = build_table(f, &t);
+	pthread_mutex_lock(&cl->lock);
+	over = !err && (cl->st.table_bytes + t.nr * sizeof(*t.rows) > cl->mem_bytes ||
+			cl->next_table >= XPU_CFI_MAX_TABLES || t.nr > XPU_CFI_MAX_ROWS || !t.nr);
+	pthread_mutex_unlock(&cl->lock);
+	if (!err && !over)
+		err = load_rows(cl, &t, cl->next_table);
+	dt = now_ns() - t0;
+	pthread_mutex_lock(&cl->lock);
+	cl->st.build_ns += dt;
+	if (dt > cl->st.build_max_ns)
+		cl->st.build_max_ns = dt;
+	if (err || over) {
+		f->state = CL_FAILED;
+		if (over)
+			cl->st.files_over_budget++;
+		else
+			cl->st.files_failed++;
+		log_info("cfi: no table for inode %lu: %s", (unsigned long)f->ino,
+			 over ? "over the memory bound" : strerror(-err));
+	} else {
+		f->table = cl->next_table++;
+		f->nrows = (uint32_t)t.nr;
+		memcpy(f->t.loads, t.loads, sizeof(t.loads));
+		f->t.nloads = t.nloads;
+		f->state = CL_READY;
+		cl->st.files++;
+		cl->st.rows += t.nr;
+		cl->st.table_bytes += t.nr * sizeof(*t.rows);
+		cl->st.unsupported_rows += t.st.unsupported_rows;
+	}
+	file_done(cl, f);
+	pthread_mutex_unlock(&cl->lock);
+	cfi_table__free(&t);
+}
+
+static void queue_vdso(struct cfi_loader *cl);
+
+static void *worker(void *arg)
+{
+	struct cfi_loader *cl = arg;
+	struct cl_file *f;
+
+	pthread_mutex_lock(&cl->lock);
+	for (;;) {
+		while (!cl->qhead && !cl->stop)
+			pthread_cond_wait(&cl->cond, &cl->lock);
+		if (cl->stop)
+			break;
+		f = cl->qhead;
+		cl->qhead = f->qnext;
+		if (!cl->qhead)
+			cl->qtail = &cl->qhead;
+		cl->busy = true;
+		pthread_mutex_unlock(&cl->lock);
+		build_file(cl, f);
+		pthread_mutex_lock(&cl->lock);
+		cl->busy = false;
+		pthread_cond_broadcast(&cl->idle);
+	}
+	pthread_mutex_unlock(&cl->lock);
+	return NULL;
+}
+
+struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes)
+{
+	struct cfi_loader *cl = calloc(1, sizeof(*cl));
+
+	if (!cl)
+		return NULL;
+	cl->buf = calloc(1, sizeof(*cl->buf));
+	if (!cl->buf) {
+		free(cl);
+		return NULL;
+	}
+	cl->tables_fd = tables_fd;
+	cl->procs_fd = procs_fd;
+	cl->mem_bytes = mem_bytes;
+	cl->qtail = &cl->qhead;
+	pthread_mutex_init(&cl->lock, NULL);
+	pthread_cond_init(&cl->cond, NULL);
+	pthread_cond_init(&cl->idle, NULL);
+	if (pthread_create(&cl->worker, NULL, worker, cl)) {
+		cfi_loader__free(cl);
+		return NULL;
+	}
+	cl->started = true;
+	queue_vdso(cl);
+	return cl;
+}
+
+void cfi_loader__free(struct cfi_loader *cl)
+{
+	size_t i;
+
+	if (!cl)
+		return;
+	if (cl->started) {
+		pthread_mutex_lock(&cl->lock);
+		cl->stop = true;
+		pthread_cond_signal(&cl->cond);
+		pthread_mutex_unlock(&cl->lock);
+		pthread_join(cl->worker, NULL);
+	}
+	for (i = 0; i < CL_BUCKETS; i++) {
+		while (cl->files[i]) {
+			struct cl_file *f = cl->files[i];
+
+			cl->files[i] = f->next;
+			if (f->fd >= 0)
+				close(f->fd);
+			free(f);
+		}
+		while (cl->procs[i]) {
+			struct cl_proc *p = cl->procs[i];
+
+			cl->procs[i] = p->next;
+			free(p->maps);
+			free(p);
+		}
+	}
+	pthread_mutex_destroy(&cl->lock);
+	pthread_cond_destroy(&cl->cond);
+	pthread_cond_destroy(&cl->idle);
+	free(cl->buf);
+	free(cl);
+}
+
+int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino)
+{
+	int known;
+
+	pthread_mutex_lock(&cl->lock);
+	known = file_find(cl, dev, ino) != NULL;
+	pthread_mutex_unlock(&cl->lock);
+	return known;
+}
+
+/* Queues dev/ino for a build unless known (fd is taken over); lock held. */
+static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
+{
+	struct cl_file *f = file_find(cl, dev, ino);
+
+	if (f || !(f = calloc(1, sizeof(*f)))) {
+		if (fd >= 0)
+			close(fd);
+		return f;
+	}
+	f->dev = dev;
+	f->ino = ino;
+	f->fd = fd;
+	f->state = CL_PENDING;
+	f->next = cl->files[file_hash(dev, ino)];
+	cl->files[file_hash(dev, ino)] = f;
+	*cl->qtail = f;
+	cl->qtail = &f->qnext;
+	pthread_cond_signal(&cl->cond);
+	return f;
+}
+
+void cfi_loader__file(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
+{
+	pthread_mutex_lock(&cl->lock);
+	file_add(cl, dev, ino, fd);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+/*
+ * Queues a file that is not mapped yet (prepare, vdso), keyed as /proc/PID/maps will show it;
+ * lock held.
+ */
+static struct cl_file *queue_fd(struct cfi_loader *cl, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	return file_add(cl, (major(st.st_dev) << 20) | minor(st.st_dev), st.st_ino, fd);
+}
+
+/* An ELF image's size from its headers: the end of the section or program headers. */
+static size_t image_size(const unsigned char *img)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	size_t sh = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	size_t ph = eh->e_phoff + (size_t)eh->e_phnum * eh->e_phentsize;
+
+	return sh > ph ? sh : ph;
+}
+
+/*
+ * The vdso has no file: its table is built from xpu-record's own image, which is the one every
+ * 64-bit process of this kernel maps, through a memfd (the builder reads descriptors).
+ */
+static void queue_vdso(struct cfi_loader *cl)
+{
+	const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+	int fd;
+
+	if (!img || memcmp(img, ELFMAG, SELFMAG) || img[EI_CLASS] != ELFCLASS64)
+		return;
+	size = image_size(img);
+	if (size > (1u << 20))
+		return;
+	fd = memfd_create("xpu-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, img, size) != (ssize_t)size) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&cl->lock);
+	cl->vdso = queue_fd(cl, fd);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+static void prepare_one(const char *path, int fd, void *arg)
+{
+	struct cfi_loader *cl = arg;
+
+	(void)path;
+	pthread_mutex_lock(&cl->lock);
+	queue_fd(cl, fd);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+int cfi_loader__prepare(struct cfi_loader *cl, const char *cmd)
+{
+	return elf_deps__collect(cmd, prepare_one, cl);
+}
+
+uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns)
+{
+	uint64_t t0 = now_ns(), dt;
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(timeout_ns / 1000000000ull);
+	until.tv_nsec += (long)(timeout_ns % 1000000000ull);
+	if (until.tv_nsec >= 1000000000l) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000l;
+	}
+	pthread_mutex_lock(&cl->lock);
+	while ((cl->qhead || cl->busy) &&
+	       pthread_cond_timedwait(&cl->idle, &cl->lock, &until) != ETIMEDOUT)
+		;
+	if (cl->qhead || cl->busy)
+		cl->st.start_wait_timeouts++;
+	dt = now_ns() - t0;
+	cl->st.start_wait_ns += dt;
+	pthread_mutex_unlock(&cl->lock);
+	return dt;
+}
+
+static struct cl_proc **proc_slot(struct cfi_loader *cl, pid_t pid)
+{
+	struct cl_proc **pp = &cl->procs[(uint32_t)pid % CL_BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+void cfi_loader__set_proc(struct cfi_loader *cl, pid_t pid, const struct cfi_map_in *maps,
+			  size_t nr)
+{
+	struct cl_map *nm = calloc(nr ? nr : 1, sizeof(*nm));
+	struct cl_proc **pp, *p;
+	size_t i, n = 0;
+
+	if (!nm)
+		return;
+	pthread_mutex_lock(&cl->lock);
+	for (i = 0; i < nr; i++) {
+		struct cl_file *f = maps[i].vdso ? cl->vdso :
+				    maps[i].ino ? file_find(cl, maps[i].dev, maps[i].ino) : NULL;
+
+		if (f)
+			nm[n++] = (struct cl_map){ maps[i].start, maps[i].end, maps[i].pgoff, f };
+	}
+	pp = proc_slot(cl, pid);
+	p = *pp;
+	if (!p && (p = calloc(1, sizeof(*p)))) {
+		p->pid = pid;
+		p->next = cl->procs[(uint32_t)pid % CL_BUCKETS];
+		cl->procs[(uint32_t)pid % CL_BUCKETS] = p;
+	}
+	if (p) {
+		free(p->maps);
+		p->maps = nm;
+		p->nr = n;
+		publish(cl, p);
+	} else {
+		free(nm);
+	}
+	pthread_mutex_unlock(&cl->lock);
+}
+
+void cfi_loader__forget(struct cfi_loader *cl, pid_t pid)
+{
+	struct cl_proc **pp, *p;
+	uint32_t key = (uint32_t)pid;
+
+	pthread_mutex_lock(&cl->lock);
+	pp = proc_slot(cl, pid);
+	p = *pp;
+	if (p) {
+		*pp = p->next;
+		free(p->maps);
+		free(p);
+	}
+	bpf_map_delete_elem(cl->procs_fd, &key);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+void cfi_loader__get_stats(struct cfi_loader *cl, struct cfi_loader_stats *st)
+{
+	pthread_mutex_lock(&cl->lock);
+	*st = cl->st;
+	pthread_mutex_unlock(&cl->lock);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * -g cfi: keeps the BPF walk's tables in step with the traced processes' mappings. A worker
+ * thread builds each file's rows once (record/cfi_build.c), off the drain thread and the
+ * target's path, loads them into an inner map of cfi_tables, then publishes the mappings of
+ * every process that maps the file into cfi_procs. Until then the walk uses frame pointers
+ * there, and counts it. Called by the drain thread; thread safe.
+ */
+#ifndef XPU_RECORD_CFI_LOADER_H
+#define XPU_RECORD_CFI_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cfi_loader;
+
+struct cfi_loader_stats {
+	uint64_t files;			/* files with a table loaded */
+	uint64_t files_failed;		/* no unwind section, not x86-64 ELF, unreadable */
+	uint64_t files_over_budget;	/* table not loaded: the memory bound was reached */
+	uint64_t rows;			/* rows loaded, all files */
+	uint64_t table_bytes;		/* memory of the loaded rows */
+	uint64_t build_ns;		/* time the worker spent building and loading tables */
+	uint64_t build_max_ns;		/* the slowest file */
+	uint64_t unsupported_rows;	/* rows the walk cannot evaluate (frame pointer there) */
+	uint64_t proc_updates;		/* cfi_procs writes */
+	uint64_t update_errors;		/* failed map writes (a process's tables incomplete) */
+	uint64_t maps_dropped;		/* mappings beyond XPU_CFI_MAX_MAPS per process */
+	uint64_t files_shared;		/* files that share the table of one with their build-id */
+	uint64_t start_wait_ns;		/* the command's start held for its first files' tables */
+	uint64_t start_wait_timeouts;	/* ... and released before they were all built */
+};
+
+/* A mapped executable file region, as procmaps read it. */
+struct cfi_map_in {
+	uint64_t start, end, pgoff, ino;
+	uint32_t dev;
+	bool vdso;			/* [vdso]: its table comes from xpu-record's own image */
+};
+
+/*
+ * tables_fd, procs_fd: the cfi_tables and cfi_procs maps; mem_bytes bounds the rows loaded.
+ * The vdso's table is queued at once.
+ */
+struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes);
+/* Stops the worker (a table being built is finished first) and frees everything. */
+void cfi_loader__free(struct cfi_loader *cl);
+
+/*
+ * A file of pid's mappings: queues its table build if the file is new. fd is an open
+ * descriptor of the mapped file (taken over: closed by the loader); -1 if it could not be
+ * opened (the file is then counted as failed).
+ */
+void cfi_loader__file(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd);
+/*
+ * Queues the files the command cmd (argv[0]) will map first: its executable, interpreter and
+ * DT_NEEDED libraries (record/elf_deps.h). Returns their number or negative errno.
+ */
+int cfi_loader__prepare(struct cfi_loader *cl, const char *cmd);
+/*
+ * Waits until every queued table is built, at most timeout_ns; returns the ns waited, which
+ * the stats add up (with the times the wait ran out).
+ */
+uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns);
+/* True when dev/ino was seen already (no need to open it again). */
+int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino);
+/* pid's executable file mappings after a scan: published for the walk. */
+void cfi_loader__set_proc(struct cfi_loader *cl, pid_t pid, const struct cfi_map_in *maps,
+			  size_t nr);
+/* pid exited or exec'ed: its entry goes (an exec's new image comes with the next scan). */
+void cfi_loader__forget(struct cfi_loader *cl, pid_t pid);
+void cfi_loader__get_stats(struct cfi_loader *cl, struct cfi_loader_stats *st);
+
+#endif
