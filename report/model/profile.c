@@ -176,7 +176,8 @@ static int add_memory(struct profile *p)
 		leaf = alloc_leaf(&p->s->pool, x->mem_kind);
 		if (!leaf)
 			return -ENOMEM;
-		err = profile_add(p, x->pid, l ? l->ts_ns : x->ts_ns, l ? l->stack_id : 0, leaf,
+		err = profile_add(p, x->pid, l ? l->ts_ns : x->ts_ns,
+				  l ? session__launch_stack(p->s, m->r[i].launch - 1) : 0, leaf,
 				  true, 0, x->bytes);
 		if (err)
 			return err;

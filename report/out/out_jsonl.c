@@ -260,7 +260,8 @@ static int put_event(struct jl *l, const struct ev *e)
 
 		head(l, "sample", s->ts_ns, s->pid, s->tid);
 		fprintf(l->out, ",\"cpu\":%u", s->cpu);
-		err = frames(l, s->pid, s->ts_ns, s->stack_id);
+		/* the session's stack: unwound (-g dwarf) and with Python frames */
+		err = frames(l, s->pid, s->ts_ns, session__sample_stack(l->s, e->idx));
 		break;
 	}
 	case EV_LAUNCH: {
@@ -269,7 +270,7 @@ static int put_event(struct jl *l, const struct ev *e)
 		head(l, "launch", la->ts_ns, la->pid, la->tid);
 		fprintf(l->out, ",\"correlation_id\":%u,\"cbid\":%u", la->corr_id, la->cbid);
 		key_str(l, "domain", domain_name(la->domain));
-		err = frames(l, la->pid, la->ts_ns, la->stack_id);
+		err = frames(l, la->pid, la->ts_ns, session__launch_stack(l->s, e->idx));
 		break;
 	}
 	case EV_API: {
