@@ -136,9 +136,11 @@ int gpu_mem__build(struct gpu_mem *m, const struct trace *t, const struct gpu_jo
 		by[i] = (uint32_t)i;
 	}
 	sort_recs = t->memories;
-	qsort(by, m->n, sizeof(*by), cmp_addr);
-	pair_releases(m, t->memories, by, m->n);
-	qsort(by, m->n, sizeof(*by), cmp_ts);
+	if (m->n) {	/* an empty table may be NULL */
+		qsort(by, m->n, sizeof(*by), cmp_addr);
+		pair_releases(m, t->memories, by, m->n);
+		qsort(by, m->n, sizeof(*by), cmp_ts);
+	}
 	find_peak(m, t->memories, by, m->n);
 	free(by);
 	return 0;

@@ -100,7 +100,8 @@ static void print_rows(const struct trace *t, struct row *rows, size_t n, bool b
 {
 	size_t i;
 
-	qsort(rows, n, sizeof(*rows), cmp_row);
+	if (n)	/* an empty table may be NULL */
+		qsort(rows, n, sizeof(*rows), cmp_row);
 	for (i = 0; i < n && i < TOP_N; i++) {
 		const struct row *r = &rows[i];
 		const char *name = by_api ? NULL :

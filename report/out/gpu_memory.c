@@ -146,7 +146,8 @@ static int print_sites(struct session *s, const struct alloc *al, FILE *out)
 		}
 	}
 	if (!err) {
-		qsort(sites, nsites, sizeof(*sites), cmp_site);
+		if (nsites)	/* qsort must not see the NULL of an empty table */
+			qsort(sites, nsites, sizeof(*sites), cmp_site);
 		fprintf(out, "\n# top gpu allocating call paths (MiB allocated; still allocated at the "
 			"end of the trace)\n");
 		fprintf(out, "  %10s %8s %10s %8s  %s\n", "allocated", "allocs", "at_end", "live",
