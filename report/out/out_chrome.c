@@ -419,7 +419,11 @@ static int emit_nvtx(struct chrome *c)
 /*
  * Closes the open frames above keep_n at end. They are written root first: all end together,
  * and a parent that began with its child spans exactly the same time; viewers that nest equal
- * spans in file order (speedscope) then draw the parent below, not upside down.
+ * spans in file order (speedscope) then draw the parent below, not upside down. args carry the
+ * depth: speedscope tells slices apart by name and args only, and where a closing slice looks
+ * like the sibling opening at the same time, it opens that one first and its stack never
+ * unwinds (past ~10k levels the import fails); with the depth, no open slice looks like a
+ * sibling opening at keep_n (its name differs there, the depth elsewhere).
  */
 static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_n, uint64_t end)
 {
@@ -431,7 +435,7 @@ static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_
 		put_dur(c, th->starts[k], end);
 		put(c, ",\"cat\":\"cpu\",\"name\":");
 		put_cstr(c, strpool__str(&c->ses->pool, th->frames[k]));
-		put(c, ",\"args\":{\"samples\":%u}", th->counts[k]);
+		put(c, ",\"args\":{\"samples\":%u,\"depth\":%zu}", th->counts[k], k);
 		end_ev(c);
 	}
 	if (th->nopen > keep_n)
