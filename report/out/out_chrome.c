@@ -427,19 +427,29 @@ static int emit_nvtx(struct chrome *c)
 /*
  * Closes the open frames above keep_n at end. They are written root first: all end together,
  * and a parent that began with its child spans exactly the same time; viewers that nest equal
- * spans in file order (speedscope) then draw the parent below, not upside down.
+ * spans in file order (speedscope) then draw the parent below, not upside down. args carry the
+ * depth: speedscope tells slices apart by name and args only, and where a closing slice looks
+ * like the sibling opening at the same time, it opens that one first and its stack never
+ * unwinds (past ~10k levels the import fails); with the depth, no open slice looks like a
+ * sibling opening at keep_n (its name differs there, the depth elsewhere).
  */
 static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_n, uint64_t end)
 {
 	size_t k;
 
 	for (k = keep_n; k < th->nopen; k++) {
-
+		/*
+		 * Nothing to draw when the span rounds to 0 on the grid (two samples of the thread
+		 * at one instant), and speedscope's importer takes the end of a zero-length slice
+		 * before its begin, leaving its stack unbalanced; its samples stay in the parents.
+		 */
+		if (grid_ns(realtime_ns(c, end)) <= grid_ns(realtime_ns(c, th->starts[k])))
+			continue;
 		begin_ev(c, 'X', th->pid, SAMPLE_TID_BASE + th->tid, th->starts[k]);
 		put_dur(c, th->starts[k], end);
 		put(c, ",\"cat\":\"cpu\",\"name\":");
 		put_cstr(c, strpool__str(&c->ses->pool, th->frames[k]));
-		put(c, ",\"args\":{\"samples\":%u}", th->counts[k]);
+		put(c, ",\"args\":{\"samples\":%u,\"depth\":%zu}", th->counts[k], k);
 		end_ev(c);
 	}
 	if (th->nopen > keep_n)

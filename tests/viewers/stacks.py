@@ -26,7 +26,7 @@ def main():
         for k in range(1, len(frames) + 1):
             prefixes.add(tuple(frames[:k]))
     # speedscope names a Trace Event slice "name {args as JSON}"
-    names = [re.sub(r' \{"samples":\d+\}$', "", f["name"]) for f in exp["shared"]["frames"]]
+    names = [re.sub(r' \{"samples":\d+,"depth":\d+\}$', "", f["name"]) for f in exp["shared"]["frames"]]
     opened = deepest = tracks = 0
     for prof in exp["profiles"]:
         if prof.get("type") != "evented" or " samples (tid " not in prof["name"]:
