@@ -113,7 +113,10 @@ sys.exit(0 if ok else "%d ioctl slices, %d inside a launch: %r" % (len(io), insi
 signalled() {
 	local sig=$1 want=$2 rc i k l
 	shift 2
-	"$B/xpu-record" -o "$tmp/s.xpu" -- "${app[@]}" "$@" >/dev/null 2>"$tmp/s.err" &
+	# frame-pointer stacks: the endless app launches as fast as it can, and the default mode's
+	# 64 KiB of stack copies per launch can overflow the writer queue (counted as lost, but
+	# then a kernel's launch record is missing); the point here is the flush, not the stacks
+	"$B/xpu-record" -g fp -o "$tmp/s.xpu" -- "${app[@]}" "$@" >/dev/null 2>"$tmp/s.err" &
 	rec=$!
 	sleep 1.5
 	kill -"$sig" $rec
