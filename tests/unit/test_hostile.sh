@@ -24,7 +24,10 @@ ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$T/make_hostile" \
 "$T/make_hostile" longname "$T/long.xpu" || exit 1
 for f in chrome text folded svg info; do
 	"$R" -F $f -o "$T/long.$f" "$T/long.xpu" 2>"$T/err" ||
-		{ [ $f = folded ] || [ $f = svg ] || bad "long name: -F $f failed: $(cat "$T/err")"; }
+		{ [ $f = folded ] || [ $f = svg ] ||
+		  # API calls only: text writes its header, then says there is nothing to rank
+		  { [ $f = text ] && grep -q "nothing to report" "$T/err"; } ||
+		  bad "long name: -F $f failed: $(cat "$T/err")"; }
 	size=$(wc -c < "$T/long.$f")
 	[ "$size" -le $((16 << 20)) ] || bad "long name: -F $f wrote $size bytes"
 done
