@@ -243,6 +243,16 @@ double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_n
 	return (double)samples + (double)gpu_ns * hz / 1e9;
 }
 
+double profile__total_weight(const struct profile *p)
+{
+	double w = 0;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		w += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+	return w;
+}
+
 void profile__free(struct profile *p)
 {
 	kmap__free(&p->idx);

@@ -49,6 +49,8 @@ bool profile__dso_match(const struct profile *p, uint32_t frame);
  * view, bytes (gpu_ns holds them), whatever --weight says.
  */
 double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
+/* The sum of every entry's weight: what the shares of the text tables and diff divide by. */
+double profile__total_weight(const struct profile *p);
 void profile__free(struct profile *p);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "model/func_table.h"
 #include "model/losses.h"
 #include "model/profile.h"
 #include "model/stack_stats.h"
@@ -108,106 +109,11 @@ static void print_header(struct profile *p, FILE *out)
 	fprintf(out, "# weight:    %s\n#\n", session__weight_unit(p->s, unit, sizeof(unit)));
 }
 
-/* One row of the function tables: a (comm, dso, sym) key, parts not in --sort left 0. */
-struct frow {
-	uint32_t comm, dso, sym;
-	double self, total;
-	size_t stamp;		/* last entry whose total counted this row, + 1 */
-};
-
-struct ftab {
-	struct profile *p;
-	uint8_t sort[REPORT_MAX_SORT];	/* --sort, default sym */
-	int nsort;
-	bool key[SORT_COMM + 1];	/* which --sort keys are on */
-	struct strpool dsos;		/* file names, for the dso key and column */
-	uint32_t *frame_dso;		/* frame id -> id in dsos, 0 not yet known */
-	size_t nframes;
-	struct frow *r;
-	size_t n, cap;
-	struct kmap idx;
-	bool by_total;			/* for cmp_frow */
-};
-
-static uint32_t frame_dso_id(struct ftab *ft, uint32_t frame)
-{
-	const char *d;
-
-	if (frame >= ft->nframes)
-		return 0;
-	if (!ft->frame_dso[frame]) {
-		d = strncmp(strpool__str(&ft->p->s->pool, frame), "[gpu] ", 6) ?
-			    symbolizer__frame_dso(&ft->p->s->sym, frame) : "[gpu]";
-		ft->frame_dso[frame] = strpool__intern(&ft->dsos, d, strlen(d));
-	}
-	return ft->frame_dso[frame];
-}
-
-/* The row of frame k of a stack (f[0] is the process name), or NULL without memory. */
-static struct frow *ftab_row(struct ftab *ft, const uint32_t *f, uint32_t k)
-{
-	struct frow r = { 0 };
-	uint32_t *v;
-	bool ins;
-
-	r.comm = ft->key[SORT_COMM] ? f[0] : 0;
-	r.dso = ft->key[SORT_DSO] || ft->key[SORT_SYM] ? frame_dso_id(ft, f[k]) : 0;
-	r.sym = ft->key[SORT_SYM] ? f[k] : 0;
-	if (ft->key[SORT_DSO] || ft->key[SORT_SYM]) {
-		if (!r.dso)
-			return NULL;
-	}
-	/* without the dso key, a name is one row whichever file it came from */
-	v = kmap__put(&ft->idx, (uint64_t)r.comm << 32 | (ft->key[SORT_DSO] ? r.dso : 0), r.sym,
-		      ft->n, &ins);
-	if (!v || (ins && VEC_PUSH(ft->r, ft->n, ft->cap, r)))
-		return NULL;
-	return &ft->r[*v];
-}
-
-static int ftab_fill(struct ftab *ft)
-{
-	struct profile *p = ft->p;
-	size_t i;
-	int err;
-
-	for (i = 0; i < p->n; i++) {
-		double w = profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
-		const uint32_t *f;
-		uint32_t n, k;
-		struct frow *r;
-
-		err = profile__frames(p, &p->e[i], &f, &n);
-		if (err)
-			return err;
-		if (n < 2)
-			continue;
-		if (profile__dso_match(p, f[n - 1])) {
-			r = ftab_row(ft, f, n - 1);
-			if (!r)
-				return -ENOMEM;
-			r->self += w;
-		}
-		for (k = 1; k < n; k++) {	/* frame 0 is the process name */
-			if (!profile__dso_match(p, f[k]))
-				continue;
-			r = ftab_row(ft, f, k);
-			if (!r)
-				return -ENOMEM;
-			if (r->stamp == i + 1)	/* recursion: once per stack */
-				continue;
-			r->stamp = i + 1;
-			r->total += w;
-		}
-	}
-	return 0;
-}
-
 static int cmp_frow(const void *a, const void *b, void *arg)
 {
-	const struct frow *x = a, *y = b;
-	const struct ftab *ft = arg;
-	double wx = ft->by_total ? x->total : x->self, wy = ft->by_total ? y->total : y->self;
+	const struct func_row *x = a, *y = b;
+	bool by_total = *(const bool *)arg;
+	double wx = by_total ? x->total : x->self, wy = by_total ? y->total : y->self;
 
 	if (wx != wy)
 		return wx > wy ? -1 : 1;
@@ -237,28 +143,34 @@ static void print_more(FILE *out, size_t more, const char *one, const char *many
 			o->percent_limit > 0 ? ", or under --percent-limit" : "");
 }
 
-static void print_ftab(struct ftab *ft, FILE *out, double total_w, bool by_total)
+/* One table of the rows with weight of its kind (self or total), heaviest first. */
+static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_total)
 {
 	const struct report_opts *o = ft->p->s->opts;
 	struct strpool *pool = &ft->p->s->pool;
+	struct func_row *rows;
 	size_t i, k, nshow;
 	double *share;
 	int dw = 3;
 
-	ft->by_total = by_total;
+	rows = calloc(ft->n ? ft->n : 1, sizeof(*rows));
+	share = calloc(ft->n ? ft->n : 1, sizeof(*share));
+	if (!rows || !share) {
+		free(rows);
+		free(share);
+		return -ENOMEM;
+	}
 	for (i = 0, k = 0; i < ft->n; i++) {	/* rows without weight of this kind go */
 		if ((by_total ? ft->r[i].total : ft->r[i].self) > 0)
-			ft->r[k++] = ft->r[i];
+			rows[k++] = ft->r[i];
 	}
-	ft->n = k;
-	if (ft->n)
-		qsort_r(ft->r, ft->n, sizeof(*ft->r), cmp_frow, ft);
-	share = calloc(ft->n ? ft->n : 1, sizeof(*share));
-	for (i = 0; share && i < ft->n; i++)
-		share[i] = total_w > 0 ? 100 * (by_total ? ft->r[i].total : ft->r[i].self) / total_w : 0;
-	nshow = share ? shown_rows(o, ft->n, share) : ft->n;
+	if (k)
+		qsort_r(rows, k, sizeof(*rows), cmp_frow, &by_total);
+	for (i = 0; i < k; i++)
+		share[i] = total_w > 0 ? 100 * (by_total ? rows[i].total : rows[i].self) / total_w : 0;
+	nshow = shown_rows(o, k, share);
 	for (i = 0; i < nshow; i++) {
-		int l = (int)strlen(strpool__str(&ft->dsos, ft->r[i].dso));
+		int l = (int)strlen(func_table__dso(ft, &rows[i]));
 
 		dw = l > dw ? l : dw;
 	}
@@ -277,73 +189,41 @@ static void print_ftab(struct ftab *ft, FILE *out, double total_w, bool by_total
 	}
 	fputc('\n', out);
 	for (i = 0; i < nshow; i++) {
-		const struct frow *r = &ft->r[i];
+		const struct func_row *r = &rows[i];
 		size_t j;
 
-		fprintf(out, "%7.2f%% %12.0f", share ? share[i] : 0, by_total ? r->total : r->self);
+		fprintf(out, "%7.2f%% %12.0f", share[i], by_total ? r->total : r->self);
 		for (j = 0; j < (size_t)ft->nsort; j++) {
 			if (ft->sort[j] == SORT_COMM)
 				fprintf(out, "  %-*s", j + 1 < (size_t)ft->nsort ? 16 : 0,
 					strpool__str(pool, r->comm));
 			else if (ft->sort[j] == SORT_DSO || !ft->key[SORT_DSO])
 				fprintf(out, "  %-*s", j + 1 < (size_t)ft->nsort ||
-					ft->sort[j] == SORT_SYM ? dw : 0, strpool__str(&ft->dsos, r->dso));
+					ft->sort[j] == SORT_SYM ? dw : 0, func_table__dso(ft, r));
 			if (ft->sort[j] == SORT_SYM)
 				fprintf(out, "  %s", strpool__str(pool, r->sym));
 		}
 		fputc('\n', out);
 	}
-	print_more(out, ft->n - nshow, ft->key[SORT_SYM] ? "function" : "row",
+	print_more(out, k - nshow, ft->key[SORT_SYM] ? "function" : "row",
 		   ft->key[SORT_SYM] ? "functions" : "rows", o);
 	fprintf(out, "\n");
+	free(rows);
 	free(share);
-}
-
-/* Symbolizes every stack first, so that every frame name has its id. */
-static int ftab_prepare(struct ftab *ft)
-{
-	struct profile *p = ft->p;
-	size_t i;
-	int err;
-
-	for (i = 0; i < p->n; i++) {
-		const uint32_t *f;
-		uint32_t n;
-
-		progress__update("naming frames", i, p->n);
-		err = profile__frames(p, &p->e[i], &f, &n);
-		if (err)
-			return err;
-	}
-	ft->nframes = p->s->pool.n;
-	ft->frame_dso = calloc(ft->nframes ? ft->nframes : 1, sizeof(*ft->frame_dso));
-	return ft->frame_dso ? 0 : -ENOMEM;
+	return 0;
 }
 
 static int print_functions(struct profile *p, FILE *out, double total_w)
 {
-	const struct report_opts *o = p->s->opts;
-	struct ftab ft = { .p = p, .sort = { SORT_SYM }, .nsort = 1 };
-	int pass, err, i;
+	struct func_table ft;
+	int err;
 
-	if (o->nsort) {
-		memcpy(ft.sort, o->sort, sizeof(ft.sort));
-		ft.nsort = o->nsort;
-	}
-	for (i = 0; i < ft.nsort; i++)
-		ft.key[ft.sort[i]] = true;
-	err = ftab_prepare(&ft);
-	for (pass = 0; pass < 2 && !err; pass++) {
-		err = ftab_fill(&ft);
-		if (!err)
-			print_ftab(&ft, out, total_w, pass);
-		free(ft.r);
-		ft.r = NULL;
-		ft.n = ft.cap = 0;
-		kmap__free(&ft.idx);
-	}
-	free(ft.frame_dso);
-	strpool__free(&ft.dsos);
+	err = func_table__build(&ft, p);
+	if (!err)
+		err = print_ftab(&ft, out, total_w, false);
+	if (!err)
+		err = print_ftab(&ft, out, total_w, true);
+	func_table__free(&ft);
 	return err;
 }
 
@@ -480,14 +360,10 @@ out:
 
 int out_text(struct profile *p, FILE *out)
 {
-	double total_w = 0;
-	size_t i;
 	int err;
 
 	print_header(p, out);
-	for (i = 0; i < p->n; i++)
-		total_w += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
-	err = print_functions(p, out, total_w);
+	err = print_functions(p, out, profile__total_weight(p));
 	if (!err)
 		err = print_tasks(p, out);
 	if (!err)
