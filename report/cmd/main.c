@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* xpu-report's entry point: the `archive` command, or a report. */
+/* xpu-report's entry point: the `archive` or `diff` command, or a report. */
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -8,5 +8,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "archive"))
 		return archive__main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff__main(argc - 1, argv + 1);
 	return report__main(argc, argv);
 }

@@ -95,6 +95,7 @@ enum {
 	OPT_INLINE,
 	OPT_NO_INLINE,
 	OPT_NO_UNWIND,
+	OPT_DIFF_ORDER,		/* xpu-report diff */
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +122,8 @@ static const struct option long_opts[] = {
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
+	/* xpu-report diff (cmd/diff.c) */
+	{ "order", required_argument, NULL, OPT_DIFF_ORDER },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -257,7 +260,7 @@ static int parse_percent(const char *arg, double *out)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct report_opts *o)
+int report__parse_options(int argc, char **argv, struct report_opts *o)
 {
 	int c;
 
@@ -408,8 +411,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case 'v':
 			o->verbose++;
 			break;
+		case OPT_DIFF_ORDER:
+			if (!o->diff || (strcmp(optarg, "self") && strcmp(optarg, "total"))) {
+				fprintf(stderr, "xpu-report: %s\n", o->diff ?
+					"bad --order: self or total" : "--order is for xpu-report diff");
+				return -EINVAL;
+			}
+			o->diff_order_total = !strcmp(optarg, "total");
+			break;
 		case 'h':
-			fputs(usage_text, stdout);
+			fputs(o->diff ? diff_usage_text : usage_text, stdout);
 			return 1;
 		case 'V':
 			printf("xpu-report %s\n", XPU_VERSION);
@@ -423,6 +434,15 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct report_opts *o)
+{
+	int r = report__parse_options(argc, argv, o);
+
+	if (r)
+		return r;
 	if (optind < argc - 1) {
 		fprintf(stderr, "xpu-report: more than one trace file given (try 'xpu-report --help')\n");
 		return -EINVAL;
@@ -440,30 +460,35 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
  * What a report that selects nothing says, instead of an empty output with exit 0: whether
  * the trace has nothing of the view or the options left everything out.
  */
-static void explain_empty(const struct session *ses, const struct profile *p)
+void report__explain_empty(const struct session *ses, const char *prefix)
 {
 	const struct report_opts *o = ses->opts;
 	const struct trace *t = ses->t;
 	size_t gpu = t->nkernels + t->nmemcpys + t->nmemsets;
 
 	if (o->view == VIEW_MEMORY && !t->nmemories)
-		fprintf(stderr, "xpu-report: nothing to report: the trace has no GPU memory records "
-			"(--view=memory; recorded since format 1.4)\n");
+		fprintf(stderr, "xpu-report: %snothing to report: the trace has no GPU memory records "
+			"(--view=memory; recorded since format 1.4)\n", prefix);
 	else if (o->view == VIEW_GPU && !gpu)
-		fprintf(stderr, "xpu-report: nothing to report: the trace has no GPU work (--view=gpu)\n");
+		fprintf(stderr, "xpu-report: %snothing to report: the trace has no GPU work (--view=gpu)\n",
+			prefix);
 	else if (o->view == VIEW_CPU && !t->nsamples)
-		fprintf(stderr, "xpu-report: nothing to report: the trace has no CPU samples (--view=cpu)\n");
+		fprintf(stderr, "xpu-report: %snothing to report: the trace has no CPU samples (--view=cpu)\n",
+			prefix);
 	else if (!t->nsamples && !gpu)
-		fprintf(stderr, "xpu-report: nothing to report: the trace has no CPU samples and no GPU work\n");
+		fprintf(stderr, "xpu-report: %snothing to report: the trace has no CPU samples and no GPU work\n",
+			prefix);
 	else
-		fprintf(stderr, "xpu-report: nothing to report: none of the %zu CPU samples and %zu GPU "
-			"records pass the filters%s\n", t->nsamples, gpu,
+		fprintf(stderr, "xpu-report: %snothing to report: none of the %zu CPU samples and %zu GPU "
+			"records pass the filters%s\n", prefix, t->nsamples, gpu,
 			o->dsos ? " (--dso keeps the stacks with a frame in its files)" : "");
 }
 
 /* Folded, svg and text read the aggregation; info, chrome and jsonl the session alone. */
-static int write_output(struct session *ses, const struct report_opts *o, FILE *out)
+static int write_output(void *arg, FILE *out)
 {
+	struct session *ses = arg;
+	const struct report_opts *o = ses->opts;
 	struct profile p;
 	int r;
 
@@ -471,7 +496,7 @@ static int write_output(struct session *ses, const struct report_opts *o, FILE *
 		return out_info(ses, out);
 	if (o->format == FMT_CHROME) {
 		if (!session__selects_any(ses)) {
-			explain_empty(ses, NULL);
+			report__explain_empty(ses, "");
 			return -ENODATA;
 		}
 		return out_chrome(ses, out);
@@ -485,7 +510,7 @@ static int write_output(struct session *ses, const struct report_opts *o, FILE *
 		/* the text header still says what the trace holds and lost */
 		if (o->format == FMT_TEXT)
 			r = out_text(&p, out);
-		explain_empty(ses, &p);
+		report__explain_empty(ses, "");
 		r = r ? r : -ENODATA;
 		goto out;
 	}
@@ -539,8 +564,9 @@ static FILE *limited_open(struct limited *l, FILE *to, uint64_t max)
 	return fopencookie(l, "w", io);
 }
 
-/* Writes the output through the limit; 0, -EFBIG (past it) or negative errno. */
-static int write_limited(struct session *ses, const struct report_opts *o, FILE *out)
+/* Writes the output through the limit; 0, -EFBIG (past it, said here) or negative errno. */
+static int write_limited(const struct report_opts *o, FILE *out,
+			 int (*write)(void *arg, FILE *f), void *arg)
 {
 	struct limited lim;
 	FILE *f = limited_open(&lim, out, o->max_output_bytes);
@@ -548,7 +574,7 @@ static int write_limited(struct session *ses, const struct report_opts *o, FILE 
 
 	if (!f)
 		return -ENOMEM;
-	r = write_output(ses, o, f);
+	r = write(arg, f);
 	if (fclose(f) && !r)
 		r = -EIO;
 	if (lim.over) {
@@ -559,78 +585,87 @@ static int write_limited(struct session *ses, const struct report_opts *o, FILE 
 	return r;
 }
 
+int report__emit(const struct report_opts *o, int (*write)(void *arg, FILE *f), void *arg)
+{
+	FILE *out = stdout;
+	int ret, r;
+
+	if (o->output) {
+		out = fopen(o->output, "w");
+		if (!out) {
+			fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
+			return 1;
+		}
+	}
+	r = write_limited(o, out, write, arg);
+	progress__end();
+	if (fflush(out) || ferror(out))
+		r = r ? r : -EIO;
+	/* -ENODATA, -ENOENT: said already; -EFBIG: write_limited said so */
+	if (r && r != -ENODATA && r != -ENOENT && r != -EFBIG)
+		fprintf(stderr, "xpu-report: %s\n", r == -ENOMEM ? "out of memory" : "write error");
+	ret = r ? 1 : 0;
+	if (out != stdout && fclose(out) && !ret) {
+		fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
+		ret = 1;
+	}
+	return ret;
+}
+
+int report__load(struct trace *t, const char *path, const struct report_opts *o)
+{
+	char err[256];
+	bool truncated;
+
+	progress__init(true);
+	if (trace__load(t, path, err, sizeof(err))) {
+		progress__end();
+		/* diff reads two traces: say which one (a report's one is known) */
+		fprintf(stderr, "xpu-report: %s%s%s\n", o->diff && !strstr(err, path) ? path : "",
+			o->diff && !strstr(err, path) ? ": " : "", err);
+		return 1;
+	}
+	progress__end();	/* warnings below start on a clean line */
+	truncated = t->st.end != TRACE_END_CLEAN;
+	if (!t->st.records) {	/* one line: why there is nothing, and nothing to report */
+		fprintf(stderr, "xpu-report: %s holds no records: nothing to report%s%s%s\n", path,
+			truncated ? " (" : "", truncated ? t->st.reason : "", truncated ? ")" : "");
+		trace__free(t);
+		return 1;
+	}
+	if (truncated) {
+		fprintf(stderr, "xpu-report: %s: trace %s after frame %llu: %llu records recovered (%s)\n",
+			o->strict ? "error" : "warning",
+			t->st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
+			(unsigned long long)(t->st.frames_ok ? t->st.frames_ok - 1 : 0),
+			(unsigned long long)t->st.records, t->st.reason[0] ? t->st.reason : "no reason given");
+		if (o->strict) {
+			trace__free(t);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 /* Everything after the command line: load, check, set up the session, write. */
 int report_run(const struct report_opts *o)
 {
 	struct trace t;
 	struct session ses;
-	bool loaded = false, set_up = false, truncated;
-	FILE *out = stdout;
-	char err[256];
-	int ret = 1, r;
+	int ret;
 
-	progress__init(true);
-	if (trace__load(&t, o->input, err, sizeof(err))) {
-		progress__end();
-		fprintf(stderr, "xpu-report: %s\n", err);
-		return 1;
-	}
-	progress__end();	/* warnings below start on a clean line */
-	loaded = true;
-	truncated = t.st.end != TRACE_END_CLEAN;
-	if (!t.st.records) {	/* one line: why there is nothing, and nothing to report */
-		fprintf(stderr, "xpu-report: %s holds no records: nothing to report%s%s%s\n", o->input,
-			truncated ? " (" : "", truncated ? t.st.reason : "", truncated ? ")" : "");
-		goto out;
-	}
-	if (truncated) {
-		fprintf(stderr, "xpu-report: %s: trace %s after frame %llu: %llu records recovered (%s)\n",
-			o->strict ? "error" : "warning",
-			t.st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
-			(unsigned long long)(t.st.frames_ok ? t.st.frames_ok - 1 : 0),
-			(unsigned long long)t.st.records, t.st.reason[0] ? t.st.reason : "no reason given");
-		if (o->strict) {
-			ret = 2;
-			goto out;
-		}
-	}
-	set_up = true;
+	ret = report__load(&t, o->input, o);
+	if (ret)
+		return ret;
 	if (session__setup(&ses, &t, o)) {
 		fprintf(stderr, "xpu-report: out of memory\n");
-		goto out;
-	}
-	if (o->output) {
-		out = fopen(o->output, "w");
-		if (!out) {
-			fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
-			out = stdout;
-			goto out;
-		}
-	}
-	r = write_limited(&ses, o, out);
-	progress__end();
-	symbolizer__warn_mismatches(&ses.sym, stderr);
-	if (fflush(out) || ferror(out))
-		r = r ? r : -EIO;
-	if (r == -ENODATA || r == -ENOENT)	/* said already */
-		goto out;
-	if (r) {
-		/* -EFBIG: write_limited said so */
-		if (r != -EFBIG)
-			fprintf(stderr, "xpu-report: %s\n",
-				r == -ENOMEM ? "out of memory" : "write error");
-		goto out;
-	}
-	ret = 0;
-out:
-	if (out != stdout && fclose(out) && !ret) {
-		fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
 		ret = 1;
+	} else {
+		ret = report__emit(o, write_output, &ses);
+		symbolizer__warn_mismatches(&ses.sym, stderr);
 	}
-	if (set_up)
-		session__teardown(&ses);
-	if (loaded)
-		trace__free(&t);
+	session__teardown(&ses);
+	trace__free(&t);
 	return ret;
 }
 

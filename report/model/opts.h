@@ -71,6 +71,9 @@ struct report_opts {
 	double percent_limit;		/* hide rows under this share */
 	const char *dsos;		/* --dso NAME[,NAME...]: stacks with a frame in these files */
 	const char *callers, *callees;	/* a tree of one function's callers or callees */
+	/* xpu-report diff BASE NEW (cmd/diff.c) */
+	bool diff;			/* parsing the diff command's options */
+	bool diff_order_total;		/* --order=total: rows by the change of total share */
 };
 
 #endif

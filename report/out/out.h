@@ -30,6 +30,23 @@ int out_jsonl(struct session *ses, FILE *out);
 int out_svg(struct profile *p, FILE *out);
 
 /*
+ * xpu-report diff, side[0] the base, side[1] the new profile (model/func_diff.h): the text
+ * table of every function's shares and their change; the two-column folded lines
+ * "stack base new" (difffolded.pl's); a differential flame graph, the new profile's stacks
+ * coloured by the change of each frame's share (red grew, blue shrank).
+ */
+struct func_diff;
+int out_diff_text(const struct func_diff *d, struct profile *const side[2], FILE *out);
+int out_diff_folded(struct profile *const side[2], FILE *out);
+int out_svg_diff(struct profile *const side[2], FILE *out);
+
+/* Rows shown of n, sorted by share[] (descending): --rows and --percent-limit. */
+size_t out__shown_rows(const struct report_opts *o, size_t n, const double *share);
+/* "(N more rows)" when more > 0: one, many are the singular and plural of what is left out. */
+void out__print_more(FILE *out, size_t more, const char *one, const char *many,
+		     const struct report_opts *o);
+
+/*
  * The folded (stack, weight) pairs behind --format=folded, for the outputs drawn from the
  * same data (out_svg.c), so that a flame graph and the folded text never disagree.
  */

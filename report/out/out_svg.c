@@ -9,6 +9,7 @@
  * everything else in the usual warm colours, each hue fixed by a hash of the name.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@
 
 struct node {
 	uint32_t name;		/* id in the local pool */
+	uint32_t parent;
 	uint32_t first, last, next;	/* children list; 0 = none (node 0 is the root) */
 	uint32_t depth;
 	double weight;
@@ -52,6 +54,7 @@ static int node_child(struct flame *f, uint32_t parent, const char *name, size_t
 		return -ENOMEM;
 	if (ins) {
 		nd.name = id;
+		nd.parent = parent;
 		nd.depth = f->n[parent].depth + 1;
 		if (VEC_PUSH(f->n, f->nn, f->cap, nd))
 			return -ENOMEM;
@@ -232,14 +235,32 @@ struct draw {
 	double scale;		/* px per weight unit */
 	uint32_t height;
 	uint64_t frames;
+	/* a frame's fill and what its tooltip says after the name (a differential graph's) */
+	void (*color)(const struct draw *d, uint32_t node, char *buf, size_t len);
+	void (*tip)(const struct draw *d, uint32_t node);
+	void *arg;
 };
+
+static void name_color(const struct draw *d, uint32_t node, char *buf, size_t len)
+{
+	frame_color(strpool__str(&d->f->names, d->f->n[node].name), buf, len);
+}
+
+/* " (weight, percent" of the whole graph; the caller closes the parenthesis */
+static void weight_tip(const struct draw *d, uint32_t node)
+{
+	double total = d->f->n[0].weight, w = d->f->n[node].weight;
+
+	fputs(" (", d->out);
+	put_weight(d->out, d->p, w);
+	fprintf(d->out, ", %.2f%%", total > 0 ? 100.0 * w / total : 0.0);
+}
 
 static void draw_node(struct draw *d, uint32_t i, double x)
 {
 	const struct node *nd = &d->f->n[i];
 	const char *name = strpool__str(&d->f->names, nd->name);
 	double w = nd->weight * d->scale, y = d->height - PAD_BOTTOM - (nd->depth + 1.0) * FRAME_H;
-	double total = d->f->n[0].weight;
 	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
 	char color[32];
 	uint32_t c;
@@ -247,14 +268,12 @@ static void draw_node(struct draw *d, uint32_t i, double x)
 	if (w < MIN_WIDTH_PX)
 		return;
 	d->frames++;
-	frame_color(name, color, sizeof(color));
+	d->color(d, i, color, sizeof(color));
 	fprintf(d->out, "<g><title>");
 	put_xml(d->out, name, SIZE_MAX);
-	fputs(" (", d->out);
-	put_weight(d->out, d->p, nd->weight);
-	fprintf(d->out, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">",
-		total > 0 ? 100.0 * nd->weight / total : 0.0, x, y, w, FRAME_H - 1, color, x + 3,
-		y + FRAME_H - 4.5);
+	d->tip(d, i);
+	fprintf(d->out, ")</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">",
+		x, y, w, FRAME_H - 1, color, x + 3, y + FRAME_H - 4.5);
 	if (fit >= 3)
 		put_xml(d->out, name, utf8_chars(name) > fit ? fit - 2 : SIZE_MAX);
 	fputs("</text></g>\n", d->out);
@@ -357,31 +376,30 @@ static const char *view_name(enum report_view v)
 	       v == VIEW_CPU ? "CPU samples" : "CPU samples and GPU work under launch stacks";
 }
 
-int out_svg(struct profile *p, FILE *out)
+static const char *base_name(const char *path)
 {
-	struct folded_line *lines = NULL;
-	struct flame f = { 0 };
-	struct draw d = { .p = p, .f = &f, .out = out };
-	const char *in = p->s->opts->input, *base = strrchr(in, '/');
-	char unit[160];
-	size_t n = 0;
-	int err;
+	const char *b = strrchr(path, '/');
 
-	err = folded__collect(p, &lines, &n);
-	if (!err)
-		err = flame_build(&f, lines, n);
-	if (err)
-		goto out;
-	d.height = PAD_TOP + (f.max_depth + 1) * FRAME_H + PAD_BOTTOM;
-	d.scale = f.n[0].weight > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / f.n[0].weight : 0;
-	if (!n)
-		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
-			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" :
-			p->s->opts->view == VIEW_MEMORY ? "memory" : "merged");
+	return b ? b + 1 : path;
+}
+
+/* What the lines above the graph say: title, subtitle, and a legend of two colours or none. */
+struct svg_titles {
+	const char *title;		/* "Flame graph: ", then the files */
+	const char *file[2];		/* the second one NULL but in a differential graph */
+	const char *what;		/* the subtitle, before "; weight: " and the unit */
+	char unit[160];
+	const char *legend[2], *legend_fill[2];
+};
+
+static void svg_head(const struct draw *d, const struct svg_titles *t)
+{
+	FILE *out = d->out;
+	int i;
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\">\n",
-		IMG_WIDTH, d.height, IMG_WIDTH, d.height);
+		IMG_WIDTH, d->height, IMG_WIDTH, d->height);
 	fprintf(out, "<style>\n"
 		     "text { font-family: Verdana, sans-serif; font-size: %dpx; fill: #000; }\n"
 		     "#frames text { pointer-events: none; }\n"
@@ -394,37 +412,213 @@ int out_svg(struct profile *p, FILE *out)
 		     "</style>\n",
 		FONT_SIZE);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f6f6f2\"/>\n"
-		     "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">Flame graph: ",
-		IMG_WIDTH / 2);
-	put_xml(out, base ? base + 1 : in, 80);
+		     "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">%s",
+		IMG_WIDTH / 2, t->title);
+	put_xml(out, base_name(t->file[0]), 80);
+	if (t->file[1]) {
+		fputs(" vs ", out);
+		put_xml(out, base_name(t->file[1]), 80);
+	}
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">%s; weight: ",
-		IMG_WIDTH / 2, view_name(p->s->opts->view));
-	put_xml(out, session__weight_unit(p->s, unit, sizeof(unit)), sizeof(unit));
+		IMG_WIDTH / 2, t->what);
+	put_xml(out, t->unit, sizeof(t->unit));
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"56\" text-anchor=\"middle\" fill=\"#555\">Click a frame to zoom, Ctrl-F or Search to highlight.</text>\n",
 		IMG_WIDTH / 2);
-	/* a legend only where both kinds can be drawn */
-	if (p->s->opts->view == VIEW_MERGED && session__has_gpu(p->s))
-		fprintf(out, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(230,110,20)\"/><text x=\"%d\" y=\"40\">CPU</text>\n"
-			     "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"rgb(70,185,220)\"/><text x=\"%d\" y=\"40\">GPU</text>\n",
-			PAD_X, PAD_X + 14, PAD_X + 50, PAD_X + 64);
+	for (i = 0; i < 2 && t->legend[i]; i++)
+		fprintf(out, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"40\">%s</text>\n",
+			PAD_X + 50 * i, t->legend_fill[i], PAD_X + 50 * i + 14, t->legend[i]);
 	fprintf(out, "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\" onclick=\"xpuFlame.reset()\">Reset zoom</text>\n"
 		     "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\" onclick=\"xpuFlame.search(window.prompt('Search frames (regular expression):', '') || '')\">Search</text>\n"
 		     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n"
 		     "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
-		PAD_X, IMG_WIDTH - PAD_X, IMG_WIDTH - PAD_X, d.height - 12, PAD_X, d.height - 12);
+		PAD_X, IMG_WIDTH - PAD_X, IMG_WIDTH - PAD_X, d->height - 12, PAD_X, d->height - 12);
+}
+
+/* The whole file: titles, the frames of d->f (built), the script. */
+static void svg_write(struct draw *d, const struct svg_titles *t, size_t nlines)
+{
+	struct flame *f = d->f;
+	FILE *out = d->out;
+
+	d->height = PAD_TOP + (f->max_depth + 1) * FRAME_H + PAD_BOTTOM;
+	d->scale = f->n[0].weight > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / f->n[0].weight : 0;
+	svg_head(d, t);
 	fputs("<g id=\"frames\">\n", out);
-	if (f.n[0].weight > 0)
-		draw_node(&d, 0, PAD_X);
+	if (f->n[0].weight > 0)
+		draw_node(d, 0, PAD_X);
 	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
 	fprintf(out, svg_script, IMG_WIDTH, PAD_X, CHAR_W);
 	fputs("]]></script>\n</svg>\n", out);
-	if (p->s->opts->verbose)
-		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", n,
-			(unsigned long long)d.frames, f.nn);
-out:
+	if (d->p->s->opts->verbose)
+		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", nlines,
+			(unsigned long long)d->frames, f->nn);
+}
+
+static void flame_free(struct flame *f)
+{
+	strpool__free(&f->names);
+	kmap__free(&f->child);
+	free(f->n);
+	memset(f, 0, sizeof(*f));
+}
+
+/* One profile's folded lines as a flame tree; 0 or -ENOMEM, flame_free either way. */
+static int flame_of(struct flame *f, struct profile *p, size_t *nlines)
+{
+	struct folded_line *lines = NULL;
+	size_t n = 0;
+	int err;
+
+	err = folded__collect(p, &lines, &n);
+	if (!err)
+		err = flame_build(f, lines, n);
 	folded__free(lines, n);
-	strpool__free(&f.names);
-	kmap__free(&f.child);
-	free(f.n);
+	*nlines = n;
+	return err;
+}
+
+int out_svg(struct profile *p, FILE *out)
+{
+	struct flame f = { 0 };
+	struct draw d = { .p = p, .f = &f, .out = out, .color = name_color, .tip = weight_tip };
+	struct svg_titles t = { .title = "Flame graph: ", .file = { p->s->opts->input },
+				.what = view_name(p->s->opts->view) };
+	size_t n = 0;
+	int err;
+
+	err = flame_of(&f, p, &n);
+	if (err)
+		goto out;
+	if (!n)
+		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
+			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" :
+			p->s->opts->view == VIEW_MEMORY ? "memory" : "merged");
+	session__weight_unit(p->s, t.unit, sizeof(t.unit));
+	/* a legend only where both kinds can be drawn */
+	if (p->s->opts->view == VIEW_MERGED && session__has_gpu(p->s)) {
+		t.legend[0] = "CPU";
+		t.legend_fill[0] = "rgb(230,110,20)";
+		t.legend[1] = "GPU";
+		t.legend_fill[1] = "rgb(70,185,220)";
+	}
+	svg_write(&d, &t, n);
+out:
+	flame_free(&f);
+	return err;
+}
+
+/* ---- differential flame graph (xpu-report diff -F svg) ------------------------------------ */
+
+/* Full colour at the largest change of a frame's share, and never under this (points). */
+#define DIFF_FULL_MIN 5.0
+
+struct diff_paint {
+	const struct draw *base;	/* the base's tree and profile, for tooltips */
+	uint32_t *match;		/* new node -> base node of the same path; 0: none */
+	double full;			/* |delta| drawn at full colour */
+};
+
+static double node_share(const struct flame *f, uint32_t node)
+{
+	return f->n[0].weight > 0 ? 100.0 * f->n[node].weight / f->n[0].weight : 0;
+}
+
+static double node_delta(const struct draw *d, uint32_t node)
+{
+	const struct diff_paint *dp = d->arg;
+	uint32_t m = node ? dp->match[node] : 0;
+
+	return node_share(d->f, node) - (m || !node ? node_share(dp->base->f, m) : 0);
+}
+
+/* red grew, blue shrank, both paler the smaller the change; grey for none */
+static void delta_color(const struct draw *d, uint32_t node, char *buf, size_t len)
+{
+	const struct diff_paint *dp = d->arg;
+	double delta = node_delta(d, node), t = fmin(1, fabs(delta) / dp->full);
+	int c = (int)lround(235 - 195 * t);
+
+	if (delta > 0)
+		snprintf(buf, len, "rgb(255,%d,%d)", c, c);
+	else if (delta < 0)
+		snprintf(buf, len, "rgb(%d,%d,255)", c, c);
+	else
+		snprintf(buf, len, "rgb(235,235,235)");
+}
+
+static void delta_tip(const struct draw *d, uint32_t node)
+{
+	const struct diff_paint *dp = d->arg;
+	uint32_t m = node ? dp->match[node] : 0;
+	double delta = node_delta(d, node);
+
+	weight_tip(d, node);
+	fputs("; base: ", d->out);
+	if (m || !node) {
+		put_weight(d->out, dp->base->p, dp->base->f->n[m].weight);
+		fprintf(d->out, ", %.2f%%", node_share(dp->base->f, m));
+	} else {
+		fputs("none", d->out);
+	}
+	fprintf(d->out, "; %+.2f points", fabs(delta) < 0.005 ? 0.0 : delta);
+}
+
+/* Pairs every node of the new tree with the base's node of the same path (0: none). */
+static int match_nodes(struct flame *nf, struct flame *bf, uint32_t **match)
+{
+	size_t i;
+
+	*match = calloc(nf->nn ? nf->nn : 1, sizeof(**match));
+	if (!*match)
+		return -ENOMEM;
+	/* a parent is made before its children, so its match is known by then */
+	for (i = 1; i < nf->nn; i++) {
+		uint32_t pm = (*match)[nf->n[i].parent], id;
+		const char *name = strpool__str(&nf->names, nf->n[i].name);
+		const uint32_t *v;
+
+		if (!pm && nf->n[i].parent)
+			continue;
+		id = strpool__intern(&bf->names, name, strlen(name));
+		if (!id)
+			return -ENOMEM;
+		v = kmap__get(&bf->child, pm, id);
+		(*match)[i] = v ? *v : 0;
+	}
+	return 0;
+}
+
+int out_svg_diff(struct profile *const side[2], FILE *out)
+{
+	struct flame f = { 0 }, bf = { 0 };
+	struct draw base = { .p = side[0], .f = &bf };
+	struct diff_paint dp = { .base = &base, .full = DIFF_FULL_MIN };
+	struct draw d = { .p = side[1], .f = &f, .out = out, .color = delta_color,
+			  .tip = delta_tip, .arg = &dp };
+	struct svg_titles t = {
+		.title = "Differential flame graph: ",
+		.file = { side[0]->s->opts->input, side[1]->s->opts->input },
+		.what = "the stacks of new, coloured by the change of each frame's share",
+		.legend = { "grew", "shrank" },
+		.legend_fill = { "rgb(255,40,40)", "rgb(40,40,255)" },
+	};
+	size_t n = 0, nb = 0, i;
+	int err;
+
+	err = flame_of(&f, side[1], &n);
+	if (!err)
+		err = flame_of(&bf, side[0], &nb);
+	if (!err)
+		err = match_nodes(&f, &bf, &dp.match);
+	if (err)
+		goto out;
+	for (i = 1; i < f.nn; i++)
+		dp.full = fmax(dp.full, fabs(node_delta(&d, i)));
+	session__weight_unit(side[1]->s, t.unit, sizeof(t.unit));
+	svg_write(&d, &t, n);
+out:
+	free(dp.match);
+	flame_free(&f);
+	flame_free(&bf);
 	return err;
 }

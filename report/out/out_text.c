@@ -124,8 +124,7 @@ static int cmp_frow(const void *a, const void *b, void *arg)
 	return x->comm < y->comm ? -1 : x->comm > y->comm;
 }
 
-/* Rows shown of n: --rows and --percent-limit; the rest are counted in an "N more" line. */
-static size_t shown_rows(const struct report_opts *o, size_t n, const double *share)
+size_t out__shown_rows(const struct report_opts *o, size_t n, const double *share)
 {
 	size_t k, max = o->rows ? o->rows : SIZE_MAX;
 
@@ -134,8 +133,7 @@ static size_t shown_rows(const struct report_opts *o, size_t n, const double *sh
 	return k;
 }
 
-/* "(N more rows)": one, many are the singular and plural of what is left out. */
-static void print_more(FILE *out, size_t more, const char *one, const char *many,
+void out__print_more(FILE *out, size_t more, const char *one, const char *many,
 		       const struct report_opts *o)
 {
 	if (more)
@@ -168,7 +166,7 @@ static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_
 		qsort_r(rows, k, sizeof(*rows), cmp_frow, &by_total);
 	for (i = 0; i < k; i++)
 		share[i] = total_w > 0 ? 100 * (by_total ? rows[i].total : rows[i].self) / total_w : 0;
-	nshow = shown_rows(o, k, share);
+	nshow = out__shown_rows(o, k, share);
 	for (i = 0; i < nshow; i++) {
 		int l = (int)strlen(func_table__dso(ft, &rows[i]));
 
@@ -205,7 +203,7 @@ static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_
 		}
 		fputc('\n', out);
 	}
-	print_more(out, k - nshow, ft->key[SORT_SYM] ? "function" : "row",
+	out__print_more(out, k - nshow, ft->key[SORT_SYM] ? "function" : "row",
 		   ft->key[SORT_SYM] ? "functions" : "rows", o);
 	fprintf(out, "\n");
 	free(rows);
@@ -339,7 +337,7 @@ static int print_tasks(struct profile *p, FILE *out)
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u  %s\n",
 			total ? 100.0 * pr[i].samples / total : 0, pr[i].samples, pr[i].pid,
 			trace__comm(t, pr[i].pid, buf, sizeof(buf)));
-	print_more(out, nonzero(t->nprocs, proc_samples, pr) - shown, "process", "processes", o);
+	out__print_more(out, nonzero(t->nprocs, proc_samples, pr) - shown, "process", "processes", o);
 	fprintf(out, "\n# cpu samples by thread\n%8s %10s %8s %8s  %s\n", "share", "samples", "pid",
 		"tid", "comm");
 	shown = task_rows(o, t->nthreads, total, thread_samples, th);
@@ -350,7 +348,7 @@ static int print_tasks(struct profile *p, FILE *out)
 			total ? 100.0 * th[i].samples / total : 0, th[i].samples,
 			th[i].pid, th[i].tid, c ? c : trace__comm(t, th[i].pid, buf, sizeof(buf)));
 	}
-	print_more(out, nonzero(t->nthreads, thread_samples, th) - shown, "thread", "threads", o);
+	out__print_more(out, nonzero(t->nthreads, thread_samples, th) - shown, "thread", "threads", o);
 	fprintf(out, "\n");
 out:
 	free(pr);
