@@ -634,8 +634,8 @@ int report__load(struct trace *t, const char *path, const struct report_opts *o)
 		return 1;
 	}
 	if (truncated) {
-		fprintf(stderr, "xpu-report: %s: trace %s after frame %llu: %llu records recovered (%s)\n",
-			o->strict ? "error" : "warning",
+		fprintf(stderr, "xpu-report: %s%s%s: trace %s after frame %llu: %llu records recovered (%s)\n",
+			o->diff ? path : "", o->diff ? ": " : "", o->strict ? "error" : "warning",
 			t->st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
 			(unsigned long long)(t->st.frames_ok ? t->st.frames_ok - 1 : 0),
 			(unsigned long long)t->st.records, t->st.reason[0] ? t->st.reason : "no reason given");

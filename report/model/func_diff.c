@@ -43,6 +43,7 @@ int func_diff__add(struct func_diff *d, enum diff_side side, struct profile *p)
 	if (err)
 		goto out;
 	d->key_dso = ft.key[SORT_DSO];
+	d->key_sym = ft.key[SORT_SYM];
 	for (i = 0; i < ft.n; i++) {
 		struct func_diff_row *r = row_of(d, &ft, &ft.r[i]);
 

@@ -27,7 +27,7 @@ struct func_diff {
 	size_t n, cap;
 	struct kmap idx;		/* {comm << 32 | dso, sym} -> row */
 	double total_w[2];		/* every entry's weight, per side */
-	bool key_dso;			/* rows are told apart by file too */
+	bool key_dso, key_sym;		/* rows are told apart by file, by function (--sort) */
 };
 
 /*

@@ -203,12 +203,14 @@ static int print_table(const struct func_diff *d, const struct report_opts *o, F
 		dw = l > dw ? l : dw;
 	}
 	dw = dw > 32 ? 32 : dw;
-	fprintf(out, "# functions by change of %s share (new - base)\n",
-		o->diff_order_total ? "total" : "self");
+	/* as the text tables say: what a row is follows --sort */
+	fprintf(out, "# %s by change of %s share (new - base)\n", d->key_sym ? "functions" :
+		d->key_dso ? "files" : "processes", o->diff_order_total ? "total" : "self");
 	print_titles(d, d->n ? &x[0] : NULL, dw, out);
 	for (i = 0; i < nshow; i++)
 		print_row(d, &x[i], dw, out);
-	out__print_more(out, d->n - nshow, "function", "functions", o);
+	out__print_more(out, d->n - nshow, d->key_sym ? "function" : d->key_dso ? "file" :
+			"process", d->key_sym ? "functions" : d->key_dso ? "files" : "processes", o);
 	free(x);
 	free(key);
 	return 0;

@@ -137,6 +137,31 @@ else
 	fail=$((fail + 1))
 fi
 
+# xpu-report diff: two different traces in each format and with the options that shape the
+# table, then what must hold of any diff (tests/golden/diff_check.py): a trace against itself
+# changes by exactly 0, each side's shares are its own report's
+T="$ROOT/samples/traces"
+check pipeline diff-graph diff --no-host-files --rows=30 "$T/pipeline.xpu" "$T/pipeline-graph.xpu"
+check pipeline diff-graph-total diff --no-host-files --order=total --sort=dso \
+	--percent-limit=1 --view=cpu "$T/pipeline.xpu" "$T/pipeline-graph.xpu"
+check pipeline diff-graph-folded diff -F folded --view=gpu --no-host-files \
+	"$T/pipeline.xpu" "$T/pipeline-graph.xpu"
+check pipeline diff-graph-svg diff -F svg --view=gpu --no-host-files \
+	"$T/pipeline.xpu" "$T/pipeline-graph.xpu"
+if [ -f "$OUT/synthetic.xpu" ]; then
+	check synthetic diff-cut diff "$OUT/synthetic.xpu" "$OUT/synthetic-cut.xpu"
+	check synthetic diff-comm diff --sort=comm,sym --rows=8 "$OUT/synthetic.xpu" "$OUT/synthetic.xpu"
+	check synthetic diff-empty diff --pid=200 "$OUT/synthetic.xpu" "$OUT/synthetic-empty.xpu"
+	check synthetic diff-pid diff --pid=12345 "$OUT/synthetic.xpu" "$OUT/synthetic.xpu"
+fi
+if python3 "$ROOT/tests/golden/diff_check.py" "$REPORT" "$T/pipeline.xpu" "$T/pipeline-graph.xpu" \
+	"$T/torch-small.xpu" "$OUT/synthetic.xpu"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL golden diff_check"
+	fail=$((fail + 1))
+fi
+
 # folded weights keep every GPU record and the totals (tests/golden/weights.py)
 if [ -f "$OUT/synthetic.xpu" ] &&
    python3 "$ROOT/tests/golden/weights.py" "$REPORT" "$ROOT/samples/traces/pipeline.xpu" \
