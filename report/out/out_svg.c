@@ -536,7 +536,7 @@ static void delta_color(const struct draw *d, uint32_t node, char *buf, size_t l
 {
 	const struct diff_paint *dp = d->arg;
 	double delta = node_delta(d, node), t = fmin(1, fabs(delta) / dp->full);
-	int c = (int)lround(235 - 195 * t);
+	int c = (int)lround(235 - 155 * t);
 
 	if (delta > 0)
 		snprintf(buf, len, "rgb(255,%d,%d)", c, c);
@@ -600,7 +600,7 @@ int out_svg_diff(struct profile *const side[2], FILE *out)
 		.file = { side[0]->s->opts->input, side[1]->s->opts->input },
 		.what = "the stacks of new, coloured by the change of each frame's share",
 		.legend = { "grew", "shrank" },
-		.legend_fill = { "rgb(255,40,40)", "rgb(40,40,255)" },
+		.legend_fill = { "rgb(255,80,80)", "rgb(80,80,255)" },
 	};
 	size_t n = 0, nb = 0, i;
 	int err;
