@@ -201,7 +201,8 @@ static uint64_t realtime_ns(const struct chrome *c, uint64_t mono)
 {
 	const struct clock_pair *a, *b;
 	size_t lo = 0, hi;
-	int64_t oa, ob, off;
+	int64_t oa, ob, off, d;
+	double part;
 
 	if (c->nclk < 2)
 		return mono + c->fixed_offset;
@@ -222,7 +223,12 @@ static uint64_t realtime_ns(const struct chrome *c, uint64_t mono)
 	b = &c->clk[hi];
 	oa = (int64_t)(a->real - a->mono);
 	ob = (int64_t)(b->real - b->mono);
-	off = oa + (int64_t)((double)(ob - oa) * (double)(mono - a->mono) / (double)(b->mono - a->mono));
+	/* a hostile trace's offsets can be further apart than an int64 holds: oa then */
+	if (__builtin_sub_overflow(ob, oa, &d))
+		d = 0;
+	part = (double)d * (double)(mono - a->mono) / (double)(b->mono - a->mono);
+	if (!(part < 0x1p62 && part > -0x1p62) || __builtin_add_overflow(oa, (int64_t)part, &off))
+		off = oa;
 	return mono + off;
 }
 
