@@ -13,6 +13,8 @@ int report_run(const struct report_opts *o);
 int report__main(int argc, char **argv);
 /* `xpu-report diff [OPTIONS] BASE NEW`: the change between two traces (cmd/diff.c). */
 int diff__main(int argc, char **argv);
+/* The diff of files[0] (base) and files[1] (new) for parsed options; exit status (fuzz). */
+int diff_run(const struct report_opts *o, char *const files[2]);
 /* `xpu-report archive TRACE [-o FILE] [--debuginfo] [--symfs DIR] [-v]`: exit status. */
 int archive__main(int argc, char **argv);
 

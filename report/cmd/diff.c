@@ -98,7 +98,7 @@ static int side_build(struct side *sd)
 	return 0;
 }
 
-static int diff_run(const struct report_opts *o, char *const files[2])
+int diff_run(const struct report_opts *o, char *const files[2])
 {
 	struct side sd[2];
 	struct diff_out w = { .p = { &sd[DIFF_BASE].p, &sd[DIFF_NEW].p } };

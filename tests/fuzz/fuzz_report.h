@@ -125,6 +125,18 @@ static __attribute__((unused)) void fuzz_run_reports(unsigned int variant, unsig
 	o.no_host_files = (variant >> 16) & 1;
 	o.format = formats[fmt % (sizeof(formats) / sizeof(formats[0]))];
 	report_run(&o);
+	/*
+	 * About a quarter of the inputs also: xpu-report diff of the trace against itself (both
+	 * numbers mixed, as either alone follows the input's structure)
+	 */
+	if (((variant * 2654435761u) ^ fmt) % 4 == 0 &&
+	    (o.format == FMT_TEXT || o.format == FMT_FOLDED || o.format == FMT_SVG)) {
+		char *files[2] = { fuzz_path, fuzz_path };
+
+		o.diff = true;
+		o.diff_order_total = variant & 1;
+		diff_run(&o, files);
+	}
 }
 
 #endif
