@@ -66,6 +66,8 @@ static const char usage_text[] =
 	"xpu-report archive [--debuginfo] [-o FILE] FILE.xpu packs the binaries the stacks touch\n"
 	"into FILE.xpu.xpa, used automatically (after local files, debug dirs and --symfs) so the\n"
 	"trace symbolizes on another machine; see xpu-report archive --help.\n"
+	"xpu-report diff [OPTIONS] BASE.xpu NEW.xpu compares two traces function by function\n"
+	"(shares and their change; text, folded or svg); see xpu-report diff --help.\n"
 	"\n"
 	"Examples:\n"
 	"  xpu-report app.xpu                                  # text summary\n"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # xpu-report's command line for navigation and defaults: no FILE reads record.xpu (what
 # xpu-record writes by default), and bad --sort/--rows/--percent-limit/--dso/--callers values
-# are usage errors (exit 2, one line).
+# are usage errors (exit 2, one line); so are diff's, and a bad trace on either side of a diff
+# is one line naming it (exit 1).
 set -u
 NAME=test_report_cli
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,6 +34,28 @@ for args in "--sort=bogus" "--sort=sym,sym" "--sort=" "--sort=sym," "--rows=-1" 
 	[ "$(wc -l < "$tmp/err")" = 1 ] || fail "'$args': not one line: $(cat "$tmp/err")"
 	n=$((n + 1))
 done
+# xpu-report diff: two traces, formats that compare, its own --order; a bad side names itself
+for args in "" "$T" "$T $T $T" "- -" "-F chrome $T $T" "-F jsonl $T $T" "-F info $T $T" \
+	    "--order=x $T $T" "--callers=main $T $T"; do
+	# shellcheck disable=SC2086
+	"$R" diff $args >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc = 2 ] || fail "'diff $args': exit $rc, want 2"
+	[ "$(wc -l < "$tmp/err")" = 1 ] || fail "'diff $args': not one line: $(cat "$tmp/err")"
+	n=$((n + 1))
+done
+"$R" --order=total "$T" >/dev/null 2>&1 && fail "--order accepted outside diff"
+printf 'not a trace' >"$tmp/bad.xpu"
+for args in "$T $tmp/bad.xpu" "$tmp/bad.xpu $T" "$T $tmp/none.xpu"; do
+	# shellcheck disable=SC2086
+	"$R" diff --no-host-files $args >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc = 1 ] || fail "'diff $args': exit $rc, want 1"
+	[ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "$tmp/\(bad\|none\).xpu" "$tmp/err" ||
+		fail "'diff $args': not one line naming the file: $(cat "$tmp/err")"
+	n=$((n + 1))
+done
+"$R" diff --no-host-files "$T" - <"$T" >/dev/null 2>&1 || fail "diff TRACE - (stdin) failed"
 "$R" --rows=0 --percent-limit=0.5% --sort=comm,dso,sym "$T" >/dev/null 2>&1 ||
 	fail "--rows=0 --percent-limit=0.5% --sort=comm,dso,sym refused"
 echo "PASS $NAME: record.xpu by default; $n bad values refused with exit 2"
