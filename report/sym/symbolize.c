@@ -639,6 +639,15 @@ const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t id)
 	return b ? b + 1 : *p ? p : "[unknown]";
 }
 
+const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint32_t id)
+{
+	uint32_t code = id < s->frame_dso_cap ? s->frame_dso[id] : 0;
+
+	if (code == FRAME_DSO_KERNEL || code == FRAME_DSO_PYTHON || !code || code > s->t->ndsos)
+		return NULL;
+	return &s->t->dsos[code - 1];
+}
+
 static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id)
 {
 	if (vec_reserve((void **)&s->scratch, &s->scratch_cap, *n, sizeof(*s->scratch)))

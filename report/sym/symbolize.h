@@ -92,6 +92,8 @@ int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xp
  * symbolizer__stack().
  */
 const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t frame);
+/* The trace's DSO a frame name came from (as above), or NULL for kernel, Python, unknown. */
+const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint32_t frame);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
 /*
