@@ -211,6 +211,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(Q)$(CC) $(CFLAGS) -Ireport -Itests/unit -o $@ $< $(wildcard tests/unit/lib_*.c) \
 		$(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a $(LDFLAGS) $(REPORT_LIBS)
 
+# decodes --format=pprof with protobuf-c: it needs the generated header
+ifeq ($(HAVE_PPROF),1)
+$(BUILD)/tests/test_pprof: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/tests/test_pprof: CFLAGS += $(REPORT_DEFS) -I$(BUILD)/gen
+endif
+
 # what record/py_layout.c says about each CPython, for tests/unit/test_py_layout.sh (it
 # includes py_layout.c, to print its private _Py_DebugOffsets indexes)
 $(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/py_layout.c record/py_layout.h
