@@ -69,9 +69,9 @@ static const struct pp_view {
 	  2, 0, 0, false },
 };
 
-/* label keys, in the order a sample lists them */
-enum { LK_PID, LK_COMM, LK_HOST, LK_KIND, LK_NR };
-static const char *const label_keys[LK_NR] = { "pid", "comm", "host", "kind" };
+/* label keys, in the order a sample lists them; tid and device only where known */
+enum { LK_PID, LK_TID, LK_COMM, LK_HOST, LK_KIND, LK_DEVICE, LK_NR };
+static const char *const label_keys[LK_NR] = { "pid", "tid", "comm", "host", "kind", "device" };
 
 struct pp_loc {
 	uint32_t name, file;	/* string table indexes */
@@ -100,6 +100,7 @@ struct pp {
 	int64_t *values;		size_t nvalues, values_cap;
 	uint32_t *slabels;		size_t nslabels, slabels_cap;
 	size_t *sloc_end;		size_t nsamples, sloc_end_cap;
+	size_t *slab_end;		size_t nslab_end, slab_end_cap;
 	uint32_t host_label;		/* index + 1, 0 without a host */
 };
 
@@ -244,21 +245,29 @@ static const char *kind_of(struct pp *pp, const struct prof_entry *e)
 
 static int add_labels(struct pp *pp, const struct prof_entry *e)
 {
-	char buf[32], pid[16];
+	char buf[32], num[16];
 	uint32_t l[LK_NR];
 	int i, n = 0;
 
-	snprintf(pid, sizeof(pid), "%u", e->pid);
-	l[n++] = label(pp, LK_PID, pid);
+	snprintf(num, sizeof(num), "%u", e->pid);
+	l[n++] = label(pp, LK_PID, num);
+	if (e->tid) {
+		snprintf(num, sizeof(num), "%u", e->tid);
+		l[n++] = label(pp, LK_TID, num);
+	}
 	l[n++] = label(pp, LK_COMM, trace__comm(pp->p->s->t, e->pid, buf, sizeof(buf)));
 	if (pp->host_label)
 		l[n++] = pp->host_label;
 	l[n++] = label(pp, LK_KIND, kind_of(pp, e));
+	if (e->device) {
+		snprintf(num, sizeof(num), "%u", e->device - 1);
+		l[n++] = label(pp, LK_DEVICE, num);
+	}
 	for (i = 0; i < n; i++) {
 		if (!l[i] || VEC_PUSH(pp->slabels, pp->nslabels, pp->slabels_cap, l[i] - 1))
 			return -ENOMEM;
 	}
-	return 0;
+	return VEC_PUSH(pp->slab_end, pp->nslab_end, pp->slab_end_cap, pp->nslabels);
 }
 
 /* One sample per entry of the profile: its frames leaf first, without the comm at the root. */
@@ -421,7 +430,7 @@ static int msg_alloc(struct pp_msg *m, const struct pp *pp)
 
 static void msg_samples(struct pp_msg *m, const struct pp *pp)
 {
-	size_t i, nlab = pp->nslabels / (pp->nsamples ? pp->nsamples : 1), loc = 0;
+	size_t i, loc = 0, lab = 0;
 
 	for (i = 0; i < pp->nlabels; i++) {
 		pb_label l = PERFTOOLS__PROFILES__LABEL__INIT;
@@ -441,8 +450,9 @@ static void msg_samples(struct pp_msg *m, const struct pp *pp)
 		loc = pp->sloc_end[i];
 		s.value = pp->values + i * pp->v->ntypes;
 		s.n_value = pp->v->ntypes;
-		s.label = m->slabel_ptrs + i * nlab;
-		s.n_label = nlab;
+		s.label = m->slabel_ptrs + lab;
+		s.n_label = pp->slab_end[i] - lab;
+		lab = pp->slab_end[i];
 		m->samples[i] = s;
 		m->sample_ptrs[i] = &m->samples[i];
 	}
@@ -567,6 +577,7 @@ static void pp_free(struct pp *pp)
 	free(pp->values);
 	free(pp->slabels);
 	free(pp->sloc_end);
+	free(pp->slab_end);
 }
 
 int out_pprof(struct profile *p, FILE *out)

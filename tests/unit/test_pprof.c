@@ -180,6 +180,8 @@ static void test_gpu_view(const struct trace *t)
 	      with_label(p, "kind", "memset") && !with_label(p, "kind", "cpu"), "kind labels");
 	CHECK(with_label(p, "pid", NULL) == p->n_sample && with_label(p, "comm", NULL) == p->n_sample,
 	      "every sample has pid and comm");
+	CHECK(with_label(p, "device", "0") == p->n_sample && with_label(p, "tid", NULL) == p->n_sample,
+	      "GPU work: device and launching thread");
 	for (i = 0; i < p->n_mapping; i++) {
 		const char *b = str(p, p->mapping[i]->build_id);
 
@@ -215,6 +217,10 @@ static void test_merged_view(const struct trace *t)
 	CHECK(p->period == 1000000000ll / t->session.sample_freq_hz &&
 	      !strcmp(str(p, p->period_type->type), "cpu"), "period: the sampling period");
 	CHECK(with_label(p, "kind", "cpu") && with_label(p, "kind", "kernel"), "cpu and kernel");
+	CHECK(with_label(p, "device", NULL) == with_label(p, "kind", "kernel") +
+	      with_label(p, "kind", "memcpy") + with_label(p, "kind", "memset"),
+	      "a device label on GPU work only");
+	CHECK(with_label(p, "tid", NULL) == p->n_sample, "a tid label on every sample");
 out:
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
