@@ -8,7 +8,8 @@ list exactly the functions folded output has. Folded weights are rounded per lin
 remainder carried), so a function may differ by one unit per folded line that holds it;
 pprof prints shares to 0.01%.
 
-usage: pprof_shares.py XPU_REPORT GO TRACES_DIR TMPDIR
+usage: pprof_shares.py XPU_REPORT GO TRACES_DIR TMPDIR [TRACE [ARG...]]
+(with TRACE: that trace of TRACES_DIR alone, with ARGs, instead of the committed cases)
 """
 import subprocess
 import sys
@@ -99,7 +100,7 @@ def check(trace, args):
 
 def main():
     bad = []
-    for trace, args in CASES:
+    for trace, args in [(sys.argv[5], sys.argv[6:])] if len(sys.argv) > 5 else CASES:
         bad += check(trace, args)
     for b in bad[:40]:
         print("FAIL " + b)
