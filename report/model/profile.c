@@ -9,6 +9,8 @@
 
 static uint32_t *frames_buf;
 static size_t frames_cap;
+static struct frame_site *sites_buf;
+static size_t sites_cap;
 
 /*
  * Adds to the entry of (pid, exec generation, stack, leaf), and with per_thread of the thread
@@ -225,7 +227,16 @@ int profile__build(struct profile *p, struct session *s)
 int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n)
 {
+	const struct frame_site *sites;
+
+	return profile__frames_sites(p, e, frames, &sites, n);
+}
+
+int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+			  const struct frame_site **sites, uint32_t *n)
+{
 	struct session *s = p->s;
+	const struct frame_site *ss;
 	const uint32_t *sf;
 	uint32_t sn, k = 0;
 	char buf[32];
@@ -237,6 +248,15 @@ int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_
 		return err;
 	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)))
 		return -ENOMEM;
+	ss = symbolizer__sites(&s->sym, sf);
+	*sites = NULL;
+	if (ss) {
+		if (vec_reserve((void **)&sites_buf, &sites_cap, sn + 2, sizeof(*sites_buf)))
+			return -ENOMEM;
+		memset(sites_buf, 0, (sn + 2) * sizeof(*sites_buf));
+		memcpy(sites_buf + 1, ss, sn * sizeof(*ss));
+		*sites = sites_buf;
+	}
 	comm = trace__comm(s->t, e->pid, buf, sizeof(buf));
 	frames_buf[k++] = frame_intern(&s->pool, comm, strlen(comm));
 	memcpy(frames_buf + k, sf, sn * sizeof(*sf));
@@ -268,5 +288,8 @@ void profile__free(struct profile *p)
 	free(frames_buf);
 	frames_buf = NULL;
 	frames_cap = 0;
+	free(sites_buf);
+	sites_buf = NULL;
+	sites_cap = 0;
 	memset(p, 0, sizeof(*p));
 }

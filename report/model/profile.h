@@ -48,6 +48,12 @@ int profile__build(struct profile *p, struct session *s);
 /* Frames of an entry, root first: comm, stack frames, GPU leaf. Valid until the next call. */
 int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n);
+/*
+ * The same, with the site of each frame (symbolize.h; zero for the comm, the GPU leaf and
+ * frames outside ELF files) when the session keeps sites (pprof), else *sites NULL.
+ */
+int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+			  const struct frame_site **sites, uint32_t *n);
 /* Whether a frame passes --dso (every frame does without it). */
 bool profile__dso_match(const struct profile *p, uint32_t frame);
 /*

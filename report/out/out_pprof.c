@@ -73,26 +73,40 @@ static const struct pp_view {
 enum { LK_PID, LK_TID, LK_COMM, LK_HOST, LK_KIND, LK_DEVICE, LK_NR };
 static const char *const label_keys[LK_NR] = { "pid", "tid", "comm", "host", "kind", "device" };
 
-struct pp_loc {
+struct pp_func {
 	uint32_t name, file;	/* string table indexes */
-	uint32_t mapping;	/* index + 1 */
+};
+
+struct pp_line {
+	uint32_t func;		/* index + 1 */
 	int64_t line;
+};
+
+struct pp_loc {
+	uint32_t mapping;	/* index + 1 */
+	uint64_t address;	/* the file offset, for frames of an ELF file */
+	uint32_t first, n;	/* its lines in pp.lines, leaf first */
 };
 
 struct pp_map {
 	uint32_t file, build_id;
-	bool python;
+	uint64_t limit;
+	bool python, lines;
 };
 
 struct pp {
 	struct profile *p;
 	const struct pp_view *v;
 	struct strpool strs;		/* the string table: id = index, 0 is "" */
-	struct kmap loc_idx;		/* {0, frame id} -> location index */
+	struct kmap loc_idx;		/* {0, frame id} or {1 << 32 | dso + 1, offset} -> index */
+	struct kmap func_idx;		/* {0, frame id} -> function index */
 	struct kmap map_idx;		/* {1, dso index} or {2, name string} -> mapping index */
 	struct kmap label_idx;		/* {key, value string} -> label index */
 	struct kmap kind_idx;		/* {0, GPU leaf frame} -> enum gpu_work_kind */
 	struct pp_loc *locs;		size_t nlocs, locs_cap;
+	struct pp_func *funcs;		size_t nfuncs, funcs_cap;
+	struct pp_line *lines;		size_t nlines, lines_cap;
+	uint64_t *run;			size_t nrun, run_cap;	/* one sample's locations */
 	struct pp_map *maps;		size_t nmaps, maps_cap;
 	struct pp_label { uint32_t key, str; } *labels;	size_t nlabels, labels_cap;
 	/* samples, flattened: per sample its locations, values and labels */
@@ -159,12 +173,9 @@ static uint32_t label(struct pp *pp, int key, const char *val)
 	return *ix + 1;
 }
 
-/* The mapping of a frame: its file (path, build-id) or a pseudo file ("[python]"). */
-static uint32_t mapping_of(struct pp *pp, uint32_t frame, bool gpu_leaf)
+/* The mapping of a file of the trace (path, build-id), or of a pseudo file ("[python]"). */
+static uint32_t mapping_of(struct pp *pp, const struct tr_dso *d, const char *name)
 {
-	struct symbolizer *sym = &pp->p->s->sym;
-	const struct tr_dso *d = gpu_leaf ? NULL : symbolizer__frame_dso_rec(sym, frame);
-	const char *name = gpu_leaf ? "[gpu]" : symbolizer__frame_dso(sym, frame);
 	struct pp_map m = { 0 };
 	uint64_t ka = d ? 1 : 2, kb;
 	uint32_t *ix;
@@ -181,6 +192,7 @@ static uint32_t mapping_of(struct pp *pp, uint32_t frame, bool gpu_leaf)
 		hex[2 * n] = '\0';
 		m.file = str_id(pp, *d->path ? d->path : name);
 		m.build_id = str_id(pp, hex);
+		m.limit = d->rec.size_bytes;
 	} else {
 		m.file = str_id(pp, name);
 		kb = m.file;
@@ -193,7 +205,8 @@ static uint32_t mapping_of(struct pp *pp, uint32_t frame, bool gpu_leaf)
 }
 
 /* A Python frame, "qualname (file.py)" or with --python-lines "qualname (file.py:42)". */
-static void python_file_line(struct pp *pp, const char *name, struct pp_loc *l)
+static void python_file_line(struct pp *pp, const char *name, struct pp_func *fn,
+			     struct pp_line *l)
 {
 	const char *open = strrchr(name, '('), *end = name + strlen(name), *colon;
 
@@ -204,30 +217,94 @@ static void python_file_line(struct pp *pp, const char *name, struct pp_loc *l)
 		l->line = strtol(colon + 1, NULL, 10);
 	else
 		colon = end - 1;
-	l->file = str_idn(pp, open + 1, colon - open - 1);
+	fn->file = str_idn(pp, open + 1, colon - open - 1);
 }
 
-/* Location id (index + 1) of a frame name, made on first use; 0 when out of memory. */
-static uint64_t location_of(struct pp *pp, uint32_t frame, bool gpu_leaf)
+/* Function (index + 1) of a frame name, made on first use with file; 0 when out of memory. */
+static uint32_t function_of(struct pp *pp, uint32_t frame, uint32_t file)
 {
-	const char *name = strpool__str(&pp->p->s->pool, frame);
-	struct pp_loc l = { 0 };
+	struct pp_func fn = { str_id(pp, strpool__str(&pp->p->s->pool, frame)), file };
 	uint32_t *ix;
 	bool ins;
 
-	ix = kmap__get(&pp->loc_idx, 0, frame);
-	if (ix)
-		return *ix + 1;
-	l.name = str_id(pp, name);
-	l.mapping = mapping_of(pp, frame, gpu_leaf);
-	if (!l.name || !l.mapping)
-		return 0;
-	if (pp->maps[l.mapping - 1].python)
-		python_file_line(pp, name, &l);
-	ix = kmap__put(&pp->loc_idx, 0, frame, pp->nlocs, &ins);
-	if (!ix || VEC_PUSH(pp->locs, pp->nlocs, pp->locs_cap, l))
+	ix = kmap__put(&pp->func_idx, 0, frame, pp->nfuncs, &ins);
+	if (!ix || !fn.name || (ins && VEC_PUSH(pp->funcs, pp->nfuncs, pp->funcs_cap, fn)))
 		return 0;
 	return *ix + 1;
+}
+
+static int push_location(struct pp *pp, struct pp_loc *l, const uint64_t key[2])
+{
+	bool ins;
+
+	l->first = pp->nlines - l->n;
+	if (!kmap__put(&pp->loc_idx, key[0], key[1], pp->nlocs, &ins) ||
+	    VEC_PUSH(pp->locs, pp->nlocs, pp->locs_cap, *l))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Location id (index + 1) of the frames f[0..n) of one address of an ELF file: its function
+ * and the calls inlined into it, root first, as lines leaf first; 0 when out of memory.
+ */
+static uint64_t address_location(struct pp *pp, const uint32_t *f, const struct frame_site *st,
+				 uint32_t n)
+{
+	const struct tr_dso *d = &pp->p->s->t->dsos[st[0].dso - 1];
+	uint64_t key[2] = { 1ull << 32 | st[0].dso, st[0].off };
+	struct pp_loc l = { .address = st[0].off, .n = n };
+	const uint32_t *ix = kmap__get(&pp->loc_idx, key[0], key[1]);
+	const char *b = strrchr(d->path, '/');
+	uint32_t i;
+
+	if (ix)
+		return *ix + 1;
+	l.mapping = mapping_of(pp, d, b ? b + 1 : *d->path ? d->path : "[unknown]");
+	if (!l.mapping)
+		return 0;
+	if (pp->maps[l.mapping - 1].limit <= l.address)
+		pp->maps[l.mapping - 1].limit = l.address + 1;	/* a file size not recorded */
+	for (i = n; i-- > 0;) {
+		const char *file = strpool__str(&pp->p->s->pool, st[i].file);
+		struct pp_line ln = { function_of(pp, f[i], str_id(pp, file)), st[i].line };
+
+		if (!ln.func || VEC_PUSH(pp->lines, pp->nlines, pp->lines_cap, ln))
+			return 0;
+		pp->maps[l.mapping - 1].lines |= st[i].line > 0;
+	}
+	return push_location(pp, &l, key) ? 0 : pp->nlocs;
+}
+
+/*
+ * Location id (index + 1) of a frame named without an address (Python, JIT, kernel, unknown
+ * code, the GPU leaf): one per name, made on first use; 0 when out of memory.
+ */
+static uint64_t name_location(struct pp *pp, uint32_t frame, bool gpu_leaf)
+{
+	struct symbolizer *sym = &pp->p->s->sym;
+	uint64_t key[2] = { 0, frame };
+	const uint32_t *ix = kmap__get(&pp->loc_idx, key[0], key[1]);
+	const char *name = strpool__str(&pp->p->s->pool, frame);
+	struct pp_func fn = { 0 };
+	struct pp_line ln = { 0 };
+	struct pp_loc l = { .n = 1 };
+
+	if (ix)
+		return *ix + 1;
+	l.mapping = gpu_leaf ? mapping_of(pp, NULL, "[gpu]") :
+			       mapping_of(pp, symbolizer__frame_dso_rec(sym, frame),
+					  symbolizer__frame_dso(sym, frame));
+	if (!l.mapping)
+		return 0;
+	if (pp->maps[l.mapping - 1].python) {
+		python_file_line(pp, name, &fn, &ln);
+		pp->maps[l.mapping - 1].lines |= ln.line > 0;
+	}
+	ln.func = function_of(pp, frame, fn.file);
+	if (!ln.func || VEC_PUSH(pp->lines, pp->nlines, pp->lines_cap, ln))
+		return 0;
+	return push_location(pp, &l, key) ? 0 : pp->nlocs;
 }
 
 static const char *kind_of(struct pp *pp, const struct prof_entry *e)
@@ -273,24 +350,35 @@ static int add_labels(struct pp *pp, const struct prof_entry *e)
 /* One sample per entry of the profile: its frames leaf first, without the comm at the root. */
 static int add_sample(struct pp *pp, const struct prof_entry *e)
 {
+	const struct frame_site *st;
 	const uint32_t *f;
-	uint32_t n, i;
+	uint32_t n, i, j;
 	int err, t;
 
 	if (!e->samples && !e->gpu_ns)
 		return 0;	/* folded output leaves these out too */
-	err = profile__frames(pp->p, e, &f, &n);
+	err = profile__frames_sites(pp->p, e, &f, &st, &n);
 	if (err)
 		return err;
 	/* made root first, so that the executable is the first mapping (pprof's main binary) */
-	for (i = 1; i < n; i++) {
-		if (!location_of(pp, f[i], e->leaf && i == n - 1))
+	pp->nrun = 0;
+	for (i = 1; i < n; i = j) {
+		uint64_t id;
+
+		j = i + 1;
+		if (st && st[i].dso && st[i].outer) {
+			while (j < n && st[j].dso == st[i].dso && st[j].off == st[i].off &&
+			       !st[j].outer)
+				j++;
+			id = address_location(pp, f + i, st + i, j - i);
+		} else {
+			id = name_location(pp, f[i], e->leaf && i == n - 1);
+		}
+		if (!id || VEC_PUSH(pp->run, pp->nrun, pp->run_cap, id))
 			return -ENOMEM;
 	}
-	for (i = n; i-- > 1;) {
-		uint64_t id = location_of(pp, f[i], e->leaf && i == n - 1);
-
-		if (!id || VEC_PUSH(pp->loc_ids, pp->nloc_ids, pp->loc_ids_cap, id))
+	for (i = pp->nrun; i-- > 0;) {
+		if (VEC_PUSH(pp->loc_ids, pp->nloc_ids, pp->loc_ids_cap, pp->run[i]))
 			return -ENOMEM;
 	}
 	for (t = 0; t < pp->v->ntypes; t++) {
@@ -407,7 +495,8 @@ static void msg_free(struct pp_msg *m)
 
 static int msg_alloc(struct pp_msg *m, const struct pp *pp)
 {
-	size_t nl = pp->nlocs ? pp->nlocs : 1;
+	size_t nl = pp->nlocs ? pp->nlocs : 1, nn = pp->nlines ? pp->nlines : 1;
+	size_t nf = pp->nfuncs ? pp->nfuncs : 1;
 
 	m->samples = calloc(pp->nsamples ? pp->nsamples : 1, sizeof(*m->samples));
 	m->sample_ptrs = calloc(pp->nsamples ? pp->nsamples : 1, sizeof(*m->sample_ptrs));
@@ -418,10 +507,10 @@ static int msg_alloc(struct pp_msg *m, const struct pp *pp)
 	m->map_ptrs = calloc(pp->nmaps ? pp->nmaps : 1, sizeof(*m->map_ptrs));
 	m->locs = calloc(nl, sizeof(*m->locs));
 	m->loc_ptrs = calloc(nl, sizeof(*m->loc_ptrs));
-	m->lines = calloc(nl, sizeof(*m->lines));
-	m->line_ptrs = calloc(nl, sizeof(*m->line_ptrs));
-	m->funcs = calloc(nl, sizeof(*m->funcs));
-	m->func_ptrs = calloc(nl, sizeof(*m->func_ptrs));
+	m->lines = calloc(nn, sizeof(*m->lines));
+	m->line_ptrs = calloc(nn, sizeof(*m->line_ptrs));
+	m->funcs = calloc(nf, sizeof(*m->funcs));
+	m->func_ptrs = calloc(nf, sizeof(*m->func_ptrs));
 	m->strings = calloc(pp->strs.n ? pp->strs.n : 1, sizeof(*m->strings));
 	return m->samples && m->sample_ptrs && m->labels && m->label_ptrs && m->slabel_ptrs &&
 	       m->maps && m->map_ptrs && m->locs && m->loc_ptrs && m->lines && m->line_ptrs &&
@@ -460,40 +549,48 @@ static void msg_samples(struct pp_msg *m, const struct pp *pp)
 
 static void msg_locations(struct pp_msg *m, const struct pp *pp)
 {
-	bool lines = pp->p->s->opts->python_lines, inl = pp->p->s->opts->inline_frames;
+	bool inl = pp->p->s->opts->inline_frames;
 	size_t i;
 
 	for (i = 0; i < pp->nmaps; i++) {
 		pb_mapping x = PERFTOOLS__PROFILES__MAPPING__INIT;
 
 		x.id = i + 1;
+		x.memory_limit = pp->maps[i].limit;	/* addresses are file offsets */
 		x.filename = pp->maps[i].file;
 		x.build_id = pp->maps[i].build_id;
 		x.has_functions = true;
-		x.has_filenames = pp->maps[i].python;
-		x.has_line_numbers = pp->maps[i].python && lines;
+		x.has_filenames = pp->maps[i].lines;
+		x.has_line_numbers = pp->maps[i].lines;
 		x.has_inline_frames = inl;
 		m->maps[i] = x;
 		m->map_ptrs[i] = &m->maps[i];
 	}
-	for (i = 0; i < pp->nlocs; i++) {
-		pb_location l = PERFTOOLS__PROFILES__LOCATION__INIT;
-		pb_line ln = PERFTOOLS__PROFILES__LINE__INIT;
+	for (i = 0; i < pp->nfuncs; i++) {
 		pb_function f = PERFTOOLS__PROFILES__FUNCTION__INIT;
 
 		f.id = i + 1;
-		f.name = f.system_name = pp->locs[i].name;
-		f.filename = pp->locs[i].file;
-		ln.function_id = i + 1;
-		ln.line = pp->locs[i].line;
+		f.name = f.system_name = pp->funcs[i].name;
+		f.filename = pp->funcs[i].file;
 		m->funcs[i] = f;
 		m->func_ptrs[i] = &m->funcs[i];
+	}
+	for (i = 0; i < pp->nlines; i++) {
+		pb_line ln = PERFTOOLS__PROFILES__LINE__INIT;
+
+		ln.function_id = pp->lines[i].func;
+		ln.line = pp->lines[i].line;
 		m->lines[i] = ln;
 		m->line_ptrs[i] = &m->lines[i];
+	}
+	for (i = 0; i < pp->nlocs; i++) {
+		pb_location l = PERFTOOLS__PROFILES__LOCATION__INIT;
+
 		l.id = i + 1;
 		l.mapping_id = pp->locs[i].mapping;
-		l.n_line = 1;
-		l.line = &m->line_ptrs[i];
+		l.address = pp->locs[i].address;
+		l.n_line = pp->locs[i].n;
+		l.line = &m->line_ptrs[pp->locs[i].first];
 		m->locs[i] = l;
 		m->loc_ptrs[i] = &m->locs[i];
 	}
@@ -539,7 +636,7 @@ static int pp_write(struct pp *pp, FILE *out)
 	prof.location = m.loc_ptrs;
 	prof.n_location = pp->nlocs;
 	prof.function = m.func_ptrs;
-	prof.n_function = pp->nlocs;
+	prof.n_function = pp->nfuncs;
 	prof.string_table = m.strings;
 	prof.n_string_table = pp->strs.n ? pp->strs.n : 1;
 	prof.time_nanos = s->t->has_session ? (int64_t)s->t->session.start_realtime_ns : 0;
@@ -567,6 +664,10 @@ static void pp_free(struct pp *pp)
 {
 	strpool__free(&pp->strs);
 	kmap__free(&pp->loc_idx);
+	kmap__free(&pp->func_idx);
+	free(pp->funcs);
+	free(pp->lines);
+	free(pp->run);
 	kmap__free(&pp->map_idx);
 	kmap__free(&pp->label_idx);
 	kmap__free(&pp->kind_idx);

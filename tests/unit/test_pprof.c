@@ -22,11 +22,11 @@ typedef Perftools__Profiles__Profile pb_profile;
 
 static const char *trace_dir = "samples/traces";
 
-/* Runs the report into a file and returns the message decoded, or NULL. */
-static pb_profile *report_pprof(const char *trace, enum report_view view, bool lines)
+static pb_profile *report_pprof_path(const char *in, enum report_view view, bool lines,
+				     bool host_files)
 {
-	char path[] = "/tmp/xpu-test-pprof-XXXXXX", in[256];
-	struct report_opts o = { .format = FMT_PPROF, .view = view, .no_host_files = true,
+	char path[] = "/tmp/xpu-test-pprof-XXXXXX";
+	struct report_opts o = { .format = FMT_PPROF, .view = view, .no_host_files = !host_files,
 				 .python_lines = lines, .input = in, .output = path };
 	size_t cap = 1 << 20, n = 0;
 	uint8_t *raw = NULL, *buf = malloc(cap);
@@ -34,16 +34,15 @@ static pb_profile *report_pprof(const char *trace, enum report_view view, bool l
 	gzFile gz = NULL;
 	int fd = mkstemp(path), r;
 
-	snprintf(in, sizeof(in), "%s/%s", trace_dir, trace);
 	if (fd < 0 || !buf)
 		goto out;
 	close(fd);
 	r = report_run(&o);
-	CHECK(r == 0, "%s: report_run %d", trace, r);
+	CHECK(r == 0, "%s: report_run %d", in, r);
 	fd = open(path, O_RDONLY);
 	raw = malloc(2);
 	CHECK(fd >= 0 && raw && read(fd, raw, 2) == 2 && raw[0] == 0x1f && raw[1] == 0x8b,
-	      "%s: a gzip file", trace);
+	      "%s: a gzip file", in);
 	if (fd >= 0)
 		close(fd);
 	gz = gzopen(path, "rb");
@@ -54,9 +53,9 @@ static pb_profile *report_pprof(const char *trace, enum report_view view, bool l
 		if (!buf)
 			goto out;
 	}
-	CHECK(gz && r == 0 && n > 0, "%s: gunzip %zu bytes", trace, n);
+	CHECK(gz && r == 0 && n > 0, "%s: gunzip %zu bytes", in, n);
 	p = perftools__profiles__profile__unpack(NULL, n, buf);
-	CHECK(p, "%s: a profile.proto message", trace);
+	CHECK(p, "%s: a profile.proto message", in);
 out:
 	if (gz)
 		gzclose(gz);
@@ -64,6 +63,15 @@ out:
 	free(raw);
 	free(buf);
 	return p;
+}
+
+/* Runs the report into a file and returns the message decoded, or NULL. */
+static pb_profile *report_pprof(const char *trace, enum report_view view, bool lines)
+{
+	char in[256];
+
+	snprintf(in, sizeof(in), "%s/%s", trace_dir, trace);
+	return report_pprof_path(in, view, lines, false);
 }
 
 static const char *str(const pb_profile *p, int64_t i)
@@ -249,10 +257,52 @@ static void test_python_lines(void)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
-int main(void)
+/*
+ * The golden synthetic trace (tests/golden/run.sh builds it and passes it here): its stacks
+ * point at the function starts of tests/golden/target.c, built with -g, so each native
+ * location has its address (a file offset) and the line of the function's opening brace.
+ */
+static void test_lines(const char *synthetic)
+{
+	static const struct { const char *fn; int64_t line; } want[] = {
+		{ "leaf_work", 4 }, { "middle", 9 }, { "app::Solver::step(int)", 16 }, { "main", 21 },
+	};
+	pb_profile *p = report_pprof_path(synthetic, VIEW_CPU, false, true);	/* its target */
+	size_t i, k, found = 0;
+
+	if (!p)
+		return;
+	check_refs(p, "samples");
+	for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		for (i = 0; i < p->n_location; i++) {
+			const Perftools__Profiles__Location *l = p->location[i];
+			const Perftools__Profiles__Function *f = p->function[l->line[0]->function_id - 1];
+			const char *file = str(p, f->filename);
+
+			if (strcmp(str(p, f->name), want[k].fn))
+				continue;
+			CHECK(l->line[0]->line == want[k].line && l->address &&
+			      strlen(file) > 8 && !strcmp(file + strlen(file) - 8, "target.c") &&
+			      p->mapping[l->mapping_id - 1]->has_line_numbers,
+			      "%s at %s:%lld, address 0x%llx", want[k].fn, file,
+			      (long long)l->line[0]->line, (unsigned long long)l->address);
+			found++;
+			break;
+		}
+	}
+	CHECK(found == sizeof(want) / sizeof(want[0]), "%zu of the target's functions", found);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+int main(int argc, char **argv)
 {
 	struct trace t;
 	char err[256], path[256];
+
+	if (argc > 1) {
+		test_lines(argv[1]);
+		return unit_finish();
+	}
 
 	snprintf(path, sizeof(path), "%s/pipeline.xpu", trace_dir);
 	if (trace__load(&t, path, err, sizeof(err))) {
@@ -268,7 +318,7 @@ int main(void)
 
 #else
 
-int main(void)
+int main(int argc, char **argv)
 {
 	printf("skip: xpu-report was built without protobuf-c (no --format=pprof)\n");
 	return 77;
