@@ -7,9 +7,11 @@
  * merged view). The process name, which folded output puts at the root of each stack, is a
  * label here, with the pid, the host and the kind of work.
  *
- * Frames are named by the report, so one Location is made per frame name, with one Line and
- * one Function (file and line for Python frames), under a Mapping per file with its path and
- * build-id; locations carry no address (the report aggregates by name, not by address).
+ * A Location is made per address of an ELF file (its file offset; mappings start at 0), its
+ * Lines the function and, with --inline, the calls inlined there, leaf first, with DWARF's
+ * source lines where the symbolizer found them (its frame sites). Frames without an address
+ * (Python, JIT, kernel, unknown code, GPU leaves) get a Location per name, Python's with file
+ * and line. A Function is one per frame name, so pprof's per-function view is folded's.
  */
 #include <errno.h>
 #include <math.h>
