@@ -51,6 +51,20 @@ ifeq ($(HAVE_LIBIBERTY),1)
 REPORT_LIBS += -liberty
 REPORT_DEFS := -DXPU_HAVE_LIBIBERTY
 endif
+# --format=pprof: protobuf-c (libprotobuf-c-dev, protobuf-c-compiler) generates the C code of
+# Google's profile.proto, as Debian's golang-github-google-pprof-dev installs it, into
+# $(BUILD)/gen/ at build time; zlib gzips it. Without them --format=pprof says what is missing.
+PROTOC_C ?= protoc-c
+PROFILE_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+HAVE_PPROF := $(shell command -v $(PROTOC_C) >/dev/null && test -f $(PROFILE_PROTO) && \
+	printf '\043include <protobuf-c/protobuf-c.h>\n\043include <zlib.h>\nint main(void) { \
+	return !protobuf_c_version() || !zlibVersion(); }\n' | \
+	$(CC) -x c - -o /dev/null -lprotobuf-c -lz 2>/dev/null && echo 1)
+ifeq ($(HAVE_PPROF),1)
+REPORT_LIBS += -lprotobuf-c -lz
+REPORT_DEFS += -DXPU_HAVE_PPROF
+PPROF_GEN_SRC := gen/profile.pb-c.c
+endif
 RECORD_SRC := $(wildcard record/*.c)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/%.o)
 BPF_SRC := $(wildcard bpf/*.bpf.c)
@@ -107,7 +121,20 @@ $(BUILD)/libxpucommon.a: $(COMMON_OBJ)
 # ---- report: libelf, libdw, zstd and libc only ---------------------------------------------
 $(REPORT_OBJ): CFLAGS += -Ireport $(REPORT_DEFS)
 
-$(BUILD)/libxpureport.a: $(REPORT_LIB_SRC:%.c=$(BUILD)/%.o)
+# profile.proto's C code, generated (never in git); out_pprof.c includes it from gen/
+%/gen/profile.pb-c.c %/gen/profile.pb-c.h: $(PROFILE_PROTO)
+	$(call msg,PROTOC,$*/gen/profile.pb-c.c)
+	$(Q)mkdir -p $*/gen
+	$(Q)$(PROTOC_C) -I$(dir $(PROFILE_PROTO)) --c_out=$*/gen $(PROFILE_PROTO)
+$(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/gen -c $< -o $@
+ifeq ($(HAVE_PPROF),1)
+$(BUILD)/report/out/out_pprof.o: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/report/out/out_pprof.o: CFLAGS += -I$(BUILD)/gen
+endif
+
+$(BUILD)/libxpureport.a: $(REPORT_LIB_SRC:%.c=$(BUILD)/%.o) $(PPROF_GEN_SRC:%.c=$(BUILD)/%.o)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -184,6 +211,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(Q)$(CC) $(CFLAGS) -Ireport -Itests/unit -o $@ $< $(wildcard tests/unit/lib_*.c) \
 		$(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a $(LDFLAGS) $(REPORT_LIBS)
 
+# decodes --format=pprof with protobuf-c: it needs the generated header
+ifeq ($(HAVE_PPROF),1)
+$(BUILD)/tests/test_pprof: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/tests/test_pprof: CFLAGS += $(REPORT_DEFS) -I$(BUILD)/gen
+endif
+
 # what record/py_layout.c says about each CPython, for tests/unit/test_py_layout.sh (it
 # includes py_layout.c, to print its private _Py_DebugOffsets indexes)
 $(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/py_layout.c record/py_layout.h
@@ -202,12 +235,19 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_BUILD)/fuzz_%,$(wildcard t
 FUZZ_CFLAGS := -O1 -g $(WARN) -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	       -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	       -DXPU_VERSION='"fuzz"' -Icommon -Ireport $(REPORT_DEFS)
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(COMMON_SRC) $(REPORT_LIB_SRC))
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(COMMON_SRC) $(REPORT_LIB_SRC) $(PPROF_GEN_SRC))
 
 $(FUZZ_BUILD)/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(FUZZ_BUILD)/gen/profile.pb-c.o: $(FUZZ_BUILD)/gen/profile.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(FUZZ_BUILD)/gen -c $< -o $@
+ifeq ($(HAVE_PPROF),1)
+$(FUZZ_BUILD)/report/out/out_pprof.o: $(FUZZ_BUILD)/gen/profile.pb-c.h
+$(FUZZ_BUILD)/report/out/out_pprof.o: FUZZ_CFLAGS += -I$(FUZZ_BUILD)/gen
+endif
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(wildcard tests/fuzz/*.h)
 	$(call msg,FUZZ,$@)

@@ -3,10 +3,12 @@
 # As root it runs apt-get; otherwise it prints the exact command and fails if something is missing.
 set -euo pipefail
 
-# build: compilers, BPF toolchain, libraries (libiberty: the C++ demangler); test: perf
-# (comparison), chromium (viewer tests), strace (tests/unit/test_hostile.sh)
+# build: compilers, BPF toolchain, libraries (libiberty: the C++ demangler; protobuf-c and
+# the pprof package's profile.proto: --format=pprof); test: perf (comparison), chromium (viewer
+# tests), strace (tests/unit/test_hostile.sh), golang-go (go tool pprof reads --format=pprof)
 PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libiberty-dev libzstd-dev
-      zlib1g-dev pkg-config zstd linux-perf chromium python3 strace)
+      zlib1g-dev pkg-config zstd linux-perf chromium python3 strace
+      libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -26,6 +26,8 @@ static const char usage_text[] =
 	"                       chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
 	"                       svg (interactive flame graph of the folded view) or jsonl\n"
 	"                       (one JSON object per event, for scripts: format-spec/JSONL.md)\n"
+	"                       pprof: gzipped profile.proto of the folded view, for go tool\n"
+	"                       pprof, Pyroscope, Parca (README \"Fleet\")\n"
 	"  -o, --output=FILE    write to FILE instead of stdout\n"
 	"  -p, --pid=PID[,PID]  only these processes\n"
 	"  -t, --tid=TID        only this thread (GPU work: the thread that launched it)\n"
@@ -283,8 +285,14 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 				o->format = FMT_SVG;
 			else if (!strcmp(optarg, "jsonl"))
 				o->format = FMT_JSONL;
-			else {
-				fprintf(stderr, "xpu-report: unknown format '%s' (text, folded, info, chrome, svg or jsonl)\n",
+			/* pprof: only in a build with protobuf-c */
+			else if (!strcmp(optarg, "pprof") && !out_pprof__unavailable())
+				o->format = FMT_PPROF;
+			else if (!strcmp(optarg, "pprof")) {
+				fprintf(stderr, "xpu-report: %s\n", out_pprof__unavailable());
+				return -EINVAL;
+			} else {
+				fprintf(stderr, "xpu-report: unknown format '%s' (text, folded, info, chrome, svg, jsonl or pprof)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -522,6 +530,8 @@ static int write_output(void *arg, FILE *out)
 		r = out_folded(&p, out);
 	else if (o->format == FMT_SVG)
 		r = out_svg(&p, out);
+	else if (o->format == FMT_PPROF)
+		r = out_pprof(&p, out);
 	else
 		r = out_text(&p, out);
 out:

@@ -13,6 +13,8 @@ enum report_format {
 	FMT_CHROME,	/* Trace Event JSON (out_chrome.c) */
 	FMT_SVG,	/* flame graph (out_svg.c) */
 	FMT_JSONL,	/* one JSON object per event (out_jsonl.c) */
+	/* pprof: gzipped profile.proto (out_pprof.c) */
+	FMT_PPROF,
 };
 
 enum report_view {

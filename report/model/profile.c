@@ -9,17 +9,33 @@
 
 static uint32_t *frames_buf;
 static size_t frames_cap;
+static struct frame_site *sites_buf;
+static size_t sites_cap;
 
-static int profile_add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
-		       uint32_t leaf, bool trim, uint64_t samples, uint64_t gpu_ns)
+/*
+ * Adds to the entry of (pid, exec generation, stack, leaf), and with per_thread of the thread
+ * and device too: {pid, tid, device} then gets a key id of its own, in place of the pid.
+ */
+static int profile_add_ctx(struct profile *p, uint32_t pid, uint32_t tid, uint32_t device,
+			   uint64_t ts, uint32_t stack_id, uint32_t leaf, bool trim,
+			   uint64_t samples, uint64_t gpu_ns)
 {
-	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff;
-	uint64_t a = (uint64_t)pid << 32 | gen << 1 | trim, b = (uint64_t)stack_id << 32 | leaf;
-	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0, 0 };
+	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff, key = pid;
+	uint64_t b = (uint64_t)stack_id << 32 | leaf;
+	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0, 0, 0, 0 };
 	uint32_t *v;
 	bool ins;
 
-	v = kmap__put(&p->idx, a, b, p->n, &ins);
+	if (p->per_thread) {
+		v = kmap__put(&p->ctx_idx, pid, (uint64_t)tid << 32 | device, p->nctx, &ins);
+		if (!v)
+			return -ENOMEM;
+		p->nctx += ins;
+		key = *v;
+		e.tid = tid;
+		e.device = device;
+	}
+	v = kmap__put(&p->idx, key << 32 | gen << 1 | trim, b, p->n, &ins);
 	if (!v)
 		return -ENOMEM;
 	if (ins && VEC_PUSH(p->e, p->n, p->cap, e))
@@ -43,7 +59,8 @@ static int add_samples(struct profile *p)
 			p->filtered_out++;
 			continue;
 		}
-		err = profile_add(p, s->pid, s->ts_ns, session__sample_stack(p->s, i), 0, false, 1, 0);
+		err = profile_add_ctx(p, s->pid, s->tid, 0, s->ts_ns, session__sample_stack(p->s, i),
+				      0, false, 1, 0);
 		if (err)
 			return err;
 		p->cpu_samples++;
@@ -69,9 +86,9 @@ static int add_gpu(struct profile *p)
 			p->filtered_out++;
 			continue;
 		}
-		err = profile_add(p, w->pid, l ? l->ts_ns : w->start,
-				  l ? session__launch_stack(p->s, w->launch - 1) : 0, w->leaf,
-				  true, 0, w->end > w->start ? w->end - w->start : 0);
+		err = profile_add_ctx(p, w->pid, w->tid, w->device + 1, l ? l->ts_ns : w->start,
+				      l ? session__launch_stack(p->s, w->launch - 1) : 0, w->leaf,
+				      true, 0, w->end > w->start ? w->end - w->start : 0);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -176,9 +193,9 @@ static int add_memory(struct profile *p)
 		leaf = alloc_leaf(&p->s->pool, x->mem_kind);
 		if (!leaf)
 			return -ENOMEM;
-		err = profile_add(p, x->pid, l ? l->ts_ns : x->ts_ns,
-				  l ? session__launch_stack(p->s, m->r[i].launch - 1) : 0, leaf,
-				  true, 0, x->bytes);
+		err = profile_add_ctx(p, x->pid, 0, x->device + 1, l ? l->ts_ns : x->ts_ns,
+				      l ? session__launch_stack(p->s, m->r[i].launch - 1) : 0, leaf,
+				      true, 0, x->bytes);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -193,6 +210,7 @@ int profile__build(struct profile *p, struct session *s)
 
 	memset(p, 0, sizeof(*p));
 	p->s = s;
+	p->per_thread = s->opts->format == FMT_PPROF;
 	if (s->opts->dsos)
 		err = parse_dsos(p, s->opts->dsos);
 	if (!err && s->opts->view == VIEW_MEMORY)
@@ -209,7 +227,16 @@ int profile__build(struct profile *p, struct session *s)
 int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n)
 {
+	const struct frame_site *sites;
+
+	return profile__frames_sites(p, e, frames, &sites, n);
+}
+
+int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+			  const struct frame_site **sites, uint32_t *n)
+{
 	struct session *s = p->s;
+	const struct frame_site *ss;
 	const uint32_t *sf;
 	uint32_t sn, k = 0;
 	char buf[32];
@@ -221,6 +248,15 @@ int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_
 		return err;
 	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)))
 		return -ENOMEM;
+	ss = symbolizer__sites(&s->sym, sf);
+	*sites = NULL;
+	if (ss) {
+		if (vec_reserve((void **)&sites_buf, &sites_cap, sn + 2, sizeof(*sites_buf)))
+			return -ENOMEM;
+		memset(sites_buf, 0, (sn + 2) * sizeof(*sites_buf));
+		memcpy(sites_buf + 1, ss, sn * sizeof(*ss));
+		*sites = sites_buf;
+	}
 	comm = trace__comm(s->t, e->pid, buf, sizeof(buf));
 	frames_buf[k++] = frame_intern(&s->pool, comm, strlen(comm));
 	memcpy(frames_buf + k, sf, sn * sizeof(*sf));
@@ -256,10 +292,14 @@ double profile__total_weight(const struct profile *p)
 void profile__free(struct profile *p)
 {
 	kmap__free(&p->idx);
+	kmap__free(&p->ctx_idx);
 	free(p->e);
 	free(p->dso_buf);
 	free(frames_buf);
 	frames_buf = NULL;
 	frames_cap = 0;
+	free(sites_buf);
+	sites_buf = NULL;
+	sites_cap = 0;
 	memset(p, 0, sizeof(*p));
 }

@@ -19,6 +19,8 @@ struct prof_entry {
 	uint64_t samples;
 	uint64_t gpu_ns;	/* GPU time; in the memory view, bytes held at the peak */
 	uint64_t gpu_n;		/* GPU records */
+	/* with per_thread only (else 0): the sampled or launching thread, the GPU device + 1 */
+	uint32_t tid, device;
 };
 
 struct profile {
@@ -26,6 +28,10 @@ struct profile {
 	struct prof_entry *e;
 	size_t n, cap;
 	struct kmap idx;
+	/* entries also per thread and GPU device, for outputs that label them (pprof) */
+	bool per_thread;
+	struct kmap ctx_idx;	/* with per_thread: {pid, tid, device} -> key id */
+	uint32_t nctx;
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
 	char *dso_buf;		/* --dso, split at the commas */
 	const char *dsos[FILTER_MAX_COMMS];
@@ -42,6 +48,12 @@ int profile__build(struct profile *p, struct session *s);
 /* Frames of an entry, root first: comm, stack frames, GPU leaf. Valid until the next call. */
 int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n);
+/*
+ * The same, with the site of each frame (symbolize.h; zero for the comm, the GPU leaf and
+ * frames outside ELF files) when the session keeps sites (pprof), else *sites NULL.
+ */
+int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+			  const struct frame_site **sites, uint32_t *n);
 /* Whether a frame passes --dso (every frame does without it). */
 bool profile__dso_match(const struct profile *p, uint32_t frame);
 /*

@@ -16,6 +16,7 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 		.no_host_files = opts->no_host_files,
 		.python_lines = opts->python_lines,
 		.inline_frames = opts->inline_frames,
+		.sites = opts->format == FMT_PPROF,	/* addresses and source lines */
 		.verbose = opts->verbose,
 	};
 	int err;

@@ -28,6 +28,13 @@ int out_calltree(struct profile *p, FILE *out);
 int out_jsonl(struct session *ses, FILE *out);
 /* One self-contained interactive SVG flame graph of the folded view. */
 int out_svg(struct profile *p, FILE *out);
+/*
+ * --format=pprof: the folded view's stacks as a gzipped profile.proto message (out_pprof.c).
+ * -ENOTSUP (said on stderr) in a build without protobuf-c.
+ */
+int out_pprof(struct profile *p, FILE *out);
+/* NULL when this build writes pprof, else a line saying what it lacks. */
+const char *out_pprof__unavailable(void);
 
 /*
  * xpu-report diff, side[0] the base, side[1] the new profile (model/func_diff.h): the text

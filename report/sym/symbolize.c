@@ -530,17 +530,71 @@ static const char *die_name(Dwarf_Die *die)
 	return n;
 }
 
+/* Appends a frame of an address to frame_ids, with its site when sites are kept. */
+static int push_frame(struct symbolizer *s, uint32_t id, const struct frame_site *site)
+{
+	if (s->opts.sites) {
+		if (vec_reserve((void **)&s->sites, &s->sites_cap, s->nframe_ids, sizeof(*s->sites)))
+			return -ENOMEM;
+		s->sites[s->nframe_ids] = *site;
+	}
+	return VEC_PUSH(s->frame_ids, s->nframe_ids, s->frame_ids_cap, id);
+}
+
+static uint32_t intern_file(struct symbolizer *s, const char *file)
+{
+	return file ? strpool__intern(s->pool, file, strnlen(file, 1024)) : 0;
+}
+
+/* The source line of v (the innermost inlined call's, if any), into site. */
+static void src_line(struct symbolizer *s, Dwarf_Die *cu, uint64_t v, struct frame_site *site)
+{
+	Dwarf_Line *l = dwarf_getsrc_die(cu, v);
+	int line;
+
+	if (!l || dwarf_lineno(l, &line) || line <= 0)
+		return;
+	site->line = line;
+	site->file = intern_file(s, dwarf_linesrc(l, NULL, NULL));
+}
+
+/* Where an inlined call was made (the line of the frame around it), into site. */
+static void call_site(struct symbolizer *s, Dwarf_Die *inl, Dwarf_Files *files, size_t nfiles,
+		      struct frame_site *site)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word line = 0, idx = 0;
+
+	site->line = 0;
+	site->file = 0;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &line) || !line || line > INT32_MAX)
+		return;
+	site->line = line;
+	if (files && !dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &idx) && idx < nfiles)
+		site->file = intern_file(s, dwarf_filesrc(files, idx, NULL, NULL));
+}
+
 /*
- * Appends the inline chain at v, innermost first, excluding the outermost function (the
- * caller names that from the symbol table). Returns how many were added.
+ * Walks the inline chain at v, innermost first, excluding the outermost function (the caller
+ * names that from the symbol table): with inline_frames appends a frame per inlined call;
+ * with sites leaves in site the source line of the outermost function (where it made the
+ * outermost inlined call, or v's own line). Returns how many frames were added.
  */
-static int add_inlines(struct symbolizer *s, struct sym_file *f, uint64_t v)
+static int add_inlines(struct symbolizer *s, struct sym_file *f, uint64_t v,
+		       struct frame_site *site)
 {
 	Dwarf_Die cudie, *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
 	int n, i, added = 0;
 
 	if (!f->dw || !dwarf_addrdie(f->dw, v, &cudie))
 		return 0;
+	if (s->opts.sites) {
+		src_line(s, &cudie, v, site);
+		if (dwarf_getsrcfiles(&cudie, &files, &nfiles))
+			files = NULL;
+	}
 	n = dwarf_getscopes(&cudie, v, &scopes);
 	for (i = 0; i < n && i < 64; i++) {
 		int tag = dwarf_tag(&scopes[i]);
@@ -551,10 +605,15 @@ static int add_inlines(struct symbolizer *s, struct sym_file *f, uint64_t v)
 			break;
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		name = die_name(&scopes[i]);
-		id = name ? intern_symbol(s->pool, name, " (inlined)") : 0;
-		if (id && !VEC_PUSH(s->frame_ids, s->nframe_ids, s->frame_ids_cap, id))
-			added++;
+		if (s->opts.inline_frames) {
+			name = die_name(&scopes[i]);
+			id = name ? intern_symbol(s->pool, name, " (inlined)") : 0;
+			if (id && !push_frame(s, id, site))
+				added++;
+		}
+		/* the frame around this call is at the call's line */
+		if (s->opts.sites)
+			call_site(s, &scopes[i], files, nfiles, site);
 	}
 	free(scopes);
 	return added;
@@ -565,6 +624,7 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 {
 	struct sym_file *f = sym_file_get(s, dso_idx);
 	struct frames_ref fr = { .first = s->nframe_ids };
+	struct frame_site site = { .dso = dso_idx + 1, .off = file_off };
 	const struct sym_entry *e = NULL;
 	uint32_t *cached, id;
 	uint64_t v = 0, fstart;
@@ -580,8 +640,8 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 	if (f->state == SF_OK) {
 		v = off_to_vaddr(f, file_off);
 		e = find_sym(f, v);
-		if (s->opts.inline_frames)
-			add_inlines(s, f, v);
+		if (s->opts.inline_frames || s->opts.sites)
+			add_inlines(s, f, v, &site);
 	}
 	if (e) {
 		id = intern_symbol(s->pool, e->name, NULL);
@@ -596,7 +656,8 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 		id = frame_internf(s->pool, "%s+0x%" PRIx64, b ? b + 1 : p, file_off);
 		s->addrs_unknown++;
 	}
-	if (!id || VEC_PUSH(s->frame_ids, s->nframe_ids, s->frame_ids_cap, id))
+	site.outer = true;
+	if (!id || push_frame(s, id, &site))
 		return -ENOMEM;
 	fr.n = s->nframe_ids - fr.first;
 	if (VEC_PUSH(s->refs, s->nrefs, s->refs_cap, fr))
@@ -639,10 +700,31 @@ const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t id)
 	return b ? b + 1 : *p ? p : "[unknown]";
 }
 
-static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id)
+const struct frame_site *symbolizer__sites(const struct symbolizer *s, const uint32_t *frames)
+{
+	return s->opts.sites && frames ? s->sites + (frames - s->frame_ids) : NULL;
+}
+
+const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint32_t id)
+{
+	uint32_t code = id < s->frame_dso_cap ? s->frame_dso[id] : 0;
+
+	if (code == FRAME_DSO_KERNEL || code == FRAME_DSO_PYTHON || !code || code > s->t->ndsos)
+		return NULL;
+	return &s->t->dsos[code - 1];
+}
+
+/* Appends a frame to the stack being assembled; site NULL: not an address of an ELF file. */
+static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id, const struct frame_site *site)
 {
 	if (vec_reserve((void **)&s->scratch, &s->scratch_cap, *n, sizeof(*s->scratch)))
 		return -ENOMEM;
+	if (s->opts.sites) {
+		if (vec_reserve((void **)&s->scratch_sites, &s->scratch_sites_cap, *n,
+				sizeof(*s->scratch_sites)))
+			return -ENOMEM;
+		s->scratch_sites[*n] = site ? *site : (struct frame_site){ 0 };
+	}
 	s->scratch[(*n)++] = id;
 	return 0;
 }
@@ -698,7 +780,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 
 		if (PYF_IS(ip)) {
 			id = python_frame(s, ip);
-			if (!id || note_dso(s, id, FRAME_DSO_PYTHON) || scratch_push(s, n, id))
+			if (!id || note_dso(s, id, FRAME_DSO_PYTHON) || scratch_push(s, n, id, NULL))
 				return -ENOMEM;
 			continue;
 		}
@@ -733,16 +815,18 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 				return err;
 			/* stored leaf first; emit outermost (the function) first */
 			for (j = s->refs[ref].n; j-- > 0;) {
-				id = s->frame_ids[s->refs[ref].first + j];
+				uint32_t at = s->refs[ref].first + j;
+
+				id = s->frame_ids[at];
 				err = note_dso(s, id, *didx + 1);
 				if (!err)
-					err = scratch_push(s, n, id);
+					err = scratch_push(s, n, id, s->opts.sites ? &s->sites[at] : NULL);
 				if (err)
 					return err;
 			}
 			continue;
 		}
-		if (!id || scratch_push(s, n, id))
+		if (!id || scratch_push(s, n, id, NULL))
 			return -ENOMEM;
 	}
 	/* kernel frames, outermost first; index 0 is the kernel leaf */
@@ -750,7 +834,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		uint64_t ip = st->ips[i];
 		uint32_t id = kernel_frame(s, i == 0 ? ip : ip - 1);
 
-		if (!id || note_dso(s, id, FRAME_DSO_KERNEL) || scratch_push(s, n, id))
+		if (!id || note_dso(s, id, FRAME_DSO_KERNEL) || scratch_push(s, n, id, NULL))
 			return -ENOMEM;
 	}
 	return 0;
@@ -780,7 +864,7 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 		}
 		if (!cnt) {
 			err = scratch_push(s, &cnt, frame_intern(s->pool, stack_id ? "[unknown stack]" :
-								 "[no stack]", stack_id ? 15 : 10));
+								 "[no stack]", stack_id ? 15 : 10), NULL);
 			if (err)
 				return err;
 		}
@@ -790,6 +874,12 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 				sizeof(*s->frame_ids)))
 			return -ENOMEM;
 		memcpy(s->frame_ids + s->nframe_ids, s->scratch, cnt * sizeof(*s->scratch));	/* cnt >= 1 */
+		if (s->opts.sites) {
+			if (vec_reserve((void **)&s->sites, &s->sites_cap, s->nframe_ids + cnt,
+					sizeof(*s->sites)))
+				return -ENOMEM;
+			memcpy(s->sites + s->nframe_ids, s->scratch_sites, cnt * sizeof(*s->sites));
+		}
 		s->nframe_ids += cnt;
 		if (VEC_PUSH(s->refs, s->nrefs, s->refs_cap, fr))
 			return -ENOMEM;
@@ -879,6 +969,8 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->frame_ids);
 	free(s->refs);
 	free(s->scratch);
+	free(s->scratch_sites);
+	free(s->sites);
 	free(s->frame_dso);
 	kmap__free(&s->addr_cache);
 	kmap__free(&s->stack_cache);

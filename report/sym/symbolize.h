@@ -32,7 +32,21 @@ struct sym_opts {
 	bool no_host_files;		/* only --symfs and the archive */
 	bool python_lines;
 	bool inline_frames;		/* --inline: a frame per DWARF inlined callee */
+	bool sites;			/* keep each frame's site and source line (pprof) */
 	int verbose;
+};
+
+/*
+ * Where a frame came from, kept with sites (symbolizer__sites): the address as a file offset
+ * of its DSO and, when DWARF has them, the source file and line. The frames of one address
+ * (a function and the calls inlined into it) share dso and off; the function has outer set.
+ */
+struct frame_site {
+	uint32_t dso;			/* trace DSO index + 1; 0: not in an ELF file */
+	uint32_t file;			/* source file name in the frame name pool, 0 if unknown */
+	uint64_t off;
+	uint32_t line;			/* 0 if unknown */
+	bool outer;
 };
 
 struct frames_ref {
@@ -51,6 +65,8 @@ struct symbolizer {
 
 	uint32_t *frame_ids;
 	size_t nframe_ids, frame_ids_cap;
+	struct frame_site *sites;	/* with opts.sites: one per frame_ids entry */
+	size_t sites_cap;
 	struct frames_ref *refs;
 	size_t nrefs, refs_cap;
 	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
@@ -62,6 +78,8 @@ struct symbolizer {
 	size_t frame_dso_cap;
 	uint32_t *scratch;		/* one stack being assembled */
 	size_t scratch_cap;
+	struct frame_site *scratch_sites;
+	size_t scratch_sites_cap;
 
 	/* shown by `info` and -v */
 	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
@@ -79,6 +97,11 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		      bool trim_gpu, const uint32_t **frames, uint32_t *n);
 /*
+ * With opts.sites, the sites of frames symbolizer__stack() returned (same index), else NULL.
+ * Valid as long as the frames.
+ */
+const struct frame_site *symbolizer__sites(const struct symbolizer *s, const uint32_t *frames);
+/*
  * For the DWARF unwinder (unwind.c): the ELF file found for a DSO (loads it) and an open
  * descriptor of it, or NULL; and the load bias of that file in mapping m (address - bias is
  * an ELF virtual address). -ENOENT when there is no file or no PT_LOAD holds m's offset.
@@ -92,6 +115,8 @@ int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xp
  * symbolizer__stack().
  */
 const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t frame);
+/* The trace's DSO a frame name came from (as above), or NULL for kernel, Python, unknown. */
+const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint32_t frame);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
 /*

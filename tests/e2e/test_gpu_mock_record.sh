@@ -65,6 +65,17 @@ grep -qE ';main;allocate_fake;.*\[gpu\] alloc device 6291456$' "$tmp/m.folded" |
 [ ! -s "$tmp/m0.folded" ] || fail "memory view ignores --time-range: $(cat "$tmp/m0.folded")"
 "$B/xpu-report" -F svg --view=memory "$tmp/m.xpu" 2>/dev/null | grep -q '6291456 bytes' ||
 	fail "the memory view's svg does not show the 6291456 bytes at its root"
+# pprof of the memory view: space/bytes, the same 6 MiB under the same call paths as folded
+if command -v go >/dev/null && "$B/xpu-report" -F pprof --view=memory -o "$tmp/m.pb.gz" \
+	"$tmp/m.xpu" 2>"$tmp/m.perr"; then
+	out=$(python3 tests/unit/pprof_shares.py "$B/xpu-report" go "$tmp" "$tmp" m.xpu --view=memory) ||
+		fail "pprof of the memory view: $out"
+	GOCACHE=$tmp/gocache go tool pprof -top -unit=B "$tmp/m.pb.gz" 2>&1 |
+		grep -q 'accounting for 6291456B, 100% of 6291456B total' ||
+		fail "pprof of the memory view does not hold 6291456 bytes"
+elif ! grep -q 'not in this build' "$tmp/m.perr" 2>/dev/null && command -v go >/dev/null; then
+	fail "xpu-report -F pprof --view=memory: $(head -1 "$tmp/m.perr")"
+fi
 # chrome: a counter per device of the bytes allocated, rising to 6 MiB and ending at 5 MiB
 "$B/xpu-report" -F chrome "$tmp/m.xpu" 2>/dev/null >"$tmp/m.json"
 python3 -c '

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A real viewer reads our files: the speedscope web app (npm package, served on localhost)
-# opens the --format=chrome JSON and the --format=folded output of each trace at hand in
+# opens the --format=chrome JSON, the --format=folded and --format=pprof output of each trace in
 # headless Chromium (tests/viewers/browse.js); each must import without an error message or
 # console error and draw a non-blank flame chart. For the traces with CPU samples, what
 # speedscope draws of the JSON (saved by its own Export button) must nest every sampled
@@ -31,6 +31,13 @@ for f in "${TRACES[@]}"; do
 	"$REPORT" -F folded "$f" >"$site/files/$n.folded" 2>"$tmp/err" ||
 		fail "xpu-report -F folded $n.xpu: $(head -1 "$tmp/err")"
 	files+=("$n.json" "$n.folded")
+	# speedscope imports pprof's gzipped protobuf too (a build without protobuf-c: none)
+	if "$REPORT" -F pprof -o "$site/files/$n.pb.gz" "$f" 2>"$tmp/err"; then
+		files+=("$n.pb.gz")
+	else
+		grep -q 'not in this build' "$tmp/err" ||
+			fail "xpu-report -F pprof $n.xpu: $(head -1 "$tmp/err")"
+	fi
 	case $n in
 	synthetic|cpu|pipeline)
 		"$REPORT" -F folded --view=cpu "$f" >"$tmp/$n.cpu.folded" 2>"$tmp/err" ||

@@ -180,6 +180,18 @@ else
 	fail=$((fail + 1))
 fi
 
+# pprof of the synthetic trace: addresses and DWARF source lines (build/tests/test_pprof)
+if [ -f "$OUT/synthetic.xpu" ] && [ -x "$ROOT/$BUILD/tests/test_pprof" ]; then
+	"$ROOT/$BUILD/tests/test_pprof" "$OUT/synthetic.xpu"
+	rc=$?
+	if [ $rc = 0 ] || [ $rc = 77 ]; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL golden pprof lines"
+		fail=$((fail + 1))
+	fi
+fi
+
 # jsonl of every committed trace, line by line (tests/golden/jsonl_check.py)
 if "$ROOT/tests/golden/test_jsonl.sh"; then
 	pass=$((pass + 1))

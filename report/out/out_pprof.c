@@ -1,0 +1,735 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --format=pprof: the profile as Google's profile.proto message, gzipped, for go tool pprof,
+ * speedscope, Pyroscope and Parca. It is built from the same aggregation as folded output
+ * (profile.h), so views, weights and filters select the same stacks, and each function's
+ * share of the default sample type is its share in folded output (--weight=time in the
+ * merged view). The process name, which folded output puts at the root of each stack, is a
+ * label here, with the pid, the host and the kind of work.
+ *
+ * A Location is made per address of an ELF file (its file offset; mappings start at 0), its
+ * Lines the function and, with --inline, the calls inlined there, leaf first, with DWARF's
+ * source lines where the symbolizer found them (its frame sites). Frames without an address
+ * (Python, JIT, kernel, unknown code, GPU leaves) get a Location per name, Python's with file
+ * and line. A Function is one per frame name, so pprof's per-function view is folded's.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/progress.h"
+#include "out/out.h"
+
+#ifdef XPU_HAVE_PPROF
+#include <profile.pb-c.h>
+#include <zlib.h>
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+/* What a sample type counts, from an entry of the profile. */
+enum pp_value {
+	PV_SAMPLES,	/* CPU samples */
+	PV_CPU_NS,	/* CPU samples times the sampling period */
+	PV_GPU_NS,	/* GPU work's duration */
+	PV_TIME_NS,	/* both: the merged view's weight */
+	PV_RECORDS,	/* GPU records (kernels, copies, memsets; allocations in the memory view) */
+	PV_BYTES,	/* the memory view's bytes held at the peak */
+};
+
+#define PP_MAX_TYPES 4
+
+/*
+ * The sample types of each view, table-driven so that a view added to the report adds a
+ * row. def_samples and def_time pick the default type for --weight=samples and time: the one
+ * whose shares folded output shows.
+ */
+static const struct pp_view {
+	enum report_view view;
+	struct pp_type {
+		const char *type, *unit;
+		enum pp_value v;
+	} types[PP_MAX_TYPES];
+	int ntypes, def_samples, def_time;
+	bool sampled;		/* the period is the CPU sampling period */
+} pp_views[] = {
+	{ VIEW_MERGED, { { "samples", "count", PV_SAMPLES }, { "cpu", "nanoseconds", PV_CPU_NS },
+			 { "gpu", "nanoseconds", PV_GPU_NS }, { "time", "nanoseconds", PV_TIME_NS } },
+	  4, 3, 3, true },
+	{ VIEW_GPU, { { "gpu", "nanoseconds", PV_GPU_NS }, { "gpu_records", "count", PV_RECORDS } },
+	  2, 0, 0, false },
+	{ VIEW_CPU, { { "samples", "count", PV_SAMPLES }, { "cpu", "nanoseconds", PV_CPU_NS } },
+	  2, 0, 1, true },
+	{ VIEW_MEMORY, { { "space", "bytes", PV_BYTES }, { "allocations", "count", PV_RECORDS } },
+	  2, 0, 0, false },
+};
+
+/* label keys, in the order a sample lists them; tid and device only where known */
+enum { LK_PID, LK_TID, LK_COMM, LK_HOST, LK_KIND, LK_DEVICE, LK_NR };
+static const char *const label_keys[LK_NR] = { "pid", "tid", "comm", "host", "kind", "device" };
+
+struct pp_func {
+	uint32_t name, file;	/* string table indexes */
+};
+
+struct pp_line {
+	uint32_t func;		/* index + 1 */
+	int64_t line;
+};
+
+struct pp_loc {
+	uint32_t mapping;	/* index + 1 */
+	uint64_t address;	/* the file offset, for frames of an ELF file */
+	uint32_t first, n;	/* its lines in pp.lines, leaf first */
+};
+
+struct pp_map {
+	uint32_t file, build_id;
+	uint64_t limit;
+	bool python, lines;
+};
+
+struct pp {
+	struct profile *p;
+	const struct pp_view *v;
+	struct strpool strs;		/* the string table: id = index, 0 is "" */
+	struct kmap loc_idx;		/* {0, frame id} or {1 << 32 | dso + 1, offset} -> index */
+	struct kmap func_idx;		/* {0, frame id} -> function index */
+	struct kmap map_idx;		/* {1, dso index} or {2, name string} -> mapping index */
+	struct kmap label_idx;		/* {key, value string} -> label index */
+	struct kmap kind_idx;		/* {0, GPU leaf frame} -> enum gpu_work_kind */
+	struct pp_loc *locs;		size_t nlocs, locs_cap;
+	struct pp_func *funcs;		size_t nfuncs, funcs_cap;
+	struct pp_line *lines;		size_t nlines, lines_cap;
+	uint64_t *run;			size_t nrun, run_cap;	/* one sample's locations */
+	struct pp_map *maps;		size_t nmaps, maps_cap;
+	struct pp_label { uint32_t key, str; } *labels;	size_t nlabels, labels_cap;
+	/* samples, flattened: per sample its locations, values and labels */
+	uint64_t *loc_ids;		size_t nloc_ids, loc_ids_cap;
+	int64_t *values;		size_t nvalues, values_cap;
+	uint32_t *slabels;		size_t nslabels, slabels_cap;
+	size_t *sloc_end;		size_t nsamples, sloc_end_cap;
+	size_t *slab_end;		size_t nslab_end, slab_end_cap;
+	uint32_t host_label;		/* index + 1, 0 without a host */
+};
+
+static uint32_t str_id(struct pp *pp, const char *s)
+{
+	return *s ? strpool__intern(&pp->strs, s, strlen(s)) : 0;
+}
+
+static uint32_t str_idn(struct pp *pp, const char *s, size_t len)
+{
+	return len ? strpool__intern(&pp->strs, s, len) : 0;
+}
+
+static const struct pp_view *view_of(enum report_view view)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(pp_views) / sizeof(pp_views[0]); i++) {
+		if (pp_views[i].view == view)
+			return &pp_views[i];
+	}
+	return NULL;
+}
+
+static int64_t value_of(const struct pp *pp, enum pp_value v, const struct prof_entry *e)
+{
+	double period_ns = 1e9 / pp->p->s->freq_hz;
+
+	switch (v) {
+	case PV_SAMPLES:
+		return e->samples;
+	case PV_CPU_NS:
+		return llround(e->samples * period_ns);
+	case PV_GPU_NS:
+	case PV_BYTES:
+		return e->gpu_ns;
+	case PV_TIME_NS:
+		return llround(e->samples * period_ns) + (int64_t)e->gpu_ns;
+	case PV_RECORDS:
+		return e->gpu_n;
+	}
+	return 0;
+}
+
+static uint32_t label(struct pp *pp, int key, const char *val)
+{
+	uint32_t k = str_id(pp, label_keys[key]), s = str_id(pp, val), *ix;
+	struct pp_label lab = { k, s };
+	bool ins;
+
+	if (!k || (!s && *val))
+		return 0;
+	ix = kmap__put(&pp->label_idx, k, s, pp->nlabels, &ins);
+	if (!ix || (ins && VEC_PUSH(pp->labels, pp->nlabels, pp->labels_cap, lab)))
+		return 0;
+	return *ix + 1;
+}
+
+/* The mapping of a file of the trace (path, build-id), or of a pseudo file ("[python]"). */
+static uint32_t mapping_of(struct pp *pp, const struct tr_dso *d, const char *name)
+{
+	struct pp_map m = { 0 };
+	uint64_t ka = d ? 1 : 2, kb;
+	uint32_t *ix;
+	bool ins;
+
+	if (d) {
+		char hex[2 * XPU_BUILD_ID_MAX + 1];
+		size_t i, n = d->rec.build_id_len < XPU_BUILD_ID_MAX ? d->rec.build_id_len :
+								       XPU_BUILD_ID_MAX;
+
+		kb = d - pp->p->s->t->dsos;
+		for (i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", d->rec.build_id[i]);
+		hex[2 * n] = '\0';
+		m.file = str_id(pp, *d->path ? d->path : name);
+		m.build_id = str_id(pp, hex);
+		m.limit = d->rec.size_bytes;
+	} else {
+		m.file = str_id(pp, name);
+		kb = m.file;
+		m.python = !strcmp(name, "[python]");
+	}
+	ix = kmap__put(&pp->map_idx, ka, kb, pp->nmaps, &ins);
+	if (!ix || (ins && VEC_PUSH(pp->maps, pp->nmaps, pp->maps_cap, m)))
+		return 0;
+	return *ix + 1;
+}
+
+/* A Python frame, "qualname (file.py)" or with --python-lines "qualname (file.py:42)". */
+static void python_file_line(struct pp *pp, const char *name, struct pp_func *fn,
+			     struct pp_line *l)
+{
+	const char *open = strrchr(name, '('), *end = name + strlen(name), *colon;
+
+	if (!open || end - open < 3 || end[-1] != ')')
+		return;
+	colon = memrchr(open, ':', end - open);
+	if (colon && colon + 1 < end - 1 && strspn(colon + 1, "0123456789") == (size_t)(end - colon - 2))
+		l->line = strtol(colon + 1, NULL, 10);
+	else
+		colon = end - 1;
+	fn->file = str_idn(pp, open + 1, colon - open - 1);
+}
+
+/* Function (index + 1) of a frame name, made on first use with file; 0 when out of memory. */
+static uint32_t function_of(struct pp *pp, uint32_t frame, uint32_t file)
+{
+	struct pp_func fn = { str_id(pp, strpool__str(&pp->p->s->pool, frame)), file };
+	uint32_t *ix;
+	bool ins;
+
+	ix = kmap__put(&pp->func_idx, 0, frame, pp->nfuncs, &ins);
+	if (!ix || !fn.name || (ins && VEC_PUSH(pp->funcs, pp->nfuncs, pp->funcs_cap, fn)))
+		return 0;
+	return *ix + 1;
+}
+
+static int push_location(struct pp *pp, struct pp_loc *l, const uint64_t key[2])
+{
+	bool ins;
+
+	l->first = pp->nlines - l->n;
+	if (!kmap__put(&pp->loc_idx, key[0], key[1], pp->nlocs, &ins) ||
+	    VEC_PUSH(pp->locs, pp->nlocs, pp->locs_cap, *l))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Location id (index + 1) of the frames f[0..n) of one address of an ELF file: its function
+ * and the calls inlined into it, root first, as lines leaf first; 0 when out of memory.
+ */
+static uint64_t address_location(struct pp *pp, const uint32_t *f, const struct frame_site *st,
+				 uint32_t n)
+{
+	const struct tr_dso *d = &pp->p->s->t->dsos[st[0].dso - 1];
+	uint64_t key[2] = { 1ull << 32 | st[0].dso, st[0].off };
+	struct pp_loc l = { .address = st[0].off, .n = n };
+	const uint32_t *ix = kmap__get(&pp->loc_idx, key[0], key[1]);
+	const char *b = strrchr(d->path, '/');
+	uint32_t i;
+
+	if (ix)
+		return *ix + 1;
+	l.mapping = mapping_of(pp, d, b ? b + 1 : *d->path ? d->path : "[unknown]");
+	if (!l.mapping)
+		return 0;
+	if (pp->maps[l.mapping - 1].limit <= l.address)
+		pp->maps[l.mapping - 1].limit = l.address + 1;	/* a file size not recorded */
+	for (i = n; i-- > 0;) {
+		const char *file = strpool__str(&pp->p->s->pool, st[i].file);
+		struct pp_line ln = { function_of(pp, f[i], str_id(pp, file)), st[i].line };
+
+		if (!ln.func || VEC_PUSH(pp->lines, pp->nlines, pp->lines_cap, ln))
+			return 0;
+		pp->maps[l.mapping - 1].lines |= st[i].line > 0;
+	}
+	return push_location(pp, &l, key) ? 0 : pp->nlocs;
+}
+
+/*
+ * Location id (index + 1) of a frame named without an address (Python, JIT, kernel, unknown
+ * code, the GPU leaf): one per name, made on first use; 0 when out of memory.
+ */
+static uint64_t name_location(struct pp *pp, uint32_t frame, bool gpu_leaf)
+{
+	struct symbolizer *sym = &pp->p->s->sym;
+	uint64_t key[2] = { 0, frame };
+	const uint32_t *ix = kmap__get(&pp->loc_idx, key[0], key[1]);
+	const char *name = strpool__str(&pp->p->s->pool, frame);
+	struct pp_func fn = { 0 };
+	struct pp_line ln = { 0 };
+	struct pp_loc l = { .n = 1 };
+
+	if (ix)
+		return *ix + 1;
+	l.mapping = gpu_leaf ? mapping_of(pp, NULL, "[gpu]") :
+			       mapping_of(pp, symbolizer__frame_dso_rec(sym, frame),
+					  symbolizer__frame_dso(sym, frame));
+	if (!l.mapping)
+		return 0;
+	if (pp->maps[l.mapping - 1].python) {
+		python_file_line(pp, name, &fn, &ln);
+		pp->maps[l.mapping - 1].lines |= ln.line > 0;
+	}
+	ln.func = function_of(pp, frame, fn.file);
+	if (!ln.func || VEC_PUSH(pp->lines, pp->nlines, pp->lines_cap, ln))
+		return 0;
+	return push_location(pp, &l, key) ? 0 : pp->nlocs;
+}
+
+static const char *kind_of(struct pp *pp, const struct prof_entry *e)
+{
+	static const char *const names[GPU_WORK_NR] = { "kernel", "memcpy", "memset" };
+	const uint32_t *k;
+
+	if (!e->leaf)
+		return "cpu";
+	if (pp->p->s->opts->view == VIEW_MEMORY)
+		return "alloc";
+	k = kmap__get(&pp->kind_idx, 0, e->leaf);
+	return k && *k < GPU_WORK_NR ? names[*k] : "gpu";
+}
+
+static int add_labels(struct pp *pp, const struct prof_entry *e)
+{
+	char buf[32], num[16];
+	uint32_t l[LK_NR];
+	int i, n = 0;
+
+	snprintf(num, sizeof(num), "%u", e->pid);
+	l[n++] = label(pp, LK_PID, num);
+	if (e->tid) {
+		snprintf(num, sizeof(num), "%u", e->tid);
+		l[n++] = label(pp, LK_TID, num);
+	}
+	l[n++] = label(pp, LK_COMM, trace__comm(pp->p->s->t, e->pid, buf, sizeof(buf)));
+	if (pp->host_label)
+		l[n++] = pp->host_label;
+	l[n++] = label(pp, LK_KIND, kind_of(pp, e));
+	if (e->device) {
+		snprintf(num, sizeof(num), "%u", e->device - 1);
+		l[n++] = label(pp, LK_DEVICE, num);
+	}
+	for (i = 0; i < n; i++) {
+		if (!l[i] || VEC_PUSH(pp->slabels, pp->nslabels, pp->slabels_cap, l[i] - 1))
+			return -ENOMEM;
+	}
+	return VEC_PUSH(pp->slab_end, pp->nslab_end, pp->slab_end_cap, pp->nslabels);
+}
+
+/* One sample per entry of the profile: its frames leaf first, without the comm at the root. */
+static int add_sample(struct pp *pp, const struct prof_entry *e)
+{
+	const struct frame_site *st;
+	const uint32_t *f;
+	uint32_t n, i, j;
+	int err, t;
+
+	if (!e->samples && !e->gpu_ns)
+		return 0;	/* folded output leaves these out too */
+	err = profile__frames_sites(pp->p, e, &f, &st, &n);
+	if (err)
+		return err;
+	/* made root first, so that the executable is the first mapping (pprof's main binary) */
+	pp->nrun = 0;
+	for (i = 1; i < n; i = j) {
+		uint64_t id;
+
+		j = i + 1;
+		if (st && st[i].dso && st[i].outer) {
+			while (j < n && st[j].dso == st[i].dso && st[j].off == st[i].off &&
+			       !st[j].outer)
+				j++;
+			id = address_location(pp, f + i, st + i, j - i);
+		} else {
+			id = name_location(pp, f[i], e->leaf && i == n - 1);
+		}
+		if (!id || VEC_PUSH(pp->run, pp->nrun, pp->run_cap, id))
+			return -ENOMEM;
+	}
+	for (i = pp->nrun; i-- > 0;) {
+		if (VEC_PUSH(pp->loc_ids, pp->nloc_ids, pp->loc_ids_cap, pp->run[i]))
+			return -ENOMEM;
+	}
+	for (t = 0; t < pp->v->ntypes; t++) {
+		if (VEC_PUSH(pp->values, pp->nvalues, pp->values_cap,
+			     value_of(pp, pp->v->types[t].v, e)))
+			return -ENOMEM;
+	}
+	if (add_labels(pp, e) ||
+	    VEC_PUSH(pp->sloc_end, pp->nsamples, pp->sloc_end_cap, pp->nloc_ids))
+		return -ENOMEM;
+	return 0;
+}
+
+/* GPU leaf frame -> the kind of work it names, for the "kind" label. */
+static int index_kinds(struct pp *pp)
+{
+	const struct gpu_join *j;
+	size_t i;
+	bool ins;
+
+	if (pp->p->s->opts->view == VIEW_CPU || pp->p->s->opts->view == VIEW_MEMORY)
+		return 0;
+	j = session__gpu(pp->p->s);
+	if (!j)
+		return -ENOMEM;
+	for (i = 0; i < j->n; i++) {
+		if (!kmap__put(&pp->kind_idx, 0, j->w[i].leaf, j->w[i].kind, &ins))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The time the trace covers: to its end record, else to the last sample or GPU record. */
+static uint64_t duration_ns(struct session *s)
+{
+	const struct trace *t = s->t;
+	uint64_t start = t->has_session ? t->session.start_mono_ns : 0, end = 0;
+	const struct gpu_join *j;
+	size_t i;
+
+	if (t->has_end)
+		end = t->end.end_mono_ns;
+	for (i = 0; !t->has_end && i < t->nsamples; i++)
+		end = t->samples[i].ts_ns > end ? t->samples[i].ts_ns : end;
+	j = !t->has_end && s->gpu_built ? &s->gpu : NULL;
+	for (i = 0; j && i < j->n; i++)
+		end = j->w[i].end > end ? j->w[i].end : end;
+	return end > start && start ? end - start : 0;
+}
+
+/* Compresses buf into out as one gzip member. 0, -ENOMEM or -EIO. */
+static int write_gzip(const uint8_t *buf, size_t len, FILE *out)
+{
+	uint8_t chunk[1 << 16];
+	z_stream z = { 0 };
+	int zr, err = 0;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY))
+		return -ENOMEM;
+	z.next_in = (uint8_t *)buf;
+	do {
+		/* zlib's avail_in is 32 bits: feed a large message in pieces */
+		if (!z.avail_in && len) {
+			z.avail_in = len > (1u << 30) ? 1u << 30 : len;
+			len -= z.avail_in;
+		}
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zr = deflate(&z, len ? Z_NO_FLUSH : Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			err = -ENOMEM;
+			break;
+		}
+		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) != sizeof(chunk) - z.avail_out) {
+			err = -EIO;
+			break;
+		}
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&z);
+	return err;
+}
+
+/* Every array of the message, allocated at once now that nothing grows any more. */
+struct pp_msg {
+	pb_profile prof;
+	pb_value_type types[PP_MAX_TYPES], *type_ptrs[PP_MAX_TYPES], period_type;
+	pb_sample *samples, **sample_ptrs;
+	pb_label *labels, **label_ptrs, **slabel_ptrs;
+	pb_mapping *maps, **map_ptrs;
+	pb_location *locs, **loc_ptrs;
+	pb_line *lines, **line_ptrs;
+	pb_function *funcs, **func_ptrs;
+	char **strings;
+	int64_t comment;
+};
+
+static void msg_free(struct pp_msg *m)
+{
+	free(m->samples);
+	free(m->sample_ptrs);
+	free(m->labels);
+	free(m->label_ptrs);
+	free(m->slabel_ptrs);
+	free(m->maps);
+	free(m->map_ptrs);
+	free(m->locs);
+	free(m->loc_ptrs);
+	free(m->lines);
+	free(m->line_ptrs);
+	free(m->funcs);
+	free(m->func_ptrs);
+	free(m->strings);
+}
+
+static int msg_alloc(struct pp_msg *m, const struct pp *pp)
+{
+	size_t nl = pp->nlocs ? pp->nlocs : 1, nn = pp->nlines ? pp->nlines : 1;
+	size_t nf = pp->nfuncs ? pp->nfuncs : 1;
+
+	m->samples = calloc(pp->nsamples ? pp->nsamples : 1, sizeof(*m->samples));
+	m->sample_ptrs = calloc(pp->nsamples ? pp->nsamples : 1, sizeof(*m->sample_ptrs));
+	m->labels = calloc(pp->nlabels ? pp->nlabels : 1, sizeof(*m->labels));
+	m->label_ptrs = calloc(pp->nlabels ? pp->nlabels : 1, sizeof(*m->label_ptrs));
+	m->slabel_ptrs = calloc(pp->nslabels ? pp->nslabels : 1, sizeof(*m->slabel_ptrs));
+	m->maps = calloc(pp->nmaps ? pp->nmaps : 1, sizeof(*m->maps));
+	m->map_ptrs = calloc(pp->nmaps ? pp->nmaps : 1, sizeof(*m->map_ptrs));
+	m->locs = calloc(nl, sizeof(*m->locs));
+	m->loc_ptrs = calloc(nl, sizeof(*m->loc_ptrs));
+	m->lines = calloc(nn, sizeof(*m->lines));
+	m->line_ptrs = calloc(nn, sizeof(*m->line_ptrs));
+	m->funcs = calloc(nf, sizeof(*m->funcs));
+	m->func_ptrs = calloc(nf, sizeof(*m->func_ptrs));
+	m->strings = calloc(pp->strs.n ? pp->strs.n : 1, sizeof(*m->strings));
+	return m->samples && m->sample_ptrs && m->labels && m->label_ptrs && m->slabel_ptrs &&
+	       m->maps && m->map_ptrs && m->locs && m->loc_ptrs && m->lines && m->line_ptrs &&
+	       m->funcs && m->func_ptrs && m->strings ? 0 : -ENOMEM;
+}
+
+static void msg_samples(struct pp_msg *m, const struct pp *pp)
+{
+	size_t i, loc = 0, lab = 0;
+
+	for (i = 0; i < pp->nlabels; i++) {
+		pb_label l = PERFTOOLS__PROFILES__LABEL__INIT;
+
+		l.key = pp->labels[i].key;
+		l.str = pp->labels[i].str;
+		m->labels[i] = l;
+		m->label_ptrs[i] = &m->labels[i];
+	}
+	for (i = 0; i < pp->nslabels; i++)
+		m->slabel_ptrs[i] = m->label_ptrs[pp->slabels[i]];
+	for (i = 0; i < pp->nsamples; i++) {
+		pb_sample s = PERFTOOLS__PROFILES__SAMPLE__INIT;
+
+		s.location_id = pp->loc_ids + loc;
+		s.n_location_id = pp->sloc_end[i] - loc;
+		loc = pp->sloc_end[i];
+		s.value = pp->values + i * pp->v->ntypes;
+		s.n_value = pp->v->ntypes;
+		s.label = m->slabel_ptrs + lab;
+		s.n_label = pp->slab_end[i] - lab;
+		lab = pp->slab_end[i];
+		m->samples[i] = s;
+		m->sample_ptrs[i] = &m->samples[i];
+	}
+}
+
+static void msg_locations(struct pp_msg *m, const struct pp *pp)
+{
+	bool inl = pp->p->s->opts->inline_frames;
+	size_t i;
+
+	for (i = 0; i < pp->nmaps; i++) {
+		pb_mapping x = PERFTOOLS__PROFILES__MAPPING__INIT;
+
+		x.id = i + 1;
+		x.memory_limit = pp->maps[i].limit;	/* addresses are file offsets */
+		x.filename = pp->maps[i].file;
+		x.build_id = pp->maps[i].build_id;
+		x.has_functions = true;
+		x.has_filenames = pp->maps[i].lines;
+		x.has_line_numbers = pp->maps[i].lines;
+		x.has_inline_frames = inl;
+		m->maps[i] = x;
+		m->map_ptrs[i] = &m->maps[i];
+	}
+	for (i = 0; i < pp->nfuncs; i++) {
+		pb_function f = PERFTOOLS__PROFILES__FUNCTION__INIT;
+
+		f.id = i + 1;
+		f.name = f.system_name = pp->funcs[i].name;
+		f.filename = pp->funcs[i].file;
+		m->funcs[i] = f;
+		m->func_ptrs[i] = &m->funcs[i];
+	}
+	for (i = 0; i < pp->nlines; i++) {
+		pb_line ln = PERFTOOLS__PROFILES__LINE__INIT;
+
+		ln.function_id = pp->lines[i].func;
+		ln.line = pp->lines[i].line;
+		m->lines[i] = ln;
+		m->line_ptrs[i] = &m->lines[i];
+	}
+	for (i = 0; i < pp->nlocs; i++) {
+		pb_location l = PERFTOOLS__PROFILES__LOCATION__INIT;
+
+		l.id = i + 1;
+		l.mapping_id = pp->locs[i].mapping;
+		l.address = pp->locs[i].address;
+		l.n_line = pp->locs[i].n;
+		l.line = &m->line_ptrs[pp->locs[i].first];
+		m->locs[i] = l;
+		m->loc_ptrs[i] = &m->locs[i];
+	}
+}
+
+/* Assembles the message from what pp collected, packs and gzips it into out. */
+static int pp_write(struct pp *pp, FILE *out)
+{
+	const struct session *s = pp->p->s;
+	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	pb_value_type period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	struct pp_msg m = { 0 };
+	uint8_t *buf = NULL;
+	size_t i, len;
+	char unit[160];
+	int err, def;
+
+	/* strings first: nothing is interned once the arrays point into the table */
+	period.type = str_id(pp, pp->v->sampled ? "cpu" : pp->v->types[0].type);
+	period.unit = str_id(pp, pp->v->sampled ? "nanoseconds" : pp->v->types[0].unit);
+	for (i = 0; i < (size_t)pp->v->ntypes; i++) {
+		m.types[i] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+		m.types[i].type = str_id(pp, pp->v->types[i].type);
+		m.types[i].unit = str_id(pp, pp->v->types[i].unit);
+		m.type_ptrs[i] = &m.types[i];
+	}
+	def = s->weight == WEIGHT_TIME ? pp->v->def_time : pp->v->def_samples;
+	m.comment = str_id(pp, session__weight_unit(s, unit, sizeof(unit)));
+	err = msg_alloc(&m, pp);
+	if (err)
+		goto out;
+	m.strings[0] = "";
+	for (i = 1; i < pp->strs.n; i++)
+		m.strings[i] = pp->strs.strs[i];
+	msg_samples(&m, pp);
+	msg_locations(&m, pp);
+	prof.sample_type = m.type_ptrs;
+	prof.n_sample_type = pp->v->ntypes;
+	prof.sample = m.sample_ptrs;
+	prof.n_sample = pp->nsamples;
+	prof.mapping = m.map_ptrs;
+	prof.n_mapping = pp->nmaps;
+	prof.location = m.loc_ptrs;
+	prof.n_location = pp->nlocs;
+	prof.function = m.func_ptrs;
+	prof.n_function = pp->nfuncs;
+	prof.string_table = m.strings;
+	prof.n_string_table = pp->strs.n ? pp->strs.n : 1;
+	prof.time_nanos = s->t->has_session ? (int64_t)s->t->session.start_realtime_ns : 0;
+	prof.duration_nanos = duration_ns(pp->p->s);
+	prof.period_type = &period;
+	prof.period = pp->v->sampled ? llround(1e9 / s->freq_hz) : 0;
+	prof.comment = &m.comment;
+	prof.n_comment = m.comment ? 1 : 0;
+	prof.default_sample_type = m.types[def].type;
+	len = protobuf_c_message_get_packed_size(&prof.base);
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	protobuf_c_message_pack(&prof.base, buf);
+	err = write_gzip(buf, len, out);
+out:
+	free(buf);
+	msg_free(&m);
+	return err;
+}
+
+static void pp_free(struct pp *pp)
+{
+	strpool__free(&pp->strs);
+	kmap__free(&pp->loc_idx);
+	kmap__free(&pp->func_idx);
+	free(pp->funcs);
+	free(pp->lines);
+	free(pp->run);
+	kmap__free(&pp->map_idx);
+	kmap__free(&pp->label_idx);
+	kmap__free(&pp->kind_idx);
+	free(pp->locs);
+	free(pp->maps);
+	free(pp->labels);
+	free(pp->loc_ids);
+	free(pp->values);
+	free(pp->slabels);
+	free(pp->sloc_end);
+	free(pp->slab_end);
+}
+
+int out_pprof(struct profile *p, FILE *out)
+{
+	const struct trace *t = p->s->t;
+	struct pp pp = { .p = p };
+	const char *host;
+	size_t i;
+	int err;
+
+	pp.v = view_of(p->s->opts->view);
+	if (!pp.v) {
+		fprintf(stderr, "xpu-report: --format=pprof has no sample type for this view\n");
+		return -ENODATA;
+	}
+	err = index_kinds(&pp);
+	host = t->has_session ? trace__string(t, t->session.host_str) : NULL;
+	if (!err && host && *host) {
+		pp.host_label = label(&pp, LK_HOST, host);
+		err = pp.host_label ? 0 : -ENOMEM;
+	}
+	for (i = 0; !err && i < p->n; i++) {
+		progress__update("writing pprof", i, p->n);
+		err = add_sample(&pp, &p->e[i]);
+	}
+	if (!err)
+		err = pp_write(&pp, out);
+	pp_free(&pp);
+	return err;
+}
+
+const char *out_pprof__unavailable(void)
+{
+	return NULL;
+}
+
+#else	/* !XPU_HAVE_PPROF */
+
+int out_pprof(struct profile *p, FILE *out)
+{
+	fprintf(stderr, "xpu-report: %s\n", out_pprof__unavailable());
+	return -ENOTSUP;
+}
+
+const char *out_pprof__unavailable(void)
+{
+	return "--format=pprof is not in this build: it needs protobuf-c (libprotobuf-c-dev, "
+	       "protobuf-c-compiler), zlib and profile.proto (golang-github-google-pprof-dev); "
+	       "run scripts/install-deps.sh and rebuild";
+}
+
+#endif
