@@ -318,9 +318,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				o->view = VIEW_GPU;
 			else if (!strcmp(optarg, "memory"))
 				o->view = VIEW_MEMORY;
+			/* off-CPU */
+			else if (!strcmp(optarg, "off-cpu"))
+				o->view = VIEW_OFF_CPU;
+			else if (!strcmp(optarg, "wall"))
+				o->view = VIEW_WALL;
 			else {
-				fprintf(stderr, "xpu-report: unknown view '%s' (merged, cpu, gpu or memory)\n",
-					optarg);
+				fprintf(stderr, "xpu-report: unknown view '%s' (merged, cpu, gpu, memory, "
+					"off-cpu or wall)\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -446,7 +451,14 @@ static void explain_empty(const struct session *ses, const struct profile *p)
 	const struct trace *t = ses->t;
 	size_t gpu = t->nkernels + t->nmemcpys + t->nmemsets;
 
-	if (o->view == VIEW_MEMORY && !t->nmemories)
+	if (o->view == VIEW_OFF_CPU && !t->noffcpus)
+		fprintf(stderr, "xpu-report: nothing to report: the trace has no off-CPU blocks "
+			"(--view=off-cpu)\n");
+	else if (o->view == VIEW_OFF_CPU || o->view == VIEW_WALL)
+		fprintf(stderr, "xpu-report: nothing to report: none of the %zu CPU samples and %zu "
+			"off-CPU blocks pass the filters\n", o->view == VIEW_WALL ? t->nsamples : 0,
+			t->noffcpus);
+	else if (o->view == VIEW_MEMORY && !t->nmemories)
 		fprintf(stderr, "xpu-report: nothing to report: the trace has no GPU memory records "
 			"(--view=memory; recorded since format 1.4)\n");
 	else if (o->view == VIEW_GPU && !gpu)
@@ -478,10 +490,15 @@ static int write_output(struct session *ses, const struct report_opts *o, FILE *
 	}
 	if (o->format == FMT_JSONL)
 		return out_jsonl(ses, out);
+	if ((o->view == VIEW_OFF_CPU || o->view == VIEW_WALL) && !session__has_off_cpu(ses)) {
+		fprintf(stderr, "xpu-report: the trace has no off-CPU data (--view=%s): record it "
+			"with xpu-record --off-cpu\n", o->view == VIEW_WALL ? "wall" : "off-cpu");
+		return -ENODATA;
+	}
 	r = profile__build(&p, ses);
 	if (r)
 		goto out;
-	if (!p.cpu_samples && !p.gpu_records) {
+	if (!p.cpu_samples && !p.gpu_records && !p.off_blocks) {
 		/* the text header still says what the trace holds and lost */
 		if (o->format == FMT_TEXT)
 			r = out_text(&p, out);

@@ -10,12 +10,12 @@
 static uint32_t *frames_buf;
 static size_t frames_cap;
 
-static int profile_add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
-		       uint32_t leaf, bool trim, uint64_t samples, uint64_t gpu_ns)
+static int profile_add_n(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
+			 uint32_t leaf, bool trim, uint64_t samples, uint64_t gpu_ns, bool block)
 {
 	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff;
 	uint64_t a = (uint64_t)pid << 32 | gen << 1 | trim, b = (uint64_t)stack_id << 32 | leaf;
-	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0, 0 };
+	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0, 0, 0 };
 	uint32_t *v;
 	bool ins;
 
@@ -26,7 +26,67 @@ static int profile_add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t st
 		return -ENOMEM;
 	p->e[*v].samples += samples;
 	p->e[*v].gpu_ns += gpu_ns;
-	p->e[*v].gpu_n += !samples;
+	p->e[*v].gpu_n += !samples && !block;
+	p->e[*v].off_n += block;
+	return 0;
+}
+
+static int profile_add(struct profile *p, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		       uint32_t leaf, bool trim, uint64_t samples, uint64_t gpu_ns)
+{
+	return profile_add_n(p, pid, ts, stack_id, leaf, trim, samples, gpu_ns, false);
+}
+
+const char *off_cpu_state_name(uint16_t state)
+{
+	switch (state) {
+	case XPU_OFF_PREEMPTED: return "preempted";
+	case XPU_OFF_SLEEPING: return "sleeping";
+	case XPU_OFF_BLOCKED: return "blocked (D)";
+	default: return "other";
+	}
+}
+
+/* "[off-cpu] sleeping" and the like, per state */
+static uint32_t off_leaf(struct strpool *names, uint16_t state)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "[off-cpu] %s", off_cpu_state_name(state));
+	return frame_intern(names, buf, strlen(buf));
+}
+
+/* Blocked time, the part of each block inside --time-range, under the stack it blocked in. */
+static int add_off_cpu(struct profile *p)
+{
+	const struct filter *f = &p->s->filter;
+	const struct trace *t = p->s->t;
+	size_t i;
+	int err;
+
+	for (i = 0; i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+		uint64_t a = o->ts_ns, b = o->ts_ns + o->dur_ns;
+		uint32_t leaf;
+
+		if (!filter__span(f, o->pid, o->tid, a, b)) {
+			p->filtered_out++;
+			continue;
+		}
+		if (f->has_range) {
+			a = a > f->r0 ? a : f->r0;
+			b = b < f->r1 ? b : f->r1;
+		}
+		leaf = off_leaf(&p->s->pool, o->state);
+		if (!leaf)
+			return -ENOMEM;
+		err = profile_add_n(p, o->pid, o->ts_ns, session__offcpu_stack(p->s, i), leaf,
+				    false, 0, b > a ? b - a : 0, true);
+		if (err)
+			return err;
+		p->off_blocks++;
+		p->off_ns += b > a ? b - a : 0;
+	}
 	return 0;
 }
 
@@ -131,9 +191,12 @@ static int filter_dsos(struct profile *p)
 			p->e[k++] = p->e[i];
 			continue;
 		}
-		p->filtered_out += p->e[i].samples + p->e[i].gpu_n;
+		p->filtered_out += p->e[i].samples + p->e[i].gpu_n + p->e[i].off_n;
 		p->cpu_samples -= p->e[i].samples;
 		p->gpu_records -= p->e[i].gpu_n;
+		p->off_blocks -= p->e[i].off_n;
+		if (p->e[i].off_n)
+			p->off_ns -= p->e[i].gpu_ns;
 	}
 	p->n = k;
 	kmap__free(&p->idx);	/* indexes moved; nothing is added after this */
@@ -197,9 +260,11 @@ int profile__build(struct profile *p, struct session *s)
 		err = parse_dsos(p, s->opts->dsos);
 	if (!err && s->opts->view == VIEW_MEMORY)
 		err = add_memory(p);
-	else if (!err && s->opts->view != VIEW_GPU)
+	else if (!err && s->opts->view != VIEW_GPU && s->opts->view != VIEW_OFF_CPU)
 		err = add_samples(p);
-	if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
+	if (!err && (s->opts->view == VIEW_OFF_CPU || s->opts->view == VIEW_WALL))
+		err = add_off_cpu(p);
+	else if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
 		err = add_gpu(p);
 	if (!err && p->ndsos)
 		err = filter_dsos(p);

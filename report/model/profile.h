@@ -19,6 +19,7 @@ struct prof_entry {
 	uint64_t samples;
 	uint64_t gpu_ns;	/* GPU time; in the memory view, bytes held at the peak */
 	uint64_t gpu_n;		/* GPU records */
+	uint64_t off_n;		/* off-CPU blocks; their time is in gpu_ns, under an [off-cpu] leaf */
 };
 
 struct profile {
@@ -27,13 +28,16 @@ struct profile {
 	size_t n, cap;
 	struct kmap idx;
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
+	uint64_t off_blocks, off_ns;	/* --view=off-cpu and wall */
 	char *dso_buf;		/* --dso, split at the commas */
 	const char *dsos[FILTER_MAX_COMMS];
 	int ndsos;
 };
 
 /*
- * Aggregates the CPU samples and/or GPU work the view asks for. GPU work without a launch
+ * Aggregates the CPU samples and/or GPU work (or off-CPU blocks) the view asks for. A block
+ * weighs its time inside --time-range, under its stack and a leaf naming its state
+ * ("[off-cpu] sleeping"). GPU work without a launch
  * record (probe lost, injection without uprobe) is kept under "[no stack]". With --dso, only
  * stacks with a frame in one of its files are kept (the others count as filtered out).
  * 0 or -ENOMEM; profile__free either way.
@@ -50,5 +54,7 @@ bool profile__dso_match(const struct profile *p, uint32_t frame);
  */
 double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
 void profile__free(struct profile *p);
+/* An OFF_CPU state in words: "sleeping", "preempted", "blocked (D)", "other". */
+const char *off_cpu_state_name(uint16_t state);
 
 #endif

@@ -68,6 +68,14 @@ static inline uint32_t session__launch_stack(const struct session *s, size_t i)
 	return s->stacks.launch_stack[i];
 }
 
+static inline uint32_t session__offcpu_stack(const struct session *s, size_t i)
+{
+	return s->stacks.offcpu_stack[i];
+}
+
+/* Whether the trace was recorded with --off-cpu (or holds OFF_CPU records anyway). */
+bool session__has_off_cpu(const struct session *s);
+
 /* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
 const struct gpu_join *session__gpu(struct session *s);
 /* GPU memory paired and its peak found, with the filter applied, built on first use. NULL on -ENOMEM. */
