@@ -19,6 +19,7 @@
 /* TASK_* bits of task->__state, as sched_switch reports prev_state */
 #define OFF_TASK_INTERRUPTIBLE 0x1
 #define OFF_TASK_UNINTERRUPTIBLE 0x2
+#define OFF_TASK_DEAD 0x80
 
 const volatile bool off_cpu = false;
 const volatile __u64 off_cpu_min_ns = 1000000;
@@ -163,7 +164,8 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 {
 	__u64 now = 0;
 
-	if (is_traced(prev->tgid)) {
+	/* a dead thread's last switch: on_exit already sent and forgot its state */
+	if (is_traced(prev->tgid) && !(prev_state & OFF_TASK_DEAD)) {
 		now = bpf_ktime_get_ns();
 		off_cpu_out(ctx, prev, preempt, prev_state, now);
 	}
@@ -172,19 +174,27 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
-/* The waker is current: remember who woke a blocked thread of the tree. */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(on_sched_wakeup, struct task_struct *p)
+/*
+ * sched_waking runs in the waker (sched_wakeup may run on the target CPU, from an IPI):
+ * remember which thread of the tree woke a blocked one. Wakers outside the tree are left out:
+ * a timer's wakeup runs in whatever thread its interrupt hit, which would name a bystander.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_sched_waking, struct task_struct *p)
 {
+	__u64 id;
 	__u32 tid;
 	struct off_cpu_thread *t;
 
 	if (!is_traced(p->tgid))
 		return 0;
+	id = bpf_get_current_pid_tgid();
+	if (!is_traced(id >> 32))
+		return 0;
 	tid = p->pid;
 	t = bpf_map_lookup_elem(&off_cpu_threads, &tid);
 	if (t && t->out_ns)
-		t->waker = (__u32)bpf_get_current_pid_tgid();
+		t->waker = (__u32)id;
 	return 0;
 }
 

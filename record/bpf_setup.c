@@ -113,7 +113,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	st->skel->rodata->off_cpu_min_ns = opts->off_cpu_min_ns;
 	if (!opts->off_cpu) {
 		bpf_program__set_autoload(st->skel->progs.on_sched_switch, false);
-		bpf_program__set_autoload(st->skel->progs.on_sched_wakeup, false);
+		bpf_program__set_autoload(st->skel->progs.on_sched_waking, false);
 		bpf_program__set_autoload(st->skel->progs.on_sys_exit_offcpu, false);
 	}
 	st->gpu_lib = opts->gpu_lib;
@@ -253,7 +253,7 @@ static int open_perf_events(struct bpf_state *st, char *err, size_t errlen)
 static int attach_off_cpu(struct bpf_state *st, char *err, size_t errlen)
 {
 	struct bpf_program *progs[3] = { st->skel->progs.on_sched_switch,
-					 st->skel->progs.on_sched_wakeup,
+					 st->skel->progs.on_sched_waking,
 					 st->skel->progs.on_sys_exit_offcpu };
 	int i;
 

@@ -20,7 +20,7 @@ struct bpf_setup_opts {
 	bool cfi;			/* -g cfi: walk user stacks with the cfi_* tables */
 	size_t ringbuf_bytes;		/* power of two, multiple of the page size */
 	const char *gpu_lib;		/* libxpu-cupti.so to uprobe, or NULL */
-	bool off_cpu;			/* --off-cpu: sched_switch, sched_wakeup, sys_exit */
+	bool off_cpu;			/* --off-cpu: sched_switch, sched_waking, sys_exit */
 	uint64_t off_cpu_min_ns;
 };
 

@@ -109,6 +109,12 @@ bool session__selects_any(struct session *s)
 		if (filter__span(&s->filter, a->pid, a->tid, a->start_ns, a->end_ns))
 			return true;
 	}
+	for (i = 0; i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+
+		if (filter__span(&s->filter, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
+			return true;
+	}
 	j = session__gpu(s);
 	if (!j)
 		return true;

@@ -53,7 +53,7 @@ bool session__has_gpu(const struct session *s);
  */
 const char *session__weight_unit(const struct session *s, char *buf, size_t size);
 /*
- * Whether any CPU sample, GPU record or API call passes the filter (a timeline that would be
+ * Whether any CPU sample, GPU record, API call or off-CPU block passes the filter (a timeline that would be
  * empty is refused). Out of memory counts as true: the output then reports it.
  */
 bool session__selects_any(struct session *s);
