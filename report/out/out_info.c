@@ -282,8 +282,8 @@ int out_info(struct session *ses, FILE *out)
 		fprintf(out, "  %-16s %s%s%s%s\n", "flags",
 			s->flags & XPU_SESSION_KERNEL_STACKS ? "kernel-stacks " : "",
 			s->flags & XPU_SESSION_ATTACHED ? "attached " : "",
-			s->flags & XPU_SESSION_GPU ? "gpu " : "",
-			s->flags & XPU_SESSION_OFF_CPU ? "off-cpu" : "");
+			s->flags & XPU_SESSION_OFF_CPU ? "off-cpu " : "",
+			s->flags & XPU_SESSION_GPU ? "gpu" : "");
 		fprintf(out, "  %-16s %u\n", "target pid", s->target_pid);
 		fprintf(out, "  %-16s %" PRIu64 " ns (monotonic)\n", "start", s->start_mono_ns);
 	}
