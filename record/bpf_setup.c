@@ -383,7 +383,10 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out)
 
 void bpf_state__log_run_times(struct bpf_state *st)
 {
-	struct bpf_program *progs[] = { st->skel->progs.on_sample, st->skel->progs.on_gpu_launch };
+	struct bpf_program *progs[] = { st->skel->progs.on_sample, st->skel->progs.on_gpu_launch,
+					st->skel->progs.on_sched_switch,
+					st->skel->progs.on_sched_waking,
+					st->skel->progs.on_sys_exit_offcpu };
 	size_t i;
 
 	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
