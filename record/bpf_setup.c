@@ -112,6 +112,8 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	st->skel->rodata->off_cpu = opts->off_cpu;
 	st->skel->rodata->off_cpu_min_ns = opts->off_cpu_min_ns;
 	if (!opts->off_cpu) {
+		/* a preallocated hash: 5 MiB of kernel memory for nothing */
+		bpf_map__set_max_entries(st->skel->maps.off_cpu_threads, 1);
 		bpf_program__set_autoload(st->skel->progs.on_sched_switch, false);
 		bpf_program__set_autoload(st->skel->progs.on_sched_waking, false);
 		bpf_program__set_autoload(st->skel->progs.on_sys_exit_offcpu, false);

@@ -791,10 +791,11 @@ static void format_bytes(char *buf, size_t size, uint64_t b)
  * counts of the trace's LOST records, which the report shows too), then one line saying what
  * was written where, as perf does.
  */
-static void say_summary(const struct session *s, const struct wt_summary *sum, uint64_t gpu_records)
+static void say_summary(const struct session *s, const struct wt_summary *sum, uint64_t gpu_records,
+			uint64_t off_cpu_blocks)
 {
 	uint64_t lost = 0;
-	char bytes[32];
+	char bytes[32], blocks[48] = "";
 	unsigned int i;
 
 	for (i = 0; i < WT_LOST_SOURCES; i++) {
@@ -805,8 +806,11 @@ static void say_summary(const struct session *s, const struct wt_summary *sum, u
 			lost_what[i] ? lost_what[i] : lost_what[0]);
 	}
 	format_bytes(bytes, sizeof(bytes), sum->file_bytes);
-	log_err("%llu samples, %llu GPU records, %llu lost; wrote %s to %s",
-		(unsigned long long)sum->samples, (unsigned long long)gpu_records,
+	if (s->cfg->off_cpu)
+		snprintf(blocks, sizeof(blocks), "%llu off-CPU blocks, ",
+			 (unsigned long long)off_cpu_blocks);
+	log_err("%llu samples, %llu GPU records, %s%llu lost; wrote %s to %s",
+		(unsigned long long)sum->samples, (unsigned long long)gpu_records, blocks,
 		(unsigned long long)lost, bytes,
 		s->out.partial ? s->out.partial : s->out.shown);
 }
@@ -878,7 +882,7 @@ static int session__finish(struct session *s)
 		ret = ret ? ret : 1;
 	/* a failed write already said all there is, in one line */
 	if (!discard && !e && !s->write_failed)
-		say_summary(s, &sum, rxs.records);
+		say_summary(s, &sum, rxs.records, ds.off_cpu_blocks);
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
 		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
