@@ -54,7 +54,8 @@ static const char usage[] =
 "                         with the user stack they blocked in, for xpu-report\n"
 "                         --view=off-cpu and --view=wall\n"
 "      --off-cpu-min=TIME shortest block recorded (default 1ms; units ns, us, ms, s; a\n"
-"                         bare number is ms): shorter ones are only counted\n"
+"                         bare number is ms): shorter ones are only counted;\n"
+"                         implies --off-cpu\n"
 "      --cuda-graphs=MODE how CUDA graph launches are recorded: node (default; every\n"
 "                         kernel, copy and memset of the graph) or graph (one record\n"
 "                         per graph launch, cheaper for large graphs)\n"
@@ -343,6 +344,7 @@ int main(int argc, char **argv)
 			if (parse_off_cpu_min(optarg, &cfg.off_cpu_min_ns))
 				return bad_arg("invalid --off-cpu-min '%s': expected a time from 1us "
 					       "to 60s, such as 500us or 2ms", optarg);
+			cfg.off_cpu = true;
 			break;
 		case OPT_DRIVER:
 			cfg.driver = true;
