@@ -88,11 +88,16 @@ all: $(TARGETS) samples bench
 
 # ---- benchmark programs (fixed work; see bench/) -------------------------------------------------
 bench: $(BUILD)/bench/workload $(BUILD)/bench/marker_bench $(BUILD)/bench/gen_trace \
-	$(BUILD)/bench/cfi_tables
+	$(BUILD)/bench/cfi_tables $(BUILD)/bench/pingpong
 $(BUILD)/bench/workload: bench/workload.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $<
+# context switches for bench/offcpu_overhead.py
+$(BUILD)/bench/pingpong: bench/pingpong.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -pthread -o $@ $<
 $(BUILD)/bench/marker_bench: bench/marker_bench.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -42,10 +42,10 @@ struct cfi_scratch {
 	__u64 ips[XPU_BPF_MAX_FRAMES];
 };
 
-/* slot 0 the sampler, 1 the launch uprobe */
+/* one per XPU_BPF_SLOTS slot */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, XPU_BPF_SLOTS);
 	__type(key, __u32);
 	__type(value, struct cfi_scratch);
 } cfi_scratch SEC(".maps");

@@ -56,10 +56,10 @@ struct py_walk_state {
 	__u32 scanned;
 };
 
-/* Two slots per CPU, as ustack_scratch: sampler and uprobe. */
+/* XPU_BPF_SLOTS slots per CPU, as ustack_scratch. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, XPU_BPF_SLOTS);
 	__type(key, __u32);
 	__type(value, struct py_walk_state);
 } py_scratch SEC(".maps");

@@ -50,7 +50,7 @@ struct {
 } counters SEC(".maps");
 
 /*
- * -g dwarf scratch: two slots per CPU (sampler, uprobe), indexed cpu * 2 + slot. A plain array,
+ * -g dwarf scratch: XPU_BPF_SLOTS slots per CPU, indexed cpu * XPU_BPF_SLOTS + slot. A plain array,
  * not a per-CPU one: per-CPU values are limited to 32 KiB and a copy may be 64 KiB. Sized to
  * the possible CPUs by user space before load (1 entry when dwarf mode is off).
  */
@@ -219,9 +219,10 @@ static __always_inline __u32 read_stack_top(struct xpu_ev_ustack *u, __u64 sp, _
  * kernel code. Near the top of a thread's stack fewer than ustack_bytes may be mapped: then
  * what is readable is kept (read_stack_prefix).
  */
-static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32 for_type)
+static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32 for_type,
+					 __u64 ts)
 {
-	__u32 key = bpf_get_smp_processor_id() * 2 + slot;
+	__u32 key = bpf_get_smp_processor_id() * XPU_BPF_SLOTS + slot;
 	struct xpu_ev_ustack *u = bpf_map_lookup_elem(&ustack_scratch, &key);
 	struct pt_regs *regs;
 	__u64 sp, len;
@@ -232,6 +233,8 @@ static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32
 	if (!regs)
 		return 0;
 	fill_hdr(&u->hdr, XPU_EV_USTACK, pid, tid);
+	if (ts)
+		u->hdr.ts_ns = ts;	/* an off-CPU block's: it began before the copy */
 	u->for_type = for_type;
 	u->regs[0] = regs->ip;
 	u->regs[1] = sp = regs->sp;
@@ -277,7 +280,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	count(XPU_CNT_SAMPLES);
 	if (ustack_bytes)
-		ts = emit_ustack(0, tgid, (__u32)id, XPU_EV_SAMPLE);
+		ts = emit_ustack(0, tgid, (__u32)id, XPU_EV_SAMPLE, 0);
 	ts = emit_pystack(0, tgid, (__u32)id, ts, XPU_EV_SAMPLE);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
@@ -370,6 +373,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+#include "offcpu.bpf.h"
+
 /*
  * The tracepoint runs after the thread decremented signal->live, so live == 0 means the
  * whole thread group is gone (read through CO-RE rather than the group_dead argument, which
@@ -390,6 +395,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		if (ustack_top_bytes)
 			bpf_map_delete_elem(&thread_stack_top, &tid);
 		bpf_map_delete_elem(&py_threads, &tid);
+		if (off_cpu)
+			off_cpu_exit(tgid, tid);
 	}
 	if (live > 0) {
 		emit_task(XPU_EV_TASK_THREAD_EXIT, tgid, p->pid, 0, 0, 0, p->comm);
@@ -469,7 +476,7 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 		return 0;
 	count(XPU_CNT_GPU_LAUNCHES);
 	if (ustack_bytes)
-		ts = emit_ustack(1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH);
+		ts = emit_ustack(1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH, 0);
 	ts = emit_pystack(1, tgid, (__u32)id, ts, XPU_EV_GPU_LAUNCH);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {

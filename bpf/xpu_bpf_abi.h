@@ -25,7 +25,15 @@ enum xpu_ev_type {
 	XPU_EV_GPU_LAUNCH = 4,
 	XPU_EV_USTACK = 5,	/* -g dwarf: precedes the SAMPLE or GPU_LAUNCH it belongs to */
 	XPU_EV_PYSTACK = 6,	/* Python frames: precede the SAMPLE or GPU_LAUNCH they belong to */
+	XPU_EV_OFFCPU = 7,	/* --off-cpu: one block of a thread (struct xpu_ev_offcpu) */
 };
+
+/*
+ * Per-CPU scratch slots of the stack copy, Python walk and CFI walk: 0 the sampler, 1 the
+ * launch uprobe, 2 --off-cpu (sched_switch and sys_exit). Programs that can interrupt each
+ * other on one CPU never share a slot.
+ */
+#define XPU_BPF_SLOTS 3
 
 /* Same values as enum xpu_task_kind in xpu_format.h. */
 enum xpu_ev_task_kind {
@@ -69,7 +77,11 @@ enum xpu_bpf_counter {
 	XPU_CNT_CFI_FP_UNSUPPORTED = 26, /* the rule is one the walk does not evaluate */
 	XPU_CNT_CFI_NO_PROC = 27,	/* walk in a process without loaded mappings: all fp */
 	XPU_CNT_CFI_SCAN = 28,		/* return address found by a stack scan (JIT code) */
-	XPU_CNT_NR = 32,		/* 29..31 free */
+	/* --off-cpu */
+	XPU_CNT_OFFCPU_SHORT = 29,	/* blocks shorter than the minimum: not recorded */
+	XPU_CNT_OFFCPU_LOST = 30,	/* blocks over the minimum that could not be kept */
+	XPU_CNT_OFFCPU_NO_STACK = 31,	/* blocks sent without a stack: it was gone */
+	XPU_CNT_NR = 32,
 };
 
 struct xpu_ev_hdr {
@@ -149,6 +161,34 @@ struct xpu_ev_ustack {
 	__u32 top_size;			/* 0: no top window */
 	__u32 reserved;
 	__u8 data[XPU_BPF_USTACK_MAX + XPU_BPF_USTACK_TOP_MAX];
+};
+
+/* --off-cpu: why a thread left the CPU (same values as enum xpu_off_cpu_state) */
+enum xpu_ev_off_state {
+	XPU_EV_OFF_PREEMPTED = 1,	/* runnable: preempted or yielded */
+	XPU_EV_OFF_SLEEPING = 2,	/* interruptible sleep: waits on a lock, pipe, socket, timer */
+	XPU_EV_OFF_BLOCKED = 3,		/* uninterruptible sleep (D): disk I/O, page faults */
+	XPU_EV_OFF_OTHER = 4,		/* stopped, traced, or a state not named above */
+};
+
+/* enum xpu_off_cpu_flags in xpu_format.h */
+#define XPU_EV_OFF_NO_STACK 2
+
+/*
+ * --off-cpu: one block, sent from the thread's own context after it ended (see bpf/offcpu.bpf.h),
+ * with the user stack it blocked in. hdr.ts_ns is the switch-out time; a USER_STACK or PYSTACK
+ * event with the same ts_ns and for_type XPU_EV_OFFCPU precedes it.
+ */
+struct xpu_ev_offcpu {
+	struct xpu_ev_hdr hdr;
+	__u64 dur_ns;
+	__u32 state;			/* enum xpu_ev_off_state */
+	__u32 waker_tid;		/* thread that woke it, 0: unknown */
+	__s32 ustack_bytes;
+	__u32 uflags;			/* enum xpu_ev_uflags */
+	__u32 flags;			/* XPU_EV_OFF_NO_STACK */
+	__u32 reserved;
+	__u64 uips[XPU_BPF_MAX_FRAMES];
 };
 
 /*

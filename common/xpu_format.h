@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 5
+#define XPU_FORMAT_MINOR 6
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -114,7 +114,8 @@ enum xpu_record_type {
 	XPU_REC_GPU_PROCESS = 29,
 	XPU_REC_GPU_MEMORY = 30,	/* since 1.4: a GPU memory allocation or release */
 	XPU_REC_DRIVER_IOCTL = 31,	/* since 1.4: an ioctl on an NVIDIA device file */
-	XPU_REC_TYPE_MAX_KNOWN = 31,
+	XPU_REC_OFF_CPU = 40,		/* since 1.6: a thread blocked (xpu-record --off-cpu) */
+	XPU_REC_TYPE_MAX_KNOWN = 40,
 };
 
 /* ---- recording context ---------------------------------------------------------------- */
@@ -129,6 +130,7 @@ enum xpu_session_flags {
 	XPU_SESSION_KERNEL_STACKS = 1u << 0,
 	XPU_SESSION_ATTACHED = 1u << 1,	/* -p PID rather than a launched command */
 	XPU_SESSION_GPU = 1u << 2,	/* CUPTI injection was enabled */
+	XPU_SESSION_OFF_CPU = 1u << 3,	/* since 1.6: --off-cpu: OFF_CPU records were taken */
 };
 
 /* String fields are ids of STRING records written earlier; 0 means absent. */
@@ -268,6 +270,37 @@ struct xpu_rec_cpu_sample {
 };
 _Static_assert(sizeof(struct xpu_rec_cpu_sample) == 32, "cpu sample size");
 
+/* OFF_CPU state: why the thread left the CPU */
+enum xpu_off_cpu_state {
+	XPU_OFF_PREEMPTED = 1,		/* runnable: preempted or yielded, waited for a CPU */
+	XPU_OFF_SLEEPING = 2,		/* interruptible sleep: a lock, pipe, socket, timer, poll */
+	XPU_OFF_BLOCKED = 3,		/* uninterruptible sleep (D): disk I/O, page faults */
+	XPU_OFF_OTHER = 4,		/* stopped, traced, or another state */
+};
+
+enum xpu_off_cpu_flags {
+	/* bit 0 as CPU_SAMPLE's: XPU_EVENT_USER_OUTERMOST */
+	XPU_OFF_NO_STACK = 1u << 1,	/* the stack was gone before it could be taken */
+};
+
+/*
+ * Since 1.6: a thread of the traced tree off its CPU for at least the recording's minimum
+ * (STATS XPU_STAT_OFF_CPU_MIN_NS). Its stack is the user stack it blocked in; a
+ * USER_STACK_COPY or PY_STACK joins it as a CPU_SAMPLE's does (for_type 40, same tid and ts_ns).
+ */
+struct xpu_rec_off_cpu {
+	uint64_t ts_ns;			/* switched out */
+	uint64_t dur_ns;		/* until switched in again */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t stack_id;		/* 0: no stack */
+	uint32_t py_stack_id;		/* PY_STACK id, 0: no Python frames */
+	uint32_t waker_tid;		/* thread whose wakeup ended it, 0: unknown */
+	uint16_t state;			/* enum xpu_off_cpu_state */
+	uint16_t flags;			/* enum xpu_off_cpu_flags */
+};
+_Static_assert(sizeof(struct xpu_rec_off_cpu) == 40, "off cpu size");
+
 enum xpu_lost_source {
 	XPU_LOST_RINGBUF = 1,		/* BPF ring buffer full: events never reached user space */
 	XPU_LOST_CUPTI_RECORDS = 2,	/* CUPTI dropped activity records */
@@ -276,6 +309,7 @@ enum xpu_lost_source {
 	XPU_LOST_MAPPINGS = 5,		/* a process exited before its mappings were read */
 	XPU_LOST_WRITER = 6,		/* writer queue full */
 	XPU_LOST_PY_STACK = 7,		/* since 1.3: Python frames taken but not joined to their event */
+	XPU_LOST_OFF_CPU = 8,		/* since 1.6: off-CPU blocks over the minimum not written */
 };
 
 struct xpu_rec_lost {
@@ -340,6 +374,13 @@ enum xpu_stat_id {
 	XPU_STAT_DRIVER_IOCTLS = 50,		/* ioctls on NVIDIA device files seen */
 	XPU_STAT_DRIVER_IOCTL_LOST = 51,	/* of those, not recorded (ring buffer or table full) */
 	XPU_STAT_DRIVER_ENTRY_POINTS = 52,	/* driver ioctl entry points timed (fentry/fexit) */
+	/* since 1.6, written with xpu-record --off-cpu */
+	XPU_STAT_OFF_CPU_MIN_NS = 60,		/* --off-cpu-min: shorter blocks are not recorded */
+	XPU_STAT_OFF_CPU_BLOCKS = 61,		/* OFF_CPU records written */
+	XPU_STAT_OFF_CPU_SHORT = 62,		/* blocks under the minimum, not recorded */
+	XPU_STAT_OFF_CPU_NO_STACK = 63,		/* OFF_CPU records without a stack (it was gone) */
+	XPU_STAT_OFF_CPU_LOST = 64,		/* blocks over the minimum not written (LOST 8) */
+	XPU_STAT_OFF_CPU_OPEN = 65,		/* threads still off-CPU when recording stopped */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

@@ -30,6 +30,8 @@ struct bpf_state {
 	int nr_cpus;
 	bool mmap_tracking;
 	bool gpu_attached;
+	bool off_cpu;
+	struct bpf_link *off_links[3];	/* --off-cpu: detached with the sampler */
 	const char *gpu_lib;
 	unsigned int freq_hz;
 };
@@ -85,7 +87,8 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 		int ncpu = libbpf_num_possible_cpus();
 
 		ret = ncpu > 0 ? bpf_map__set_max_entries(st->skel->maps.ustack_scratch,
-							  2 * (uint32_t)ncpu) : ncpu;
+							  XPU_BPF_SLOTS * (uint32_t)ncpu) :
+				   ncpu;
 		if (ret) {
 			set_err(err, errlen, "sizing the stack copy scratch map", -ret);
 			goto fail;
@@ -105,6 +108,16 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	}
 	if (!opts->gpu_lib)
 		bpf_program__set_autoload(st->skel->progs.on_gpu_launch, false);
+	st->off_cpu = opts->off_cpu;
+	st->skel->rodata->off_cpu = opts->off_cpu;
+	st->skel->rodata->off_cpu_min_ns = opts->off_cpu_min_ns;
+	if (!opts->off_cpu) {
+		/* a preallocated hash: 5 MiB of kernel memory for nothing */
+		bpf_map__set_max_entries(st->skel->maps.off_cpu_threads, 1);
+		bpf_program__set_autoload(st->skel->progs.on_sched_switch, false);
+		bpf_program__set_autoload(st->skel->progs.on_sched_waking, false);
+		bpf_program__set_autoload(st->skel->progs.on_sys_exit_offcpu, false);
+	}
 	st->gpu_lib = opts->gpu_lib;
 	st->freq_hz = opts->freq_hz;
 	ret = xpu_bpf__load(st->skel);
@@ -238,6 +251,29 @@ static int open_perf_events(struct bpf_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+/* --off-cpu: the block tracker (bpf/offcpu.bpf.h); the exit program is attached already. */
+static int attach_off_cpu(struct bpf_state *st, char *err, size_t errlen)
+{
+	struct bpf_program *progs[3] = { st->skel->progs.on_sched_switch,
+					 st->skel->progs.on_sched_waking,
+					 st->skel->progs.on_sys_exit_offcpu };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		st->off_links[i] = bpf_program__attach(progs[i]);
+		if (!st->off_links[i]) {
+			char what[128];
+			int e = errno;
+
+			snprintf(what, sizeof(what), "--off-cpu: attaching %s",
+				 bpf_program__name(progs[i]));
+			set_err(err, errlen, what, e);
+			return -e;
+		}
+	}
+	return 0;
+}
+
 int bpf_state__attach(struct bpf_state *st, char *err, size_t errlen)
 {
 	struct xpu_bpf *s = st->skel;
@@ -272,6 +308,8 @@ int bpf_state__attach(struct bpf_state *st, char *err, size_t errlen)
 			return ret;
 		st->gpu_attached = true;
 	}
+	if (st->off_cpu && (ret = attach_off_cpu(st, err, errlen)))
+		return ret;
 	return open_perf_events(st, err, errlen);
 }
 
@@ -347,7 +385,10 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out)
 
 void bpf_state__log_run_times(struct bpf_state *st)
 {
-	struct bpf_program *progs[] = { st->skel->progs.on_sample, st->skel->progs.on_gpu_launch };
+	struct bpf_program *progs[] = { st->skel->progs.on_sample, st->skel->progs.on_gpu_launch,
+					st->skel->progs.on_sched_switch,
+					st->skel->progs.on_sched_waking,
+					st->skel->progs.on_sys_exit_offcpu };
 	size_t i;
 
 	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
@@ -365,7 +406,13 @@ void bpf_state__log_run_times(struct bpf_state *st)
 void bpf_state__stop_sampling(struct bpf_state *st)
 {
 	int cpu;
+	size_t i;
 
+	/* blocks sent after the drain stopped would be neither read nor counted */
+	for (i = 0; i < sizeof(st->off_links) / sizeof(st->off_links[0]); i++) {
+		bpf_link__destroy(st->off_links[i]);
+		st->off_links[i] = NULL;
+	}
 	for (cpu = 0; cpu < st->nr_cpus; cpu++) {
 		bpf_link__destroy(st->perf_links[cpu]);
 		st->perf_links[cpu] = NULL;
@@ -375,14 +422,39 @@ void bpf_state__stop_sampling(struct bpf_state *st)
 	}
 }
 
+int bpf_state__off_cpu_leftover(struct bpf_state *st, uint64_t *pending, uint64_t *open)
+{
+	int fd = bpf_map__fd(st->skel->maps.off_cpu_threads);
+	uint32_t key, next, *prev = NULL;
+	struct {
+		uint64_t out_ns, out_ip, out_sp;
+		uint32_t out_state, waker;
+		uint64_t pend_ns, pend_dur, pend_ip, pend_sp;
+		uint32_t pend_state, pend_waker;
+	} v;
+
+	*pending = *open = 0;
+	if (fd < 0)
+		return -EINVAL;
+	_Static_assert(sizeof(v) == 72, "struct off_cpu_thread of bpf/offcpu.bpf.h");
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		*pending += v.pend_ns != 0;
+		*open += v.out_ns != 0;
+	}
+	return 0;
+}
+
 void bpf_state__destroy(struct bpf_state *st)
 {
 	size_t i;
 
 	if (!st)
 		return;
-	if (st->perf_links)
-		bpf_state__stop_sampling(st);
+	bpf_state__stop_sampling(st);	/* nr_cpus is 0 before the perf events */
 	free(st->perf_links);
 	free(st->perf_fds);
 	for (i = 0; i < st->nr_links; i++)

@@ -20,6 +20,8 @@ struct bpf_setup_opts {
 	bool cfi;			/* -g cfi: walk user stacks with the cfi_* tables */
 	size_t ringbuf_bytes;		/* power of two, multiple of the page size */
 	const char *gpu_lib;		/* libxpu-cupti.so to uprobe, or NULL */
+	bool off_cpu;			/* --off-cpu: sched_switch, sched_waking, sys_exit */
+	uint64_t off_cpu_min_ns;
 };
 
 /* open -> rodata and map sizes -> load. Negative errno and one line in err on failure. */
@@ -41,6 +43,11 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out);
 bool bpf_state__gpu_attached(struct bpf_state *st);
 /* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
 void bpf_state__stop_sampling(struct bpf_state *st);
+/*
+ * --off-cpu, once stopped: threads whose finished block still waited for its stack (*pending:
+ * lost) and threads still off their CPU (*open). 0 or negative errno.
+ */
+int bpf_state__off_cpu_leftover(struct bpf_state *st, uint64_t *pending, uint64_t *open);
 /*
  * -v: the sample and launch programs' run counts and run time, when the kernel keeps
  * them (sysctl kernel.bpf_stats_enabled=1; bench/cfi_overhead.py sets it).

@@ -26,6 +26,12 @@
 #define XPU_DEFAULT_MODE_STACK_BYTES 32768
 #define XPU_DEFAULT_MODE_TOP_BYTES 32768
 
+/*
+ * --off-cpu: blocks shorter than this are counted, not recorded. One period of the default
+ * 999 Hz sampler: the on-CPU view resolves no finer, and a short block costs one hash update.
+ */
+#define XPU_DEFAULT_OFF_CPU_MIN_NS (1000ull * 1000)
+
 /* -g cfi: rows of unwind tables loaded at most (8 bytes each); more files fall back to fp */
 #define XPU_CFI_MEM_BYTES (512ull << 20)
 /* -g cfi: how long a launched command's start waits for the tables of its first files */
@@ -41,6 +47,8 @@ struct record_config {
 	bool no_gpu;
 	bool no_python;			/* --no-python: no Python frames */
 	bool driver;			/* --driver: ioctls on NVIDIA device files */
+	bool off_cpu;			/* --off-cpu: record blocks */
+	uint64_t off_cpu_min_ns;	/* --off-cpu-min */
 	const char *cuda_graphs;	/* XPU_CUDA_GRAPHS for the target: "node" or "graph" */
 	int verbose;
 	pid_t attach_pid;		/* 0: launch mode */

@@ -50,6 +50,12 @@ static const char usage[] =
 "      --driver           also record the ioctls of the traced tree on NVIDIA device files\n"
 "                         (/dev/nvidia*), with the time inside the driver where the\n"
 "                         nvidia modules have BTF\n"
+"      --off-cpu          also record where the traced threads block (off their CPU),\n"
+"                         with the user stack they blocked in, for xpu-report\n"
+"                         --view=off-cpu and --view=wall\n"
+"      --off-cpu-min=TIME shortest block recorded (default 1ms; units ns, us, ms, s; a\n"
+"                         bare number is ms): shorter ones are only counted;\n"
+"                         implies --off-cpu\n"
 "      --cuda-graphs=MODE how CUDA graph launches are recorded: node (default; every\n"
 "                         kernel, copy and memset of the graph) or graph (one record\n"
 "                         per graph launch, cheaper for large graphs)\n"
@@ -92,6 +98,9 @@ enum {
 	OPT_CUDA_GRAPHS,
 	OPT_NO_PYTHON,
 	OPT_DRIVER,
+	/* off-CPU */
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_MIN,
 };
 
 static const struct option long_opts[] = {
@@ -107,6 +116,9 @@ static const struct option long_opts[] = {
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
 	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ "cuda-graphs", required_argument, NULL, OPT_CUDA_GRAPHS },
+	/* off-CPU */
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -164,6 +176,34 @@ static int parse_seconds(const char *s, uint64_t *ns)
 	return *ns ? 0 : -EINVAL;
 }
 
+/* --off-cpu-min: "500us", "1ms", "0.5" (ms), "2s"; from 1 us to 60 s. */
+static int parse_off_cpu_min(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e6 },
+	};
+	size_t num = strspn(s, "0123456789."), i;
+	char *end;
+	double v;
+
+	if (!num || num > 32)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end != s + num)
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].unit)) {
+			v *= units[i].ns;
+			if (!(v >= 1e3) || v > 60e9)
+				return -ERANGE;
+			*ns = (uint64_t)v;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 /*
  * Root only for the BPF side: under sudo the command runs as the user who typed it (a
  * profiler must not change what it measures, nor hand root to a build script), and the
@@ -216,6 +256,7 @@ int main(int argc, char **argv)
 		.freq_hz = XPU_DEFAULT_FREQ_HZ,
 		.dwarf_bytes = XPU_DEFAULT_MODE_STACK_BYTES,
 		.dwarf_top_bytes = XPU_DEFAULT_MODE_TOP_BYTES,
+		.off_cpu_min_ns = XPU_DEFAULT_OFF_CPU_MIN_NS,
 		.argc = argc,
 		.argv = argv,
 	};
@@ -295,6 +336,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_PYTHON:
 			cfg.no_python = true;
+			break;
+		case OPT_OFF_CPU:
+			cfg.off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN:
+			if (parse_off_cpu_min(optarg, &cfg.off_cpu_min_ns))
+				return bad_arg("invalid --off-cpu-min '%s': expected a time from 1us "
+					       "to 60s, such as 500us or 2ms", optarg);
+			cfg.off_cpu = true;
 			break;
 		case OPT_DRIVER:
 			cfg.driver = true;

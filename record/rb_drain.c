@@ -182,9 +182,51 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 	writer_thread__submit(d->wt, &r);
 }
 
+/* --off-cpu: one block, with the user stack it blocked in (or none: it was gone). */
+static void on_offcpu(struct rb_drain *d, const struct xpu_ev_offcpu *ev)
+{
+	uint32_t nu = stack_frames(ev->ustack_bytes);
+	struct xpu_rec_off_cpu rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.dur_ns = ev->dur_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.waker_tid = ev->waker_tid,
+		.state = (uint16_t)ev->state,
+		.flags = (ev->uflags & XPU_EV_U_OUTERMOST ? XPU_EVENT_USER_OUTERMOST : 0) |
+			 (ev->flags & XPU_EV_OFF_NO_STACK ? XPU_OFF_NO_STACK : 0),
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_OFF_CPU,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+	};
+
+	_Static_assert(XPU_EV_OFF_NO_STACK == XPU_OFF_NO_STACK, "off-CPU flags differ");
+	if (nu > XPU_BPF_MAX_FRAMES)
+		nu = XPU_BPF_MAX_FRAMES;
+	d->st.off_cpu_blocks++;
+	if (ev->ustack_bytes < 0)
+		d->st.stack_errors++;
+	if (nu) {
+		procmaps__check_ip(d->pm, ev->hdr.pid, ev->uips[0], ev->hdr.ts_ns);
+		r.has_stack = true;
+		r.stack_off = offsetof(struct xpu_rec_off_cpu, stack_id);
+		r.ips = (const uint64_t *)ev->uips;
+		r.nr_user = (uint16_t)nu;
+	}
+	if (d->py && !(ev->flags & XPU_EV_OFF_NO_STACK))
+		py_procs__attach(d->py, rec.tid, rec.ts_ns, &r,
+				 offsetof(struct xpu_rec_off_cpu, py_stack_id));
+	writer_thread__submit(d->wt, &r);
+}
+
 /* The record type a stack copy belongs to (the event it was sent ahead of). */
 static uint16_t owner_type(const struct xpu_ev_ustack *ev)
 {
+	if (ev->for_type == XPU_EV_OFFCPU)
+		return XPU_REC_OFF_CPU;
 	return ev->for_type == XPU_EV_GPU_LAUNCH ? XPU_REC_GPU_LAUNCH : XPU_REC_CPU_SAMPLE;
 }
 
@@ -273,6 +315,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	case XPU_EV_USTACK:
 		if (size >= offsetof(struct xpu_ev_ustack, data))
 			on_ustack(d, data, size);
+		break;
+	case XPU_EV_OFFCPU:
+		if (size >= sizeof(struct xpu_ev_offcpu))
+			on_offcpu(d, data);
 		break;
 	case XPU_EV_PYSTACK:
 		if (d->py)

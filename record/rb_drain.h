@@ -18,6 +18,7 @@ struct rb_drain_stats {
 	uint64_t task_events;
 	uint64_t gpu_launches;
 	uint64_t stack_errors;		/* events that arrived without their stack */
+	uint64_t off_cpu_blocks;	/* --off-cpu: OFF_CPU records written */
 };
 
 /*

@@ -65,6 +65,7 @@ struct session {
 	char *gpu_lib;
 	char *env[5];			/* NULL-terminated */
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
+	uint64_t off_cpu_pending, off_cpu_open;	/* --off-cpu: left in the table at the end */
 	uint64_t start_mono_ns;
 	int got_signal;
 	bool hard_stop;
@@ -178,6 +179,8 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		rec.flags |= XPU_SESSION_ATTACHED;
 	if (s->rx)
 		rec.flags |= XPU_SESSION_GPU;
+	if (cfg->off_cpu)
+		rec.flags |= XPU_SESSION_OFF_CPU;
 	if (cfg->attach_pid)
 		cmd_len = target__cmdline(cfg->attach_pid, cmdline, sizeof(cmdline));
 	else
@@ -227,6 +230,9 @@ static void report_bpf_losses(struct session *s, uint64_t *cnt)
 			    cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR] -
 				    s->reported[XPU_CNT_USTACK_ERR] -
 				    s->reported[XPU_CNT_KSTACK_ERR], now);
+	if (cnt[XPU_CNT_OFFCPU_LOST] > s->reported[XPU_CNT_OFFCPU_LOST])
+		submit_lost(s, XPU_LOST_OFF_CPU,
+			    cnt[XPU_CNT_OFFCPU_LOST] - s->reported[XPU_CNT_OFFCPU_LOST], now);
 	memcpy(s->reported, cnt, sizeof(s->reported));
 }
 
@@ -490,6 +496,8 @@ static int session__setup(struct session *s)
 		.ustack_top_bytes = cfg->dwarf_top_bytes,
 		.cfi = cfg->cfi,
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
+		.off_cpu = cfg->off_cpu,
+		.off_cpu_min_ns = cfg->off_cpu_min_ns,
 	};
 	struct trace_writer_opts wo = { 0 };
 	struct trace_writer *w;
@@ -740,6 +748,14 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls->start_wait_timeouts);
 		STAT(XPU_STAT_CFI_SCAN, cnt[XPU_CNT_CFI_SCAN]);
 	}
+	if (s->cfg->off_cpu) {
+		STAT(XPU_STAT_OFF_CPU_MIN_NS, s->cfg->off_cpu_min_ns);
+		STAT(XPU_STAT_OFF_CPU_BLOCKS, ds->off_cpu_blocks);
+		STAT(XPU_STAT_OFF_CPU_SHORT, cnt[XPU_CNT_OFFCPU_SHORT]);
+		STAT(XPU_STAT_OFF_CPU_NO_STACK, cnt[XPU_CNT_OFFCPU_NO_STACK]);
+		STAT(XPU_STAT_OFF_CPU_LOST, cnt[XPU_CNT_OFFCPU_LOST] + s->off_cpu_pending);
+		STAT(XPU_STAT_OFF_CPU_OPEN, s->off_cpu_open);
+	}
 #undef STAT
 	return n;
 }
@@ -754,6 +770,8 @@ static const char *const lost_what[WT_LOST_SOURCES] = {
 	[XPU_LOST_MAPPINGS] = "processes' mappings: they exited before they could be read",
 	[XPU_LOST_WRITER] = "records: the writer queue was full (output slower than the events)",
 	[XPU_LOST_PY_STACK] = "Python stacks not joined to their event",
+	[XPU_LOST_OFF_CPU] = "off-CPU blocks: the thread table was full, or their stack was "
+			     "still to be taken when recording stopped",
 };
 
 static void format_bytes(char *buf, size_t size, uint64_t b)
@@ -773,10 +791,11 @@ static void format_bytes(char *buf, size_t size, uint64_t b)
  * counts of the trace's LOST records, which the report shows too), then one line saying what
  * was written where, as perf does.
  */
-static void say_summary(const struct session *s, const struct wt_summary *sum, uint64_t gpu_records)
+static void say_summary(const struct session *s, const struct wt_summary *sum, uint64_t gpu_records,
+			uint64_t off_cpu_blocks)
 {
 	uint64_t lost = 0;
-	char bytes[32];
+	char bytes[32], blocks[48] = "";
 	unsigned int i;
 
 	for (i = 0; i < WT_LOST_SOURCES; i++) {
@@ -787,8 +806,11 @@ static void say_summary(const struct session *s, const struct wt_summary *sum, u
 			lost_what[i] ? lost_what[i] : lost_what[0]);
 	}
 	format_bytes(bytes, sizeof(bytes), sum->file_bytes);
-	log_err("%llu samples, %llu GPU records, %llu lost; wrote %s to %s",
-		(unsigned long long)sum->samples, (unsigned long long)gpu_records,
+	if (s->cfg->off_cpu)
+		snprintf(blocks, sizeof(blocks), "%llu off-CPU blocks, ",
+			 (unsigned long long)off_cpu_blocks);
+	log_err("%llu samples, %llu GPU records, %s%llu lost; wrote %s to %s",
+		(unsigned long long)sum->samples, (unsigned long long)gpu_records, blocks,
 		(unsigned long long)lost, bytes,
 		s->out.partial ? s->out.partial : s->out.shown);
 }
@@ -822,6 +844,14 @@ static int session__finish(struct session *s)
 		s->rx = NULL;
 	}
 	report_bpf_losses(s, cnt);
+	/*
+	 * Blocks that ended but still waited for their thread to run its own code (to take the
+	 * stack) are lost; threads still blocked are counted, not closed: their block has no end.
+	 */
+	if (cfg->off_cpu &&
+	    !bpf_state__off_cpu_leftover(s->bpf, &s->off_cpu_pending, &s->off_cpu_open) &&
+	    s->off_cpu_pending)
+		submit_lost(s, XPU_LOST_OFF_CPU, s->off_cpu_pending, clock_mono_ns());
 	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
 	jit_maps__collect(s->jit, &jms);
 	procmaps__get_stats(s->pm, &ps);
@@ -852,7 +882,7 @@ static int session__finish(struct session *s)
 		ret = ret ? ret : 1;
 	/* a failed write already said all there is, in one line */
 	if (!discard && !e && !s->write_failed)
-		say_summary(s, &sum, rxs.records);
+		say_summary(s, &sum, rxs.records, ds.off_cpu_blocks);
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
 		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],

@@ -34,7 +34,10 @@ static const char usage_text[] =
 	"  -c, --comm=NAME[,NAME]  only processes or threads with these names\n"
 	"      --view=VIEW      merged (default: CPU samples plus GPU work under its launch\n"
 	"                       stack), cpu (samples only), gpu (GPU work only) or memory\n"
-	"                       (GPU memory held at the peak, bytes, by allocating stack)\n"
+	"                       (GPU memory held at the peak, bytes, by allocating stack);\n"
+	"                       with xpu-record --off-cpu traces, off-cpu (time blocked, by\n"
+	"                       the stack it blocked in, under an [off-cpu] STATE leaf) or\n"
+	"                       wall (CPU samples at their period plus time blocked)\n"
 	"      --weight=W       samples or time (microseconds); default: time when the view\n"
 	"                       holds GPU work (exact GPU durations, CPU samples at their\n"
 	"                       period), else samples; the memory view is always bytes.\n"
@@ -331,9 +334,14 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 				o->view = VIEW_GPU;
 			else if (!strcmp(optarg, "memory"))
 				o->view = VIEW_MEMORY;
+			/* off-CPU */
+			else if (!strcmp(optarg, "off-cpu"))
+				o->view = VIEW_OFF_CPU;
+			else if (!strcmp(optarg, "wall"))
+				o->view = VIEW_WALL;
 			else {
-				fprintf(stderr, "xpu-report: unknown view '%s' (merged, cpu, gpu or memory)\n",
-					optarg);
+				fprintf(stderr, "xpu-report: unknown view '%s' (merged, cpu, gpu, memory, "
+					"off-cpu or wall)\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -476,7 +484,14 @@ void report__explain_empty(const struct session *ses, const char *prefix)
 	const struct trace *t = ses->t;
 	size_t gpu = t->nkernels + t->nmemcpys + t->nmemsets;
 
-	if (o->view == VIEW_MEMORY && !t->nmemories)
+	if (o->view == VIEW_OFF_CPU && !t->noffcpus)
+		fprintf(stderr, "xpu-report: %snothing to report: the trace has no off-CPU blocks "
+			"(--view=off-cpu)\n", prefix);
+	else if (o->view == VIEW_OFF_CPU || o->view == VIEW_WALL)
+		fprintf(stderr, "xpu-report: %snothing to report: none of the %zu CPU samples and %zu "
+			"off-CPU blocks pass the filters\n", prefix, o->view == VIEW_WALL ? t->nsamples : 0,
+			t->noffcpus);
+	else if (o->view == VIEW_MEMORY && !t->nmemories)
 		fprintf(stderr, "xpu-report: %snothing to report: the trace has no GPU memory records "
 			"(--view=memory; recorded since format 1.4)\n", prefix);
 	else if (o->view == VIEW_GPU && !gpu)
@@ -513,10 +528,15 @@ static int write_output(void *arg, FILE *out)
 	}
 	if (o->format == FMT_JSONL)
 		return out_jsonl(ses, out);
+	if ((o->view == VIEW_OFF_CPU || o->view == VIEW_WALL) && !session__has_off_cpu(ses)) {
+		fprintf(stderr, "xpu-report: the trace has no off-CPU data (--view=%s): record it "
+			"with xpu-record --off-cpu\n", o->view == VIEW_WALL ? "wall" : "off-cpu");
+		return -ENODATA;
+	}
 	r = profile__build(&p, ses);
 	if (r)
 		goto out;
-	if (!p.cpu_samples && !p.gpu_records) {
+	if (!p.cpu_samples && !p.gpu_records && !p.off_blocks) {
 		/* the text header still says what the trace holds and lost */
 		if (o->format == FMT_TEXT)
 			r = out_text(&p, out);

@@ -36,6 +36,7 @@ const char *losses__name(uint32_t s)
 	case XPU_LOST_MAPPINGS: return "mappings";
 	case XPU_LOST_WRITER: return "writer";
 	case XPU_LOST_PY_STACK: return "python-frames";
+	case XPU_LOST_OFF_CPU: return "off-cpu";
 	default: return "other";
 	}
 }

@@ -22,6 +22,9 @@ enum report_view {
 	VIEW_GPU,
 	VIEW_CPU,
 	VIEW_MEMORY,	/* GPU memory held at the peak, in bytes, by allocating stack */
+	/* off-CPU (--off-cpu traces) */
+	VIEW_OFF_CPU,	/* blocked time by the stack it blocked in */
+	VIEW_WALL,	/* CPU samples as time plus blocked time */
 };
 
 enum report_weight {

@@ -15,14 +15,16 @@ static size_t sites_cap;
 /*
  * Adds to the entry of (pid, exec generation, stack, leaf), and with per_thread of the thread
  * and device too: {pid, tid, device} then gets a key id of its own, in place of the pid.
+ * block: the weight is an off-CPU block's time (gpu_ns holds it), counted in off_n.
  */
 static int profile_add_ctx(struct profile *p, uint32_t pid, uint32_t tid, uint32_t device,
 			   uint64_t ts, uint32_t stack_id, uint32_t leaf, bool trim,
-			   uint64_t samples, uint64_t gpu_ns)
+			   uint64_t samples, uint64_t gpu_ns, bool block)
 {
 	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff, key = pid;
 	uint64_t b = (uint64_t)stack_id << 32 | leaf;
-	struct prof_entry e = { pid, stack_id, leaf, trim, ts, 0, 0, 0, 0, 0 };
+	struct prof_entry e = { .pid = pid, .stack_id = stack_id, .leaf = leaf, .trim = trim,
+				.ts = ts };
 	uint32_t *v;
 	bool ins;
 
@@ -42,7 +44,62 @@ static int profile_add_ctx(struct profile *p, uint32_t pid, uint32_t tid, uint32
 		return -ENOMEM;
 	p->e[*v].samples += samples;
 	p->e[*v].gpu_ns += gpu_ns;
-	p->e[*v].gpu_n += !samples;
+	p->e[*v].gpu_n += !samples && !block;
+	p->e[*v].off_n += block;
+	return 0;
+}
+
+const char *off_cpu_state_name(uint16_t state)
+{
+	switch (state) {
+	case XPU_OFF_PREEMPTED: return "preempted";
+	case XPU_OFF_SLEEPING: return "sleeping";
+	case XPU_OFF_BLOCKED: return "blocked (D)";
+	default: return "other";
+	}
+}
+
+/* "[off-cpu] sleeping" and the like, per state */
+static uint32_t off_leaf(struct strpool *names, uint16_t state)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "[off-cpu] %s", off_cpu_state_name(state));
+	return frame_intern(names, buf, strlen(buf));
+}
+
+/* Blocked time, the part of each block inside --time-range, under the stack it blocked in. */
+static int add_off_cpu(struct profile *p)
+{
+	const struct filter *f = &p->s->filter;
+	const struct trace *t = p->s->t;
+	size_t i;
+	int err;
+
+	for (i = 0; i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+		uint64_t a = o->ts_ns, b = o->ts_ns + o->dur_ns;
+		uint32_t leaf;
+
+		if (!filter__span(f, o->pid, o->tid, a, b)) {
+			p->filtered_out++;
+			continue;
+		}
+		if (f->has_range) {
+			a = a > f->r0 ? a : f->r0;
+			b = b < f->r1 ? b : f->r1;
+		}
+		leaf = off_leaf(&p->s->pool, o->state);
+		if (!leaf)
+			return -ENOMEM;
+		err = profile_add_ctx(p, o->pid, o->tid, 0, o->ts_ns,
+				      session__offcpu_stack(p->s, i), leaf, false, 0, b > a ? b - a : 0,
+				      true);
+		if (err)
+			return err;
+		p->off_blocks++;
+		p->off_ns += b > a ? b - a : 0;
+	}
 	return 0;
 }
 
@@ -60,7 +117,7 @@ static int add_samples(struct profile *p)
 			continue;
 		}
 		err = profile_add_ctx(p, s->pid, s->tid, 0, s->ts_ns, session__sample_stack(p->s, i),
-				      0, false, 1, 0);
+				      0, false, 1, 0, false);
 		if (err)
 			return err;
 		p->cpu_samples++;
@@ -88,7 +145,7 @@ static int add_gpu(struct profile *p)
 		}
 		err = profile_add_ctx(p, w->pid, w->tid, w->device + 1, l ? l->ts_ns : w->start,
 				      l ? session__launch_stack(p->s, w->launch - 1) : 0, w->leaf,
-				      true, 0, w->end > w->start ? w->end - w->start : 0);
+				      true, 0, w->end > w->start ? w->end - w->start : 0, false);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -148,9 +205,12 @@ static int filter_dsos(struct profile *p)
 			p->e[k++] = p->e[i];
 			continue;
 		}
-		p->filtered_out += p->e[i].samples + p->e[i].gpu_n;
+		p->filtered_out += p->e[i].samples + p->e[i].gpu_n + p->e[i].off_n;
 		p->cpu_samples -= p->e[i].samples;
 		p->gpu_records -= p->e[i].gpu_n;
+		p->off_blocks -= p->e[i].off_n;
+		if (p->e[i].off_n)
+			p->off_ns -= p->e[i].gpu_ns;
 	}
 	p->n = k;
 	kmap__free(&p->idx);	/* indexes moved; nothing is added after this */
@@ -195,7 +255,7 @@ static int add_memory(struct profile *p)
 			return -ENOMEM;
 		err = profile_add_ctx(p, x->pid, 0, x->device + 1, l ? l->ts_ns : x->ts_ns,
 				      l ? session__launch_stack(p->s, m->r[i].launch - 1) : 0, leaf,
-				      true, 0, x->bytes);
+				      true, 0, x->bytes, false);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -215,9 +275,11 @@ int profile__build(struct profile *p, struct session *s)
 		err = parse_dsos(p, s->opts->dsos);
 	if (!err && s->opts->view == VIEW_MEMORY)
 		err = add_memory(p);
-	else if (!err && s->opts->view != VIEW_GPU)
+	else if (!err && s->opts->view != VIEW_GPU && s->opts->view != VIEW_OFF_CPU)
 		err = add_samples(p);
-	if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
+	if (!err && (s->opts->view == VIEW_OFF_CPU || s->opts->view == VIEW_WALL))
+		err = add_off_cpu(p);
+	else if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
 		err = add_gpu(p);
 	if (!err && p->ndsos)
 		err = filter_dsos(p);

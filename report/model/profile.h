@@ -21,6 +21,7 @@ struct prof_entry {
 	uint64_t gpu_n;		/* GPU records */
 	/* with per_thread only (else 0): the sampled or launching thread, the GPU device + 1 */
 	uint32_t tid, device;
+	uint64_t off_n;		/* off-CPU blocks; their time is in gpu_ns, under an [off-cpu] leaf */
 };
 
 struct profile {
@@ -33,13 +34,16 @@ struct profile {
 	struct kmap ctx_idx;	/* with per_thread: {pid, tid, device} -> key id */
 	uint32_t nctx;
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
+	uint64_t off_blocks, off_ns;	/* --view=off-cpu and wall */
 	char *dso_buf;		/* --dso, split at the commas */
 	const char *dsos[FILTER_MAX_COMMS];
 	int ndsos;
 };
 
 /*
- * Aggregates the CPU samples and/or GPU work the view asks for. GPU work without a launch
+ * Aggregates the CPU samples and/or GPU work (or off-CPU blocks) the view asks for. A block
+ * weighs its time inside --time-range, under its stack and a leaf naming its state
+ * ("[off-cpu] sleeping"). GPU work without a launch
  * record (probe lost, injection without uprobe) is kept under "[no stack]". With --dso, only
  * stacks with a frame in one of its files are kept (the others count as filtered out).
  * 0 or -ENOMEM; profile__free either way.
@@ -64,5 +68,7 @@ double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_n
 /* The sum of every entry's weight: what the shares of the text tables and diff divide by. */
 double profile__total_weight(const struct profile *p);
 void profile__free(struct profile *p);
+/* An OFF_CPU state in words: "sleeping", "preempted", "blocked (D)", "other". */
+const char *off_cpu_state_name(uint16_t state);
 
 #endif

@@ -32,6 +32,9 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	 * tiny fraction of one, which integer weights (folded, svg) cannot hold. So a view with
 	 * GPU work is weighed in time unless samples are asked for.
 	 */
+	/* blocked time is time: these views weigh in microseconds unless samples are asked for */
+	if (s->weight == WEIGHT_AUTO && (opts->view == VIEW_OFF_CPU || opts->view == VIEW_WALL))
+		s->weight = WEIGHT_TIME;
 	if (s->weight == WEIGHT_AUTO)
 		s->weight = opts->view != VIEW_CPU && (t->nkernels || t->nmemcpys || t->nmemsets) ?
 				    WEIGHT_TIME : WEIGHT_SAMPLES;
@@ -52,6 +55,13 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	return pyframes__apply(&s->stacks, opts->python_lines, &s->py);
 }
 
+bool session__has_off_cpu(const struct session *s)
+{
+	const struct trace *t = s->t;
+
+	return t->noffcpus || (t->has_session && (t->session.flags & XPU_SESSION_OFF_CPU));
+}
+
 bool session__has_gpu(const struct session *s)
 {
 	const struct trace *t = s->t;
@@ -61,10 +71,17 @@ bool session__has_gpu(const struct session *s)
 
 const char *session__weight_unit(const struct session *s, char *buf, size_t size)
 {
-	bool gpu = s->opts->view != VIEW_CPU &&
+	bool gpu = s->opts->view != VIEW_CPU && s->opts->view != VIEW_OFF_CPU &&
+		   s->opts->view != VIEW_WALL &&
 		   (s->t->nkernels || s->t->nmemcpys || s->t->nmemsets);
 
-	if (s->opts->view == VIEW_MEMORY)
+	if (s->opts->view == VIEW_OFF_CPU && s->weight == WEIGHT_TIME)
+		snprintf(buf, size, "microseconds off-CPU (blocks of at least the recording's "
+			 "--off-cpu-min), under the stack each blocked in");
+	else if (s->opts->view == VIEW_WALL && s->weight == WEIGHT_TIME)
+		snprintf(buf, size, "microseconds of wall time: a CPU sample counts its period, "
+			 "%.0f us at %u Hz; a block its time off-CPU", 1e6 / s->freq_hz, s->freq_hz);
+	else if (s->opts->view == VIEW_MEMORY)
 		snprintf(buf, size, "bytes (GPU memory held at the peak, by allocating stack)");
 	else if (s->weight == WEIGHT_TIME)
 		snprintf(buf, size, "microseconds (a CPU sample counts its period, %.0f us at %u Hz%s)",
@@ -91,6 +108,12 @@ bool session__selects_any(struct session *s)
 		const struct xpu_rec_gpu_api *a = &t->apis[i];
 
 		if (filter__span(&s->filter, a->pid, a->tid, a->start_ns, a->end_ns))
+			return true;
+	}
+	for (i = 0; i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+
+		if (filter__span(&s->filter, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
 			return true;
 	}
 	j = session__gpu(s);

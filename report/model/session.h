@@ -53,7 +53,7 @@ bool session__has_gpu(const struct session *s);
  */
 const char *session__weight_unit(const struct session *s, char *buf, size_t size);
 /*
- * Whether any CPU sample, GPU record or API call passes the filter (a timeline that would be
+ * Whether any CPU sample, GPU record, API call or off-CPU block passes the filter (a timeline that would be
  * empty is refused). Out of memory counts as true: the output then reports it.
  */
 bool session__selects_any(struct session *s);
@@ -67,6 +67,14 @@ static inline uint32_t session__launch_stack(const struct session *s, size_t i)
 {
 	return s->stacks.launch_stack[i];
 }
+
+static inline uint32_t session__offcpu_stack(const struct session *s, size_t i)
+{
+	return s->stacks.offcpu_stack[i];
+}
+
+/* Whether the trace was recorded with --off-cpu (or holds OFF_CPU records anyway). */
+bool session__has_off_cpu(const struct session *s);
 
 /* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
 const struct gpu_join *session__gpu(struct session *s);

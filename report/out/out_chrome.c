@@ -4,7 +4,9 @@
  *
  * Tracks:
  *   - per traced thread: CUDA API calls ("X", cat cuda_api) and NVTX ranges/markers (cat nvtx),
- *     which nest because NVTX push/pop brackets the calls made inside it;
+ *     which nest because NVTX push/pop brackets the calls made inside it, and the blocks of
+ *     --off-cpu traces (cat off_cpu), which nest in both: a thread opens and closes calls and
+ *     ranges only while it runs;
  *   - per traced thread with samples, a sibling track "<name> samples": the CPU samples drawn
  *     as a flame chart (consecutive samples sharing a stack prefix merge into one slice per
  *     frame). A separate track, because sampled frames do not nest with API call slices;
@@ -21,6 +23,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "model/profile.h"
 #include "out/ioctl_names.h"
 #include "out/out.h"
 #include "sym/demangle.h"
@@ -424,6 +427,66 @@ static int emit_nvtx(struct chrome *c)
 		}
 		if (r->color_argb)
 			put(c, "%s\"color\":\"#%06x\"", dom && *dom ? "," : "", r->color_argb & 0xffffff);
+		put(c, "}");
+		end_ev(c);
+	}
+	return 0;
+}
+
+/* args.stack of a block: its innermost frames, leaf first, "a <- b <- c" */
+#define OFF_STACK_FRAMES 16
+
+static int put_off_stack(struct chrome *c, const struct xpu_rec_off_cpu *o, uint32_t stack_id)
+{
+	char buf[OUT_NAME_MAX_BYTES + 1];
+	const uint32_t *f;
+	uint32_t n, i, k = 0;
+	size_t len = 0;
+	int err = symbolizer__stack(&c->ses->sym, o->pid, o->ts_ns, stack_id, false, &f, &n);
+
+	if (err)
+		return err;
+	buf[0] = '\0';
+	for (i = n; i-- > 0 && k < OFF_STACK_FRAMES && len < sizeof(buf) - 1; k++) {
+		int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", k ? " <- " : "",
+				 strpool__str(&c->ses->pool, f[i]));
+
+		if (w < 0)
+			break;
+		len += (size_t)w < sizeof(buf) - len ? (size_t)w : sizeof(buf) - 1 - len;
+	}
+	put(c, ",\"stack\":");
+	put_str(c, buf, len);
+	return 0;
+}
+
+/* --off-cpu: each block as a slice on its thread's track, named by its state. */
+static int emit_off_cpu(struct chrome *c)
+{
+	const struct trace *t = c->t;
+	size_t i;
+	int err;
+
+	for (i = 0; i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+		char name[48];
+
+		if (!filter__span(&c->ses->filter, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
+			continue;
+		if (!thread_get(c, o->pid, o->tid))
+			return -ENOMEM;
+		c->th[*kmap__get(&c->th_idx, o->pid, o->tid)].has_events = true;
+		snprintf(name, sizeof(name), "[off-cpu] %s", off_cpu_state_name(o->state));
+		begin_ev(c, 'X', o->pid, o->tid, o->ts_ns);
+		put_dur(c, o->ts_ns, o->ts_ns + o->dur_ns);
+		put(c, ",\"cat\":\"off_cpu\",\"name\":");
+		put_cstr(c, name);
+		put(c, ",\"args\":{\"state\":\"%s\"", off_cpu_state_name(o->state));
+		if (o->waker_tid)
+			put(c, ",\"waker_tid\":%u", o->waker_tid);
+		err = put_off_stack(c, o, session__offcpu_stack(c->ses, i));
+		if (err)
+			return err;
 		put(c, "}");
 		end_ev(c);
 	}
@@ -1215,6 +1278,8 @@ int out_chrome(struct session *ses, FILE *out)
 		err = emit_ioctls(&c);
 	if (!err)
 		err = emit_memory(&c);
+	if (!err)
+		err = emit_off_cpu(&c);
 	if (err)
 		goto out;
 	data_events = c.events;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/losses.h"
+#include "model/off_cpu_stats.h"
 #include "model/session.h"
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
@@ -118,6 +119,12 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_DRIVER_IOCTLS] = "driver_ioctls",
 		[XPU_STAT_DRIVER_IOCTL_LOST] = "driver_ioctl_lost",
 		[XPU_STAT_DRIVER_ENTRY_POINTS] = "driver_entry_points",
+		[XPU_STAT_OFF_CPU_MIN_NS] = "off_cpu_min_ns",
+		[XPU_STAT_OFF_CPU_BLOCKS] = "off_cpu_blocks",
+		[XPU_STAT_OFF_CPU_SHORT] = "off_cpu_short",
+		[XPU_STAT_OFF_CPU_NO_STACK] = "off_cpu_no_stack",
+		[XPU_STAT_OFF_CPU_LOST] = "off_cpu_lost",
+		[XPU_STAT_OFF_CPU_OPEN] = "off_cpu_open",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
@@ -272,9 +279,10 @@ int out_info(struct session *ses, FILE *out)
 			s->stack_mode == XPU_STACK_DWARF ? "dwarf" :
 			s->stack_mode == XPU_STACK_CFI ? "cfi (unwound in BPF)" :
 			s->stack_mode == XPU_STACK_FP ? "frame pointer" : "unknown");
-		fprintf(out, "  %-16s %s%s%s\n", "flags",
+		fprintf(out, "  %-16s %s%s%s%s\n", "flags",
 			s->flags & XPU_SESSION_KERNEL_STACKS ? "kernel-stacks " : "",
 			s->flags & XPU_SESSION_ATTACHED ? "attached " : "",
+			s->flags & XPU_SESSION_OFF_CPU ? "off-cpu " : "",
 			s->flags & XPU_SESSION_GPU ? "gpu" : "");
 		fprintf(out, "  %-16s %u\n", "target pid", s->target_pid);
 		fprintf(out, "  %-16s %" PRIu64 " ns (monotonic)\n", "start", s->start_mono_ns);
@@ -382,6 +390,9 @@ int out_info(struct session *ses, FILE *out)
 			" frame groups above a native stack that ended early\n", "spliced",
 			ses->py.activations, ses->py.outer_groups);
 	}
+
+	if (session__has_off_cpu(ses))
+		off_cpu_stats__info(ses, out);
 
 	if (t->njit_syms) {
 		uint64_t syms, invalid;

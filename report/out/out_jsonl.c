@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * One JSON object per line per event, for scripts (format-spec/JSONL.md): CPU samples with
- * their frames, launches, API calls, kernels, copies, memsets, syncs, NVTX, ioctls and GPU
- * memory. Every object has type, ts (CLOCK_REALTIME ns), pid and tid; lines are in time
+ * their frames, launches, API calls, kernels, copies, memsets, syncs, NVTX, ioctls, GPU
+ * memory and off-CPU blocks with their frames. Every object has type, ts (CLOCK_REALTIME ns), pid and tid; lines are in time
  * order (ties: in the order of the types above, then trace order). The filter decides as in
  * every other output.
  */
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "model/clock_map.h"
+#include "model/profile.h"
 #include "out/ioctl_names.h"
 #include "out/json_str.h"
 #include "out/out.h"
@@ -26,6 +27,7 @@ enum ev_type {
 	EV_NVTX,
 	EV_IOCTL,
 	EV_MEMORY,
+	EV_OFF_CPU,
 };
 
 struct ev {
@@ -114,6 +116,12 @@ static int collect(struct jl *l)
 
 		if (keep)
 			err = add(l, EV_MEMORY, i, x->ts_ns);
+	}
+	for (i = 0; !err && i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+
+		if (filter__span(f, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
+			err = add(l, EV_OFF_CPU, i, o->ts_ns);
 	}
 	return err;
 }
@@ -317,6 +325,17 @@ static int put_event(struct jl *l, const struct ev *e)
 	case EV_MEMORY:
 		put_memory(l, e->idx);
 		break;
+	case EV_OFF_CPU: {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[e->idx];
+
+		head(l, "off_cpu", o->ts_ns, o->pid, o->tid);
+		fprintf(l->out, ",\"dur\":%" PRIu64, o->dur_ns);
+		key_str(l, "state", off_cpu_state_name(o->state));
+		if (o->waker_tid)
+			fprintf(l->out, ",\"waker_tid\":%u", o->waker_tid);
+		err = frames(l, o->pid, o->ts_ns, session__offcpu_stack(l->s, e->idx));
+		break;
+	}
 	}
 	fputs("}\n", l->out);
 	return err;

@@ -42,6 +42,8 @@ enum pp_value {
 	PV_TIME_NS,	/* both: the merged view's weight */
 	PV_RECORDS,	/* GPU records (kernels, copies, memsets; allocations in the memory view) */
 	PV_BYTES,	/* the memory view's bytes held at the peak */
+	PV_OFF_NS,	/* off-CPU blocks' time */
+	PV_BLOCKS,	/* off-CPU blocks */
 };
 
 #define PP_MAX_TYPES 4
@@ -69,6 +71,11 @@ static const struct pp_view {
 	  2, 0, 1, true },
 	{ VIEW_MEMORY, { { "space", "bytes", PV_BYTES }, { "allocations", "count", PV_RECORDS } },
 	  2, 0, 0, false },
+	{ VIEW_OFF_CPU, { { "off_cpu", "nanoseconds", PV_OFF_NS }, { "blocks", "count", PV_BLOCKS } },
+	  2, 0, 0, false },
+	{ VIEW_WALL, { { "samples", "count", PV_SAMPLES }, { "cpu", "nanoseconds", PV_CPU_NS },
+		       { "off_cpu", "nanoseconds", PV_OFF_NS }, { "wall", "nanoseconds", PV_TIME_NS } },
+	  4, 3, 3, true },
 };
 
 /* label keys, in the order a sample lists them; tid and device only where known */
@@ -157,6 +164,10 @@ static int64_t value_of(const struct pp *pp, enum pp_value v, const struct prof_
 		return llround(e->samples * period_ns) + (int64_t)e->gpu_ns;
 	case PV_RECORDS:
 		return e->gpu_n;
+	case PV_OFF_NS:
+		return e->off_n ? (int64_t)e->gpu_ns : 0;
+	case PV_BLOCKS:
+		return e->off_n;
 	}
 	return 0;
 }
@@ -316,6 +327,8 @@ static const char *kind_of(struct pp *pp, const struct prof_entry *e)
 
 	if (!e->leaf)
 		return "cpu";
+	if (e->off_n)
+		return "off-cpu";
 	if (pp->p->s->opts->view == VIEW_MEMORY)
 		return "alloc";
 	k = kmap__get(&pp->kind_idx, 0, e->leaf);

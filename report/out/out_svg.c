@@ -5,7 +5,8 @@
  * drawn root at the bottom, one rectangle per frame with a <title> tooltip (frame, weight,
  * percent). Labels are cut to fit in C, so the picture reads even where scripts do not run
  * (an <img>); the embedded script adds click-to-zoom, reset and search with matched percent.
- * GPU work ("[gpu] ..." leaves) is drawn in blue-greens, kernel frames ("_[k]") in orange,
+ * GPU work ("[gpu] ..." leaves) is drawn in blue-greens, blocked time ("[off-cpu] ...") in
+ * greys, kernel frames ("_[k]") in orange,
  * everything else in the usual warm colours, each hue fixed by a hash of the name.
  */
 #include <errno.h>
@@ -200,6 +201,8 @@ static void frame_color(const char *name, char *buf, size_t len)
 		r = 40 + 60 * v1;
 		g = 150 + 70 * v2;
 		b = 190 + 60 * v3;
+	} else if (!strncmp(name, "[off-cpu] ", 10)) {
+		r = g = b = 150 + 50 * v1;
 	} else if (nl > 4 && !strcmp(name + nl - 4, "_[k]")) {
 		r = 230 + 25 * v3;
 		g = 150 + 50 * v2;
@@ -373,7 +376,10 @@ static const char *view_name(enum report_view v)
 {
 	return v == VIEW_MEMORY ? "GPU memory held at the peak (bytes) under its allocating stacks" :
 	       v == VIEW_GPU ? "GPU work under its launch stacks" :
-	       v == VIEW_CPU ? "CPU samples" : "CPU samples and GPU work under launch stacks";
+	       v == VIEW_CPU ? "CPU samples" :
+	       v == VIEW_OFF_CPU ? "Off-CPU time under the stacks that blocked" :
+	       v == VIEW_WALL ? "Wall time: CPU samples and off-CPU time" :
+				"CPU samples and GPU work under launch stacks";
 }
 
 static const char *base_name(const char *path)
@@ -492,7 +498,9 @@ int out_svg(struct profile *p, FILE *out)
 	if (!n)
 		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
 			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" :
-			p->s->opts->view == VIEW_MEMORY ? "memory" : "merged");
+			p->s->opts->view == VIEW_MEMORY ? "memory" :
+			p->s->opts->view == VIEW_OFF_CPU ? "off-cpu" :
+			p->s->opts->view == VIEW_WALL ? "wall" : "merged");
 	session__weight_unit(p->s, t.unit, sizeof(t.unit));
 	/* a legend only where both kinds can be drawn */
 	if (p->s->opts->view == VIEW_MERGED && session__has_gpu(p->s)) {

@@ -13,6 +13,7 @@
 #include "base/progress.h"
 #include "model/func_table.h"
 #include "model/losses.h"
+#include "model/off_cpu_stats.h"
 #include "model/profile.h"
 #include "model/stack_stats.h"
 #include "out/driver_ioctls.h"
@@ -61,6 +62,8 @@ static void print_header(struct profile *p, FILE *out)
 		fprintf(out, "# target:    exited with status %d\n", (int)t->end.exit_code);
 	fprintf(out, "# samples:   %zu at %u Hz%s\n", t->nsamples, p->s->freq_hz,
 		t->has_session && t->session.sample_freq_hz ? "" : " (assumed)");
+	if (session__has_off_cpu(p->s))
+		off_cpu_stats__header(p->s, out);
 	if (t->nkernels || t->nmemcpys || t->nmemsets)
 		fprintf(out, "# gpu:       %zu kernels, %zu copies, %zu memsets, %zu launches\n",
 			t->nkernels, t->nmemcpys, t->nmemsets, t->nlaunches);
@@ -74,6 +77,8 @@ static void print_header(struct profile *p, FILE *out)
 		l.count[XPU_LOST_WRITER]);
 	if (l.count[XPU_LOST_PY_STACK] || t->npy_runtimes)
 		fprintf(out, ", python %" PRIu64, l.count[XPU_LOST_PY_STACK]);
+	if (l.count[XPU_LOST_OFF_CPU] || session__has_off_cpu(p->s))
+		fprintf(out, ", off-cpu %" PRIu64, l.count[XPU_LOST_OFF_CPU]);
 	if (l.count[0])
 		fprintf(out, ", other %" PRIu64, l.count[0]);
 	fputc('\n', out);

@@ -162,6 +162,11 @@ int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats 
 		r = rewrite(&sp, l->pid, l->ts_ns, &d->launch_stack[i], l->py_stack_id);
 		st->launches += r > 0;
 	}
+	for (i = 0; r >= 0 && i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+
+		r = rewrite(&sp, o->pid, o->ts_ns, &d->offcpu_stack[i], o->py_stack_id);
+	}
 	kmap__free(&sp.cache);
 	kmap__free(&sp.made.dedup);
 	return r < 0 ? r : 0;

@@ -516,16 +516,28 @@ static bool get_copy(const struct trace_record *rec, struct tr_ucopy *c)
 	return c->data || !c->rec.size;
 }
 
-/* Which sample or launch (launch: index | OWNER_LAUNCH) each copy belongs to. */
+/*
+ * Which sample, launch (index | OWNER_LAUNCH) or off-CPU block (index | OWNER_OFF_CPU) each
+ * copy belongs to.
+ */
 #define OWNER_LAUNCH 0x80000000u
+#define OWNER_OFF_CPU 0x40000000u
+#define OWNER_INDEX 0x3fffffffu
 #define OWNER_DONE UINT32_MAX
 
 static int map_owners(const struct trace *t, struct kmap *owners)
 {
 	size_t i;
 
-	if (t->nsamples >= OWNER_LAUNCH || t->nlaunches >= OWNER_LAUNCH)
+	if (t->nsamples > OWNER_INDEX || t->nlaunches > OWNER_INDEX || t->noffcpus > OWNER_INDEX)
 		return -ENOMEM;
+	for (i = 0; i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+
+		if (!kmap__put(owners, (uint64_t)XPU_REC_OFF_CPU << 32 | o->tid, o->ts_ns,
+			       (uint32_t)i | OWNER_OFF_CPU, NULL))
+			return -ENOMEM;
+	}
 	for (i = 0; i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *smp = &t->samples[i];
 
@@ -561,8 +573,11 @@ static int apply_copy(struct unwinder *u, struct kmap *owners, const struct tr_u
 	if (!v || *v == OWNER_DONE)
 		return 0;
 	if (*v & OWNER_LAUNCH) {
-		pid = t->launches[*v & ~OWNER_LAUNCH].pid;
-		stack_id = &u->d->launch_stack[*v & ~OWNER_LAUNCH];
+		pid = t->launches[*v & OWNER_INDEX].pid;
+		stack_id = &u->d->launch_stack[*v & OWNER_INDEX];
+	} else if (*v & OWNER_OFF_CPU) {
+		pid = t->offcpus[*v & OWNER_INDEX].pid;
+		stack_id = &u->d->offcpu_stack[*v & OWNER_INDEX];
 	} else {
 		pid = t->samples[*v].pid;
 		stack_id = &u->d->sample_stack[*v];

@@ -14,8 +14,11 @@ int derived_stacks__init(struct derived_stacks *d, const struct trace *t)
 	d->t = t;
 	d->sample_stack = calloc(t->nsamples ? t->nsamples : 1, sizeof(*d->sample_stack));
 	d->launch_stack = calloc(t->nlaunches ? t->nlaunches : 1, sizeof(*d->launch_stack));
-	if (!d->sample_stack || !d->launch_stack)
+	d->offcpu_stack = calloc(t->noffcpus ? t->noffcpus : 1, sizeof(*d->offcpu_stack));
+	if (!d->sample_stack || !d->launch_stack || !d->offcpu_stack)
 		return -ENOMEM;
+	for (i = 0; i < t->noffcpus; i++)
+		d->offcpu_stack[i] = t->offcpus[i].stack_id;
 	for (i = 0; i < t->nsamples; i++)
 		d->sample_stack[i] = t->samples[i].stack_id;
 	for (i = 0; i < t->nlaunches; i++)
@@ -98,5 +101,6 @@ void derived_stacks__free(struct derived_stacks *d)
 	kmap__free(&d->ids);
 	free(d->sample_stack);
 	free(d->launch_stack);
+	free(d->offcpu_stack);
 	memset(d, 0, sizeof(*d));
 }

@@ -15,6 +15,7 @@ struct derived_stacks {
 	struct kmap ids;		/* derived id -> stacks index */
 	uint32_t *sample_stack;		/* per t->samples[i]: the stack id every output uses */
 	uint32_t *launch_stack;		/* per t->launches[i] */
+	uint32_t *offcpu_stack;		/* per t->offcpus[i] */
 };
 
 /* One producer of derived stacks: equal stacks it makes share an id, counted from next_id. */

@@ -297,6 +297,24 @@ static void count_ucopy(struct trace *t, const struct trace_record *rec)
 		err = PUSH(t, field, __v);                                \
 	} while (0)
 
+/*
+ * A block longer than this is a bad record (no recording lasts a year): it keeps every sum of
+ * blocked time, and every end time, far from overflowing.
+ */
+#define OFF_CPU_MAX_DUR_NS (365ull * 24 * 3600 * 1000000000ull)
+
+static int load_off_cpu(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_off_cpu o;
+
+	trace_record__get(rec, &o, sizeof(o), NULL);
+	if (o.dur_ns > OFF_CPU_MAX_DUR_NS || o.ts_ns > UINT64_MAX - OFF_CPU_MAX_DUR_NS) {
+		t->bad_records++;
+		return 0;
+	}
+	return PUSH(t, offcpus, o);
+}
+
 static int load_records(struct trace *t, struct trace_reader *r)
 {
 	struct trace_record rec;
@@ -399,6 +417,9 @@ static int load_records(struct trace *t, struct trace_reader *r)
 		case XPU_REC_DRIVER_IOCTL:
 			GET_PUSH(ioctls, struct xpu_rec_driver_ioctl);
 			break;
+		case XPU_REC_OFF_CPU:
+			err = load_off_cpu(t, &rec);
+			break;
 		default:
 			if (rec.type < 1 || rec.type > XPU_REC_TYPE_MAX_KNOWN)
 				t->unknown_types++;
@@ -406,6 +427,17 @@ static int load_records(struct trace *t, struct trace_reader *r)
 		}
 	}
 	return err;
+}
+
+static int cmp_ts_off_cpu(const void *a, const void *b)
+{
+	const struct xpu_rec_off_cpu *x = a, *y = b;
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->dur_ns < y->dur_ns ? -1 : x->dur_ns > y->dur_ns;
 }
 
 static int cmp_ts_sample(const void *a, const void *b)
@@ -532,6 +564,12 @@ static int build_tasks(struct trace *t)
 		p->samples++;
 		th->samples++;
 	}
+	/* a thread that only ever blocked still has a name and a track */
+	for (i = 0; i < t->noffcpus; i++) {
+		if (!proc_get(t, t->offcpus[i].pid) ||
+		    !thread_get(t, t->offcpus[i].pid, t->offcpus[i].tid))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -643,6 +681,9 @@ static void count_bad_refs(struct trace *t)
 	for (i = 0; i < t->nlaunches; i++)
 		t->bad_stack_refs += bad_stack(t, t->launches[i].stack_id,
 					       t->launches[i].py_stack_id);
+	for (i = 0; i < t->noffcpus; i++)
+		t->bad_stack_refs += bad_stack(t, t->offcpus[i].stack_id,
+					       t->offcpus[i].py_stack_id);
 	for (i = 0; i < t->nmappings; i++)
 		t->bad_dso_refs += !kmap__get(&t->dso_ids, t->mappings[i].dso_id, 0);
 }
@@ -674,6 +715,8 @@ int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 	/* stable order for equal timestamps keeps outputs deterministic */
 	if (t->nsamples)
 		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_ts_sample);
+	if (t->noffcpus)
+		qsort(t->offcpus, t->noffcpus, sizeof(*t->offcpus), cmp_ts_off_cpu);
 	if (t->ntasks)
 		qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
 	if (t->nkernels)
@@ -718,6 +761,7 @@ void trace__free(struct trace *t)
 	free(t->mappings);
 	free(t->tasks);
 	free(t->samples);
+	free(t->offcpus);
 	free(t->lost);
 	free(t->kernels);
 	free(t->memcpys);

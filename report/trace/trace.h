@@ -106,6 +106,8 @@ struct trace {
 	/* 1.4, file order: GPU memory (CUPTI), ioctls on NVIDIA device files (--driver) */
 	struct xpu_rec_gpu_memory *memories;	size_t nmemories, memories_cap;
 	struct xpu_rec_driver_ioctl *ioctls;	size_t nioctls, ioctls_cap;
+	/* 1.6, sorted by time: blocks of threads off their CPU (--off-cpu) */
+	struct xpu_rec_off_cpu *offcpus;	size_t noffcpus, offcpus_cap;
 	/* Python (1.3): runtimes by file order, code objects and frame lists by id */
 	struct xpu_rec_py_runtime *py_runtimes;	size_t npy_runtimes, py_runtimes_cap;
 	struct tr_py_code *py_codes;		size_t npy_codes, py_codes_cap;

@@ -39,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctl = fuzz_write_records(data, size);
 	o.output = out_path;
 	o.view = (ctl >> 1) % 3;
+	if ((ctl >> 5) & 1)	/* the off-CPU views too */
+		o.view = (ctl >> 6) & 1 ? VIEW_WALL : VIEW_OFF_CPU;
 	o.weight = (ctl >> 3) & 1;
 	o.no_host_files = (ctl >> 4) & 1;
 	for (f = 0; f < sizeof(formats) / sizeof(formats[0]); f++) {

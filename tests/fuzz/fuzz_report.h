@@ -100,7 +100,7 @@ static __attribute__((unused)) void fuzz_run_reports(unsigned int variant, unsig
 	struct report_opts o = {
 		.input = fuzz_path,
 		.output = "/dev/null",
-		.view = variant % 4,	/* merged, gpu, cpu, memory */
+		.view = variant % 6,	/* merged, gpu, cpu, memory, off-cpu, wall */
 		.weight = (variant >> 2) & 1,
 		.strict = (variant >> 3) & 1,
 	};

@@ -162,6 +162,37 @@ else
 	fail=$((fail + 1))
 fi
 
+# --off-cpu: blocked time by stack, wall time, and every format (tests/golden/make_offcpu.c)
+build_offcpu() {
+	$CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$OUT/make_offcpu" \
+		"$ROOT/tests/golden/make_offcpu.c" "$ROOT/build/libxpucommon.a" -lzstd || return 1
+	a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
+	"$OUT/make_offcpu" "$OUT/offcpu.xpu" "$OUT/target" "$(a main)" "$(a middle)" \
+		"$(a leaf_work)"
+}
+if [ -x "$OUT/target" ] && build_offcpu; then
+	o="$OUT/offcpu.xpu"
+	check offcpu text --view=wall "$o"
+	check offcpu text-off-cpu --view=off-cpu "$o"
+	check offcpu info -F info "$o"
+	check offcpu folded-off-cpu -F folded --view=off-cpu "$o"
+	check offcpu folded-wall -F folded --view=wall "$o"
+	check offcpu folded-wall-samples -F folded --view=wall --weight=samples "$o"
+	check offcpu folded-range -F folded --view=off-cpu --time-range=0.06,0.08 "$o"
+	check offcpu folded-tid -F folded --view=off-cpu --tid=301 "$o"
+	check offcpu chrome -F chrome "$o"
+	check offcpu jsonl -F jsonl "$o"
+	check offcpu svg -F svg --view=off-cpu "$o"
+	check offcpu folded-cpu -F folded --view=cpu "$o"
+	check offcpu folded-empty -F folded --view=off-cpu --pid=1 "$o"
+	# a trace without off-CPU data says so in one line and exits 1
+	check synthetic folded-off-cpu -F folded --view=off-cpu "$OUT/synthetic.xpu"
+	check synthetic text-wall --view=wall "$OUT/synthetic.xpu"
+else
+	echo "FAIL golden: could not build the off-CPU trace"
+	fail=$((fail + 1))
+fi
+
 # folded weights keep every GPU record and the totals (tests/golden/weights.py)
 if [ -f "$OUT/synthetic.xpu" ] &&
    python3 "$ROOT/tests/golden/weights.py" "$REPORT" "$ROOT/samples/traces/pipeline.xpu" \
