@@ -11,6 +11,7 @@
 #include "base/progress.h"
 #include "cmd/cmd.h"
 #include "model/profile.h"
+#include "model/trace_parts.h"
 #include "out/out.h"
 
 #ifndef XPU_VERSION
@@ -18,9 +19,10 @@
 #endif
 
 static const char usage_text[] =
-	"Usage: xpu-report [OPTIONS] [FILE.xpu]\n"
+	"Usage: xpu-report [OPTIONS] [FILE.xpu...]\n"
 	"Analyze a trace written by xpu-record (default: record.xpu, what xpu-record writes).\n"
-	"FILE may be - for stdin.\n"
+	"FILE may be - for stdin. Several files (ranks, processes, hosts) are reported as one,\n"
+	"on one CLOCK_REALTIME axis.\n"
 	"\n"
 	"  -F, --format=FMT     text (default), folded (flamegraph.pl input), info,\n"
 	"                       chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
@@ -46,6 +48,8 @@ static const char usage_text[] =
 	"      --percent-limit=P  leave out text rows under P% of the total\n"
 	"      --callers=FUNC   text: the tree of FUNC's callers (who calls it, by weight)\n"
 	"      --callees=FUNC   text: the tree of FUNC's callees (what it calls, by weight)\n"
+	"      --host=NAME[,NAME]  only the processes of these hosts (the trace's host name)\n"
+	"      --rank=N[,N]     only processes with these ranks (RANK in their environment)\n"
 	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
 	"      --no-host-files  read no binaries from this machine's paths or debug dirs: only\n"
 	"                       --symfs and the archive (the same report on every machine)\n"
@@ -95,6 +99,9 @@ enum {
 	OPT_INLINE,
 	OPT_NO_INLINE,
 	OPT_NO_UNWIND,
+	/* multi-trace: --host, --rank */
+	OPT_HOST,
+	OPT_RANK,
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +128,9 @@ static const struct option long_opts[] = {
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
+	/* multi-trace */
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "rank", required_argument, NULL, OPT_RANK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -405,6 +415,23 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			}
 			*(c == OPT_CALLERS ? &o->callers : &o->callees) = optarg;
 			break;
+		/* multi-trace: which hosts and ranks of the traces given */
+		case OPT_HOST:
+			if (!comm_list_ok(optarg)) {
+				fprintf(stderr, "xpu-report: bad --host '%s': expected NAME[,NAME...] (at most %d)\n",
+					optarg, FILTER_MAX_COMMS);
+				return -EINVAL;
+			}
+			o->hosts = optarg;
+			break;
+		case OPT_RANK:
+			if (!filter__ranks_ok(optarg)) {
+				fprintf(stderr, "xpu-report: bad --rank '%s': expected N[,N...] (at most %d)\n",
+					optarg, FILTER_MAX_RANKS);
+				return -EINVAL;
+			}
+			o->ranks = optarg;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -423,9 +450,18 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			return -EINVAL;
 		}
 	}
+	/* multi-trace: several files are one report; stdin can be one of them, once */
 	if (optind < argc - 1) {
-		fprintf(stderr, "xpu-report: more than one trace file given (try 'xpu-report --help')\n");
-		return -EINVAL;
+		int i, stdin_n = 0;
+
+		for (i = optind; i < argc; i++)
+			stdin_n += !strcmp(argv[i], "-");
+		if (stdin_n > 1) {
+			fprintf(stderr, "xpu-report: '-' (stdin) given more than once\n");
+			return -EINVAL;
+		}
+		o->inputs = (const char *const *)&argv[optind];
+		o->ninputs = argc - optind;
 	}
 	if ((o->callers || o->callees) && o->format != FMT_TEXT) {
 		fprintf(stderr, "xpu-report: --callers and --callees are for --format=text\n");
@@ -570,7 +606,8 @@ int report_run(const struct report_opts *o)
 	int ret = 1, r;
 
 	progress__init(true);
-	if (trace__load(&t, o->input, err, sizeof(err))) {
+	if (o->ninputs > 1 ? trace_parts__load(&t, o->inputs, (size_t)o->ninputs, err, sizeof(err)) :
+			     trace__load(&t, o->input, err, sizeof(err))) {
 		progress__end();
 		fprintf(stderr, "xpu-report: %s\n", err);
 		return 1;
@@ -579,7 +616,8 @@ int report_run(const struct report_opts *o)
 	loaded = true;
 	truncated = t.st.end != TRACE_END_CLEAN;
 	if (!t.st.records) {	/* one line: why there is nothing, and nothing to report */
-		fprintf(stderr, "xpu-report: %s holds no records: nothing to report%s%s%s\n", o->input,
+		fprintf(stderr, "xpu-report: %s hold%s no records: nothing to report%s%s%s\n",
+			o->ninputs > 1 ? "the traces" : o->input, o->ninputs > 1 ? "" : "s",
 			truncated ? " (" : "", truncated ? t.st.reason : "", truncated ? ")" : "");
 		goto out;
 	}

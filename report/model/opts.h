@@ -71,6 +71,11 @@ struct report_opts {
 	double percent_limit;		/* hide rows under this share */
 	const char *dsos;		/* --dso NAME[,NAME...]: stacks with a frame in these files */
 	const char *callers, *callees;	/* a tree of one function's callers or callees */
+	/* multi-trace: several traces as one (input is inputs[0]), and --host / --rank */
+	const char *const *inputs;
+	int ninputs;			/* 0 or 1: the one trace, input */
+	const char *hosts;		/* --host NAME[,NAME...] */
+	const char *ranks;		/* --rank N[,N...] */
 };
 
 #endif
