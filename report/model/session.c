@@ -159,15 +159,15 @@ const char *session__process_place(const struct session *s, uint32_t pid, char *
 {
 	const char *host = s->t->nparts > 1 ? session__process_host(s, pid) : "";
 	int32_t rank = session__process_rank(s, pid);
+	char tr[32] = "", rk[32] = "";
 
-	if (*host && rank >= 0)
-		snprintf(buf, size, "%s rank %d", host, rank);
-	else if (*host)
-		snprintf(buf, size, "%s", host);
-	else if (rank >= 0)
-		snprintf(buf, size, "rank %d", rank);
-	else
-		snprintf(buf, size, "%s", "");
+	/* a pid that another trace used too: which trace it is from tells them apart */
+	if (session__process_pid(s, pid) != pid)
+		snprintf(tr, sizeof(tr), "%strace %u", *host ? " " : "",
+			 trace__part_of(s->t, pid) + 1);
+	if (rank >= 0)
+		snprintf(rk, sizeof(rk), "%srank %d", *host || *tr ? " " : "", rank);
+	snprintf(buf, size, "%s%s%s", host, tr, rk);
 	return buf;
 }
 

@@ -14,7 +14,7 @@
 
 #include "trace/trace.h"
 
-#define TRACE_PARTS_MAX 1024	/* pids of colliding traces are moved by part << 22 */
+#define TRACE_PARTS_MAX 256	/* pids of colliding traces move by part << 22: below 1 << 30 */
 
 /* A trace's CLOCK_REALTIME - CLOCK_MONOTONIC at its start, from its clock map. */
 struct part_clock {
