@@ -157,7 +157,7 @@ bool session__has_places(const struct session *s)
 const char *session__process_place(const struct session *s, uint32_t pid, char *buf,
 				   size_t size)
 {
-	const char *host = s->t->nparts > 1 ? session__process_host(s, pid) : "";
+	const char *host = session__has_places(s) ? session__process_host(s, pid) : "";
 	int32_t rank = session__process_rank(s, pid);
 	char tr[32] = "", rk[32] = "";
 

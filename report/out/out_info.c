@@ -246,7 +246,7 @@ static int print_selected(struct session *ses, FILE *out)
 static void print_places(struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
-	char place[300], cb[32];
+	char cb[32];
 	size_t i;
 
 	if (t->nparts > 1) {
@@ -284,7 +284,7 @@ static void print_places(struct session *ses, FILE *out)
 			"local_world_size %d%s%s\n", session__process_pid(ses, e->pid),
 			trace__comm(t, e->pid, cb, sizeof(cb)), e->rank, e->local_rank, e->world_size,
 			e->local_world_size, t->nparts > 1 ? " on " : "",
-			t->nparts > 1 ? session__process_place(ses, e->pid, place, sizeof(place)) : "");
+			t->nparts > 1 ? session__process_host(ses, e->pid) : "");
 	}
 }
 

@@ -93,7 +93,7 @@ for r in 0 1; do
 		fail "recording rank $r: $(tail -1 "$tmp/r$r.err")"
 	"$R" -F info "$tmp/r$r.xpu" 2>/dev/null | grep -qE "^  pid [0-9]+ \(fake_cuda_app\): rank $r local_rank $r world_size 2 local_world_size 2$" ||
 		fail "rank $r: no PROCESS_ENV in info: $("$R" -F info "$tmp/r$r.xpu" 2>&1 | grep -A2 '^ranks')"
-	"$R" "$tmp/r$r.xpu" 2>/dev/null | grep -qE "^ +100\.00% +[0-9]+ +[0-9]+  fake_cuda_app  \(rank $r\)$" ||
+	"$R" "$tmp/r$r.xpu" 2>/dev/null | grep -qE "^ +100\.00% +[0-9]+ +[0-9]+  fake_cuda_app  \($HOST rank $r\)$" ||
 		fail "rank $r: text has no rank on its process: $("$R" "$tmp/r$r.xpu" 2>&1 | grep -A3 'by process')"
 done
 [ "$(kernels "$tmp/r0.xpu" "$tmp/r1.xpu")" = 700 ] || fail "merged: not 300 + 400 kernels"
@@ -128,6 +128,6 @@ for r in 0 1; do
 	n=$("$R" -F info --rank=$r "$tmp/both.xpu" 2>/dev/null | awk '$1 == "gpu" && $2 == "records" { print $3 }')
 	[ "$n" = $((200 + 100 * r)) ] || fail "--rank=$r of one recording: ${n:-no} GPU records, want $((200 + 100 * r))"
 done
-"$R" "$tmp/both.xpu" 2>/dev/null | grep -c '  (rank [01])$' | grep -qx 2 ||
+"$R" "$tmp/both.xpu" 2>/dev/null | grep -c "  ($HOST rank [01])\$" | grep -qx 2 ||
 	fail "text: two processes with a rank: $("$R" "$tmp/both.xpu" 2>&1 | grep -A4 'by process')"
 echo "PASS $NAME: CPU recordings add up on one timeline; ranks recorded, merged, filtered and named"
