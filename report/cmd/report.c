@@ -450,15 +450,15 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			return -EINVAL;
 		}
 	}
-	/* multi-trace: several files are one report; stdin can be one of them, once */
+	/* multi-trace: several files are one report, each read twice (so no stdin) */
 	if (optind < argc - 1) {
-		int i, stdin_n = 0;
+		int i;
 
-		for (i = optind; i < argc; i++)
-			stdin_n += !strcmp(argv[i], "-");
-		if (stdin_n > 1) {
-			fprintf(stderr, "xpu-report: '-' (stdin) given more than once\n");
-			return -EINVAL;
+		for (i = optind; i < argc; i++) {
+			if (!strcmp(argv[i], "-")) {
+				fprintf(stderr, "xpu-report: '-' (stdin) cannot be one of several traces: give files\n");
+				return -EINVAL;
+			}
 		}
 		o->inputs = (const char *const *)&argv[optind];
 		o->ninputs = argc - optind;
