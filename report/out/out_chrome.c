@@ -222,7 +222,10 @@ static uint64_t realtime_ns(const struct chrome *c, uint64_t mono)
 	b = &c->clk[hi];
 	oa = (int64_t)(a->real - a->mono);
 	ob = (int64_t)(b->real - b->mono);
-	off = oa + (int64_t)((double)(ob - oa) * (double)(mono - a->mono) / (double)(b->mono - a->mono));
+	/* a hostile trace's offsets may be far apart: differences wrap, never overflow */
+	off = (int64_t)((uint64_t)oa +
+			(uint64_t)(int64_t)((double)(int64_t)((uint64_t)ob - (uint64_t)oa) *
+					    (double)(mono - a->mono) / (double)(b->mono - a->mono)));
 	return mono + off;
 }
 
