@@ -130,4 +130,33 @@ for r in 0 1; do
 done
 "$R" "$tmp/both.xpu" 2>/dev/null | grep -c "  ($HOST rank [01])\$" | grep -qx 2 ||
 	fail "text: two processes with a rank: $("$R" "$tmp/both.xpu" 2>&1 | grep -A4 'by process')"
-echo "PASS $NAME: CPU recordings add up on one timeline; ranks recorded, merged, filtered and named"
+# 4. two hosts: rank 1 again, recorded in a UTS namespace named as another host. Its GPU is
+#    another host's GPU 0, its clock is aligned by realtime; --host picks each host's part
+if unshare -u true 2>/dev/null; then
+	OTHER=xpu-other-host
+	RANK=1 WORLD_SIZE=2 unshare -u sh -c 'hostname "$0" && exec "$@"' "$OTHER" \
+		"$B/xpu-record" -o "$tmp/h1.xpu" -- "${app[@]}" 400 >/dev/null 2>"$tmp/h1.err" ||
+		fail "recording as host $OTHER: $(tail -1 "$tmp/h1.err")"
+	"$R" -F info "$tmp/r0.xpu" "$tmp/h1.xpu" 2>/dev/null >"$tmp/h.info"
+	grep -q "^    host           $OTHER$" "$tmp/h.info" || fail "info: no trace of host $OTHER"
+	"$R" -F folded --view=gpu --weight=time --host="$OTHER" "$tmp/r0.xpu" "$tmp/h1.xpu" \
+		>"$tmp/h1m.folded" 2>/dev/null || fail "--host=$OTHER"
+	"$R" -F folded --view=gpu --weight=time "$tmp/h1.xpu" >"$tmp/h1.folded" 2>/dev/null
+	cmp -s "$tmp/h1.folded" "$tmp/h1m.folded" || fail "--host=$OTHER is not its trace alone"
+	"$R" -F chrome "$tmp/r0.xpu" "$tmp/h1.xpu" >"$tmp/h.json" 2>/dev/null || fail "chrome of two hosts"
+	python3 - "$tmp/h.json" "$HOST" "$OTHER" <<'EOF' || fail "chrome: two hosts are not two GPUs and two named processes"
+import json, sys
+d = json.load(open(sys.argv[1]))
+host, other = sys.argv[2:4]
+names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "process_name"}
+gpus = sorted(n for p, n in names.items() if p >= 2000000000)
+procs = sorted(n for p, n in names.items() if p < 2000000000)
+assert gpus == ["GPU 0 on " + host, "GPU 0 on " + other], gpus
+assert procs[0].startswith(host + " rank 0 pid ") and procs[1].startswith(other + " rank 1 pid "), procs
+tr = d["otherData"]["traces"]
+# one machine: the realtime alignment is right to the clock reads' precision (well under 1 ms)
+assert abs(tr[1]["monotonic_shift_ns"]) < 1000000, tr
+assert "NTP" in d["otherData"]["cross_host_alignment"]
+EOF
+fi
+echo "PASS $NAME: CPU recordings add up on one timeline; ranks recorded, merged, filtered and named; two hosts apart"
