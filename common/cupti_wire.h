@@ -24,7 +24,7 @@
 #include "xpu_format.h"
 
 #define XPU_CUPTI_WIRE_MAGIC 0x31574358u	/* "XCW1" read as little-endian bytes */
-#define XPU_CUPTI_WIRE_VERSION 1
+#define XPU_CUPTI_WIRE_VERSION 2	/* 2: PROCESS_ENV records */
 #define XPU_CUPTI_SOCKET_ENV "XPU_CUPTI_SOCKET"
 
 /*
@@ -106,6 +106,8 @@ static inline int xpu_cupti_wire_pid_offset(uint16_t type)
 		return offsetof(struct xpu_rec_gpu_process, pid);
 	case XPU_REC_GPU_MEMORY:
 		return offsetof(struct xpu_rec_gpu_memory, pid);
+	case XPU_REC_PROCESS_ENV:
+		return offsetof(struct xpu_rec_process_env, pid);
 	default:
 		/* XPU_REC_GPU_LAUNCH comes from BPF only; everything else is the recorder's own */
 		return -1;
@@ -128,6 +130,7 @@ static inline uint32_t xpu_cupti_wire_min_body(uint16_t type)
 	case XPU_REC_GPU_OVERHEAD: return sizeof(struct xpu_rec_gpu_overhead);
 	case XPU_REC_GPU_PROCESS: return sizeof(struct xpu_rec_gpu_process);
 	case XPU_REC_GPU_MEMORY: return sizeof(struct xpu_rec_gpu_memory);
+	case XPU_REC_PROCESS_ENV: return sizeof(struct xpu_rec_process_env);
 	default: return 0;
 	}
 }

@@ -95,6 +95,7 @@ uint32_t xpu_record_min_body(uint16_t type)
 	case XPU_REC_GPU_MEMORY: return sizeof(struct xpu_rec_gpu_memory);
 	case XPU_REC_DRIVER_IOCTL: return sizeof(struct xpu_rec_driver_ioctl);
 	case XPU_REC_OFF_CPU: return sizeof(struct xpu_rec_off_cpu);
+	case XPU_REC_PROCESS_ENV: return sizeof(struct xpu_rec_process_env);
 	default: return 0;
 	}
 }

@@ -468,6 +468,7 @@ const char *xpu_record_type_name(uint16_t type)
 		[XPU_REC_GPU_OVERHEAD] = "gpu_overhead", [XPU_REC_GPU_PROCESS] = "gpu_process",
 		[XPU_REC_GPU_MEMORY] = "gpu_memory",	[XPU_REC_DRIVER_IOCTL] = "driver_ioctl",
 		[XPU_REC_OFF_CPU] = "off_cpu",
+		[XPU_REC_PROCESS_ENV] = "process_env",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

@@ -114,6 +114,7 @@ enum xpu_record_type {
 	XPU_REC_GPU_PROCESS = 29,
 	XPU_REC_GPU_MEMORY = 30,	/* since 1.4: a GPU memory allocation or release */
 	XPU_REC_DRIVER_IOCTL = 31,	/* since 1.4: an ioctl on an NVIDIA device file */
+	XPU_REC_PROCESS_ENV = 32,	/* since 1.6: a process's rank in a distributed job */
 	XPU_REC_OFF_CPU = 40,		/* since 1.6: a thread blocked (xpu-record --off-cpu) */
 	XPU_REC_TYPE_MAX_KNOWN = 40,
 };
@@ -810,5 +811,23 @@ struct xpu_rec_driver_ioctl {
 	uint32_t reserved;
 };
 _Static_assert(sizeof(struct xpu_rec_driver_ioctl) == 64, "driver ioctl size");
+
+/* ---- distributed jobs (since 1.6) ------------------------------------------------------ */
+
+/*
+ * What a process that loaded the injected library read from its environment at start: its
+ * place in a distributed job, as torchrun (and most launchers) set it. -1: not set, or not a
+ * number.
+ */
+struct xpu_rec_process_env {
+	uint64_t ts_ns;
+	uint32_t pid;
+	int32_t rank;			/* RANK */
+	int32_t local_rank;		/* LOCAL_RANK */
+	int32_t world_size;		/* WORLD_SIZE */
+	int32_t local_world_size;	/* LOCAL_WORLD_SIZE */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_process_env) == 32, "process env size");
 
 #endif /* XPU_FORMAT_H */

@@ -194,6 +194,43 @@ static void report_and_close(uint32_t state)
 	transport__finish(0);
 }
 
+/* A non-negative integer from the environment, -1 when unset or anything else. */
+static int32_t env_int(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || *end || v > INT32_MAX ? -1 : (int32_t)v;
+}
+
+/*
+ * The process's place in a distributed job, as torchrun (and most launchers) set it, so that
+ * a report splits ranks even within one recording. Nothing is sent outside such a job.
+ */
+static void send_process_env(void)
+{
+	struct xpu_rec_process_env e = {
+		.ts_ns = xc_mono_ns(),
+		.pid = xc_pid,
+		.rank = env_int("RANK"),
+		.local_rank = env_int("LOCAL_RANK"),
+		.world_size = env_int("WORLD_SIZE"),
+		.local_world_size = env_int("LOCAL_WORLD_SIZE"),
+	};
+
+	if (e.rank < 0 && e.local_rank < 0 && e.world_size < 0 && e.local_world_size < 0)
+		return;
+	transport__lock();
+	transport__append(XPU_REC_PROCESS_ENV, &e, sizeof(e));
+	transport__flush();
+	transport__unlock();
+}
+
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
 	static int once;
@@ -219,14 +256,17 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 
 	err = cupti_loader__load();
 	if (err) {
-		if (!transport__connect(0, flags | XPU_CUPTI_HELLO_NO_CUPTI))
+		if (!transport__connect(0, flags | XPU_CUPTI_HELLO_NO_CUPTI)) {
+			send_process_env();
 			report_and_close(XPU_GPU_PROC_NO_CUPTI);
+		}
 		return 1;
 	}
 	cupti.cuptiGetVersion(&version);
 	/* connect before touching CUPTI: without a recorder there is nothing to collect for */
 	if (transport__connect(version, flags))
 		return 1;
+	send_process_env();
 
 	err = callbacks__subscribe();
 	if (err) {

@@ -11,6 +11,7 @@
 #include "base/progress.h"
 #include "cmd/cmd.h"
 #include "model/profile.h"
+#include "model/trace_parts.h"
 #include "out/out.h"
 
 #ifndef XPU_VERSION
@@ -18,9 +19,10 @@
 #endif
 
 static const char usage_text[] =
-	"Usage: xpu-report [OPTIONS] [FILE.xpu]\n"
+	"Usage: xpu-report [OPTIONS] [FILE.xpu...]\n"
 	"Analyze a trace written by xpu-record (default: record.xpu, what xpu-record writes).\n"
-	"FILE may be - for stdin.\n"
+	"FILE may be - for stdin. Several files (ranks, processes, hosts) are reported as one,\n"
+	"on one CLOCK_REALTIME axis.\n"
 	"\n"
 	"  -F, --format=FMT     text (default), folded (flamegraph.pl input), info,\n"
 	"                       chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
@@ -51,6 +53,8 @@ static const char usage_text[] =
 	"      --percent-limit=P  leave out text rows under P% of the total\n"
 	"      --callers=FUNC   text: the tree of FUNC's callers (who calls it, by weight)\n"
 	"      --callees=FUNC   text: the tree of FUNC's callees (what it calls, by weight)\n"
+	"      --host=NAME[,NAME]  only the processes of these hosts (the trace's host name)\n"
+	"      --rank=N[,N]     only processes with these ranks (RANK in their environment)\n"
 	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
 	"      --no-host-files  read no binaries from this machine's paths or debug dirs: only\n"
 	"                       --symfs and the archive (the same report on every machine)\n"
@@ -103,6 +107,9 @@ enum {
 	OPT_NO_INLINE,
 	OPT_NO_UNWIND,
 	OPT_DIFF_ORDER,		/* xpu-report diff */
+	/* multi-trace: --host, --rank */
+	OPT_HOST,
+	OPT_RANK,
 };
 
 static const struct option long_opts[] = {
@@ -131,6 +138,9 @@ static const struct option long_opts[] = {
 	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
 	/* xpu-report diff (cmd/diff.c) */
 	{ "order", required_argument, NULL, OPT_DIFF_ORDER },
+	/* multi-trace */
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "rank", required_argument, NULL, OPT_RANK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -426,6 +436,23 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			}
 			*(c == OPT_CALLERS ? &o->callers : &o->callees) = optarg;
 			break;
+		/* multi-trace: which hosts and ranks of the traces given */
+		case OPT_HOST:
+			if (!comm_list_ok(optarg)) {
+				fprintf(stderr, "xpu-report: bad --host '%s': expected NAME[,NAME...] (at most %d)\n",
+					optarg, FILTER_MAX_COMMS);
+				return -EINVAL;
+			}
+			o->hosts = optarg;
+			break;
+		case OPT_RANK:
+			if (!filter__ranks_ok(optarg)) {
+				fprintf(stderr, "xpu-report: bad --rank '%s': expected N[,N...] (at most %d)\n",
+					optarg, FILTER_MAX_RANKS);
+				return -EINVAL;
+			}
+			o->ranks = optarg;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -461,9 +488,18 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 
 	if (r)
 		return r;
+	/* multi-trace: several files are one report, each read twice (so no stdin) */
 	if (optind < argc - 1) {
-		fprintf(stderr, "xpu-report: more than one trace file given (try 'xpu-report --help')\n");
-		return -EINVAL;
+		int i;
+
+		for (i = optind; i < argc; i++) {
+			if (!strcmp(argv[i], "-")) {
+				fprintf(stderr, "xpu-report: '-' (stdin) cannot be one of several traces: give files\n");
+				return -EINVAL;
+			}
+		}
+		o->inputs = (const char *const *)&argv[optind];
+		o->ninputs = argc - optind;
 	}
 	if ((o->callers || o->callees) && o->format != FMT_TEXT) {
 		fprintf(stderr, "xpu-report: --callers and --callees are for --format=text\n");
@@ -646,11 +682,14 @@ int report__emit(const struct report_opts *o, int (*write)(void *arg, FILE *f), 
 
 int report__load(struct trace *t, const char *path, const struct report_opts *o)
 {
+	/* multi-trace: o->inputs holds the files when there are several, path is the first */
+	bool many = !o->diff && o->ninputs > 1;
 	char err[256];
 	bool truncated;
 
 	progress__init(true);
-	if (trace__load(t, path, err, sizeof(err))) {
+	if (many ? trace_parts__load(t, o->inputs, (size_t)o->ninputs, err, sizeof(err)) :
+		   trace__load(t, path, err, sizeof(err))) {
 		progress__end();
 		/* diff reads two traces: say which one (a report's one is known) */
 		fprintf(stderr, "xpu-report: %s%s%s\n", o->diff && !strstr(err, path) ? path : "",
@@ -660,7 +699,8 @@ int report__load(struct trace *t, const char *path, const struct report_opts *o)
 	progress__end();	/* warnings below start on a clean line */
 	truncated = t->st.end != TRACE_END_CLEAN;
 	if (!t->st.records) {	/* one line: why there is nothing, and nothing to report */
-		fprintf(stderr, "xpu-report: %s holds no records: nothing to report%s%s%s\n", path,
+		fprintf(stderr, "xpu-report: %s hold%s no records: nothing to report%s%s%s\n",
+			many ? "the traces" : path, many ? "" : "s",
 			truncated ? " (" : "", truncated ? t->st.reason : "", truncated ? ")" : "");
 		trace__free(t);
 		return 1;

@@ -63,8 +63,11 @@ uint64_t clock_map__realtime(const struct clock_map *c, uint64_t mono)
 	}
 	oa = (int64_t)(c->p[lo].real - c->p[lo].mono);
 	ob = (int64_t)(c->p[hi].real - c->p[hi].mono);
-	return mono + oa + (int64_t)((double)(ob - oa) * (double)(mono - c->p[lo].mono) /
-				     (double)(c->p[hi].mono - c->p[lo].mono));
+	/* a hostile trace's offsets may be far apart: differences wrap, never overflow */
+	return mono + (uint64_t)oa +
+	       (uint64_t)(int64_t)((double)(int64_t)((uint64_t)ob - (uint64_t)oa) *
+				   (double)(mono - c->p[lo].mono) /
+				   (double)(c->p[hi].mono - c->p[lo].mono));
 }
 
 void clock_map__free(struct clock_map *c)

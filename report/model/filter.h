@@ -13,6 +13,7 @@
 #include "trace/trace.h"
 
 #define FILTER_MAX_COMMS 64
+#define FILTER_MAX_RANKS 64
 
 struct filter {
 	const struct trace *t;
@@ -25,14 +26,24 @@ struct filter {
 	int ncomms;
 	bool has_range;
 	uint64_t r0, r1;		/* --time-range in monotonic ns, inclusive */
+	/* multi-trace: --host (like --comm, split at the commas) and --rank */
+	char *host_buf;
+	const char *hosts[FILTER_MAX_COMMS];
+	int nhosts;
+	int32_t ranks[FILTER_MAX_RANKS];
+	int nranks;
 };
+
+/* Whether s is a --rank list: N[,N...], at most FILTER_MAX_RANKS numbers >= 0. */
+bool filter__ranks_ok(const char *s);
 
 /* 0, -EINVAL (more than FILTER_MAX_COMMS names, or an empty one) or -ENOMEM. */
 int filter__init(struct filter *f, const struct trace *t, const struct report_opts *o);
 /* Whether any option filters. */
 bool filter__active(const struct filter *f);
 /*
- * Whether pid/tid pass --pid, --tid and --comm. --comm names a process (its latest name) or
+ * Whether pid/tid pass --pid, --tid, --comm, --host (the host of its trace) and --rank (its
+ * RANK, or its nearest ancestor's; none known: it does not pass). --comm names a process (its latest name) or
  * a thread (its latest name); a record without a thread (tid 0) passes on its process.
  */
 bool filter__task(const struct filter *f, uint32_t pid, uint32_t tid);

@@ -79,6 +79,11 @@ struct report_opts {
 	/* xpu-report diff BASE NEW (cmd/diff.c) */
 	bool diff;			/* parsing the diff command's options */
 	bool diff_order_total;		/* --order=total: rows by the change of total share */
+	/* multi-trace: several traces as one (input is inputs[0]), and --host / --rank */
+	const char *const *inputs;
+	int ninputs;			/* 0 or 1: the one trace, input */
+	const char *hosts;		/* --host NAME[,NAME...] */
+	const char *ranks;		/* --rank N[,N...] */
 };
 
 #endif

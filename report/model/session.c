@@ -12,6 +12,8 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 {
 	struct sym_opts so = {
 		.trace_path = opts->input,
+		.more_paths = opts->ninputs > 1 ? opts->inputs + 1 : NULL,
+		.nmore_paths = opts->ninputs > 1 ? (size_t)opts->ninputs - 1 : 0,
 		.symfs = opts->symfs,
 		.no_host_files = opts->no_host_files,
 		.python_lines = opts->python_lines,
@@ -152,6 +154,45 @@ const struct gpu_mem *session__gpu_mem(struct session *s)
 		s->mem_built = true;
 	}
 	return &s->mem;
+}
+
+int32_t session__process_rank(const struct session *s, uint32_t pid)
+{
+	const struct xpu_rec_process_env *e = trace__process_env(s->t, pid);
+
+	return e ? e->rank : -1;
+}
+
+const char *session__process_host(const struct session *s, uint32_t pid)
+{
+	return trace__host(s->t, pid);
+}
+
+uint32_t session__process_pid(const struct session *s, uint32_t pid)
+{
+	return trace__real_pid(s->t, pid);
+}
+
+bool session__has_places(const struct session *s)
+{
+	return s->t->nparts > 1 || s->t->npenvs;
+}
+
+const char *session__process_place(const struct session *s, uint32_t pid, char *buf,
+				   size_t size)
+{
+	const char *host = session__has_places(s) ? session__process_host(s, pid) : "";
+	int32_t rank = session__process_rank(s, pid);
+	char tr[32] = "", rk[32] = "";
+
+	/* a pid that another trace used too: which trace it is from tells them apart */
+	if (session__process_pid(s, pid) != pid)
+		snprintf(tr, sizeof(tr), "%strace %u", *host ? " " : "",
+			 trace__part_of(s->t, pid) + 1);
+	if (rank >= 0)
+		snprintf(rk, sizeof(rk), "%srank %d", *host || *tr ? " " : "", rank);
+	snprintf(buf, size, "%s%s%s", host, tr, rk);
+	return buf;
 }
 
 void session__teardown(struct session *s)

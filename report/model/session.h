@@ -80,6 +80,20 @@ bool session__has_off_cpu(const struct session *s);
 const struct gpu_join *session__gpu(struct session *s);
 /* GPU memory paired and its peak found, with the filter applied, built on first use. NULL on -ENOMEM. */
 const struct gpu_mem *session__gpu_mem(struct session *s);
+/*
+ * Multi-trace: where a process ran and its place in a distributed job, for labels (text,
+ * info, chrome, pprof). The rank is the process's RANK (PROCESS_ENV, from the injected
+ * library) or its nearest ancestor's; -1 when unknown. The host is its trace's SESSION host
+ * ("" when unknown). The pid is the one its host knew (merged traces may move colliding ones).
+ */
+int32_t session__process_rank(const struct session *s, uint32_t pid);
+const char *session__process_host(const struct session *s, uint32_t pid);
+uint32_t session__process_pid(const struct session *s, uint32_t pid);
+/* Whether processes get host/rank labels: several traces, or ranks recorded. */
+bool session__has_places(const struct session *s);
+/* "host H rank N" (the parts known), for labels; "" when neither. Returns buf. */
+const char *session__process_place(const struct session *s, uint32_t pid, char *buf,
+				   size_t size);
 void session__teardown(struct session *s);
 
 #endif

@@ -463,11 +463,16 @@ static int print_busy(struct gs *g, FILE *out)
 				last = iv[j].end;
 		busy = gpu_intervals_union(iv + i, j - i);
 		span = last > first ? last - first : 0;
+		const char *host;
+		uint32_t dev = trace__real_device(t, iv[i].key, &host);
+
 		if (session)
 			snprintf(sess, sizeof(sess), "%.2f%%", pct(busy, session));
-		fprintf(out, "%8u %12.1f %12.1f %12.1f %7.2f%% %10s  %s\n", iv[i].key, span / 1e3,
+		/* several traces: a GPU is its host's device number, on that host */
+		fprintf(out, "%8u %12.1f %12.1f %12.1f %7.2f%% %10s  %s%s%s\n", dev, span / 1e3,
 			busy / 1e3, (span - busy) / 1e3, pct(busy, span), sess,
-			device_name(g, iv[i].key));
+			device_name(g, iv[i].key), t->nparts > 1 && *host ? " on " : "",
+			t->nparts > 1 ? host : "");
 	}
 	fprintf(out, "\n");
 	free(iv);

@@ -1068,18 +1068,68 @@ static int cmp_th(const void *a, const void *b)
 	return 0;
 }
 
-static void emit_meta(struct chrome *c)
+/* Multi-trace: processes in order of host, then rank (none last), then pid. */
+static const struct session *place_ses;
+
+static int cmp_place(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t rx = (uint32_t)session__process_rank(place_ses, x);
+	uint32_t ry = (uint32_t)session__process_rank(place_ses, y);
+	int h = strcmp(session__process_host(place_ses, x), session__process_host(place_ses, y));
+
+	if (h)
+		return h;
+	if (rx != ry)		/* -1 (no rank) is the largest as unsigned */
+		return rx < ry ? -1 : 1;
+	return x != y ? (x < y ? -1 : 1) : 0;
+}
+
+/*
+ * Process tracks: "comm pid"; with hosts or ranks (several traces, or PROCESS_ENV records)
+ * "host rank N pid P (comm)", ordered by host and rank.
+ */
+static int emit_process_names(struct chrome *c)
 {
 	const struct trace *t = c->t;
-	char buf[320], cb[32];
+	uint32_t *order = NULL;
+	char buf[320], cb[32], place[300];
+	size_t i;
+
+	if (session__has_places(c->ses)) {
+		order = malloc((c->npids ? c->npids : 1) * sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+		if (c->npids)
+			memcpy(order, c->pids, c->npids * sizeof(*order));
+		place_ses = c->ses;
+		if (c->npids)
+			qsort(order, c->npids, sizeof(*order), cmp_place);
+	}
+	for (i = 0; i < c->npids; i++) {
+		uint32_t pid = order ? order[i] : c->pids[i];
+
+		if (order && *session__process_place(c->ses, pid, place, sizeof(place)))
+			snprintf(buf, sizeof(buf), "%s pid %u (%s)", place,
+				 session__process_pid(c->ses, pid), trace__comm(t, pid, cb, sizeof(cb)));
+		else
+			snprintf(buf, sizeof(buf), "%s %u", trace__comm(t, pid, cb, sizeof(cb)),
+				 session__process_pid(c->ses, pid));
+		meta(c, "process_name", pid, 0, buf);
+		meta_sort(c, "process_sort_index", pid, 0, i);
+	}
+	free(order);
+	return 0;
+}
+
+static int emit_meta(struct chrome *c)
+{
+	const struct trace *t = c->t;
+	char buf[320];
 	size_t i, j;
 
-	for (i = 0; i < c->npids; i++) {
-		snprintf(buf, sizeof(buf), "%s %u", trace__comm(t, c->pids[i], cb, sizeof(cb)),
-			 c->pids[i]);
-		meta(c, "process_name", c->pids[i], 0, buf);
-		meta_sort(c, "process_sort_index", c->pids[i], 0, i);
-	}
+	if (emit_process_names(c))
+		return -ENOMEM;
 	/* sorted by tid, so that each thread's samples track follows it */
 	if (c->nth)
 		qsort(c->th, c->nth, sizeof(*c->th), cmp_th);
@@ -1109,10 +1159,17 @@ static void emit_meta(struct chrome *c)
 			if (t->devices[j].device == c->devs[i])
 				dn = trace__string(t, t->devices[j].name_str);
 		}
+		const char *host;
+		uint32_t dev = trace__real_device(t, c->devs[i], &host);
+		int n;
+
 		if (dn && *dn)
-			snprintf(buf, sizeof(buf), "GPU %u (%s)", c->devs[i], dn);
+			n = snprintf(buf, sizeof(buf), "GPU %u (%s)", dev, dn);
 		else
-			snprintf(buf, sizeof(buf), "GPU %u", c->devs[i]);
+			n = snprintf(buf, sizeof(buf), "GPU %u", dev);
+		/* several traces: the host a GPU belongs to */
+		if (t->nparts > 1 && *host && n > 0 && (size_t)n < sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - n, " on %s", host);
 		meta(c, "process_name", GPU_PID_BASE + i, 0, buf);
 		meta_sort(c, "process_sort_index", GPU_PID_BASE + i, 0, c->npids + i);
 	}
@@ -1120,12 +1177,14 @@ static void emit_meta(struct chrome *c)
 		const struct stream_track *s = &c->st[i];
 
 		if (c->gpu_pids.n > 1)
-			snprintf(buf, sizeof(buf), "stream %u (pid %u)", s->stream, s->pid);
+			snprintf(buf, sizeof(buf), "stream %u (pid %u)", s->stream,
+				 session__process_pid(c->ses, s->pid));
 		else
 			snprintf(buf, sizeof(buf), "stream %u", s->stream);
 		meta(c, "thread_name", GPU_PID_BASE + s->gpu, stream_tid(c, s), buf);
 		meta_sort(c, "thread_sort_index", GPU_PID_BASE + s->gpu, stream_tid(c, s), i);
 	}
+	return 0;
 }
 
 /* A string record with its length (cmdlines hold NULs between arguments). */
@@ -1161,6 +1220,37 @@ static void other_str(struct chrome *c, const char *key, uint32_t id, bool argv)
 	free(tmp);
 }
 
+/*
+ * Multi-trace: each trace's file, host, start on the shared axis and clock-sync uncertainty.
+ * Traces of one host share its monotonic clock; across hosts only the realtime clocks align
+ * them, as well as the hosts' clocks agree (NTP), which the trace cannot know.
+ */
+static void emit_parts(struct chrome *c)
+{
+	const struct trace *t = c->t;
+	size_t i;
+
+	if (t->nparts < 2)
+		return;
+	put(c, ",\"cross_host_alignment\":\"each host's CLOCK_REALTIME, assumed synchronized "
+	    "(NTP/PTP); traces of one host share its CLOCK_MONOTONIC exactly\",\"traces\":[");
+	for (i = 0; i < t->nparts; i++) {
+		const struct tr_part *p = &t->parts[i];
+
+		put(c, "%s{\"file\":", i ? "," : "");
+		put_cstr(c, p->path);
+		if (p->has_session) {
+			other_str(c, "host", p->session.host_str, false);
+			put(c, ",\"start_realtime_ns\":%llu",
+			    (unsigned long long)realtime_ns(c, p->session.start_mono_ns));
+		}
+		put(c, ",\"clock_sync_pairs\":%zu,\"clock_uncertainty_ns\":%llu,"
+		    "\"monotonic_shift_ns\":%lld}", p->nclocks,
+		    (unsigned long long)p->clock_unc_max_ns, (long long)p->rm.shift_ns);
+	}
+	put(c, "]");
+}
+
 static void emit_other(struct chrome *c)
 {
 	const struct trace *t = c->t;
@@ -1194,6 +1284,7 @@ static void emit_other(struct chrome *c)
 		    c->ses->opts->range_end_s);
 	if (t->st.end != TRACE_END_CLEAN)
 		put(c, ",\"truncated\":true");
+	emit_parts(c);
 	put(c, "},\n\"traceEvents\":[");
 }
 
@@ -1283,7 +1374,9 @@ int out_chrome(struct session *ses, FILE *out)
 	if (err)
 		goto out;
 	data_events = c.events;
-	emit_meta(&c);
+	err = emit_meta(&c);
+	if (err)
+		goto out;
 	put(&c, "\n]}\n");
 	if (!data_events) {
 		double dur = c.t->has_session && c.t->has_end &&

@@ -246,6 +246,55 @@ static int print_selected(struct session *ses, FILE *out)
 	return 0;
 }
 
+/*
+ * Multi-trace: each trace merged, where it starts on the shared axis, the uncertainty of its
+ * clock-sync pairs and the shift that put it there; then each process's host and rank.
+ */
+static void print_places(struct session *ses, FILE *out)
+{
+	const struct trace *t = ses->t;
+	char cb[32];
+	size_t i;
+
+	if (t->nparts > 1) {
+		fprintf(out, "traces\n");
+		for (i = 0; i < t->nparts; i++) {
+			const struct tr_part *p = &t->parts[i];
+			const char *h = p->has_session ? trace__string(t, p->session.host_str) : NULL;
+
+			fprintf(out, "  %-16s %s\n", "file", p->path);
+			fprintf(out, "    %-14s %s\n", "host", h && *h ? h : "?");
+			if (p->has_session && t->has_session)
+				fprintf(out, "    %-14s %+.6f s\n", "starts at",
+					((double)p->session.start_mono_ns -
+					 (double)t->session.start_mono_ns) / 1e9);
+			fprintf(out, "    %-14s %zu pairs, +-%" PRIu64 " to %" PRIu64 " ns\n",
+				"clock sync", p->nclocks, p->clock_unc_min_ns, p->clock_unc_max_ns);
+			fprintf(out, "    %-14s %+" PRId64 " ns%s\n", "shift", p->rm.shift_ns,
+				p->rm.shift_ns ? " (realtime: as good as the hosts' clock sync)" :
+						 "");
+			if (p->rm.task_base)
+				fprintf(out, "    %-14s +%u (they collide with an earlier trace's)\n",
+					"pids moved", p->rm.task_base);
+		}
+		fprintf(out, "  %-16s %s\n", "alignment",
+			"one host: its CLOCK_MONOTONIC; across hosts: CLOCK_REALTIME, assumed "
+			"synchronized (NTP/PTP)");
+	}
+	if (!t->npenvs)
+		return;
+	fprintf(out, "ranks\n");
+	for (i = 0; i < t->npenvs; i++) {
+		const struct xpu_rec_process_env *e = &t->penvs[i];
+
+		fprintf(out, "  pid %u (%s): rank %d local_rank %d world_size %d "
+			"local_world_size %d%s%s\n", session__process_pid(ses, e->pid),
+			trace__comm(t, e->pid, cb, sizeof(cb)), e->rank, e->local_rank, e->world_size,
+			e->local_world_size, t->nparts > 1 ? " on " : "",
+			t->nparts > 1 ? session__process_host(ses, e->pid) : "");
+	}
+}
+
 int out_info(struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
@@ -303,6 +352,7 @@ int out_info(struct session *ses, FILE *out)
 		fprintf(out, "  %-16s (no session end record)\n", "end");
 	}
 
+	print_places(ses, out);
 	fprintf(out, "clock sync\n");
 	for (i = 0; i < t->nclocks; i++)
 		fprintf(out, "  mono %" PRIu64 " realtime %" PRIu64 " boottime %" PRIu64

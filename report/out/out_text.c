@@ -42,6 +42,24 @@ static void print_cmdline(const struct trace *t, FILE *out)
 	fputc('\n', out);
 }
 
+/* Multi-trace: one line per trace merged, where it starts on the shared axis. */
+static void print_parts(const struct trace *t, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < t->nparts; i++) {
+		const struct tr_part *pt = &t->parts[i];
+		const char *h = pt->has_session ? trace__string(t, pt->session.host_str) : NULL;
+		double at = pt->has_session && t->has_session ?
+				    ((double)pt->session.start_mono_ns -
+				     (double)t->session.start_mono_ns) / 1e9 : 0;
+
+		fprintf(out, "# trace %zu:%*s%s: host %s, starts at %+.3f s, clock sync +-%" PRIu64
+			" ns\n", i + 1, i + 1 < 10 ? 3 : 2, "", pt->path, h && *h ? h : "?", at,
+			pt->clock_unc_min_ns);
+	}
+}
+
 static void print_header(struct profile *p, FILE *out)
 {
 	const struct trace *t = p->s->t;
@@ -51,6 +69,7 @@ static void print_header(struct profile *p, FILE *out)
 
 	fprintf(out, "# xpu-report\n");
 	print_cmdline(t, out);
+	print_parts(t, out);
 	if (t->has_session && t->has_end && t->end.end_mono_ns >= t->session.start_mono_ns)
 		fprintf(out, "# duration:  %.3f s\n",
 			(t->end.end_mono_ns - t->session.start_mono_ns) / 1e9);
@@ -338,10 +357,18 @@ static int print_tasks(struct profile *p, FILE *out)
 		qsort(th, t->nthreads, sizeof(*th), cmp_thread);
 	fprintf(out, "# cpu samples by process\n%8s %10s %8s  %s\n", "share", "samples", "pid", "comm");
 	shown = task_rows(o, t->nprocs, total, proc_samples, pr);
-	for (i = 0; i < shown; i++)
-		fprintf(out, "%7.2f%% %10" PRIu64 " %8u  %s\n",
-			total ? 100.0 * pr[i].samples / total : 0, pr[i].samples, pr[i].pid,
+	for (i = 0; i < shown; i++) {
+		char place[300];
+
+		fprintf(out, "%7.2f%% %10" PRIu64 " %8u  %s", total ? 100.0 * pr[i].samples / total : 0,
+			pr[i].samples, session__process_pid(p->s, pr[i].pid),
 			trace__comm(t, pr[i].pid, buf, sizeof(buf)));
+		/* multi-trace: the host and rank of each process */
+		if (session__has_places(p->s) &&
+		    *session__process_place(p->s, pr[i].pid, place, sizeof(place)))
+			fprintf(out, "  (%s)", place);
+		fputc('\n', out);
+	}
 	out__print_more(out, nonzero(t->nprocs, proc_samples, pr) - shown, "process", "processes", o);
 	fprintf(out, "\n# cpu samples by thread\n%8s %10s %8s %8s  %s\n", "share", "samples", "pid",
 		"tid", "comm");
@@ -351,7 +378,8 @@ static int print_tasks(struct profile *p, FILE *out)
 
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u %8u  %s\n",
 			total ? 100.0 * th[i].samples / total : 0, th[i].samples,
-			th[i].pid, th[i].tid, c ? c : trace__comm(t, th[i].pid, buf, sizeof(buf)));
+			session__process_pid(p->s, th[i].pid), session__process_pid(p->s, th[i].tid),
+			c ? c : trace__comm(t, th[i].pid, buf, sizeof(buf)));
 	}
 	out__print_more(out, nonzero(t->nthreads, thread_samples, th) - shown, "thread", "threads", o);
 	fprintf(out, "\n");

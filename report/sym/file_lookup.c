@@ -135,6 +135,7 @@ int file_lookup__find(const struct tr_dso *d, const struct file_lookup_opts *o,
 		      struct found_file *f)
 {
 	char hex[2 * XPU_BUILD_ID_MAX + 1], buf[4096], clean[4096];
+	size_t i;
 	bool path_ok;
 
 	memset(f, 0, sizeof(*f));
@@ -150,8 +151,10 @@ int file_lookup__find(const struct tr_dso *d, const struct file_lookup_opts *o,
 	if (!f->path && o->symfs && path_ok)
 		try_symfs(d, o->symfs, clean, f);
 	/* the archive: exact build-id only, so it can never be a mismatched file */
-	if (!f->path && !f->debug_path && o->archive && d->rec.build_id_len) {
-		f->afd = xpa__extract(o->archive, d->rec.build_id, d->rec.build_id_len);
+	for (i = 0; !f->path && !f->debug_path && i < o->narchives && d->rec.build_id_len; i++) {
+		if (!o->archives[i])
+			continue;
+		f->afd = xpa__extract(o->archives[i], d->rec.build_id, d->rec.build_id_len);
 		if (f->afd >= 0) {
 			snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f->afd);
 			f->path = strdup(buf);

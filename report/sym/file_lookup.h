@@ -22,7 +22,8 @@ struct xpa;
 struct file_lookup_opts {
 	const char *symfs;
 	bool no_host_files;
-	struct xpa *archive;		/* or NULL */
+	struct xpa *const *archives;	/* the traces' archives (NULL entries: none) */
+	size_t narchives;
 };
 
 struct found_file {

@@ -305,7 +305,8 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 	struct file_lookup_opts lo = {
 		.symfs = s->opts.symfs,
 		.no_host_files = s->opts.no_host_files,
-		.archive = s->archive,
+		.archives = s->archives,
+		.narchives = s->narchives,
 	};
 	struct found_file ff;
 	Elf *sym_elf = NULL;
@@ -916,9 +917,16 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		s->files[i].base = b ? b + 1 : t->dsos[i].path;
 		s->files[i].cuda_internal = is_cuda_internal(s->files[i].base);
 	}
-	err = xpa__open_for_trace(&s->archive, opts->trace_path);
-	if (err)
-		return err;
+	s->archives = calloc(1 + opts->nmore_paths, sizeof(*s->archives));
+	if (!s->archives)
+		return -ENOMEM;
+	for (i = 0; i <= opts->nmore_paths; i++) {
+		err = xpa__open_for_trace(&s->archives[i], i ? opts->more_paths[i - 1] :
+								 opts->trace_path);
+		if (err)
+			return err;
+		s->narchives = i + 1;
+	}
 	err = jitsyms__build(&s->jit, t);
 	if (err)
 		return err;
@@ -963,7 +971,9 @@ void symbolizer__free(struct symbolizer *s)
 		fde_table__free(&f->fdes);
 	}
 	free(s->files);
-	xpa__close(s->archive);
+	for (i = 0; i < s->narchives; i++)
+		xpa__close(s->archives[i]);
+	free(s->archives);
 	jitsyms__free(s->jit);
 	kallsyms__free(&s->ksyms);
 	free(s->frame_ids);

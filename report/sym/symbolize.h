@@ -28,6 +28,8 @@ struct jitsyms;
 /* Where files come from and how frames are named. */
 struct sym_opts {
 	const char *trace_path;		/* TRACE.xpa is looked for next to it */
+	const char *const *more_paths;	/* traces merged with it: theirs too */
+	size_t nmore_paths;
 	const char *symfs;
 	bool no_host_files;		/* only --symfs and the archive */
 	bool python_lines;
@@ -71,7 +73,8 @@ struct symbolizer {
 	size_t nrefs, refs_cap;
 	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
 	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
-	struct xpa *archive;		/* TRACE.xpa next to the trace, or NULL */
+	struct xpa **archives;		/* TRACE.xpa next to each trace, or NULL */
+	size_t narchives;
 	struct jitsyms *jit;		/* JIT_SYMBOL names, or NULL */
 
 	uint32_t *frame_dso;		/* frame id -> its file (see symbolizer__frame_dso) */

@@ -504,11 +504,13 @@ void unwind__free(struct unwind_stats *st)
 }
 
 /* A copy's header and bytes; its size is cut to what the record holds (load.c counted it). */
-static bool get_copy(const struct trace_record *rec, struct tr_ucopy *c)
+static bool get_copy(const struct trace_record *rec, struct tr_remap *rm, struct tr_ucopy *c)
 {
 	uint32_t tail_size = 0;
 
 	c->data = trace_record__get(rec, &c->rec, sizeof(c->rec), &tail_size);
+	if (rm)
+		tr_remap__record(rm, rec->type, &c->rec);
 	if (c->rec.size > tail_size)
 		c->rec.size = tail_size;
 	if (c->rec.size > XPU_STACK_COPY_MAX_BYTES)
@@ -590,12 +592,14 @@ static int apply_copy(struct unwinder *u, struct kmap *owners, const struct tr_u
 }
 
 /* Whether a USER_STACK_TOP record belongs to copy c, and if so attaches its bytes. */
-static bool attach_top(const struct trace_record *rec, struct tr_ucopy *c)
+static bool attach_top(const struct trace_record *rec, struct tr_remap *rm, struct tr_ucopy *c)
 {
 	struct xpu_rec_user_stack_top top;
 	uint32_t tail_size = 0;
 	const uint8_t *data = trace_record__get(rec, &top, sizeof(top), &tail_size);
 
+	if (rm)
+		tr_remap__record(rm, rec->type, &top);
 	if (!data || top.ts_ns != c->rec.ts_ns || top.tid != c->rec.tid ||
 	    top.pid != c->rec.pid || top.for_type != c->rec.for_type)
 		return false;
@@ -608,42 +612,33 @@ static bool attach_top(const struct trace_record *rec, struct tr_ucopy *c)
 }
 
 /*
- * Streams the copies from a second pass over the trace's bytes, so memory stays bounded by one
- * copy however many there are. The first copy of a (record type, tid, timestamp) is used. A
- * copy waits (its bytes saved) for the USER_STACK_TOP that may follow it.
+ * Streams the copies of one trace file from a second pass over its bytes (through rm: a part
+ * of merged traces), so memory stays bounded by one copy however many there are. The first
+ * copy of a (record type, tid, timestamp) is used. A copy waits (its bytes saved) for the
+ * USER_STACK_TOP that may follow it.
  */
-int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_stats *st)
+static int stream_copies(struct unwinder *u, struct kmap *owners, const struct trace_reader *src,
+			 struct tr_remap *rm, uint8_t *saved, struct unwind_stats *st)
 {
-	const struct trace *t = d->t;
-	struct unwinder u = { .t = t, .d = d, .s = s, .made.next_id = UW_FIRST_STACK_ID };
 	struct tr_ucopy pending = { 0 };
 	bool have_pending = false;
-	struct kmap owners = { 0 };
-	struct trace_reader *r = NULL;
+	struct trace_reader *r;
 	struct trace_record rec;
-	uint8_t *saved = NULL;
 	const void *bytes;
 	char errbuf[160];
-	size_t size, i;
-	int err;
+	size_t size;
+	int err = 0;
 
-	unwind__free(st);
-	if (!t->nucopies || !t->reader)
-		return 0;
-	err = map_owners(t, &owners);
-	saved = err ? NULL : malloc(XPU_STACK_COPY_MAX_BYTES);
-	if (!err && !saved)
-		err = -ENOMEM;
-	bytes = trace_reader__bytes(t->reader, &size);
-	r = err ? NULL : trace_reader__open_mem(bytes, size, errbuf, sizeof(errbuf));
-	if (!err && !r)
-		err = -ENOMEM;		/* the same bytes opened once already */
+	bytes = trace_reader__bytes(src, &size);
+	r = trace_reader__open_mem(bytes, size, errbuf, sizeof(errbuf));
+	if (!r)
+		return -ENOMEM;		/* the same bytes opened once already */
 	while (!err && trace_reader__next(r, &rec)) {
 		progress__update("unwinding stacks", trace_reader__status(r)->bytes_valid, size);
 		if (rec.type == XPU_REC_USER_STACK_TOP && have_pending) {
-			if (attach_top(&rec, &pending)) {
+			if (attach_top(&rec, rm, &pending)) {
 				have_pending = false;
-				err = apply_copy(&u, &owners, &pending, st);
+				err = apply_copy(u, owners, &pending, st);
 			}
 			continue;
 		}
@@ -651,9 +646,9 @@ int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_
 			continue;
 		if (have_pending) {
 			have_pending = false;
-			err = apply_copy(&u, &owners, &pending, st);
+			err = apply_copy(u, owners, &pending, st);
 		}
-		if (err || !get_copy(&rec, &pending))
+		if (err || !get_copy(&rec, rm, &pending))
 			continue;
 		/* the reader reuses its buffer: keep the bytes until a top window comes or not */
 		if (pending.rec.size)
@@ -663,8 +658,36 @@ int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_
 		have_pending = true;
 	}
 	if (!err && have_pending)
-		err = apply_copy(&u, &owners, &pending, st);
+		err = apply_copy(u, owners, &pending, st);
 	trace_reader__close(r);
+	return err;
+}
+
+/* Unwinds the copies of the trace, or of each trace merged into it. */
+int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_stats *st)
+{
+	const struct trace *t = d->t;
+	struct unwinder u = { .t = t, .d = d, .s = s, .made.next_id = UW_FIRST_STACK_ID };
+	struct kmap owners = { 0 };
+	uint8_t *saved = NULL;
+	size_t i;
+	int err;
+
+	unwind__free(st);
+	if (!t->nucopies || (!t->reader && !t->nparts))
+		return 0;
+	err = map_owners(t, &owners);
+	saved = err ? NULL : malloc(XPU_STACK_COPY_MAX_BYTES);
+	if (!err && !saved)
+		err = -ENOMEM;
+	if (!err && t->reader)
+		err = stream_copies(&u, &owners, t->reader, NULL, saved, st);
+	for (i = 0; !err && i < t->nparts; i++) {
+		struct tr_remap rm = t->parts[i].rm;
+
+		if (t->parts[i].reader)
+			err = stream_copies(&u, &owners, t->parts[i].reader, &rm, saved, st);
+	}
 	free(saved);
 	for (i = 0; i < u.nsess; i++) {
 		if (u.sess[i].dwfl)

@@ -27,6 +27,8 @@ static int load_string(struct trace *t, const struct trace_record *rec)
 	bool ins;
 
 	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &s);
 	len = s.len;
 	if (len > tail_size) {
 		t->bad_records++;
@@ -67,6 +69,8 @@ static int load_stack(struct trace *t, const struct trace_record *rec)
 	bool ins;
 
 	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &s);
 	nr = (uint32_t)s.nr_kernel + s.nr_user;
 	if (!s.id || nr > 2 * XPU_STACK_MAX_DEPTH || (uint64_t)nr * 8 > tail_size) {
 		t->bad_records++;
@@ -103,6 +107,8 @@ static int load_py_code(struct trace *t, const struct trace_record *rec)
 	bool ins;
 
 	tail = trace_record__get(rec, &c, sizeof(c), &tail_size);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &c);
 	if (!c.id || c.linetable_size > tail_size) {
 		t->bad_records++;
 		return 0;
@@ -142,6 +148,8 @@ static int load_py_stack(struct trace *t, const struct trace_record *rec)
 	bool ins;
 
 	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &s);
 	if (!s.id || s.nr > XPU_PY_MAX_FRAMES || (uint64_t)s.nr * 8 > tail_size) {
 		t->bad_records++;
 		return 0;
@@ -153,6 +161,8 @@ static int load_py_stack(struct trace *t, const struct trace_record *rec)
 		return -ENOMEM;
 	if (s.nr)
 		memcpy(ps.frames, tail, s.nr * 8u);
+	for (uint32_t i = 0; t->rm && i < s.nr; i++)
+		ps.frames[i] = tr_remap__py_frame(t->rm, ps.frames[i]);
 	if (!kmap__put(&t->py_stack_ids, s.id, 0, t->npy_stacks, &ins))
 		goto nomem;
 	if (!ins) {
@@ -174,6 +184,8 @@ static int load_dso(struct trace *t, const struct trace_record *rec)
 	bool ins;
 
 	trace_record__get(rec, &d.rec, sizeof(d.rec), NULL);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &d.rec);
 	if (!d.rec.id) {
 		t->bad_records++;
 		return 0;
@@ -201,6 +213,8 @@ static int load_vdso_image(struct trace *t, const struct trace_record *rec)
 	uint32_t *idx;
 
 	tail = trace_record__get(rec, &vi, sizeof(vi), &tail_size);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &vi);
 	if (!vi.size || vi.size > XPU_VDSO_IMAGE_MAX_BYTES || vi.size > tail_size) {
 		t->bad_records++;
 		return 0;
@@ -290,10 +304,12 @@ static void count_ucopy(struct trace *t, const struct trace_record *rec)
 	t->nucopies++;
 }
 
-#define GET_PUSH(field, type)                                             \
+#define GET_PUSH(field, rec_type)                                         \
 	do {                                                              \
-		type __v;                                                 \
+		rec_type __v;                                             \
 		trace_record__get(&rec, &__v, sizeof(__v), NULL);         \
+		if (t->rm)                                                \
+			tr_remap__record(t->rm, rec.type, &__v);          \
 		err = PUSH(t, field, __v);                                \
 	} while (0)
 
@@ -308,11 +324,75 @@ static int load_off_cpu(struct trace *t, const struct trace_record *rec)
 	struct xpu_rec_off_cpu o;
 
 	trace_record__get(rec, &o, sizeof(o), NULL);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &o);
 	if (o.dur_ns > OFF_CPU_MAX_DUR_NS || o.ts_ns > UINT64_MAX - OFF_CPU_MAX_DUR_NS) {
 		t->bad_records++;
 		return 0;
 	}
 	return PUSH(t, offcpus, o);
+}
+
+/* The part being read when several traces are merged, else NULL. */
+static struct tr_part *cur_part(struct trace *t)
+{
+	return t->nparts ? &t->parts[t->cur_part] : NULL;
+}
+
+static void load_session(struct trace *t, const struct trace_record *rec)
+{
+	struct tr_part *p = cur_part(t);
+	struct xpu_rec_session s;
+
+	trace_record__get(rec, &s, sizeof(s), NULL);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &s);
+	/* a second session record would be a writer bug: keep the first */
+	if (p && !p->has_session) {
+		p->session = s;
+		p->has_session = true;
+	} else if (!p && !t->has_session) {
+		t->session = s;
+		t->has_session = true;
+	}
+}
+
+static void load_session_end(struct trace *t, const struct trace_record *rec)
+{
+	struct tr_part *p = cur_part(t);
+	struct xpu_rec_session_end e;
+
+	trace_record__get(rec, &e, sizeof(e), NULL);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &e);
+	if (p) {
+		p->end = e;
+		p->has_end = true;
+	} else {
+		t->end = e;
+		t->has_end = true;
+	}
+}
+
+/* Clock pairs: a merged trace keeps one part's (its axis), and each part's uncertainty. */
+static int load_clock(struct trace *t, const struct trace_record *rec)
+{
+	struct tr_part *p = cur_part(t);
+	struct xpu_rec_clock_sync c;
+
+	trace_record__get(rec, &c, sizeof(c), NULL);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &c);
+	if (p) {
+		if (!p->nclocks || c.uncertainty_ns < p->clock_unc_min_ns)
+			p->clock_unc_min_ns = c.uncertainty_ns;
+		if (c.uncertainty_ns > p->clock_unc_max_ns)
+			p->clock_unc_max_ns = c.uncertainty_ns;
+		p->nclocks++;
+	}
+	if (t->rm && t->rm->drop_clocks)
+		return 0;
+	return PUSH(t, clocks, c);
 }
 
 static int load_records(struct trace *t, struct trace_reader *r)
@@ -327,14 +407,10 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			t->type_counts[rec.type]++;
 		switch (rec.type) {
 		case XPU_REC_SESSION:
-			/* a second session record would be a writer bug: keep the first */
-			if (!t->has_session)
-				trace_record__get(&rec, &t->session, sizeof(t->session), NULL);
-			t->has_session = true;
+			load_session(t, &rec);
 			break;
 		case XPU_REC_SESSION_END:
-			trace_record__get(&rec, &t->end, sizeof(t->end), NULL);
-			t->has_end = true;
+			load_session_end(t, &rec);
 			break;
 		case XPU_REC_STRING:
 			err = load_string(t, &rec);
@@ -352,7 +428,7 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			err = load_stats(t, &rec);
 			break;
 		case XPU_REC_KSYMS:
-			err = load_ksyms(t, &rec);
+			err = t->rm && t->rm->skip_ksyms ? 0 : load_ksyms(t, &rec);
 			break;
 		case XPU_REC_USER_STACK_COPY:
 			count_ucopy(t, &rec);
@@ -370,7 +446,7 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			GET_PUSH(jit_syms, struct xpu_rec_jit_symbol);
 			break;
 		case XPU_REC_CLOCK_SYNC:
-			GET_PUSH(clocks, struct xpu_rec_clock_sync);
+			err = load_clock(t, &rec);
 			break;
 		case XPU_REC_MAPPING:
 			GET_PUSH(mappings, struct xpu_rec_mapping);
@@ -419,6 +495,9 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			break;
 		case XPU_REC_OFF_CPU:
 			err = load_off_cpu(t, &rec);
+			break;
+		case XPU_REC_PROCESS_ENV:
+			GET_PUSH(penvs, struct xpu_rec_process_env);
 			break;
 		default:
 			if (rec.type < 1 || rec.type > XPU_REC_TYPE_MAX_KNOWN)
@@ -530,6 +609,8 @@ static int build_tasks(struct trace *t)
 			return -ENOMEM;
 		bool comm_ok = k->comm_str && trace__string(t, k->comm_str);
 
+		if (k->kind == XPU_TASK_FORK && k->parent_pid != k->pid && !p->parent_pid)
+			p->parent_pid = k->parent_pid;
 		switch (k->kind) {
 		case XPU_TASK_EXEC:
 			if (VEC_PUSH(p->exec_ts, p->nexec, p->exec_cap, k->ts_ns))
@@ -688,25 +769,36 @@ static void count_bad_refs(struct trace *t)
 		t->bad_dso_refs += !kmap__get(&t->dso_ids, t->mappings[i].dso_id, 0);
 }
 
-int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
+/* Reads the records of path into t (through t->rm); the reader is returned in *rp. */
+static int load_file(struct trace *t, const char *path, struct trace_reader **rp, char *err,
+		     size_t errlen)
 {
 	struct trace_reader *r;
-	size_t i;
 	int ret;
 
-	memset(t, 0, sizeof(*t));
 	r = trace_reader__open(path, err, errlen);
 	if (!r)
 		return -EINVAL;
-	t->hdr = *trace_reader__header(r);
+	if (!t->hdr.magic[0])
+		t->hdr = *trace_reader__header(r);
 	ret = load_records(t, r);
-	t->st = *trace_reader__status(r);
-	t->reader = r;			/* closed by trace__free */
-	if (ret) {
+	*rp = r;
+	if (ret)
 		snprintf(err, errlen, "%s: out of memory while loading", path);
-		trace__free(t);
-		return ret;
+	if (t->rm && t->rm->nomem) {
+		snprintf(err, errlen, "%s: out of memory while loading", path);
+		ret = -ENOMEM;
 	}
+	return ret;
+}
+
+/* After every record is in: paths, time order, reference counts, processes and threads. */
+static int load_finish(struct trace *t, const char *path, char *err, size_t errlen)
+{
+	bool ins;
+	size_t i;
+	int ret;
+
 	for (i = 0; i < t->ndsos; i++) {
 		const char *p = trace__string(t, t->dsos[i].rec.path_str);
 
@@ -723,12 +815,41 @@ int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 		qsort(t->kernels, t->nkernels, sizeof(*t->kernels), cmp_kernel);
 	count_bad_refs(t);
 	ret = build_tasks(t);
-	if (ret) {
-		snprintf(err, errlen, "%s: out of memory while loading", path);
-		trace__free(t);
-		return ret;
+	/* a process's last PROCESS_ENV says its rank */
+	for (i = 0; !ret && i < t->npenvs; i++) {
+		uint32_t *v = kmap__put(&t->penv_ids, t->penvs[i].pid, 0, (uint32_t)i, &ins);
+
+		if (!v)
+			ret = -ENOMEM;
+		else
+			*v = (uint32_t)i;
 	}
-	return 0;
+	if (ret)
+		snprintf(err, errlen, "%s: out of memory while loading", path);
+	return ret;
+}
+
+int trace__load_remap(struct trace *t, const char *path, struct tr_remap *rm, char *err,
+		      size_t errlen)
+{
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->rm = rm;
+	ret = load_file(t, path, &t->reader, err, errlen);	/* closed by trace__free */
+	if (t->reader)
+		t->st = *trace_reader__status(t->reader);
+	t->rm = NULL;
+	if (!ret)
+		ret = load_finish(t, path, err, errlen);
+	if (ret)
+		trace__free(t);
+	return ret;
+}
+
+int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
+{
+	return trace__load_remap(t, path, NULL, err, errlen);
 }
 
 void trace__free(struct trace *t)
@@ -774,6 +895,12 @@ void trace__free(struct trace *t)
 	free(t->nvtxs);
 	free(t->memories);
 	free(t->ioctls);
+	free(t->penvs);
+	kmap__free(&t->penv_ids);
+	for (i = 0; i < t->nparts; i++)
+		trace_reader__close(t->parts[i].reader);
+	free(t->parts);
+	kmap__free(&t->part_of_task);
 	free(t->stats);
 	free(t->ksyms);
 	free(t->procs);
@@ -784,4 +911,116 @@ void trace__free(struct trace *t)
 	kmap__free(&t->proc_ids);
 	kmap__free(&t->thread_ids);
 	memset(t, 0, sizeof(*t));
+}
+
+/* The merged status: counts summed, the worst end (with its reason) of any part. */
+static void merge_status(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nparts; i++) {
+		const struct trace_reader_status *s = &t->parts[i].st;
+		enum trace_reader_end end = t->st.end;
+
+		if (!i || s->end > end) {
+			t->st.end = s->end;
+			snprintf(t->st.reason, sizeof(t->st.reason), "%.60s%s%.90s",
+				 s->end != TRACE_END_CLEAN ? t->parts[i].path : "",
+				 s->end != TRACE_END_CLEAN ? ": " : "", s->reason);
+		}
+		if (!i) {
+			t->st.major = s->major;
+			t->st.minor = s->minor;
+		}
+		t->st.frames_ok += s->frames_ok;
+		t->st.records += s->records;
+		t->st.bytes_valid += s->bytes_valid;
+		t->st.file_bytes += s->file_bytes;
+		t->st.unknown_records += s->unknown_records;
+		if (s->last_ts_ns > t->st.last_ts_ns)
+			t->st.last_ts_ns = s->last_ts_ns;
+	}
+}
+
+/* The session of the part whose clocks map the axis; the end of the part that ended last. */
+static void merge_session(struct trace *t, const struct tr_remap *rms)
+{
+	size_t i;
+
+	for (i = 0; i < t->nparts; i++) {
+		const struct tr_part *p = &t->parts[i];
+
+		if (p->has_session && (!t->has_session || !rms[i].drop_clocks)) {
+			t->session = p->session;
+			t->has_session = true;
+		}
+		if (p->has_end && (!t->has_end || p->end.end_mono_ns > t->end.end_mono_ns)) {
+			t->end = p->end;
+			t->has_end = true;
+		}
+	}
+}
+
+int trace__load_parts(struct trace *t, const char *const *paths, struct tr_remap *rms, size_t n,
+		      char *err, size_t errlen)
+{
+	size_t i, j;
+	bool ins;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->parts = calloc(n ? n : 1, sizeof(*t->parts));
+	if (!t->parts)
+		return -ENOMEM;
+	t->nparts = n;
+	for (i = 0; i < n && !ret; i++) {
+		struct tr_part *p = &t->parts[i];
+
+		p->path = paths[i];
+		p->rm = rms[i];
+		p->rm.collect = false;
+		memset(&p->rm.tasks, 0, sizeof(p->rm.tasks));	/* the caller's, not ours */
+		t->cur_part = (uint32_t)i;
+		t->rm = &rms[i];
+		ret = load_file(t, paths[i], &p->reader, err, errlen);
+		if (p->reader)
+			p->st = *trace_reader__status(p->reader);
+		/* every pid and tid the part uses: which part a merged one came from */
+		for (j = 0; !ret && j < rms[i].tasks.cap; j++) {
+			if (rms[i].tasks.used[j] &&
+			    !kmap__put(&t->part_of_task, rms[i].tasks.ka[j] + rms[i].task_base, 0,
+				       (uint32_t)i, &ins))
+				ret = -ENOMEM;
+		}
+	}
+	t->rm = NULL;
+	if (!ret) {
+		merge_status(t);
+		merge_session(t, rms);
+		ret = load_finish(t, paths[0], err, errlen);
+	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory while loading %zu traces", n);
+	if (ret)
+		trace__free(t);
+	return ret;
+}
+
+const struct xpu_rec_process_env *trace__process_env(const struct trace *t, uint32_t pid)
+{
+	const struct tr_proc *p;
+	uint32_t *v;
+	int depth;
+
+	/* its own record, else its parent's (a DataLoader worker runs no CUDA, has the rank) */
+	for (depth = 0; t->npenvs && depth < 64 && pid; depth++) {
+		v = kmap__get(&t->penv_ids, pid, 0);
+		if (v)
+			return &t->penvs[*v];
+		p = trace__proc(t, pid);
+		if (!p || p->parent_pid == pid)
+			break;
+		pid = p->parent_pid;
+	}
+	return NULL;
 }

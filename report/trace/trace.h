@@ -61,6 +61,7 @@ struct tr_dso {
 
 struct tr_proc {
 	uint32_t pid;
+	uint32_t parent_pid;	/* from its FORK record; 0 when not seen */
 	uint32_t comm_str;	/* latest EXEC/COMM name of the main thread */
 	uint64_t comm_ts;
 	uint64_t *exec_ts;	/* sorted; defines address-space generations */
@@ -73,6 +74,45 @@ struct tr_thread {
 	uint32_t comm_str;
 	uint64_t comm_ts;
 	uint64_t samples;
+};
+
+/*
+ * How one trace of several given together (xpu-report A.xpu B.xpu) enters the merged trace,
+ * applied to each record as it is read (trace_parts.c decides it). All zero: as recorded.
+ */
+struct tr_remap {
+	int64_t shift_ns;		/* added to every CLOCK_MONOTONIC time: the merged axis */
+	uint32_t task_base;		/* added to pids and tids (0: none collides with another's) */
+	uint32_t string_base, stack_base, dso_base, py_code_base, py_stack_base;
+	uint32_t device_base;		/* added to device numbers: the GPUs of another host */
+	bool skip_ksyms;		/* kallsyms of another host: not this kernel's */
+	bool drop_clocks;		/* not the part whose clock pairs map the merged axis */
+	/* collect: the first read of each trace, which leaves records as they are and notes */
+	bool collect;
+	struct kmap tasks;		/* every pid and tid (the caller frees it) */
+	uint32_t max_string, max_stack, max_dso, max_py_code, max_py_stack, max_device;
+	bool nomem;
+};
+
+/* Applies rm to one record of type type (its fixed part, as read); collects in collect mode. */
+void tr_remap__record(struct tr_remap *rm, uint16_t type, void *rec);
+/* The same for a pid or tid, and for a monotonic time (0 stays 0: "none"). */
+uint32_t tr_remap__task(struct tr_remap *rm, uint32_t id);
+uint64_t tr_remap__ts(const struct tr_remap *rm, uint64_t ts);
+/* A PY_STACK entry (XPU_PY_FRAME): its code id remapped. */
+uint64_t tr_remap__py_frame(struct tr_remap *rm, uint64_t e);
+
+/* One of several traces merged into one (trace__load_parts), with what it was alone. */
+struct tr_part {
+	const char *path;
+	struct tr_remap rm;
+	bool has_session, has_end;
+	struct xpu_rec_session session;	/* remapped: string ids and times of the merged trace */
+	struct xpu_rec_session_end end;
+	size_t nclocks;
+	uint64_t clock_unc_min_ns, clock_unc_max_ns;	/* over its CLOCK_SYNC pairs */
+	struct trace_reader_status st;
+	struct trace_reader *reader;	/* unwind.c's second pass reads its stack copies */
 };
 
 struct trace {
@@ -108,6 +148,9 @@ struct trace {
 	struct xpu_rec_driver_ioctl *ioctls;	size_t nioctls, ioctls_cap;
 	/* 1.6, sorted by time: blocks of threads off their CPU (--off-cpu) */
 	struct xpu_rec_off_cpu *offcpus;	size_t noffcpus, offcpus_cap;
+	/* 1.6, file order: RANK and friends of processes with the injected library */
+	struct xpu_rec_process_env *penvs;	size_t npenvs, penvs_cap;
+	struct kmap penv_ids;			/* pid -> its last penvs index */
 	/* Python (1.3): runtimes by file order, code objects and frame lists by id */
 	struct xpu_rec_py_runtime *py_runtimes;	size_t npy_runtimes, py_runtimes_cap;
 	struct tr_py_code *py_codes;		size_t npy_codes, py_codes_cap;
@@ -124,6 +167,12 @@ struct trace {
 	struct trace_reader *reader;
 
 	struct xpu_stat_entry *stats;	size_t nstats;	/* the last STATS record */
+
+	/* several traces merged (xpu-report A.xpu B.xpu): one part each; none for one trace */
+	struct tr_part *parts;		size_t nparts;
+	struct kmap part_of_task;	/* merged pid or tid -> index in parts */
+	struct tr_remap *rm;		/* while loading: the part being read, or NULL */
+	uint32_t cur_part;
 
 	char *ksyms;			/* KSYMS chunks concatenated in seq order */
 	size_t ksyms_len;
@@ -149,6 +198,23 @@ struct trace {
  * in the report's session. 0, or negative errno with a one-line message in err.
  */
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen);
+/* trace__load through rm (NULL: none), e.g. in collect mode. */
+int trace__load_remap(struct trace *t, const char *path, struct tr_remap *rm, char *err,
+		      size_t errlen);
+/*
+ * Reads n traces into one (xpu-report A.xpu B.xpu), each through its rms[i] (trace_parts.c
+ * computes them): one t->parts entry per trace. 0 or negative errno with a message in err.
+ */
+int trace__load_parts(struct trace *t, const char *const *paths, struct tr_remap *rms, size_t n,
+		      char *err, size_t errlen);
+/* The part (index into t->parts) a merged pid or tid belongs to; 0 for a single trace. */
+uint32_t trace__part_of(const struct trace *t, uint32_t pid);
+/* The host of a pid (its trace's SESSION host), "" when unknown. */
+const char *trace__host(const struct trace *t, uint32_t pid);
+/* The pid as its own host knew it (pids of a trace that collided with another's are moved). */
+uint32_t trace__real_pid(const struct trace *t, uint32_t pid);
+/* A merged device number as its host knew it, and that host ("" for one trace). */
+uint32_t trace__real_device(const struct trace *t, uint32_t device, const char **host);
 void trace__free(struct trace *t);
 /* NULL for 0 or an unknown id (load counted every unknown one). */
 const char *trace__string(const struct trace *t, uint32_t id);
@@ -162,5 +228,7 @@ const struct tr_thread *trace__thread(const struct trace *t, uint32_t tid);
 uint32_t trace__generation(const struct trace *t, uint32_t pid, uint64_t ts);
 /* Process name for display: never NULL. */
 const char *trace__comm(const struct trace *t, uint32_t pid, char *buf, size_t len);
+/* The PROCESS_ENV of pid (its last), else its nearest ancestor's; NULL: no rank known. */
+const struct xpu_rec_process_env *trace__process_env(const struct trace *t, uint32_t pid);
 
 #endif

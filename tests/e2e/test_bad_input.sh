@@ -114,7 +114,10 @@ expect 2 "$P" --pid= "$SEED"
 expect 2 "$P" --tid=-1 "$SEED"
 expect 2 "$P" --view=all "$SEED"
 expect 2 "$P" --weight=bytes "$SEED"
-expect 2 "$P" "$SEED" "$SEED"
+# several traces are one report (multi-trace); stdin cannot be one of them, nor a bad --rank
+expect 2 "$P" - "$SEED"
+expect 2 "$P" --rank=x "$SEED" "$SEED"
+expect 1 "$P" "$SEED" /nonexistent.xpu
 if "$P" --help | grep -q -- --time-range; then
 	expect 2 "$P" --time-range=garbage "$SEED"
 	expect 2 "$P" --time-range=5,1 "$SEED"

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/* Several traces as one (see trace_parts.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/clock_map.h"
+#include "model/filter.h"
+#include "model/trace_parts.h"
+
+#define TASK_SHIFT 22		/* Linux's PID_MAX_LIMIT is 1 << 22 */
+#define SAME_BOOT_NS 1000000000ll
+
+/* What the first read of a trace tells: its ids, pids, host and clock. */
+struct part_scan {
+	struct tr_remap rm;
+	char *host;
+	struct part_clock clk;
+};
+
+size_t trace_parts__align(const struct part_clock *c, const char *const *hosts, size_t n,
+			  int64_t *shift)
+{
+	size_t i, j, ref = 0;
+
+	for (i = 1; i < n; i++) {
+		if (c[i].start_real < c[ref].start_real)
+			ref = i;
+	}
+	for (i = 0; i < n; i++) {
+		int64_t off = c[i].offset_ns;
+
+		/* one host, one boot: one monotonic clock, which needs no realtime to align */
+		for (j = 0; j < i; j++) {
+			int64_t d = c[j].offset_ns - off;
+
+			if (!strcmp(hosts[j], hosts[i]) && d < SAME_BOOT_NS && d > -SAME_BOOT_NS) {
+				off = (int64_t)shift[j];	/* j's offset, kept below */
+				break;
+			}
+		}
+		shift[i] = off;
+	}
+	for (i = 0; i < n; i++) {
+		if (i != ref)
+			shift[i] -= shift[ref];
+	}
+	shift[ref] = 0;
+	return ref;
+}
+
+static int scan_one(struct part_scan *p, const char *path, char *err, size_t errlen)
+{
+	struct clock_map cm;
+	struct trace t;
+	const char *h;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->rm.collect = true;
+	ret = trace__load_remap(&t, path, &p->rm, err, errlen);
+	if (ret)
+		return ret;
+	h = t.has_session ? trace__string(&t, t.session.host_str) : NULL;
+	p->host = strdup(h ? h : "");
+	ret = p->host ? clock_map__init(&cm, &t) : -ENOMEM;
+	if (!ret) {
+		p->clk.start_mono = filter__trace_start(&t);
+		p->clk.start_real = clock_map__realtime(&cm, p->clk.start_mono);
+		p->clk.offset_ns = (int64_t)(p->clk.start_real - p->clk.start_mono);
+		clock_map__free(&cm);
+	}
+	trace__free(&t);
+	if (ret)
+		snprintf(err, errlen, "%s: out of memory while loading", path);
+	return ret;
+}
+
+/* base += add, refusing to wrap: ids of the next trace start after this one's. */
+static int add_base(uint32_t *base, uint32_t add)
+{
+	if (add > UINT32_MAX - *base)
+		return -ERANGE;
+	*base += add;
+	return 0;
+}
+
+/* The GPUs of each host after those of the hosts before it; one host's traces share theirs. */
+static int place_devices(struct part_scan *p, size_t n)
+{
+	uint32_t next = 0, top;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < i && strcmp(p[k].host, p[i].host); k++)
+			;
+		if (k < i)
+			continue;	/* placed with its host's first trace */
+		top = 0;
+		for (k = i; k < n; k++) {
+			if (!strcmp(p[k].host, p[i].host) && p[k].rm.max_device > top)
+				top = p[k].rm.max_device;
+		}
+		for (k = i; k < n; k++) {
+			if (!strcmp(p[k].host, p[i].host))
+				p[k].rm.device_base = next;
+		}
+		if (top == UINT32_MAX || add_base(&next, top + 1))
+			return -ERANGE;
+	}
+	return 0;
+}
+
+/* Ids, devices and pids of each trace after those of the ones before it. */
+static int place(struct part_scan *p, size_t n, char *err, size_t errlen)
+{
+	struct kmap used = { 0 };
+	uint32_t next[5] = { 0 };
+	size_t i, j;
+	bool ins, clash;
+	int ret = 0;
+
+	if (place_devices(p, n)) {
+		snprintf(err, errlen, "the traces' GPU numbers do not fit one merged trace");
+		return -ERANGE;
+	}
+	for (i = 0; i < n && !ret; i++) {
+		struct tr_remap *rm = &p[i].rm;
+		const struct kmap *ts = &rm->tasks;
+
+		rm->string_base = next[0], rm->stack_base = next[1], rm->dso_base = next[2];
+		rm->py_code_base = next[3], rm->py_stack_base = next[4];
+		if (add_base(&next[0], rm->max_string) || add_base(&next[1], rm->max_stack) ||
+		    add_base(&next[2], rm->max_dso) || add_base(&next[3], rm->max_py_code) ||
+		    add_base(&next[4], rm->max_py_stack)) {
+			snprintf(err, errlen, "the traces' ids do not fit one merged trace");
+			ret = -ERANGE;
+			break;
+		}
+		/* pids and tids: kept where no earlier trace used them, else moved by i << 22 */
+		for (j = 0, clash = false; j < ts->cap && !clash; j++)
+			clash = ts->used[j] && kmap__get(&used, ts->ka[j], 0);
+		for (j = 0; clash && j < ts->cap && !ret; j++) {
+			if (ts->used[j] && ts->ka[j] >> TASK_SHIFT) {
+				snprintf(err, errlen, "trace %zu: pid %llu is over Linux's limit and another trace uses it",
+					 i + 1, (unsigned long long)ts->ka[j]);
+				ret = -ERANGE;
+			}
+		}
+		if (clash)
+			rm->task_base = (uint32_t)i << TASK_SHIFT;
+		for (j = 0; !ret && j < ts->cap; j++) {
+			if (ts->used[j] && !kmap__put(&used, ts->ka[j] + rm->task_base, 0, 0, &ins))
+				ret = -ENOMEM;
+		}
+		rm->skip_ksyms = i > 0;
+	}
+	kmap__free(&used);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory while merging %zu traces", n);
+	return ret;
+}
+
+int trace_parts__load(struct trace *t, const char *const *paths, size_t n, char *err,
+		      size_t errlen)
+{
+	struct part_scan *p = calloc(n ? n : 1, sizeof(*p));
+	struct part_clock *clk = calloc(n ? n : 1, sizeof(*clk));
+	struct tr_remap *rms = calloc(n ? n : 1, sizeof(*rms));
+	const char **hosts = calloc(n ? n : 1, sizeof(*hosts));
+	int64_t *shift = calloc(n ? n : 1, sizeof(*shift));
+	size_t i, ref, scanned = 0;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!p || !clk || !rms || !hosts || !shift) {
+		snprintf(err, errlen, "out of memory while loading %zu traces", n);
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (n > TRACE_PARTS_MAX) {
+		snprintf(err, errlen, "%zu traces given: at most %d at once", n, TRACE_PARTS_MAX);
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n && !ret; i++, scanned++)
+		ret = scan_one(&p[i], paths[i], err, errlen);
+	if (ret)
+		goto out;
+	for (i = 0; i < n; i++) {
+		clk[i] = p[i].clk;
+		hosts[i] = p[i].host;
+	}
+	ref = trace_parts__align(clk, hosts, n, shift);
+	ret = place(p, n, err, errlen);
+	if (ret)
+		goto out;
+	for (i = 0; i < n; i++) {
+		rms[i] = p[i].rm;
+		rms[i].collect = false;
+		rms[i].shift_ns = shift[i];
+		rms[i].drop_clocks = i != ref;
+	}
+	ret = trace__load_parts(t, paths, rms, n, err, errlen);
+out:
+	for (i = 0; p && i < scanned; i++) {
+		kmap__free(&p[i].rm.tasks);
+		free(p[i].host);
+	}
+	free(p);
+	free(clk);
+	free(rms);
+	free(hosts);
+	free(shift);
+	return ret;
+}
