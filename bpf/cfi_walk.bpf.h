@@ -56,6 +56,11 @@ struct cfi_walk {
 	__u8 exact;			/* ip is not a return address: look it up as is */
 	__u8 fp_only;			/* the process has no tables loaded */
 	__u8 outermost;			/* ended where the CFI says there is no caller */
+	/*
+	 * The mapping of the last frame that had one (end 0: none yet): callers are mostly in
+	 * the same file, so most frames skip the process lookup and the search of its mappings.
+	 */
+	struct xpu_cfi_map last;
 };
 
 #define CFI_MAP_STEPS 10		/* 2^10 > XPU_CFI_MAX_MAPS */
@@ -80,12 +85,37 @@ static __always_inline const struct xpu_cfi_map *cfi_find_map(const struct xpu_c
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
-static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, __u32 nr, __u64 pc)
+/* Word k of the page index that follows the rows; ~0u when it cannot be read. */
+static __always_inline __u32 cfi_index_word(void *rows, const struct xpu_cfi_map *m, __u32 k)
 {
-	__u32 lo = 0, hi = nr, mid, i;
-	struct xpu_cfi_row *r;
+	__u32 slot = m->nrows + k / 2;
+	__u32 *words = bpf_map_lookup_elem(rows, &slot);
 
-	if (!nr || pc > 0xffffffffull)
+	return words ? words[k & 1] : ~0u;
+}
+
+/*
+ * The row that holds at table pc: the page index gives the rows of pc's page (the one that
+ * holds at its start up to the one that holds at the next page's), searched in a few steps.
+ */
+static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, const struct xpu_cfi_map *m,
+							__u64 pc)
+{
+	__u32 lo, hi, mid, i, nr = m->nrows, np = m->npages;
+	struct xpu_cfi_row *r;
+	__u64 page;
+
+	if (!nr || !np || pc > 0xffffffffull || (pc >> XPU_CFI_PAGE_SHIFT) < m->page0)
+		return NULL;
+	page = (pc >> XPU_CFI_PAGE_SHIFT) - m->page0;
+	if (page >= np) {
+		lo = cfi_index_word(rows, m, np - 1);
+		hi = nr;
+	} else {
+		lo = cfi_index_word(rows, m, (__u32)page);
+		hi = page + 1 < np ? cfi_index_word(rows, m, (__u32)page + 1) + 1 : nr;
+	}
+	if (lo >= nr || hi > nr || lo >= hi)
 		return NULL;
 	for (i = 0; i < CFI_ROW_STEPS && hi - lo > 1; i++) {
 		mid = (lo + hi) / 2;
@@ -197,18 +227,21 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 	w->exact = 0;
 	if (w->fp_only)
 		return cfi_fp_step(w);
-	proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
-	m = proc ? cfi_find_map(proc, pc) : NULL;
-	if (!m) {
-		count(XPU_CNT_CFI_FP_NO_MAP);
-		return cfi_fp_step_or_scan(w, proc != NULL);
+	if (pc < w->last.start || pc >= w->last.end) {
+		proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
+		m = proc ? cfi_find_map(proc, pc) : NULL;
+		if (!m) {
+			count(XPU_CNT_CFI_FP_NO_MAP);
+			return cfi_fp_step_or_scan(w, proc != NULL);
+		}
+		w->last = *m;
 	}
-	rows = bpf_map_lookup_elem(&cfi_tables, &m->table);
+	rows = bpf_map_lookup_elem(&cfi_tables, &w->last.table);
 	if (!rows) {
 		count(XPU_CNT_CFI_FP_NO_TABLE);
 		return cfi_fp_step(w);
 	}
-	row = cfi_find_row(rows, m->nrows, pc - m->bias);
+	row = cfi_find_row(rows, &w->last, pc - w->last.bias);
 	if (!row || row->kind == XPU_CFI_NONE) {
 		count(XPU_CNT_CFI_FP_NO_ROW);
 		return cfi_fp_step(w);

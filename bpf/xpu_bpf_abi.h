@@ -237,12 +237,21 @@ struct xpu_cfi_row {
 	__u16 cfa_off;
 };
 
+/*
+ * A table's array holds its nrows rows, then a page index: word k (of npages, two per slot)
+ * is the row that holds at the start of page page0 + k (XPU_CFI_PAGE_SHIFT bytes of code), so
+ * a lookup searches only the rows of one page instead of the whole file.
+ */
+#define XPU_CFI_PAGE_SHIFT 12
+
 /* One executable mapping of a traced process whose file has a table. */
 struct xpu_cfi_map {
 	__u64 start, end;
 	__u64 bias;			/* table pc = address - bias */
 	__u32 table;			/* index into cfi_tables */
 	__u32 nrows;
+	__u32 page0;			/* first indexed page: first row's pc >> XPU_CFI_PAGE_SHIFT */
+	__u32 npages;			/* index words after the rows */
 };
 
 #define XPU_CFI_MAX_MAPS 512		/* executable mappings per process with tables */

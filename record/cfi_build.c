@@ -760,6 +760,32 @@ cleanup:
 	return err;
 }
 
+int cfi_table__index(const struct cfi_table *t, uint32_t **words, uint32_t *page0,
+		     uint32_t *npages)
+{
+	uint32_t p0, np, p, *w;
+	size_t j = 0;
+
+	if (!t->nr)
+		return -EINVAL;
+	p0 = t->rows[0].pc >> XPU_CFI_PAGE_SHIFT;
+	np = (t->rows[t->nr - 1].pc >> XPU_CFI_PAGE_SHIFT) - p0 + 1;
+	w = calloc((np + 1) & ~1u, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (p = 0; p < np; p++) {
+		uint64_t addr = (uint64_t)(p0 + p) << XPU_CFI_PAGE_SHIFT;
+
+		while (j + 1 < t->nr && t->rows[j + 1].pc <= addr)
+			j++;
+		w[p] = (uint32_t)j;
+	}
+	*words = w;
+	*page0 = p0;
+	*npages = np;
+	return 0;
+}
+
 void cfi_table__free(struct cfi_table *t)
 {
 	free(t->rows);

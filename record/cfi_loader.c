@@ -41,6 +41,7 @@ struct cl_file {
 	int fd;
 	enum cl_state state;
 	uint32_t table, nrows;
+	uint32_t page0, npages;		/* the page index after the rows */
 	struct cfi_table t;		/* loads only: rows live in the BPF map */
 	uint8_t build_id[XPU_BUILD_ID_MAX];
 	int build_id_len;
@@ -132,6 +133,8 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 			o.bias = bias;
 			o.table = m->f->table;
 			o.nrows = m->f->nrows;
+			o.page0 = m->f->page0;
+			o.npages = m->f->npages;
 		}
 		if (v->nr == XPU_CFI_MAX_MAPS) {
 			cl->st.maps_dropped++;
@@ -149,16 +152,27 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 		cl->st.update_errors++;
 }
 
-/* Copies t's rows into a new inner map at index table; 0 or negative errno. */
-static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, uint32_t table)
+/* Array slots of t's rows and of its page index of npages words. */
+static size_t table_slots(const struct cfi_table *t, uint32_t npages)
+{
+	return t->nr + (npages + 1) / 2;
+}
+
+/*
+ * Copies t's rows and their page index (npages words) into a new inner map at index table;
+ * 0 or negative errno.
+ */
+static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, const uint32_t *index,
+		     uint32_t npages, uint32_t table)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t bytes = t->nr * sizeof(*t->rows), mlen = (bytes + 4095) & ~4095ul;
+	size_t bytes = t->nr * sizeof(*t->rows), ibytes = (npages + 1) / 2 * sizeof(*t->rows);
+	size_t mlen = (bytes + ibytes + 4095) & ~4095ul;
 	void *mem;
 	int fd, err = 0;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
-			    sizeof(struct xpu_cfi_row), (uint32_t)t->nr, &o);
+			    sizeof(struct xpu_cfi_row), (uint32_t)table_slots(t, npages), &o);
 	if (fd < 0)
 		return -errno;
 	mem = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -167,6 +181,7 @@ static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, uint32_t 
 		goto cleanup;
 	}
 	memcpy(mem, t->rows, bytes);
+	memcpy((char *)mem + bytes, index, ibytes);
 	munmap(mem, mlen);
 	if (bpf_map_update_elem(cl->tables_fd, &table, &fd, BPF_ANY))
 		err = -errno;
@@ -244,7 +259,9 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 {
 	uint64_t t0 = now_ns(), dt;
 	struct cfi_table t = { 0 };
+	uint32_t *index = NULL, page0 = 0, npages = 0;
 	struct cl_file *twin;
+	size_t bytes = 0;
 	bool over = false;
 	int err = 0;
 
@@ -256,6 +273,8 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		f->state = twin->state;
 		f->table = twin->table;
 		f->nrows = twin->nrows;
+		f->page0 = twin->page0;
+		f->npages = twin->npages;
 		f->t = twin->t;
 		cl->st.files_shared++;
 		if (f->fd >= 0)
@@ -267,12 +286,16 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	}
 	pthread_mutex_unlock(&cl->lock);
 	err = build_table(f, &t);
+	if (!err && t.nr)
+		err = cfi_table__index(&t, &index, &page0, &npages);
+	bytes = table_slots(&t, npages) * sizeof(*t.rows);
 	pthread_mutex_lock(&cl->lock);
-	over = !err && (cl->st.table_bytes + t.nr * sizeof(*t.rows) > cl->mem_bytes ||
+	over = !err && (cl->st.table_bytes + bytes > cl->mem_bytes ||
 			cl->next_table >= XPU_CFI_MAX_TABLES || t.nr > XPU_CFI_MAX_ROWS || !t.nr);
 	pthread_mutex_unlock(&cl->lock);
 	if (!err && !over)
-		err = load_rows(cl, &t, cl->next_table);
+		err = load_rows(cl, &t, index, npages, cl->next_table);
+	free(index);
 	dt = now_ns() - t0;
 	pthread_mutex_lock(&cl->lock);
 	cl->st.build_ns += dt;
@@ -289,12 +312,14 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	} else {
 		f->table = cl->next_table++;
 		f->nrows = (uint32_t)t.nr;
+		f->page0 = page0;
+		f->npages = npages;
 		memcpy(f->t.loads, t.loads, sizeof(t.loads));
 		f->t.nloads = t.nloads;
 		f->state = CL_READY;
 		cl->st.files++;
 		cl->st.rows += t.nr;
-		cl->st.table_bytes += t.nr * sizeof(*t.rows);
+		cl->st.table_bytes += bytes;
 		cl->st.unsupported_rows += t.st.unsupported_rows;
 	}
 	file_done(cl, f);
