@@ -40,6 +40,14 @@ struct {
 
 struct cfi_scratch {
 	__u64 ips[XPU_BPF_MAX_FRAMES];
+	/*
+	 * The rows of the last two addresses looked up in this walk: recursion (an interpreter's
+	 * eval loop, deep C++ templates) returns to the same few addresses again and again. Here
+	 * and not in struct cfi_walk: values on the stack would multiply the verifier's states.
+	 */
+	__u64 memo_pc[2];
+	struct xpu_cfi_row memo_row[2];
+	__u32 memo_next;
 };
 
 /* slot 0 the sampler, 1 the launch uprobe */
@@ -85,13 +93,21 @@ static __always_inline const struct xpu_cfi_map *cfi_find_map(const struct xpu_c
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
-/* Word k of the page index that follows the rows; ~0u when it cannot be read. */
-static __always_inline __u32 cfi_index_word(void *rows, const struct xpu_cfi_map *m, __u32 k)
+/* Words k and k + 1 of the page index that follows the rows; ~0u where unreadable. */
+static __always_inline void cfi_index_words(void *rows, const struct xpu_cfi_map *m, __u32 k,
+					    __u32 *a, __u32 *b)
 {
 	__u32 slot = m->nrows + k / 2;
 	__u32 *words = bpf_map_lookup_elem(rows, &slot);
 
-	return words ? words[k & 1] : ~0u;
+	*a = words ? words[k & 1] : ~0u;
+	if (words && !(k & 1)) {
+		*b = words[1];
+		return;
+	}
+	slot++;
+	words = bpf_map_lookup_elem(rows, &slot);
+	*b = words ? words[0] : ~0u;
 }
 
 /*
@@ -108,12 +124,12 @@ static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, const struct
 	if (!nr || !np || pc > 0xffffffffull || (pc >> XPU_CFI_PAGE_SHIFT) < m->page0)
 		return NULL;
 	page = (pc >> XPU_CFI_PAGE_SHIFT) - m->page0;
-	if (page >= np) {
-		lo = cfi_index_word(rows, m, np - 1);
+	if (page + 1 >= np) {
+		cfi_index_words(rows, m, np - 1, &lo, &hi);
 		hi = nr;
 	} else {
-		lo = cfi_index_word(rows, m, (__u32)page);
-		hi = page + 1 < np ? cfi_index_word(rows, m, (__u32)page + 1) + 1 : nr;
+		cfi_index_words(rows, m, (__u32)page, &lo, &hi);
+		hi++;
 	}
 	if (lo >= nr || hi > nr || lo >= hi)
 		return NULL;
@@ -211,7 +227,7 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 	struct cfi_scratch *s = bpf_map_lookup_elem(&cfi_scratch, &key);
 	const struct xpu_cfi_proc *proc;
 	const struct xpu_cfi_map *m;
-	struct xpu_cfi_row *row;
+	struct xpu_cfi_row row, *found;
 	__u64 pc, cfa, ra;
 	void *rows;
 
@@ -236,31 +252,41 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 		}
 		w->last = *m;
 	}
-	rows = bpf_map_lookup_elem(&cfi_tables, &w->last.table);
-	if (!rows) {
-		count(XPU_CNT_CFI_FP_NO_TABLE);
-		return cfi_fp_step(w);
+	if (pc == s->memo_pc[0]) {
+		row = s->memo_row[0];
+	} else if (pc == s->memo_pc[1]) {
+		row = s->memo_row[1];
+	} else {
+		rows = bpf_map_lookup_elem(&cfi_tables, &w->last.table);
+		if (!rows) {
+			count(XPU_CNT_CFI_FP_NO_TABLE);
+			return cfi_fp_step(w);
+		}
+		found = cfi_find_row(rows, &w->last, pc - w->last.bias);
+		if (!found || found->kind == XPU_CFI_NONE) {
+			count(XPU_CNT_CFI_FP_NO_ROW);
+			return cfi_fp_step(w);
+		}
+		row = *found;
+		s->memo_next ^= 1;
+		s->memo_pc[s->memo_next & 1] = pc;
+		s->memo_row[s->memo_next & 1] = row;
 	}
-	row = cfi_find_row(rows, &w->last, pc - w->last.bias);
-	if (!row || row->kind == XPU_CFI_NONE) {
-		count(XPU_CNT_CFI_FP_NO_ROW);
-		return cfi_fp_step(w);
-	}
-	switch (row->kind) {
+	switch (row.kind) {
 	case XPU_CFI_RSP:
-		cfa = w->sp + row->cfa_off;
+		cfa = w->sp + row.cfa_off;
 		break;
 	case XPU_CFI_RBP:
-		cfa = w->bp + row->cfa_off;
+		cfa = w->bp + row.cfa_off;
 		break;
 	case XPU_CFI_RBP_DEREF:
-		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row->cfa_off))) {
+		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row.cfa_off))) {
 			count(XPU_CNT_CFI_END_READ);
 			return 1;
 		}
 		break;
 	case XPU_CFI_PLT:
-		cfa = w->sp + row->cfa_off + ((w->ip & 15) >= (__u8)row->rbp_off8 ? 8 : 0);
+		cfa = w->sp + row.cfa_off + ((w->ip & 15) >= (__u8)row.rbp_off8 ? 8 : 0);
 		break;
 	case XPU_CFI_SIGNAL:
 		return cfi_signal_step(w);
@@ -276,14 +302,26 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 		count(XPU_CNT_CFI_END_BAD_SP);
 		return 1;
 	}
-	if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
-		count(XPU_CNT_CFI_END_READ);
-		return 1;
-	}
-	if (row->kind != XPU_CFI_PLT && row->rbp_off8 &&
-	    bpf_probe_read_user(&w->bp, 8, (void *)(cfa + 8 * (__s64)row->rbp_off8))) {
-		count(XPU_CNT_CFI_END_READ);
-		return 1;
+	if (row.kind != XPU_CFI_PLT && row.rbp_off8 == -2) {
+		/* rbp saved just below the return address, as every push %rbp prologue does */
+		__u64 pair[2];
+
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		w->bp = pair[0];
+		ra = pair[1];
+	} else {
+		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		if (row.kind != XPU_CFI_PLT && row.rbp_off8 &&
+		    bpf_probe_read_user(&w->bp, 8, (void *)(cfa + 8 * (__s64)row.rbp_off8))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
 	}
 	if (!ra) {
 		count(XPU_CNT_CFI_END_OUTERMOST);
@@ -317,6 +355,10 @@ static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, _
 		count(XPU_CNT_CFI_NO_PROC);
 		w.fp_only = 1;
 	}
+	s = bpf_map_lookup_elem(&cfi_scratch, &slot);
+	if (!s)
+		return 0;
+	s->memo_pc[0] = s->memo_pc[1] = ~0ull;	/* no user address */
 	/* one more iteration than frames, so that a walk that fills the array is counted */
 	bpf_loop(XPU_BPF_MAX_FRAMES + 1, cfi_step, &w, 0);
 	s = bpf_map_lookup_elem(&cfi_scratch, &slot);

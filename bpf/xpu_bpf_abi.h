@@ -239,10 +239,10 @@ struct xpu_cfi_row {
 
 /*
  * A table's array holds its nrows rows, then a page index: word k (of npages, two per slot)
- * is the row that holds at the start of page page0 + k (XPU_CFI_PAGE_SHIFT bytes of code), so
+ * is the row that holds at the start of page page0 + k (2^XPU_CFI_PAGE_SHIFT bytes of code), so
  * a lookup searches only the rows of one page instead of the whole file.
  */
-#define XPU_CFI_PAGE_SHIFT 12
+#define XPU_CFI_PAGE_SHIFT 10
 
 /* One executable mapping of a traced process whose file has a table. */
 struct xpu_cfi_map {
