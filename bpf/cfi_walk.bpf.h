@@ -39,7 +39,7 @@ struct {
 } cfi_procs SEC(".maps");
 
 struct cfi_scratch {
-	__u64 ips[XPU_BPF_MAX_FRAMES];
+	__u64 ips[XPU_BPF_MAX_UFRAMES];
 	/*
 	 * The rows of the last two addresses looked up in this walk: recursion (an interpreter's
 	 * eval loop, deep C++ templates) returns to the same few addresses again and again. Here
@@ -233,11 +233,11 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 
 	if (!s)
 		return 1;
-	if (i >= XPU_BPF_MAX_FRAMES) {
+	if (i >= XPU_BPF_MAX_UFRAMES) {
 		count(XPU_CNT_CFI_END_LIMIT);
 		return 1;
 	}
-	s->ips[i & (XPU_BPF_MAX_FRAMES - 1)] = w->ip;
+	s->ips[i & (XPU_BPF_MAX_UFRAMES - 1)] = w->ip;
 	w->n = i + 1;
 	pc = w->exact ? w->ip : w->ip - 1;
 	w->exact = 0;
@@ -335,7 +335,7 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 
 /*
  * Walks the current thread's user stack from its saved user registers into out (room for
- * XPU_BPF_MAX_FRAMES addresses), leaf first. Returns the number of addresses, 0 if none;
+ * XPU_BPF_MAX_UFRAMES addresses), leaf first. Returns the number of addresses, 0 if none;
  * *uflags says whether the walk reached the outermost frame.
  */
 static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, __u32 *uflags)
@@ -360,14 +360,14 @@ static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, _
 		return 0;
 	s->memo_pc[0] = s->memo_pc[1] = ~0ull;	/* no user address */
 	/* one more iteration than frames, so that a walk that fills the array is counted */
-	bpf_loop(XPU_BPF_MAX_FRAMES + 1, cfi_step, &w, 0);
+	bpf_loop(XPU_BPF_MAX_UFRAMES + 1, cfi_step, &w, 0);
 	s = bpf_map_lookup_elem(&cfi_scratch, &slot);
 	n = w.n;
 	*uflags = w.outermost ? XPU_EV_U_OUTERMOST : 0;
 	if (!s || !n)
 		return 0;
-	if (n > XPU_BPF_MAX_FRAMES)
-		n = XPU_BPF_MAX_FRAMES;
+	if (n > XPU_BPF_MAX_UFRAMES)
+		n = XPU_BPF_MAX_UFRAMES;
 	bpf_probe_read_kernel(out, n * sizeof(__u64), s->ips);
 	count_n(XPU_CNT_CFI_FRAMES, n);
 	return n;

@@ -16,6 +16,11 @@
  * lets the uprobe put the return address read at [sp] in front of the FP walk.
  */
 #define XPU_BPF_MAX_FRAMES 128
+/*
+ * User frames an event holds: -g cfi walks up to this many (PyTorch's native stacks through
+ * the interpreter pass 128); bpf_get_stack() still stops at the sysctl's limit.
+ */
+#define XPU_BPF_MAX_UFRAMES 256
 #define XPU_BPF_COMM_LEN 16
 
 enum xpu_ev_type {
@@ -61,7 +66,7 @@ enum xpu_bpf_counter {
 	XPU_CNT_CFI_END_OUTERMOST = 18,	/* the CFI says there is no caller, or a zero address */
 	XPU_CNT_CFI_END_FP = 19,	/* a frame-pointer step found no valid frame */
 	XPU_CNT_CFI_END_READ = 20,	/* unreadable stack memory */
-	XPU_CNT_CFI_END_LIMIT = 21,	/* XPU_BPF_MAX_FRAMES reached */
+	XPU_CNT_CFI_END_LIMIT = 21,	/* XPU_BPF_MAX_UFRAMES reached */
 	XPU_CNT_CFI_END_BAD_SP = 22,	/* the stack pointer did not grow towards the caller */
 	XPU_CNT_CFI_FP_NO_MAP = 23,	/* frame in no known executable mapping */
 	XPU_CNT_CFI_FP_NO_TABLE = 24,	/* its file's table was not loaded (yet) */
@@ -93,7 +98,7 @@ struct xpu_ev_sample {
 	__u32 uflags;			/* enum xpu_ev_uflags */
 	__u32 reserved;
 	__u64 kips[XPU_BPF_MAX_FRAMES];
-	__u64 uips[XPU_BPF_MAX_FRAMES];
+	__u64 uips[XPU_BPF_MAX_UFRAMES];
 };
 
 struct xpu_ev_task {
@@ -122,7 +127,7 @@ struct xpu_ev_gpu_launch {
 	__u32 ustart;
 	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
 	__u32 uflags;			/* enum xpu_ev_uflags */
-	__u64 uips[XPU_BPF_MAX_FRAMES + 1];
+	__u64 uips[XPU_BPF_MAX_UFRAMES + 1];
 };
 
 /*
