@@ -15,7 +15,10 @@ unwound by xpu-report), from xpu-report --format=folded. Per frame = in-BPF ns p
 frames per event; "fixed" = the intercept of chain10 and chain150 (cost of a walk of 0 frames).
 Writes the "cfi-prog-cost" section of BENCHMARKS.md. Needs root (BPF).
 
-  bench/cfi_prog_cost.py [--reps 7] [--workloads ...] [--no-write]
+With --base-build DIR, DIR's xpu-record (an older build, e.g. of main) also runs -g cfi in the
+same repetitions, as the row "cfi@base": the walk before and after a change, side by side.
+
+  bench/cfi_prog_cost.py [--reps 7] [--workloads ...] [--base-build DIR] [--no-write]
 """
 import argparse
 import os
@@ -93,6 +96,7 @@ def main():
     ap.add_argument("--workloads", default="chain10,chain150,chain150fp,python,torch,launch")
     ap.add_argument("--python", default="/usr/bin/python3.11")
     ap.add_argument("--torch-steps", type=int, default=40)
+    ap.add_argument("--base-build", default="")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -105,18 +109,22 @@ def main():
     with open(stats_path, "w") as f:
         f.write("1")
     wl = workloads(args)
+    modes = MODES + (["cfi@base"] if args.base_build else [])
     try:
         for rep in range(args.reps):
             for name, cmd in wl.items():
-                for mode in MODES:
+                for mode in modes:
                     out = os.path.join(tmp, "t.xpu")
                     extra = [] if name == "launch" else ["--no-gpu"]
-                    r = benchlib.run([xrec, "-v", "-g", mode] + extra + ["-o", out, "--"] + cmd)
+                    rec, g = xrec, mode
+                    if mode == "cfi@base":
+                        rec, g = os.path.join(args.base_build, "xpu-record"), "cfi"
+                    r = benchlib.run([rec, "-v", "-g", g] + extra + ["-o", out, "--"] + cmd)
                     if r.returncode:
                         sys.exit(f"cfi_prog_cost: -g {mode} ({name}) failed:\n{r.stderr}")
                     bpf_ns = sum(int(x) for x in re.findall(
                         r"bpf on_(?:sample|gpu_launch): \d+ runs, (\d+) ns", r.stderr))
-                    d, n, rate = stack_depth(out, mode)
+                    d, n, rate = stack_depth(out, g)
                     if n and bpf_ns:
                         per_ev.setdefault((name, mode), []).append(bpf_ns / n)
                         depth.setdefault((name, mode), []).append(d)
@@ -142,14 +150,16 @@ def main():
         "(C, no frame pointers; `chain150fp` built with them), `python` = "
         f"`{os.path.basename(args.python)} bench/py_deep.py 40`, `torch` = Debian's python3-torch "
         f"1.13 `bench/torch_deep.py {args.torch_steps}` (CPU autograd), `launch` = "
-        "`bench/marker_bench` (a uprobe stack per call).",
+        "`bench/marker_bench` (a uprobe stack per call)." +
+        (f" `cfi@base` = -g cfi of the build in `{args.base_build}`, in the same "
+         "repetitions." if args.base_build else ""),
         "",
         "| workload | -g | in BPF per event (us) | frames/event | ns per frame | complete | "
         "bytes/event |",
         "|---|---|---|---|---|---|---|",
     ]
     for name in wl:
-        for mode in MODES:
+        for mode in modes:
             size, n, rate = first[(name, mode)]
             ns, d = med(per_ev, (name, mode)), med(depth, (name, mode))
             lines.append(f"| {name} | {mode} | {ns / 1e3:.2f} | {d:.1f} | "
@@ -157,7 +167,7 @@ def main():
                          f"{size / n if n else float('nan'):.1f} |")
     if "chain10" in wl and "chain150" in wl:
         lines.append("")
-        for mode in MODES:
+        for mode in modes:
             a, b = (med(per_ev, ("chain10", mode)), med(per_ev, ("chain150", mode)))
             da, db = (med(depth, ("chain10", mode)), med(depth, ("chain150", mode)))
             if db > da:

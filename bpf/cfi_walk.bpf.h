@@ -228,7 +228,7 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 	const struct xpu_cfi_proc *proc;
 	const struct xpu_cfi_map *m;
 	struct xpu_cfi_row row, *found;
-	__u64 pc, cfa, ra;
+	__u64 pc, cfa, ra, bp_at_rbp = 0;
 	void *rows;
 
 	if (!s)
@@ -285,6 +285,13 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 			return 1;
 		}
 		break;
+	case XPU_CFI_RBP_DEREF_AT_RBP:
+		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row.cfa_off)) ||
+		    bpf_probe_read_user(&bp_at_rbp, 8, (void *)(w->bp + 8 * (__s64)row.rbp_off8))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		break;
 	case XPU_CFI_PLT:
 		cfa = w->sp + row.cfa_off + ((w->ip & 15) >= (__u8)row.rbp_off8 ? 8 : 0);
 		break;
@@ -302,7 +309,13 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 		count(XPU_CNT_CFI_END_BAD_SP);
 		return 1;
 	}
-	if (row.kind != XPU_CFI_PLT && row.rbp_off8 == -2) {
+	if (row.kind == XPU_CFI_RBP_DEREF_AT_RBP) {
+		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		w->bp = bp_at_rbp;
+	} else if (row.kind != XPU_CFI_PLT && row.rbp_off8 == -2) {
 		/* rbp saved just below the return address, as every push %rbp prologue does */
 		__u64 pair[2];
 

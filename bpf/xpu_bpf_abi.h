@@ -233,6 +233,11 @@ enum xpu_cfi_kind {
 	XPU_CFI_SIGNAL = 5,		/* a signal trampoline: registers in the ucontext at rsp */
 	XPU_CFI_END = 6,		/* return address undefined: the outermost frame */
 	XPU_CFI_UNSUPPORTED = 7,	/* a rule the walk cannot evaluate: frame pointer */
+	/*
+	 * CFA = *(rbp + (s16)cfa_off) and the caller's rbp at rbp + 8 * rbp_off8 (not at the
+	 * CFA): a function that realigned its stack (gcc's DRAP) keeps both relative to rbp
+	 */
+	XPU_CFI_RBP_DEREF_AT_RBP = 8,
 };
 
 struct xpu_cfi_row {
