@@ -112,13 +112,18 @@ def main():
     modes = MODES + (["cfi@base"] if args.base_build else [])
     try:
         for rep in range(args.reps):
-            for name, cmd in wl.items():
+            for name, wcmd in wl.items():
                 for mode in modes:
+                    cmd = wcmd
                     out = os.path.join(tmp, "t.xpu")
                     extra = [] if name == "launch" else ["--no-gpu"]
                     rec, g = xrec, mode
                     if mode == "cfi@base":
                         rec, g = os.path.join(args.base_build, "xpu-record"), "cfi"
+                        # the launch marker's uprobe is on the recorder's own library
+                        lib = os.path.join(benchlib.BUILD, "libxpu-cupti.so")
+                        cmd = [os.path.join(args.base_build, "libxpu-cupti.so") if a == lib
+                               else a for a in cmd]
                     r = benchlib.run([rec, "-v", "-g", g] + extra + ["-o", out, "--"] + cmd)
                     if r.returncode:
                         sys.exit(f"cfi_prog_cost: -g {mode} ({name}) failed:\n{r.stderr}")

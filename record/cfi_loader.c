@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tables for the in-BPF unwinder. Files are keyed by device and inode (the very file mapped,
- * shared by every process that maps it) and built once by one worker thread; a file whose
- * build-id equals one built before shares that table (copies of a library in several
- * environments). One mutex guards the file and process lists; the worker holds it only to
- * publish.
+ * shared by every process that maps it) and built once by one of a few worker threads (more
+ * than one on a machine with CPUs to spare: an import of PyTorch maps dozens of large libraries
+ * at once, and until a file's table is loaded its frames are unwound by frame pointer); a file
+ * whose build-id equals one built before shares that table (copies of a library in several
+ * environments). One mutex guards the file and process lists; workers hold it only to reserve
+ * a table and publish.
  */
 #include <bpf/bpf.h>
 #include <elf.h>
@@ -29,6 +31,7 @@
 #include "xpu_format.h"
 
 #define CL_BUCKETS 1024
+#define CL_MAX_WORKERS 4
 
 enum cl_state { CL_PENDING, CL_READY, CL_FAILED };
 
@@ -65,13 +68,14 @@ struct cfi_loader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_cond_t idle;		/* the queue became empty */
-	pthread_t worker;
-	bool stop, started;
+	pthread_t workers[CL_MAX_WORKERS];
+	int nworkers;
+	bool stop;
 	struct cl_file *files[CL_BUCKETS];
 	struct cl_file *by_id[CL_BUCKETS];
 	struct cl_proc *procs[CL_BUCKETS];
 	struct cl_file *qhead, **qtail;
-	bool busy;			/* the worker is building a file */
+	unsigned int busy;		/* workers building a file */
 	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
 	uint32_t next_table;
 	struct xpu_cfi_proc *buf;	/* one cfi_procs value being assembled */
@@ -259,10 +263,10 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 {
 	uint64_t t0 = now_ns(), dt;
 	struct cfi_table t = { 0 };
-	uint32_t *index = NULL, page0 = 0, npages = 0;
+	uint32_t *index = NULL, page0 = 0, npages = 0, table = 0;
 	struct cl_file *twin;
 	size_t bytes = 0;
-	bool over = false;
+	bool over = false, reserved = false;
 	int err = 0;
 
 	if (f->fd >= 0)
@@ -292,9 +296,15 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	pthread_mutex_lock(&cl->lock);
 	over = !err && (cl->st.table_bytes + bytes > cl->mem_bytes ||
 			cl->next_table >= XPU_CFI_MAX_TABLES || t.nr > XPU_CFI_MAX_ROWS || !t.nr);
+	if (!err && !over) {
+		/* reserved before loading, so that parallel builds keep to the bound */
+		table = cl->next_table++;
+		cl->st.table_bytes += bytes;
+		reserved = true;
+	}
 	pthread_mutex_unlock(&cl->lock);
-	if (!err && !over)
-		err = load_rows(cl, &t, index, npages, cl->next_table);
+	if (reserved)
+		err = load_rows(cl, &t, index, npages, table);
 	free(index);
 	dt = now_ns() - t0;
 	pthread_mutex_lock(&cl->lock);
@@ -302,6 +312,8 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	if (dt > cl->st.build_max_ns)
 		cl->st.build_max_ns = dt;
 	if (err || over) {
+		if (reserved)
+			cl->st.table_bytes -= bytes;
 		f->state = CL_FAILED;
 		if (over)
 			cl->st.files_over_budget++;
@@ -310,7 +322,7 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		log_info("cfi: no table for inode %lu: %s", (unsigned long)f->ino,
 			 over ? "over the memory bound" : strerror(-err));
 	} else {
-		f->table = cl->next_table++;
+		f->table = table;
 		f->nrows = (uint32_t)t.nr;
 		f->page0 = page0;
 		f->npages = npages;
@@ -319,7 +331,6 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		f->state = CL_READY;
 		cl->st.files++;
 		cl->st.rows += t.nr;
-		cl->st.table_bytes += bytes;
 		cl->st.unsupported_rows += t.st.unsupported_rows;
 	}
 	file_done(cl, f);
@@ -344,11 +355,11 @@ static void *worker(void *arg)
 		cl->qhead = f->qnext;
 		if (!cl->qhead)
 			cl->qtail = &cl->qhead;
-		cl->busy = true;
+		cl->busy++;
 		pthread_mutex_unlock(&cl->lock);
 		build_file(cl, f);
 		pthread_mutex_lock(&cl->lock);
-		cl->busy = false;
+		cl->busy--;
 		pthread_cond_broadcast(&cl->idle);
 	}
 	pthread_mutex_unlock(&cl->lock);
@@ -358,6 +369,7 @@ static void *worker(void *arg)
 struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes)
 {
 	struct cfi_loader *cl = calloc(1, sizeof(*cl));
+	int want;
 
 	if (!cl)
 		return NULL;
@@ -373,11 +385,14 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
 	pthread_cond_init(&cl->idle, NULL);
-	if (pthread_create(&cl->worker, NULL, worker, cl)) {
+	want = (int)(sysconf(_SC_NPROCESSORS_ONLN) / 4);
+	want = want < 1 ? 1 : want > CL_MAX_WORKERS ? CL_MAX_WORKERS : want;
+	while (cl->nworkers < want && !pthread_create(&cl->workers[cl->nworkers], NULL, worker, cl))
+		cl->nworkers++;
+	if (!cl->nworkers) {
 		cfi_loader__free(cl);
 		return NULL;
 	}
-	cl->started = true;
 	queue_vdso(cl);
 	return cl;
 }
@@ -388,12 +403,13 @@ void cfi_loader__free(struct cfi_loader *cl)
 
 	if (!cl)
 		return;
-	if (cl->started) {
+	if (cl->nworkers) {
 		pthread_mutex_lock(&cl->lock);
 		cl->stop = true;
-		pthread_cond_signal(&cl->cond);
+		pthread_cond_broadcast(&cl->cond);
 		pthread_mutex_unlock(&cl->lock);
-		pthread_join(cl->worker, NULL);
+		for (i = 0; i < (size_t)cl->nworkers; i++)
+			pthread_join(cl->workers[i], NULL);
 	}
 	for (i = 0; i < CL_BUCKETS; i++) {
 		while (cl->files[i]) {
