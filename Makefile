@@ -88,7 +88,8 @@ all: $(TARGETS) samples bench
 
 # ---- benchmark programs (fixed work; see bench/) -------------------------------------------------
 bench: $(BUILD)/bench/workload $(BUILD)/bench/marker_bench $(BUILD)/bench/gen_trace \
-	$(BUILD)/bench/cfi_tables $(BUILD)/bench/pingpong
+	$(BUILD)/bench/cfi_tables $(BUILD)/bench/pingpong $(BUILD)/bench/deep_chain \
+	$(BUILD)/bench/deep_chain_fp
 $(BUILD)/bench/workload: bench/workload.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -102,6 +103,15 @@ $(BUILD)/bench/marker_bench: bench/marker_bench.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -ldl
+# deep stacks without frame pointers, for bench/cfi_prog_cost.py
+$(BUILD)/bench/deep_chain: bench/deep_chain.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+$(BUILD)/bench/deep_chain_fp: bench/deep_chain.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
 # -g cfi table build time per file, for bench/cfi_tables.py (record's builder, no BPF)
 $(BUILD)/bench/cfi_tables: bench/cfi_tables.c record/cfi_build.c record/cfi_build.h
 	$(call msg,CC,$@)

@@ -39,7 +39,15 @@ struct {
 } cfi_procs SEC(".maps");
 
 struct cfi_scratch {
-	__u64 ips[XPU_BPF_MAX_FRAMES];
+	__u64 ips[XPU_BPF_MAX_UFRAMES];
+	/*
+	 * The rows of the last two addresses looked up in this walk: recursion (an interpreter's
+	 * eval loop, deep C++ templates) returns to the same few addresses again and again. Here
+	 * and not in struct cfi_walk: values on the stack would multiply the verifier's states.
+	 */
+	__u64 memo_pc[2];
+	struct xpu_cfi_row memo_row[2];
+	__u32 memo_next;
 };
 
 /* one per XPU_BPF_SLOTS slot */
@@ -56,6 +64,11 @@ struct cfi_walk {
 	__u8 exact;			/* ip is not a return address: look it up as is */
 	__u8 fp_only;			/* the process has no tables loaded */
 	__u8 outermost;			/* ended where the CFI says there is no caller */
+	/*
+	 * The mapping of the last frame that had one (end 0: none yet): callers are mostly in
+	 * the same file, so most frames skip the process lookup and the search of its mappings.
+	 */
+	struct xpu_cfi_map last;
 };
 
 #define CFI_MAP_STEPS 10		/* 2^10 > XPU_CFI_MAX_MAPS */
@@ -80,12 +93,45 @@ static __always_inline const struct xpu_cfi_map *cfi_find_map(const struct xpu_c
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
-static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, __u32 nr, __u64 pc)
+/* Words k and k + 1 of the page index that follows the rows; ~0u where unreadable. */
+static __always_inline void cfi_index_words(void *rows, const struct xpu_cfi_map *m, __u32 k,
+					    __u32 *a, __u32 *b)
 {
-	__u32 lo = 0, hi = nr, mid, i;
-	struct xpu_cfi_row *r;
+	__u32 slot = m->nrows + k / 2;
+	__u32 *words = bpf_map_lookup_elem(rows, &slot);
 
-	if (!nr || pc > 0xffffffffull)
+	*a = words ? words[k & 1] : ~0u;
+	if (words && !(k & 1)) {
+		*b = words[1];
+		return;
+	}
+	slot++;
+	words = bpf_map_lookup_elem(rows, &slot);
+	*b = words ? words[0] : ~0u;
+}
+
+/*
+ * The row that holds at table pc: the page index gives the rows of pc's page (the one that
+ * holds at its start up to the one that holds at the next page's), searched in a few steps.
+ */
+static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, const struct xpu_cfi_map *m,
+							__u64 pc)
+{
+	__u32 lo, hi, mid, i, nr = m->nrows, np = m->npages;
+	struct xpu_cfi_row *r;
+	__u64 page;
+
+	if (!nr || !np || pc > 0xffffffffull || (pc >> XPU_CFI_PAGE_SHIFT) < m->page0)
+		return NULL;
+	page = (pc >> XPU_CFI_PAGE_SHIFT) - m->page0;
+	if (page + 1 >= np) {
+		cfi_index_words(rows, m, np - 1, &lo, &hi);
+		hi = nr;
+	} else {
+		cfi_index_words(rows, m, (__u32)page, &lo, &hi);
+		hi++;
+	}
+	if (lo >= nr || hi > nr || lo >= hi)
 		return NULL;
 	for (i = 0; i < CFI_ROW_STEPS && hi - lo > 1; i++) {
 		mid = (lo + hi) / 2;
@@ -181,53 +227,73 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 	struct cfi_scratch *s = bpf_map_lookup_elem(&cfi_scratch, &key);
 	const struct xpu_cfi_proc *proc;
 	const struct xpu_cfi_map *m;
-	struct xpu_cfi_row *row;
-	__u64 pc, cfa, ra;
+	struct xpu_cfi_row row, *found;
+	__u64 pc, cfa, ra, bp_at_rbp = 0;
 	void *rows;
 
 	if (!s)
 		return 1;
-	if (i >= XPU_BPF_MAX_FRAMES) {
+	if (i >= XPU_BPF_MAX_UFRAMES) {
 		count(XPU_CNT_CFI_END_LIMIT);
 		return 1;
 	}
-	s->ips[i & (XPU_BPF_MAX_FRAMES - 1)] = w->ip;
+	s->ips[i & (XPU_BPF_MAX_UFRAMES - 1)] = w->ip;
 	w->n = i + 1;
 	pc = w->exact ? w->ip : w->ip - 1;
 	w->exact = 0;
 	if (w->fp_only)
 		return cfi_fp_step(w);
-	proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
-	m = proc ? cfi_find_map(proc, pc) : NULL;
-	if (!m) {
-		count(XPU_CNT_CFI_FP_NO_MAP);
-		return cfi_fp_step_or_scan(w, proc != NULL);
+	if (pc < w->last.start || pc >= w->last.end) {
+		proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
+		m = proc ? cfi_find_map(proc, pc) : NULL;
+		if (!m) {
+			count(XPU_CNT_CFI_FP_NO_MAP);
+			return cfi_fp_step_or_scan(w, proc != NULL);
+		}
+		w->last = *m;
 	}
-	rows = bpf_map_lookup_elem(&cfi_tables, &m->table);
-	if (!rows) {
-		count(XPU_CNT_CFI_FP_NO_TABLE);
-		return cfi_fp_step(w);
+	if (pc == s->memo_pc[0]) {
+		row = s->memo_row[0];
+	} else if (pc == s->memo_pc[1]) {
+		row = s->memo_row[1];
+	} else {
+		rows = bpf_map_lookup_elem(&cfi_tables, &w->last.table);
+		if (!rows) {
+			count(XPU_CNT_CFI_FP_NO_TABLE);
+			return cfi_fp_step(w);
+		}
+		found = cfi_find_row(rows, &w->last, pc - w->last.bias);
+		if (!found || found->kind == XPU_CFI_NONE) {
+			count(XPU_CNT_CFI_FP_NO_ROW);
+			return cfi_fp_step(w);
+		}
+		row = *found;
+		s->memo_next ^= 1;
+		s->memo_pc[s->memo_next & 1] = pc;
+		s->memo_row[s->memo_next & 1] = row;
 	}
-	row = cfi_find_row(rows, m->nrows, pc - m->bias);
-	if (!row || row->kind == XPU_CFI_NONE) {
-		count(XPU_CNT_CFI_FP_NO_ROW);
-		return cfi_fp_step(w);
-	}
-	switch (row->kind) {
+	switch (row.kind) {
 	case XPU_CFI_RSP:
-		cfa = w->sp + row->cfa_off;
+		cfa = w->sp + row.cfa_off;
 		break;
 	case XPU_CFI_RBP:
-		cfa = w->bp + row->cfa_off;
+		cfa = w->bp + row.cfa_off;
 		break;
 	case XPU_CFI_RBP_DEREF:
-		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row->cfa_off))) {
+		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row.cfa_off))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		break;
+	case XPU_CFI_RBP_DEREF_AT_RBP:
+		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row.cfa_off)) ||
+		    bpf_probe_read_user(&bp_at_rbp, 8, (void *)(w->bp + 8 * (__s64)row.rbp_off8))) {
 			count(XPU_CNT_CFI_END_READ);
 			return 1;
 		}
 		break;
 	case XPU_CFI_PLT:
-		cfa = w->sp + row->cfa_off + ((w->ip & 15) >= (__u8)row->rbp_off8 ? 8 : 0);
+		cfa = w->sp + row.cfa_off + ((w->ip & 15) >= (__u8)row.rbp_off8 ? 8 : 0);
 		break;
 	case XPU_CFI_SIGNAL:
 		return cfi_signal_step(w);
@@ -243,14 +309,32 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 		count(XPU_CNT_CFI_END_BAD_SP);
 		return 1;
 	}
-	if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
-		count(XPU_CNT_CFI_END_READ);
-		return 1;
-	}
-	if (row->kind != XPU_CFI_PLT && row->rbp_off8 &&
-	    bpf_probe_read_user(&w->bp, 8, (void *)(cfa + 8 * (__s64)row->rbp_off8))) {
-		count(XPU_CNT_CFI_END_READ);
-		return 1;
+	if (row.kind == XPU_CFI_RBP_DEREF_AT_RBP) {
+		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		w->bp = bp_at_rbp;
+	} else if (row.kind != XPU_CFI_PLT && row.rbp_off8 == -2) {
+		/* rbp saved just below the return address, as every push %rbp prologue does */
+		__u64 pair[2];
+
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		w->bp = pair[0];
+		ra = pair[1];
+	} else {
+		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		if (row.kind != XPU_CFI_PLT && row.rbp_off8 &&
+		    bpf_probe_read_user(&w->bp, 8, (void *)(cfa + 8 * (__s64)row.rbp_off8))) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
 	}
 	if (!ra) {
 		count(XPU_CNT_CFI_END_OUTERMOST);
@@ -264,7 +348,7 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 
 /*
  * Walks the current thread's user stack from its saved user registers into out (room for
- * XPU_BPF_MAX_FRAMES addresses), leaf first. Returns the number of addresses, 0 if none;
+ * XPU_BPF_MAX_UFRAMES addresses), leaf first. Returns the number of addresses, 0 if none;
  * *uflags says whether the walk reached the outermost frame.
  */
 static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, __u32 *uflags)
@@ -284,15 +368,19 @@ static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, _
 		count(XPU_CNT_CFI_NO_PROC);
 		w.fp_only = 1;
 	}
+	s = bpf_map_lookup_elem(&cfi_scratch, &slot);
+	if (!s)
+		return 0;
+	s->memo_pc[0] = s->memo_pc[1] = ~0ull;	/* no user address */
 	/* one more iteration than frames, so that a walk that fills the array is counted */
-	bpf_loop(XPU_BPF_MAX_FRAMES + 1, cfi_step, &w, 0);
+	bpf_loop(XPU_BPF_MAX_UFRAMES + 1, cfi_step, &w, 0);
 	s = bpf_map_lookup_elem(&cfi_scratch, &slot);
 	n = w.n;
 	*uflags = w.outermost ? XPU_EV_U_OUTERMOST : 0;
 	if (!s || !n)
 		return 0;
-	if (n > XPU_BPF_MAX_FRAMES)
-		n = XPU_BPF_MAX_FRAMES;
+	if (n > XPU_BPF_MAX_UFRAMES)
+		n = XPU_BPF_MAX_UFRAMES;
 	bpf_probe_read_kernel(out, n * sizeof(__u64), s->ips);
 	count_n(XPU_CNT_CFI_FRAMES, n);
 	return n;

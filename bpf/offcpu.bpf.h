@@ -91,7 +91,8 @@ static __always_inline void off_cpu_send(void *ctx, struct off_cpu_thread *t, __
 	} else if (cfi_walk) {
 		ev->ustack_bytes = cfi_walk_stack(2, tgid, ev->uips, &ev->uflags) * sizeof(__u64);
 	} else {
-		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, sizeof(ev->uips), BPF_F_USER_STACK);
+		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, XPU_BPF_MAX_FRAMES * sizeof(__u64),
+						 BPF_F_USER_STACK);
 		if (ev->ustack_bytes < 0)
 			count(XPU_CNT_USTACK_ERR);
 	}

@@ -301,7 +301,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (cfi_walk)
 		ev->ustack_bytes = cfi_walk_stack(0, tgid, ev->uips, &ev->uflags) * sizeof(__u64);
 	else
-		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, sizeof(ev->uips),
+		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, XPU_BPF_MAX_FRAMES * sizeof(__u64),
 						 BPF_F_USER_STACK);
 	if (ev->ustack_bytes < 0)
 		count(XPU_CNT_USTACK_ERR);

@@ -16,6 +16,11 @@
  * lets the uprobe put the return address read at [sp] in front of the FP walk.
  */
 #define XPU_BPF_MAX_FRAMES 128
+/*
+ * User frames an event holds: -g cfi walks up to this many (PyTorch's native stacks through
+ * the interpreter pass 128); bpf_get_stack() still stops at the sysctl's limit.
+ */
+#define XPU_BPF_MAX_UFRAMES 256
 #define XPU_BPF_COMM_LEN 16
 
 enum xpu_ev_type {
@@ -69,7 +74,7 @@ enum xpu_bpf_counter {
 	XPU_CNT_CFI_END_OUTERMOST = 18,	/* the CFI says there is no caller, or a zero address */
 	XPU_CNT_CFI_END_FP = 19,	/* a frame-pointer step found no valid frame */
 	XPU_CNT_CFI_END_READ = 20,	/* unreadable stack memory */
-	XPU_CNT_CFI_END_LIMIT = 21,	/* XPU_BPF_MAX_FRAMES reached */
+	XPU_CNT_CFI_END_LIMIT = 21,	/* XPU_BPF_MAX_UFRAMES reached */
 	XPU_CNT_CFI_END_BAD_SP = 22,	/* the stack pointer did not grow towards the caller */
 	XPU_CNT_CFI_FP_NO_MAP = 23,	/* frame in no known executable mapping */
 	XPU_CNT_CFI_FP_NO_TABLE = 24,	/* its file's table was not loaded (yet) */
@@ -105,7 +110,7 @@ struct xpu_ev_sample {
 	__u32 uflags;			/* enum xpu_ev_uflags */
 	__u32 reserved;
 	__u64 kips[XPU_BPF_MAX_FRAMES];
-	__u64 uips[XPU_BPF_MAX_FRAMES];
+	__u64 uips[XPU_BPF_MAX_UFRAMES];
 };
 
 struct xpu_ev_task {
@@ -134,7 +139,7 @@ struct xpu_ev_gpu_launch {
 	__u32 ustart;
 	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
 	__u32 uflags;			/* enum xpu_ev_uflags */
-	__u64 uips[XPU_BPF_MAX_FRAMES + 1];
+	__u64 uips[XPU_BPF_MAX_UFRAMES + 1];
 };
 
 /*
@@ -188,7 +193,7 @@ struct xpu_ev_offcpu {
 	__u32 uflags;			/* enum xpu_ev_uflags */
 	__u32 flags;			/* XPU_EV_OFF_NO_STACK */
 	__u32 reserved;
-	__u64 uips[XPU_BPF_MAX_FRAMES];
+	__u64 uips[XPU_BPF_MAX_UFRAMES];	/* -g cfi walks this deep, fp to XPU_BPF_MAX_FRAMES */
 };
 
 /*
@@ -268,6 +273,11 @@ enum xpu_cfi_kind {
 	XPU_CFI_SIGNAL = 5,		/* a signal trampoline: registers in the ucontext at rsp */
 	XPU_CFI_END = 6,		/* return address undefined: the outermost frame */
 	XPU_CFI_UNSUPPORTED = 7,	/* a rule the walk cannot evaluate: frame pointer */
+	/*
+	 * CFA = *(rbp + (s16)cfa_off) and the caller's rbp at rbp + 8 * rbp_off8 (not at the
+	 * CFA): a function that realigned its stack (gcc's DRAP) keeps both relative to rbp
+	 */
+	XPU_CFI_RBP_DEREF_AT_RBP = 8,
 };
 
 struct xpu_cfi_row {
@@ -277,12 +287,21 @@ struct xpu_cfi_row {
 	__u16 cfa_off;
 };
 
+/*
+ * A table's array holds its nrows rows, then a page index: word k (of npages, two per slot)
+ * is the row that holds at the start of page page0 + k (2^XPU_CFI_PAGE_SHIFT bytes of code), so
+ * a lookup searches only the rows of one page instead of the whole file.
+ */
+#define XPU_CFI_PAGE_SHIFT 10
+
 /* One executable mapping of a traced process whose file has a table. */
 struct xpu_cfi_map {
 	__u64 start, end;
 	__u64 bias;			/* table pc = address - bias */
 	__u32 table;			/* index into cfi_tables */
 	__u32 nrows;
+	__u32 page0;			/* first indexed page: first row's pc >> XPU_CFI_PAGE_SHIFT */
+	__u32 npages;			/* index words after the rows */
 };
 
 #define XPU_CFI_MAX_MAPS 512		/* executable mappings per process with tables */

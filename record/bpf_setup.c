@@ -38,7 +38,11 @@ struct bpf_state {
 
 static void set_err(char *err, size_t errlen, const char *what, int e)
 {
-	if (e == EPERM || e == EACCES)
+	/* as root, EACCES from loading is the verifier's refusal, not a missing privilege */
+	if ((e == EPERM || e == EACCES) && !geteuid() && !strcmp(what, "bpf()"))
+		snprintf(err, errlen, "the kernel's verifier refused a BPF program (bpf(): %s; "
+			 "-v shows its log)", strerror(e));
+	else if (e == EPERM || e == EACCES)
 		snprintf(err, errlen,
 			 "need root or CAP_BPF+CAP_PERFMON to load BPF programs (%s: %s)", what,
 			 strerror(e));

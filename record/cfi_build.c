@@ -21,7 +21,8 @@
 #define CFI_STATE_STACK 8
 
 enum cfa_kind { CFA_REG, CFA_DEREF_RBP, CFA_PLT, CFA_BAD };
-enum reg_rule { RULE_SAME, RULE_OFFSET, RULE_UNDEF, RULE_BAD };
+/* RULE_AT_RBP: saved at the address rbp + rbp_off (DW_CFA_expression DW_OP_breg6 N) */
+enum reg_rule { RULE_SAME, RULE_OFFSET, RULE_UNDEF, RULE_BAD, RULE_AT_RBP };
 
 struct cfi_state {
 	uint8_t cfa_kind, rbp_rule, ra_rule, plt_thr;
@@ -158,6 +159,7 @@ static void rows_add(struct rowbuf *b, uint64_t pc, const struct xpu_cfi_row *r)
 static struct xpu_cfi_row state_row(const struct cfi_state *s, bool signal)
 {
 	struct xpu_cfi_row r = { .kind = XPU_CFI_UNSUPPORTED };
+	bool at_rbp = false;
 
 	if (signal) {
 		r.kind = XPU_CFI_SIGNAL;
@@ -173,6 +175,12 @@ static struct xpu_cfi_row state_row(const struct cfi_state *s, bool signal)
 		if (s->rbp_off % 8 || s->rbp_off < -1024 || s->rbp_off > 1016)
 			return r;
 		r.rbp_off8 = (int8_t)(s->rbp_off / 8);
+	} else if (s->rbp_rule == RULE_AT_RBP) {
+		if (s->cfa_kind != CFA_DEREF_RBP || s->rbp_off % 8 || s->rbp_off < -1024 ||
+		    s->rbp_off > 1016)
+			return r;
+		r.rbp_off8 = (int8_t)(s->rbp_off / 8);
+		at_rbp = true;
 	} else if (s->rbp_rule != RULE_SAME) {
 		return r;
 	}
@@ -187,7 +195,7 @@ static struct xpu_cfi_row state_row(const struct cfi_state *s, bool signal)
 	case CFA_DEREF_RBP:
 		if (s->cfa_off < INT16_MIN || s->cfa_off > INT16_MAX)
 			return r;
-		r.kind = XPU_CFI_RBP_DEREF;
+		r.kind = at_rbp ? XPU_CFI_RBP_DEREF_AT_RBP : XPU_CFI_RBP_DEREF;
 		r.cfa_off = (uint16_t)(int16_t)s->cfa_off;
 		break;
 	case CFA_PLT:
@@ -211,6 +219,17 @@ static struct xpu_cfi_row state_row_clean(const struct cfi_state *s, bool signal
 	if (r.kind == XPU_CFI_UNSUPPORTED)
 		r.cfa_off = r.rbp_off8 = 0;
 	return r;
+}
+
+/* A register saved at rbp + N: the expression is exactly DW_OP_breg6 N. */
+static bool rbp_at_rbp(const uint8_t *e, uint64_t len, int64_t *off)
+{
+	struct cur c = { .p = e + 1, .end = e + len, .base = e };
+
+	if (!len || e[0] != 0x76)		/* DW_OP_breg6 */
+		return false;
+	*off = rd_sleb(&c);
+	return !c.bad && c.p == c.end;
 }
 
 /*
@@ -408,8 +427,13 @@ static void run_insns(struct run *r, struct cfi_state *s, const uint8_t *p, cons
 				c.bad = true;
 				break;
 			}
+			if (op == 0x10 && reg == DW_REG_RBP && rbp_at_rbp(c.p, len, &off)) {
+				s->rbp_rule = RULE_AT_RBP;
+				s->rbp_off = off;
+			} else {
+				set_rule(s, reg, RULE_BAD);
+			}
 			c.p += len;
-			set_rule(s, reg, RULE_BAD);
 			break;
 		case 0x11:
 			reg = rd_uleb(&c);
@@ -758,6 +782,32 @@ int cfi_table__build(int fd, struct cfi_table *t)
 cleanup:
 	elf_end(elf);
 	return err;
+}
+
+int cfi_table__index(const struct cfi_table *t, uint32_t **words, uint32_t *page0,
+		     uint32_t *npages)
+{
+	uint32_t p0, np, p, *w;
+	size_t j = 0;
+
+	if (!t->nr)
+		return -EINVAL;
+	p0 = t->rows[0].pc >> XPU_CFI_PAGE_SHIFT;
+	np = (t->rows[t->nr - 1].pc >> XPU_CFI_PAGE_SHIFT) - p0 + 1;
+	w = calloc((np + 1) & ~1u, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (p = 0; p < np; p++) {
+		uint64_t addr = (uint64_t)(p0 + p) << XPU_CFI_PAGE_SHIFT;
+
+		while (j + 1 < t->nr && t->rows[j + 1].pc <= addr)
+			j++;
+		w[p] = (uint32_t)j;
+	}
+	*words = w;
+	*page0 = p0;
+	*npages = np;
+	return 0;
 }
 
 void cfi_table__free(struct cfi_table *t)

@@ -49,6 +49,14 @@ void cfi_table__free(struct cfi_table *t);
 const struct xpu_cfi_row *cfi_table__find(const struct cfi_table *t, uint64_t pc);
 
 /*
+ * The page index the BPF walk searches first (xpu_bpf_abi.h, struct xpu_cfi_map): *npages
+ * words from page *page0, in *words (malloc'ed, rounded up to an even count so that they fill
+ * whole row slots; free it). Returns 0, or -EINVAL for an empty table, -ENOMEM.
+ */
+int cfi_table__index(const struct cfi_table *t, uint32_t **words, uint32_t *page0,
+		     uint32_t *npages);
+
+/*
  * The bias of a mapping of this file at start with file offset pgoff (address = table pc +
  * bias). Returns 0, or -ENOENT when pgoff is in no executable segment.
  */

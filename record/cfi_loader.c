@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tables for the in-BPF unwinder. Files are keyed by device and inode (the very file mapped,
- * shared by every process that maps it) and built once by one worker thread; a file whose
- * build-id equals one built before shares that table (copies of a library in several
- * environments). One mutex guards the file and process lists; the worker holds it only to
- * publish.
+ * shared by every process that maps it) and built once by one of a few worker threads (more
+ * than one on a machine with CPUs to spare: an import of PyTorch maps dozens of large libraries
+ * at once, and until a file's table is loaded its frames are unwound by frame pointer); a file
+ * whose build-id equals one built before shares that table (copies of a library in several
+ * environments). One mutex guards the file and process lists; workers hold it only to reserve
+ * a table and publish.
  */
 #include <bpf/bpf.h>
 #include <elf.h>
@@ -29,6 +31,7 @@
 #include "xpu_format.h"
 
 #define CL_BUCKETS 1024
+#define CL_MAX_WORKERS 4
 
 enum cl_state { CL_PENDING, CL_READY, CL_FAILED };
 
@@ -41,6 +44,7 @@ struct cl_file {
 	int fd;
 	enum cl_state state;
 	uint32_t table, nrows;
+	uint32_t page0, npages;		/* the page index after the rows */
 	struct cfi_table t;		/* loads only: rows live in the BPF map */
 	uint8_t build_id[XPU_BUILD_ID_MAX];
 	int build_id_len;
@@ -64,13 +68,14 @@ struct cfi_loader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_cond_t idle;		/* the queue became empty */
-	pthread_t worker;
-	bool stop, started;
+	pthread_t workers[CL_MAX_WORKERS];
+	int nworkers;
+	bool stop;
 	struct cl_file *files[CL_BUCKETS];
 	struct cl_file *by_id[CL_BUCKETS];
 	struct cl_proc *procs[CL_BUCKETS];
 	struct cl_file *qhead, **qtail;
-	bool busy;			/* the worker is building a file */
+	unsigned int busy;		/* workers building a file */
 	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
 	uint32_t next_table;
 	struct xpu_cfi_proc *buf;	/* one cfi_procs value being assembled */
@@ -132,6 +137,8 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 			o.bias = bias;
 			o.table = m->f->table;
 			o.nrows = m->f->nrows;
+			o.page0 = m->f->page0;
+			o.npages = m->f->npages;
 		}
 		if (v->nr == XPU_CFI_MAX_MAPS) {
 			cl->st.maps_dropped++;
@@ -149,16 +156,27 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 		cl->st.update_errors++;
 }
 
-/* Copies t's rows into a new inner map at index table; 0 or negative errno. */
-static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, uint32_t table)
+/* Array slots of t's rows and of its page index of npages words. */
+static size_t table_slots(const struct cfi_table *t, uint32_t npages)
+{
+	return t->nr + (npages + 1) / 2;
+}
+
+/*
+ * Copies t's rows and their page index (npages words) into a new inner map at index table;
+ * 0 or negative errno.
+ */
+static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, const uint32_t *index,
+		     uint32_t npages, uint32_t table)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t bytes = t->nr * sizeof(*t->rows), mlen = (bytes + 4095) & ~4095ul;
+	size_t bytes = t->nr * sizeof(*t->rows), ibytes = (npages + 1) / 2 * sizeof(*t->rows);
+	size_t mlen = (bytes + ibytes + 4095) & ~4095ul;
 	void *mem;
 	int fd, err = 0;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
-			    sizeof(struct xpu_cfi_row), (uint32_t)t->nr, &o);
+			    sizeof(struct xpu_cfi_row), (uint32_t)table_slots(t, npages), &o);
 	if (fd < 0)
 		return -errno;
 	mem = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -167,6 +185,7 @@ static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, uint32_t 
 		goto cleanup;
 	}
 	memcpy(mem, t->rows, bytes);
+	memcpy((char *)mem + bytes, index, ibytes);
 	munmap(mem, mlen);
 	if (bpf_map_update_elem(cl->tables_fd, &table, &fd, BPF_ANY))
 		err = -errno;
@@ -244,8 +263,10 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 {
 	uint64_t t0 = now_ns(), dt;
 	struct cfi_table t = { 0 };
+	uint32_t *index = NULL, page0 = 0, npages = 0, table = 0;
 	struct cl_file *twin;
-	bool over = false;
+	size_t bytes = 0;
+	bool over = false, reserved = false;
 	int err = 0;
 
 	if (f->fd >= 0)
@@ -256,6 +277,8 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		f->state = twin->state;
 		f->table = twin->table;
 		f->nrows = twin->nrows;
+		f->page0 = twin->page0;
+		f->npages = twin->npages;
 		f->t = twin->t;
 		cl->st.files_shared++;
 		if (f->fd >= 0)
@@ -267,18 +290,30 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	}
 	pthread_mutex_unlock(&cl->lock);
 	err = build_table(f, &t);
+	if (!err && t.nr)
+		err = cfi_table__index(&t, &index, &page0, &npages);
+	bytes = table_slots(&t, npages) * sizeof(*t.rows);
 	pthread_mutex_lock(&cl->lock);
-	over = !err && (cl->st.table_bytes + t.nr * sizeof(*t.rows) > cl->mem_bytes ||
+	over = !err && (cl->st.table_bytes + bytes > cl->mem_bytes ||
 			cl->next_table >= XPU_CFI_MAX_TABLES || t.nr > XPU_CFI_MAX_ROWS || !t.nr);
+	if (!err && !over) {
+		/* reserved before loading, so that parallel builds keep to the bound */
+		table = cl->next_table++;
+		cl->st.table_bytes += bytes;
+		reserved = true;
+	}
 	pthread_mutex_unlock(&cl->lock);
-	if (!err && !over)
-		err = load_rows(cl, &t, cl->next_table);
+	if (reserved)
+		err = load_rows(cl, &t, index, npages, table);
+	free(index);
 	dt = now_ns() - t0;
 	pthread_mutex_lock(&cl->lock);
 	cl->st.build_ns += dt;
 	if (dt > cl->st.build_max_ns)
 		cl->st.build_max_ns = dt;
 	if (err || over) {
+		if (reserved)
+			cl->st.table_bytes -= bytes;
 		f->state = CL_FAILED;
 		if (over)
 			cl->st.files_over_budget++;
@@ -287,14 +322,15 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		log_info("cfi: no table for inode %lu: %s", (unsigned long)f->ino,
 			 over ? "over the memory bound" : strerror(-err));
 	} else {
-		f->table = cl->next_table++;
+		f->table = table;
 		f->nrows = (uint32_t)t.nr;
+		f->page0 = page0;
+		f->npages = npages;
 		memcpy(f->t.loads, t.loads, sizeof(t.loads));
 		f->t.nloads = t.nloads;
 		f->state = CL_READY;
 		cl->st.files++;
 		cl->st.rows += t.nr;
-		cl->st.table_bytes += t.nr * sizeof(*t.rows);
 		cl->st.unsupported_rows += t.st.unsupported_rows;
 	}
 	file_done(cl, f);
@@ -319,11 +355,11 @@ static void *worker(void *arg)
 		cl->qhead = f->qnext;
 		if (!cl->qhead)
 			cl->qtail = &cl->qhead;
-		cl->busy = true;
+		cl->busy++;
 		pthread_mutex_unlock(&cl->lock);
 		build_file(cl, f);
 		pthread_mutex_lock(&cl->lock);
-		cl->busy = false;
+		cl->busy--;
 		pthread_cond_broadcast(&cl->idle);
 	}
 	pthread_mutex_unlock(&cl->lock);
@@ -333,6 +369,7 @@ static void *worker(void *arg)
 struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes)
 {
 	struct cfi_loader *cl = calloc(1, sizeof(*cl));
+	int want;
 
 	if (!cl)
 		return NULL;
@@ -348,11 +385,14 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
 	pthread_cond_init(&cl->idle, NULL);
-	if (pthread_create(&cl->worker, NULL, worker, cl)) {
+	want = (int)(sysconf(_SC_NPROCESSORS_ONLN) / 4);
+	want = want < 1 ? 1 : want > CL_MAX_WORKERS ? CL_MAX_WORKERS : want;
+	while (cl->nworkers < want && !pthread_create(&cl->workers[cl->nworkers], NULL, worker, cl))
+		cl->nworkers++;
+	if (!cl->nworkers) {
 		cfi_loader__free(cl);
 		return NULL;
 	}
-	cl->started = true;
 	queue_vdso(cl);
 	return cl;
 }
@@ -363,12 +403,13 @@ void cfi_loader__free(struct cfi_loader *cl)
 
 	if (!cl)
 		return;
-	if (cl->started) {
+	if (cl->nworkers) {
 		pthread_mutex_lock(&cl->lock);
 		cl->stop = true;
-		pthread_cond_signal(&cl->cond);
+		pthread_cond_broadcast(&cl->cond);
 		pthread_mutex_unlock(&cl->lock);
-		pthread_join(cl->worker, NULL);
+		for (i = 0; i < (size_t)cl->nworkers; i++)
+			pthread_join(cl->workers[i], NULL);
 	}
 	for (i = 0; i < CL_BUCKETS; i++) {
 		while (cl->files[i]) {

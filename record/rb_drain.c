@@ -61,7 +61,7 @@ static uint32_t stack_frames(int32_t bytes)
 static void on_sample(struct rb_drain *d, const struct xpu_ev_sample *ev)
 {
 	uint32_t nk = stack_frames(ev->kstack_bytes), nu = stack_frames(ev->ustack_bytes);
-	uint64_t ips[2 * XPU_BPF_MAX_FRAMES];
+	uint64_t ips[XPU_BPF_MAX_FRAMES + XPU_BPF_MAX_UFRAMES];
 	struct xpu_rec_cpu_sample rec = {
 		.ts_ns = ev->hdr.ts_ns,
 		.pid = ev->hdr.pid,
@@ -78,8 +78,8 @@ static void on_sample(struct rb_drain *d, const struct xpu_ev_sample *ev)
 
 	if (nk > XPU_BPF_MAX_FRAMES)
 		nk = XPU_BPF_MAX_FRAMES;
-	if (nu > XPU_BPF_MAX_FRAMES)
-		nu = XPU_BPF_MAX_FRAMES;
+	if (nu > XPU_BPF_MAX_UFRAMES)
+		nu = XPU_BPF_MAX_UFRAMES;
 	d->st.samples++;
 	if (ev->ustack_bytes < 0 || ev->kstack_bytes < 0)
 		d->st.stack_errors++;
@@ -167,7 +167,7 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 	d->st.gpu_launches++;
 	if (ev->nr_user < 0)
 		d->st.stack_errors++;
-	if (start > 1 || nu > XPU_BPF_MAX_FRAMES + 1 - start)
+	if (start > 1 || nu > XPU_BPF_MAX_UFRAMES + 1 - start)
 		nu = 0;
 	if (nu) {
 		procmaps__check_ip(d->pm, ev->hdr.pid, ev->uips[start], ev->hdr.ts_ns);
@@ -204,8 +204,8 @@ static void on_offcpu(struct rb_drain *d, const struct xpu_ev_offcpu *ev)
 	};
 
 	_Static_assert(XPU_EV_OFF_NO_STACK == XPU_OFF_NO_STACK, "off-CPU flags differ");
-	if (nu > XPU_BPF_MAX_FRAMES)
-		nu = XPU_BPF_MAX_FRAMES;
+	if (nu > XPU_BPF_MAX_UFRAMES)
+		nu = XPU_BPF_MAX_UFRAMES;
 	d->st.off_cpu_blocks++;
 	if (ev->ustack_bytes < 0)
 		d->st.stack_errors++;

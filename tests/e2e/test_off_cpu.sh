@@ -1,5 +1,5 @@
 #!/bin/bash
-# xpu-record --off-cpu with -g fp and -g dwarf (tests/e2e/offcpu/offcpu_prog.c): a program that
+# xpu-record --off-cpu with -g fp, -g dwarf and -g cfi (tests/e2e/offcpu/offcpu_prog.c): a program that
 # alternates 50 ms of CPU work and 50 ms of sleep shows the sleeping function at its share of
 # wall time (+-10 points) in --view=wall: 50% on an idle machine; the CPU work is counted in CPU
 # time, so on a loaded one the program measures (and prints) a lower share, which is the one
@@ -31,7 +31,7 @@ record() {	# mode trace args...
 	[ $rc = 0 ] || fail "xpu-record -g $mode exited $rc: $(head -1 "$tmp/err")"
 }
 
-for mode in fp dwarf; do
+for mode in fp dwarf cfi; do
 	# 1. 50 ms CPU / 50 ms sleep: sleep_phase's share of wall time
 	record $mode "$tmp/alt.xpu" "$tmp/offcpu_prog" alternate 20
 	measured=$(awk '/sleep share/ { print $3 }' "$tmp/out")
@@ -61,11 +61,11 @@ for mode in fp dwarf; do
 	awk '/;read_from_pipe;(.*;)?(__libc_)?read[^;]*;\[off-cpu\] sleeping / { s += $NF }
 	     END { exit !(s >= 250000) }' "$tmp/waits" ||
 		fail "-g $mode: no 300 ms read under read_from_pipe: $(cat "$tmp/waits")"
-	if [ $mode = dwarf ]; then
+	if [ $mode != fp ]; then
 		grep -q ';wait_for_lock;take_lock;pthread_mutex_lock[^;]*;__lll_lock_wait' "$tmp/waits" ||
-			fail "-g dwarf: the futex wait's stack is not whole: $(cat "$tmp/waits")"
+			fail "-g $mode: the futex wait's stack is not whole: $(cat "$tmp/waits")"
 		grep -q ';read_from_pipe;read_byte;read' "$tmp/waits" ||
-			fail "-g dwarf: the read's stack is not whole: $(cat "$tmp/waits")"
+			fail "-g $mode: the read's stack is not whole: $(cat "$tmp/waits")"
 	fi
 done
 

@@ -1,22 +1,27 @@
 #!/bin/bash
-# On the GPU machine (issue 16): PyTorch launch stacks unwound in BPF (-g cfi), what it costs
-# against -g fp, -g dwarf,32768,32768 and torch.profiler (Kineto), and how fast the tables of
-# the CUDA and PyTorch libraries build. Uses the prebuilt bundle (tests/gpu/bundle.sh), from
-# the repo root as root, within 9 minutes on the H100:
-#   tests/gpu/torch_unwind.sh [OUT_DIR] [REPS]      (REPS: bench repetitions, default 5)
+# On the GPU machine (issue 16): PyTorch stacks unwound in BPF (-g cfi), against -g fp,
+# -g dwarf,32768,32768 and torch.profiler (Kineto), and how fast the tables of the CUDA and
+# PyTorch libraries build. Uses the prebuilt bundle (tests/gpu/bundle.sh), from the repo root as
+# root, in about 7 minutes on the H100:
+#   tests/gpu/torch_unwind.sh [OUT_DIR] [REPS]      (REPS: bench repetitions, default 7)
 # Checks (exit 1 if one fails):
-#  - samples/torch_train.py (100 steps) recorded with -g cfi: >= 95% of all launches and of the
-#    main thread's launches complete, >= 95% of the main thread's launch GPU time under a
-#    function of torch_train.py;
-#  - the same program recorded once with -g cfi,check: >= 95% of launches have the same
-#    frames in the BPF walk (xpu-report --no-unwind) as in the DWARF unwinding of the copies;
-#  - bench/gpu_overhead.py, interleaved: -g cfi's torch slowdown below Kineto's, and its trace
+#  - samples/torch_train.py (60 steps) recorded with -g fp, -g cfi and -g dwarf,32768,32768
+#    (in-BPF time per event from kernel.bpf_stats_enabled, complete stacks, trace bytes); with
+#    -g cfi: >= 95% of all launches and of the main thread's launches complete, >= 95% of the
+#    main thread's launch GPU time under a function of torch_train.py; it prints the share of
+#    complete CPU samples, frames per walk, walks at the frame limit and why frames were
+#    unwound by frame pointer;
+#  - the same program recorded once with -g cfi,check: >= 95% of launches (matched by
+#    correlation id in jsonl) have the same frames in the BPF walk (xpu-report --no-unwind)
+#    as in the DWARF unwinding of the copies;
+#  - bench/gpu_overhead.py, interleaved (none, -g fp, -g cfi, -g dwarf,32768,32768, Kineto on
+#    launch_bench and torch_bench): -g cfi's torch slowdown below Kineto's, and its trace
 #    bytes per launch at most 2x -g fp's.
 # Then it prints the table build figures (bench/cfi_tables.py) and a summary.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${1:-${OUT:-/tmp/xpu-torch-unwind}}
-REPS=${2:-5}
+REPS=${2:-7}
 B=.device/bundle/build
 LIB=.device/bundle/lib
 mkdir -p "$OUT"
@@ -29,71 +34,91 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; 
 
 echo "== $(python3 -V 2>&1), $(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1)"
 
-# 1. -g cfi on the training loop
+# 1. the training loop with each mode, in-BPF cost from the kernel's own accounting
+stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+declare -A BPF_US BYTES
+for mode in fp cfi dwarf,32768,32768; do
+	t=$OUT/torch-$mode.xpu
+	start=$SECONDS
+	tool $B/xpu-record -v -g "$mode" -o "$t" -- env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=60 \
+		python3 samples/torch_train.py >"$OUT/rec-$mode.log" 2>&1 ||
+		fail "record -g $mode: $(tail -3 "$OUT/rec-$mode.log")"
+	flags=(); [ "$mode" = cfi ] && flags=(--no-unwind)
+	tool $B/xpu-report "${flags[@]}" -F info "$t" >"$OUT/info-$mode.txt" 2>&1
+	ev=$(awk '$1 == "cpu_sample" || $1 == "gpu_launch" { n += $2 } END { print n + 0 }' "$OUT/info-$mode.txt")
+	ns=$(awk '/bpf on_(sample|gpu_launch):/ { n += $(NF - 3) } END { print n + 0 }' "$OUT/rec-$mode.log")
+	BPF_US[$mode]=$(awk -v a="$ns" -v b="$ev" 'BEGIN { printf "%.2f", b ? a / b / 1000 : 0 }')
+	BYTES[$mode]=$(stat -c %s "$t" 2>/dev/null || echo 0)
+	cpl=$(grep -h '^  complete' "$OUT/info-$mode.txt" | sed 's/^ *//')
+	echo "== -g $mode: $((SECONDS - start))s, ${BYTES[$mode]} bytes, ${BPF_US[$mode]} us in BPF per event ($ev events); $cpl"
+	say "torch_train -g $mode: ${BPF_US[$mode]} us in BPF per sample or launch, trace ${BYTES[$mode]} bytes; $cpl"
+done
+echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+
 t=$OUT/torch-cfi.xpu
-SECONDS=0
-tool $B/xpu-record -v -g cfi -o "$t" -- env -u LD_LIBRARY_PATH XPU_TORCH_STEPS=100 \
-	python3 samples/torch_train.py >"$OUT/rec-cfi.log" 2>&1 ||
-	fail "record -g cfi: $(tail -3 "$OUT/rec-cfi.log")"
-echo "== -g cfi recording: ${SECONDS}s, $(stat -c %s "$t" 2>/dev/null) bytes; $(grep 'start held' "$OUT/rec-cfi.log")"
-tool $B/xpu-report -F info "$t" >"$OUT/info-cfi.txt" 2>&1
 pid=$(awk '/^  target pid/ { print $3 }' "$OUT/info-cfi.txt")
-tool $B/xpu-report -F info --tid="$pid" "$t" >"$OUT/info-cfi-main.txt" 2>&1
-tool $B/xpu-report -F folded --view=gpu --weight=time --tid="$pid" "$t" >"$OUT/main-gpu.folded" 2>/dev/null
+tool $B/xpu-report --no-unwind -F info --tid="$pid" "$t" >"$OUT/info-cfi-main.txt" 2>&1
+tool $B/xpu-report --no-unwind -F folded --view=gpu --weight=time --tid="$pid" "$t" \
+	>"$OUT/main-gpu.folded" 2>/dev/null
 grep -E '^  (complete|gpu_launch |py_stacks|cfi_)' "$OUT/info-cfi.txt"
-read -r lc lt < <(awk '$1 == "complete" { print $7, $9 }' "$OUT/info-cfi.txt")
-read -r mc mt < <(awk '$1 == "complete" { print $7, $9 }' "$OUT/info-cfi-main.txt")
+# "complete  C of N cpu samples (P%), L of M gpu launches (Q%)"
+read -r sc st lc lt < <(awk '$1 == "complete" { print $2, $4, $8, $10 }' "$OUT/info-cfi.txt")
+read -r mc mt < <(awk '$1 == "complete" { print $8, $10 }' "$OUT/info-cfi-main.txt")
 all_pct=$(pct "${lc:-0}" "${lt:-0}")
+cpu_pct=$(pct "${sc:-0}" "${st:-0}")
 main_pct=$(pct "${mc:-0}" "${mt:-0}")
 py_pct=$(awk '{ w = $NF; all += w; if (/\(torch_train\.py\)/) py += w }
 	END { printf "%.1f", all ? 100 * py / all : 0 }' "$OUT/main-gpu.folded")
-say "-g cfi: ${all_pct}% of ${lt:-0} launches complete, main thread ${main_pct}% of ${mt:-0}; ${py_pct}% of main-thread launch GPU time under torch_train.py"
+cfi() { awk -v k="cfi_$1" '$1 == k { print $2 }' "$OUT/info-cfi.txt"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
+walks=$(cfi walks)
+say "-g cfi: ${all_pct}% of ${lt:-0} launches complete, main thread ${main_pct}% of ${mt:-0}; ${py_pct}% of main-thread launch GPU time under torch_train.py; ${cpu_pct}% of ${st:-0} CPU samples complete"
+say "-g cfi walks: $(ratio "$(cfi frames)" "$walks") frames per walk, ${walks:-0} walks, $(cfi end_frame_limit) at the frame limit; fp steps: $(cfi fp_table_not_loaded) table not loaded, $(cfi fp_no_fde) no FDE, $(cfi fp_unsupported_rule) rule not evaluated, $(cfi fp_no_mapping) no mapping; tables $(cfi files) files, $(cfi table_bytes) bytes"
+say "trace bytes: cfi/fp $(ratio "${BYTES[cfi]}" "${BYTES[fp]}"), dwarf/fp $(ratio "${BYTES[dwarf,32768,32768]}" "${BYTES[fp]}")"
 awk -v p="$all_pct" 'BEGIN { exit !(p >= 95) }' || fail "only ${all_pct}% of launches complete with -g cfi"
 awk -v p="$main_pct" 'BEGIN { exit !(p >= 95) }' || fail "only ${main_pct}% of main-thread launches complete"
 awk -v p="$py_pct" 'BEGIN { exit !(p >= 95) }' || fail "only ${py_pct}% of main-thread launch GPU time under torch_train.py"
 echo "== top main-thread GPU stacks:"
 awk '{ print $NF, $0 }' "$OUT/main-gpu.folded" | sort -rn | head -3 | cut -c1-600
 
-# 2. the BPF walk against the DWARF unwinding of copies taken at the same launches
+# 2. the BPF walk against the DWARF unwinding of the copies taken at the same launches, launch
+# by launch (jsonl: pid and correlation id), not through folded weights
 t=$OUT/torch-check.xpu
 tool $B/xpu-record -g cfi,check -F 99 --ringbuf-mb=64 -o "$t" -- env -u LD_LIBRARY_PATH \
 	XPU_TORCH_STEPS=10 python3 samples/torch_train.py >"$OUT/rec-check.log" 2>&1 ||
 	fail "record -g cfi,check: $(tail -3 "$OUT/rec-check.log")"
-tool $B/xpu-report --no-unwind -F folded --view=gpu "$t" >"$OUT/check.cfi" 2>/dev/null &
-tool $B/xpu-report -F folded --view=gpu "$t" >"$OUT/check.dwarf" 2>/dev/null
+tool $B/xpu-report --no-unwind -F jsonl "$t" >"$OUT/check-cfi.jsonl" 2>"$OUT/check-cfi.err" &
+tool $B/xpu-report -F jsonl "$t" >"$OUT/check-dwarf.jsonl" 2>"$OUT/check-dwarf.err"
 wait
-same=$(python3 - "$OUT/check.dwarf" "$OUT/check.cfi" <<'EOF'
-import sys
+same=$(python3 - "$OUT/check-dwarf.jsonl" "$OUT/check-cfi.jsonl" <<'EOF'
+import json, sys
 def load(f):
     d = {}
     for l in open(f):
-        k, _, v = l.rstrip("\n").rpartition(" ")
-        if k:
-            d[k] = d.get(k, 0) + int(v)
+        try:
+            e = json.loads(l)
+        except ValueError:
+            continue
+        if e.get("type") == "launch":
+            d[(e.get("pid"), e.get("correlation_id"))] = e.get("frames") or []
     return d
-# the same stack, or a BPF-walk stack that goes on past where the copy ended (root first:
-# the DWARF stack without its comm is then a suffix)
+# the same frames, or a BPF walk that goes on past where the copy ended (frames are root
+# first: the DWARF stack is then a suffix of the BPF one)
 dw, cfi = load(sys.argv[1]), load(sys.argv[2])
-tot = sum(dw.values())
-same = 0
-for k in list(dw):
-    m = min(dw[k], cfi.get(k, 0))
-    dw[k] -= m; cfi[k] = cfi.get(k, 0) - m; same += m
-for k, v in dw.items():
-    tail = ";" + k.split(";", 1)[1] if ";" in k else None
-    for c in cfi:
-        if v and tail and cfi[c] and c.endswith(tail) and c.split(";", 1)[0] == k.split(";", 1)[0]:
-            m = min(v, cfi[c]); v -= m; cfi[c] -= m; same += m
-print(f"{100 * same / tot if tot else 0:.1f} {tot}")
+same = sum(1 for k, f in dw.items() if f and k in cfi and cfi[k][-len(f):] == f)
+print(f"{100 * same / len(dw) if dw else 0:.1f} {len(dw)} {len(cfi)}")
 EOF
 )
-say "-g cfi,check: ${same% *}% of ${same#* } launch-weighted GPU stacks have the DWARF unwinding's frames in the BPF walk"
-awk -v p="${same% *}" 'BEGIN { exit !(p >= 95) }' || fail "BPF walk and DWARF differ: only ${same% *}% the same"
+read -r same_pct same_n cfi_n <<<"$same"
+say "-g cfi,check: ${same_pct:-0}% of ${same_n:-0} launches (${cfi_n:-0} in the BPF walk's view) have the DWARF unwinding's frames in the BPF walk"
+[ "${same_n:-0}" -gt 0 ] || fail "-g cfi,check: no launch stacks read ($(head -c 300 "$OUT/check-dwarf.err"))"
+awk -v p="${same_pct:-0}" 'BEGIN { exit !(p >= 95) }' || fail "BPF walk and DWARF differ: only ${same_pct:-0}% the same"
 
 # 3. cost, interleaved: no profiling, -g fp, -g cfi, -g dwarf,32768,32768, Kineto
 echo "== bench/gpu_overhead.py --reps $REPS"
 BUILD=$B LD_LIBRARY_PATH="$LIB" python3 bench/gpu_overhead.py --build "$B" --lib "$LIB" \
-	--libcuda .device/bundle/lib-cuda --reps "$REPS" --launches 50000 --steps 100 \
+	--libcuda .device/bundle/lib-cuda --reps "$REPS" --launches 20000 --steps 40 \
 	--modes 'fp;cfi;dwarf,32768,32768' --out "$OUT" >"$OUT/bench.txt" 2>&1 || fail "gpu_overhead.py"
 cat "$OUT/gpu_bench.md" 2>/dev/null || tail -20 "$OUT/bench.txt"
 med() {	# workload profiler column: the median of that cell
@@ -113,9 +138,9 @@ tdir=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/
 mapfile -t libs < <( { [ -n "$tdir" ] && find "$tdir/lib" "$tdir/../nvidia" -name 'lib*.so*' 2>/dev/null
 	find /usr/local/cuda*/lib64/ -maxdepth 1 -name 'lib*.so*' 2>/dev/null; } |
 	grep -E 'libtorch_cuda|libtorch_cpu|libtorch_python|libc10|libcublas|libcudnn|libnccl|libcupti|libcudart|libcusparse|libcufft' |
-	xargs -r ls -LS 2>/dev/null | awk '!seen[$0]++' | head -14)
+	xargs -r ls -LS 2>/dev/null | awk '!seen[$0]++' | head -8)
 echo "== bench/cfi_tables.py on ${#libs[@]} files"
-BUILD=$B LD_LIBRARY_PATH="$LIB" python3 bench/cfi_tables.py --reps 3 --no-write "${libs[@]}" \
+BUILD=$B LD_LIBRARY_PATH="$LIB" python3 bench/cfi_tables.py --reps 1 --no-write "${libs[@]}" \
 	>"$OUT/tables.md" 2>/dev/null || fail "cfi_tables.py"
 cat "$OUT/tables.md"
 say "tables: $(tail -2 "$OUT/tables.md" | tr -d '\n')"
