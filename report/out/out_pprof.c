@@ -79,8 +79,9 @@ static const struct pp_view {
 };
 
 /* label keys, in the order a sample lists them; tid and device only where known */
-enum { LK_PID, LK_TID, LK_COMM, LK_HOST, LK_KIND, LK_DEVICE, LK_NR };
-static const char *const label_keys[LK_NR] = { "pid", "tid", "comm", "host", "kind", "device" };
+enum { LK_PID, LK_TID, LK_COMM, LK_HOST, LK_RANK, LK_KIND, LK_DEVICE, LK_NR };
+static const char *const label_keys[LK_NR] = { "pid", "tid", "comm", "host", "rank", "kind",
+					       "device" };
 
 struct pp_func {
 	uint32_t name, file;	/* string table indexes */
@@ -341,15 +342,26 @@ static int add_labels(struct pp *pp, const struct prof_entry *e)
 	uint32_t l[LK_NR];
 	int i, n = 0;
 
-	snprintf(num, sizeof(num), "%u", e->pid);
+	/* merged traces: the pid its host knew, that host, and the rank the process reported */
+	const struct session *s = pp->p->s;
+	int32_t rank = session__process_rank(s, e->pid);
+	const char *host = session__has_places(s) ? session__process_host(s, e->pid) : NULL;
+
+	snprintf(num, sizeof(num), "%u", session__process_pid(s, e->pid));
 	l[n++] = label(pp, LK_PID, num);
 	if (e->tid) {
-		snprintf(num, sizeof(num), "%u", e->tid);
+		snprintf(num, sizeof(num), "%u", session__process_pid(s, e->tid));
 		l[n++] = label(pp, LK_TID, num);
 	}
-	l[n++] = label(pp, LK_COMM, trace__comm(pp->p->s->t, e->pid, buf, sizeof(buf)));
-	if (pp->host_label)
+	l[n++] = label(pp, LK_COMM, trace__comm(s->t, e->pid, buf, sizeof(buf)));
+	if (host && *host)
+		l[n++] = label(pp, LK_HOST, host);
+	else if (pp->host_label)
 		l[n++] = pp->host_label;
+	if (rank >= 0) {
+		snprintf(num, sizeof(num), "%d", rank);
+		l[n++] = label(pp, LK_RANK, num);
+	}
 	l[n++] = label(pp, LK_KIND, kind_of(pp, e));
 	if (e->device) {
 		snprintf(num, sizeof(num), "%u", e->device - 1);

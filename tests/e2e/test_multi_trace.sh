@@ -130,6 +130,14 @@ for r in 0 1; do
 done
 "$R" "$tmp/both.xpu" 2>/dev/null | grep -c "  ($HOST rank [01])\$" | grep -qx 2 ||
 	fail "text: two processes with a rank: $("$R" "$tmp/both.xpu" 2>&1 | grep -A4 'by process')"
+# pprof labels each rank's samples with it: go tool pprof -tags lists rank 0 and rank 1
+GO=$(command -v go || echo /usr/lib/go/bin/go)
+if [ -x "$GO" ] && "$R" -F pprof --view=gpu -o "$tmp/both.pb.gz" "$tmp/both.xpu" 2>/dev/null; then
+	GOCACHE="$tmp/gocache" GOTOOLCHAIN=local "$GO" tool pprof -tags "$tmp/both.pb.gz" \
+		>"$tmp/tags" 2>&1 || fail "go tool pprof -tags: $(tail -2 "$tmp/tags")"
+	awk '/^ rank:/ { on = 1; next } on && /^ [a-z]+:/ { on = 0 } on && $NF ~ /^[01]$/ { n++ }
+	     END { exit n != 2 }' "$tmp/tags" || fail "pprof: no rank 0 and rank 1 labels: $(cat "$tmp/tags")"
+fi
 # 4. two hosts: rank 1 again, recorded in a UTS namespace named as another host. Its GPU is
 #    another host's GPU 0, its clock is aligned by realtime; --host picks each host's part
 if unshare -u true 2>/dev/null; then
