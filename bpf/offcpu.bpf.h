@@ -67,7 +67,7 @@ static __always_inline void off_cpu_send(void *ctx, struct off_cpu_thread *t, __
 
 	t->pend_ns = 0;
 	if (same) {
-		if (ustack_bytes)
+		if (ustack_bytes && !copy_short_walks)
 			emit_ustack(2, tgid, tid, XPU_EV_OFFCPU, ts);
 		emit_pystack(2, tgid, tid, ts, XPU_EV_OFFCPU);
 	}
@@ -90,6 +90,7 @@ static __always_inline void off_cpu_send(void *ctx, struct off_cpu_thread *t, __
 		ev->ustack_bytes = 0;
 	} else if (cfi_walk) {
 		ev->ustack_bytes = cfi_walk_stack(2, tgid, ev->uips, &ev->uflags) * sizeof(__u64);
+		copy_if_short(2, tgid, tid, XPU_EV_OFFCPU, ts, ev->uflags);
 	} else {
 		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, XPU_BPF_MAX_FRAMES * sizeof(__u64),
 						 BPF_F_USER_STACK);

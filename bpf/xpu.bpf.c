@@ -20,6 +20,12 @@ const volatile bool kernel_stacks = false;
 const volatile __u32 ustack_bytes = 0;
 /* -g dwarf,SIZE,TOP: bytes below each thread's stack top copied too when SIZE falls short */
 const volatile __u32 ustack_top_bytes = 0;
+/*
+ * -g cfi (the default): the ustack_bytes copy is taken only for events whose walk did not
+ * reach the outermost frame (a library's table still building, code without CFI or frame
+ * pointer), so xpu-report unwinds those offline; -g cfi,check copies every event.
+ */
+const volatile bool copy_short_walks = false;
 
 /* tgid -> 1. Seeded by user space, grown on fork, shrunk on exit. Sized before load. */
 struct {
@@ -268,6 +274,20 @@ static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32
 	return u->hdr.ts_ns;
 }
 
+/*
+ * -g cfi: the copy of an event whose walk fell short, stamped with the event's time (the
+ * report joins them by type, tid and time). The event itself is still reserved, so the copy
+ * lands after it in the ring; the report does not mind the order.
+ */
+static __always_inline void copy_if_short(__u32 slot, __u32 pid, __u32 tid, __u32 for_type,
+					  __u64 ts, __u32 uflags)
+{
+	if (!copy_short_walks || (uflags & XPU_EV_U_OUTERMOST))
+		return;
+	if (emit_ustack(slot, pid, tid, for_type, ts))
+		count(XPU_CNT_CFI_SHORT_COPIES);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -279,7 +299,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!is_traced(tgid))
 		return 0;
 	count(XPU_CNT_SAMPLES);
-	if (ustack_bytes)
+	if (ustack_bytes && !copy_short_walks)
 		ts = emit_ustack(0, tgid, (__u32)id, XPU_EV_SAMPLE, 0);
 	ts = emit_pystack(0, tgid, (__u32)id, ts, XPU_EV_SAMPLE);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
@@ -298,9 +318,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	ev->uflags = 0;
 	ev->reserved = 0;
-	if (cfi_walk)
+	if (cfi_walk) {
 		ev->ustack_bytes = cfi_walk_stack(0, tgid, ev->uips, &ev->uflags) * sizeof(__u64);
-	else
+		copy_if_short(0, tgid, (__u32)id, XPU_EV_SAMPLE, ev->hdr.ts_ns, ev->uflags);
+	} else
 		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, XPU_BPF_MAX_FRAMES * sizeof(__u64),
 						 BPF_F_USER_STACK);
 	if (ev->ustack_bytes < 0)
@@ -475,7 +496,7 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 	if (!is_traced(tgid))
 		return 0;
 	count(XPU_CNT_GPU_LAUNCHES);
-	if (ustack_bytes)
+	if (ustack_bytes && !copy_short_walks)
 		ts = emit_ustack(1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH, 0);
 	ts = emit_pystack(1, tgid, (__u32)id, ts, XPU_EV_GPU_LAUNCH);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
@@ -494,6 +515,7 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 		/* the rows of the marker's first instruction find its caller: nothing to add */
 		ev->ustart = 0;
 		ev->nr_user = cfi_walk_stack(1, tgid, ev->uips, &ev->uflags);
+		copy_if_short(1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH, ev->hdr.ts_ns, ev->uflags);
 		bpf_ringbuf_submit(ev, lazy_wakeup());
 		return 0;
 	}

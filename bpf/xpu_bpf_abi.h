@@ -86,7 +86,8 @@ enum xpu_bpf_counter {
 	XPU_CNT_OFFCPU_SHORT = 29,	/* blocks shorter than the minimum: not recorded */
 	XPU_CNT_OFFCPU_LOST = 30,	/* blocks over the minimum that could not be kept */
 	XPU_CNT_OFFCPU_NO_STACK = 31,	/* blocks sent without a stack: it was gone */
-	XPU_CNT_NR = 32,
+	XPU_CNT_CFI_SHORT_COPIES = 32,	/* -g cfi: stack copies of walks that fell short */
+	XPU_CNT_NR = 33,
 };
 
 struct xpu_ev_hdr {

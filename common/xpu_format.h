@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 6
+#define XPU_FORMAT_MINOR 7
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -132,6 +132,8 @@ enum xpu_session_flags {
 	XPU_SESSION_ATTACHED = 1u << 1,	/* -p PID rather than a launched command */
 	XPU_SESSION_GPU = 1u << 2,	/* CUPTI injection was enabled */
 	XPU_SESSION_OFF_CPU = 1u << 3,	/* since 1.6: --off-cpu: OFF_CPU records were taken */
+	/* since 1.7, -g cfi: events whose walk fell short also have a DWARF stack copy */
+	XPU_SESSION_CFI_SHORT_COPIES = 1u << 4,
 };
 
 /* String fields are ids of STRING records written earlier; 0 means absent. */
@@ -371,6 +373,7 @@ enum xpu_stat_id {
 	XPU_STAT_CFI_START_WAIT_NS = 46,	/* the command's start held for its first tables */
 	XPU_STAT_CFI_START_WAIT_TIMEOUTS = 47,	/* ... released before they were all built */
 	XPU_STAT_CFI_SCAN = 48,			/* frames found by a return-address scan */
+	XPU_STAT_CFI_SHORT_COPIES = 49,		/* since 1.7: copies of walks that fell short */
 	/* since 1.4, written with xpu-record --driver; ids from 50 on */
 	XPU_STAT_DRIVER_IOCTLS = 50,		/* ioctls on NVIDIA device files seen */
 	XPU_STAT_DRIVER_IOCTL_LOST = 51,	/* of those, not recorded (ring buffer or table full) */

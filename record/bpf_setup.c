@@ -87,6 +87,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	st->skel->rodata->ustack_bytes = opts->ustack_bytes;
 	st->skel->rodata->ustack_top_bytes = opts->ustack_top_bytes;
 	st->skel->rodata->cfi_walk = opts->cfi;
+	st->skel->rodata->copy_short_walks = opts->copy_short_walks;
 	if (opts->ustack_bytes) {
 		int ncpu = libbpf_num_possible_cpus();
 

@@ -18,6 +18,7 @@ struct bpf_setup_opts {
 	unsigned int ustack_bytes;	/* -g dwarf copy size; 0: frame pointers only */
 	unsigned int ustack_top_bytes;	/* -g dwarf,SIZE,TOP: bytes below the stack top */
 	bool cfi;			/* -g cfi: walk user stacks with the cfi_* tables */
+	bool copy_short_walks;		/* -g cfi: copy ustack_bytes only where a walk fell short */
 	size_t ringbuf_bytes;		/* power of two, multiple of the page size */
 	const char *gpu_lib;		/* libxpu-cupti.so to uprobe, or NULL */
 	bool off_cpu;			/* --off-cpu: sched_switch, sched_waking, sys_exit */

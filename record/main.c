@@ -27,20 +27,20 @@ static const char usage[] =
 "  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT "), written as\n"
 "                         FILE.partial and renamed at the end; - streams the trace to\n"
 "                         standard output (the command's output then goes to stderr)\n"
-"  -g, --call-graph=MODE  user stack unwinding: dwarf[,SIZE[,TOP]] copies the top SIZE bytes\n"
-"                         of the user stack (at most 65536) with the registers, for CPU\n"
-"                         samples and GPU launches, and TOP bytes (at most 32768) below\n"
-"                         the thread's stack top when SIZE does not reach it; xpu-report\n"
-"                         unwinds them with .eh_frame, so stacks are complete through code\n"
-"                         built without frame pointers (distro binaries, Python, PyTorch,\n"
-"                         libcudart, wheels). The default is dwarf,32768,32768; plain\n"
-"                         dwarf is dwarf,8192. fp (frame pointers) is the cheapest mode:\n"
-"                         about a tenth of the trace size, complete stacks only where\n"
-"                         every frame has a frame pointer. cfi unwinds in BPF with\n"
-"                         tables built from each file's .eh_frame: complete stacks at\n"
-"                         about the cost and trace size of fp; cfi,check also copies the\n"
-"                         stack as the default dwarf mode does (xpu-report --no-unwind\n"
-"                         shows the BPF walk's stacks, so the two can be compared)\n"
+"  -g, --call-graph=MODE  user stack unwinding, for CPU samples and GPU launches. cfi (the\n"
+"                         default) walks the stack in BPF with tables built from each\n"
+"                         file's .eh_frame, so stacks are complete through code built\n"
+"                         without frame pointers (distro binaries, Python, PyTorch,\n"
+"                         libcudart, wheels) at about the cost and trace size of fp.\n"
+"                         fp (frame pointers) is the cheapest mode, complete only where\n"
+"                         every frame has a frame pointer. dwarf[,SIZE[,TOP]] copies the\n"
+"                         top SIZE bytes of the user stack (at most 65536) with the\n"
+"                         registers, and TOP bytes (at most 32768) below the thread's\n"
+"                         stack top when SIZE does not reach it; xpu-report unwinds them\n"
+"                         offline (about 10x the trace of cfi; plain dwarf is\n"
+"                         dwarf,8192). cfi,check walks and copies dwarf,32768,32768 on\n"
+"                         the same events (xpu-report --no-unwind shows the BPF walk's\n"
+"                         stacks, plain xpu-report the copies', so the two compare)\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
 "      --no-python        do not read Python frames (CPython 3.10-3.13 processes of the\n"
@@ -63,7 +63,8 @@ static const char usage[] =
 "                         SIGINT, as from ^C, and SIGTERM 5 s later if still running;\n"
 "                         with -p, recording just stops and the process runs on\n"
 "      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u;\n"
-"                         with -g dwarf, room for 1024 stack copies, up to %u)\n"
+"                         with -g dwarf, room for 1024 stack copies, up to %u; with\n"
+"                         -g cfi, whose copies are few, half that)\n"
 "      --keep-root        under sudo, run the command as root too (by default it runs as\n"
 "                         the user who ran sudo, and the trace belongs to that user)\n"
 "  -v, --verbose          print progress and libbpf messages\n"
@@ -244,6 +245,9 @@ static unsigned int default_ringbuf_mb(const struct record_config *cfg)
 
 	if (!cfg->dwarf_bytes)
 		return mb;
+	/* -g cfi copies only where a walk fell short: in bursts at a library's first moments */
+	if (cfg->copy_short_walks)
+		want /= 2;
 	while (((uint64_t)mb << 20) < want && mb < XPU_DWARF_RINGBUF_MAX_MB)
 		mb *= 2;
 	return mb;
@@ -254,8 +258,10 @@ int main(int argc, char **argv)
 	struct record_config cfg = {
 		.output = XPU_DEFAULT_OUTPUT,
 		.freq_hz = XPU_DEFAULT_FREQ_HZ,
-		.dwarf_bytes = XPU_DEFAULT_MODE_STACK_BYTES,
-		.dwarf_top_bytes = XPU_DEFAULT_MODE_TOP_BYTES,
+		.cfi = XPU_DEFAULT_CFI,
+		.copy_short_walks = XPU_DEFAULT_CFI,
+		.dwarf_bytes = XPU_DEFAULT_CFI ? XPU_CHECK_STACK_BYTES : XPU_DEFAULT_DWARF_BYTES,
+		.dwarf_top_bytes = XPU_DEFAULT_CFI ? XPU_CHECK_TOP_BYTES : 0,
 		.off_cpu_min_ns = XPU_DEFAULT_OFF_CPU_MIN_NS,
 		.argc = argc,
 		.argv = argv,
@@ -279,20 +285,25 @@ int main(int argc, char **argv)
 			cfg.output = optarg;
 			break;
 		case 'g':
-			/* the default mode's stack-top window must not leak into another mode */
 			cfg.cfi = false;
+			cfg.copy_short_walks = false;
 			if (!strcmp(optarg, "fp")) {
 				cfg.dwarf_bytes = 0;
 				cfg.dwarf_top_bytes = 0;
 			} else if (!strcmp(optarg, "cfi")) {
+				cfg.cfi = true;
+				cfg.copy_short_walks = true;
+				cfg.dwarf_bytes = XPU_CHECK_STACK_BYTES;
+				cfg.dwarf_top_bytes = XPU_CHECK_TOP_BYTES;
+			} else if (!strcmp(optarg, "cfi,nocopy")) {
 				cfg.cfi = true;
 				cfg.dwarf_bytes = 0;
 				cfg.dwarf_top_bytes = 0;
 			} else if (!strcmp(optarg, "cfi,check")) {
 				/* the BPF walk plus the copies that -g dwarf unwinds: both on one run */
 				cfg.cfi = true;
-				cfg.dwarf_bytes = XPU_DEFAULT_MODE_STACK_BYTES;
-				cfg.dwarf_top_bytes = XPU_DEFAULT_MODE_TOP_BYTES;
+				cfg.dwarf_bytes = XPU_CHECK_STACK_BYTES;
+				cfg.dwarf_top_bytes = XPU_CHECK_TOP_BYTES;
 			} else if (!strcmp(optarg, "dwarf")) {
 				/* as documented: plain dwarf is dwarf,8192, no stack-top window */
 				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
@@ -313,8 +324,8 @@ int main(int argc, char **argv)
 						       "8, 8..32768 bytes", top + 1);
 				cfg.dwarf_top_bytes = top ? (unsigned int)v : 0;
 			} else {
-				return bad_arg("unsupported call-graph mode '%s': cfi, fp or "
-					       "dwarf[,SIZE[,TOP]]",
+				return bad_arg("unsupported call-graph mode '%s': cfi[,nocopy|,check], "
+					       "fp or dwarf[,SIZE[,TOP]]",
 					       optarg);
 			}
 			break;

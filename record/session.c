@@ -181,6 +181,8 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		rec.flags |= XPU_SESSION_GPU;
 	if (cfg->off_cpu)
 		rec.flags |= XPU_SESSION_OFF_CPU;
+	if (cfg->copy_short_walks)
+		rec.flags |= XPU_SESSION_CFI_SHORT_COPIES;
 	if (cfg->attach_pid)
 		cmd_len = target__cmdline(cfg->attach_pid, cmdline, sizeof(cmdline));
 	else
@@ -495,6 +497,7 @@ static int session__setup(struct session *s)
 		.ustack_bytes = cfg->dwarf_bytes,
 		.ustack_top_bytes = cfg->dwarf_top_bytes,
 		.cfi = cfg->cfi,
+		.copy_short_walks = cfg->copy_short_walks,
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 		.off_cpu = cfg->off_cpu,
 		.off_cpu_min_ns = cfg->off_cpu_min_ns,
@@ -747,6 +750,8 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_CFI_START_WAIT_NS, cls->start_wait_ns);
 		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls->start_wait_timeouts);
 		STAT(XPU_STAT_CFI_SCAN, cnt[XPU_CNT_CFI_SCAN]);
+		if (s->cfg->copy_short_walks)
+			STAT(XPU_STAT_CFI_SHORT_COPIES, cnt[XPU_CNT_CFI_SHORT_COPIES]);
 	}
 	if (s->cfg->off_cpu) {
 		STAT(XPU_STAT_OFF_CPU_MIN_NS, s->cfg->off_cpu_min_ns);

@@ -114,6 +114,7 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_CFI_START_WAIT_NS] = "cfi_start_wait_ns",
 		[XPU_STAT_CFI_START_WAIT_TIMEOUTS] = "cfi_start_wait_timeouts",
 		[XPU_STAT_CFI_SCAN] = "cfi_scanned_frames",
+		[XPU_STAT_CFI_SHORT_COPIES] = "cfi_short_walk_copies",
 		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
 		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
 		[XPU_STAT_DRIVER_IOCTLS] = "driver_ioctls",
@@ -328,8 +329,9 @@ int out_info(struct session *ses, FILE *out)
 			s->stack_mode == XPU_STACK_DWARF ? "dwarf" :
 			s->stack_mode == XPU_STACK_CFI ? "cfi (unwound in BPF)" :
 			s->stack_mode == XPU_STACK_FP ? "frame pointer" : "unknown");
-		fprintf(out, "  %-16s %s%s%s%s\n", "flags",
+		fprintf(out, "  %-16s %s%s%s%s%s\n", "flags",
 			s->flags & XPU_SESSION_KERNEL_STACKS ? "kernel-stacks " : "",
+			s->flags & XPU_SESSION_CFI_SHORT_COPIES ? "cfi-short-walk-copies " : "",
 			s->flags & XPU_SESSION_ATTACHED ? "attached " : "",
 			s->flags & XPU_SESSION_OFF_CPU ? "off-cpu " : "",
 			s->flags & XPU_SESSION_GPU ? "gpu" : "");

@@ -60,6 +60,21 @@ static void print_parts(const struct trace *t, FILE *out)
 	}
 }
 
+/*
+ * How a -g cfi trace's stacks were made: walked in BPF, and for the walks that fell short
+ * (since 1.7, the default mode) unwound offline from the copies taken with them.
+ */
+static void stack_mode_note(FILE *out, const struct session *s)
+{
+	if (s->uw.used && (s->t->session.flags & XPU_SESSION_CFI_SHORT_COPIES))
+		fprintf(out, " (cfi; %" PRIu64 " short walk%s unwound from stack copies)\n",
+			s->uw.used, s->uw.used == 1 ? "" : "s");
+	else if (s->uw.used)
+		fprintf(out, " (cfi,check: unwound from stack copies)\n");
+	else
+		fprintf(out, " (cfi)\n");
+}
+
 static void print_header(struct profile *p, FILE *out)
 {
 	const struct trace *t = p->s->t;
@@ -116,7 +131,10 @@ static void print_header(struct profile *p, FILE *out)
 			fprintf(out, "# stacks:    %.1f%% of samples complete", ct ? 100.0 * cc / ct : 0.0);
 			if (gt)
 				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
-			fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
+			if (p->s->t->has_session && p->s->t->session.stack_mode == XPU_STACK_CFI)
+				stack_mode_note(out, p->s);
+			else
+				fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
 			hint = unwind__hint(p->s->t, &p->s->uw, cc + gc, ct + gt);
 			if (hint)
 				fprintf(out, "#            %s\n", hint);

@@ -76,8 +76,8 @@ bool unwind__copy_too_small(const struct unwind_stats *st);
 /* The largest copy and window, which that hint suggests. */
 #define UW_MAX_COPY_MODE "-g dwarf,65536,32768"
 /* xpu-record's default -g mode, as its hints name it (record/config.h sets it) */
-#define UW_DEFAULT_MODE "-g dwarf,32768,32768"
-#define UW_DEFAULT_IS_CFI 0
+#define UW_DEFAULT_MODE "-g cfi"
+#define UW_DEFAULT_IS_CFI 1
 
 /*
  * Whether a frame-pointer recording (-g fp) has mostly incomplete stacks: complete of total

@@ -1,9 +1,13 @@
 #!/bin/bash
-# -g cfi (user stacks unwound in BPF with .eh_frame tables) on stripped Debian binaries (xz,
-# sort, python3.11) and the frame-pointer-less tests/e2e/dwarf program, each recorded once with
-# -g cfi,check: the BPF walk's stacks (xpu-report --no-unwind) must be complete for >= 95% of
-# samples and hold the frames of the DWARF unwinding of the copies taken at the same samples
-# (the same stack, or one that continues where the copy ended) for >= 95% of them; a -g cfi trace costs at most twice the bytes per sample of -g fp.
+# -g cfi (user stacks unwound in BPF with .eh_frame tables, the default mode) on stripped Debian
+# binaries (xz, sort, python3.11) and the frame-pointer-less tests/e2e/dwarf program, each
+# recorded once with -g cfi,check: the BPF walk's stacks (xpu-report --no-unwind) must be
+# complete for >= 95% of samples and hold the frames of the DWARF unwinding of the copies taken
+# at the same samples (the same stack, or one that continues where the copy ended) for >= 95% of
+# them. Each is recorded again with the default mode (no -g) and with -g fp: >= 95% complete, at
+# most twice the bytes per sample of -g fp. A leaf without CFI or frame pointer
+# (tests/e2e/dwarf/nocfi_*.c) ends every BPF walk: the default mode copies those stacks and
+# xpu-report completes them, where -g cfi,nocopy cannot.
 # Exit 0 pass, 77 skip, anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -21,7 +25,11 @@ trap 'rm -rf "$tmp"' EXIT
 NOFP="-O2 -fomit-frame-pointer -fno-optimize-sibling-calls"
 ${CC:-gcc} $NOFP -fPIC -shared -o "$tmp/libdwchain.so" tests/e2e/dwarf/chain_lib.c &&
 	${CC:-gcc} $NOFP -o "$tmp/dwchain" tests/e2e/dwarf/chain_main.c -L"$tmp" -ldwchain \
-		-Wl,-rpath,"$tmp" || fail "building tests/e2e/dwarf"
+		-Wl,-rpath,"$tmp" &&
+	${CC:-gcc} $NOFP -fno-asynchronous-unwind-tables -fno-unwind-tables -c \
+		-o "$tmp/nocfi_leaf.o" tests/e2e/dwarf/nocfi_leaf.c &&
+	${CC:-gcc} $NOFP -o "$tmp/nocfi" tests/e2e/dwarf/nocfi_main.c "$tmp/nocfi_leaf.o" ||
+	fail "building tests/e2e/dwarf"
 
 PY='
 def f(n):
@@ -31,9 +39,10 @@ t = time.time()
 while time.time() - t < 1.5:
     f(20000)
 '
-record() {	# name mode command...
-	local name=$1 mode=$2; shift 2
-	"$B/xpu-record" --no-gpu -g "$mode" -o "$tmp/$name.xpu" -- "$@" >/dev/null 2>"$tmp/err"
+record() {	# name mode command...   (mode default: no -g)
+	local name=$1 mode=$2 g=(); shift 2
+	[ "$mode" = default ] || g=(-g "$mode")
+	"$B/xpu-record" --no-gpu "${g[@]}" -o "$tmp/$name.xpu" -- "$@" >/dev/null 2>"$tmp/err"
 	local rc=$?
 	grep -q "need root\|bpf(): \|Operation not permitted" "$tmp/err" &&
 		skip "BPF unavailable: $(head -1 "$tmp/err")"
@@ -104,16 +113,49 @@ check dwchain
 grep -qE '(^|;)main;(dw_deep;)*dw_loop;dw_main_1;dw_main_2;dw_main_3;dw_lib_a;dw_lib_b;dw_lib_c;dw_leaf( |$)' \
 	"$tmp/dwchain.cfi" || { echo "FAIL dwchain: no whole chain from main"; failed=1; }
 
-# trace bytes per sample: -g cfi against -g fp on the same program
-for mode in cfi fp; do
-	record "size-$mode" $mode "$tmp/dwchain" 1.5
-	"$B/xpu-report" --format=info "$tmp/size-$mode.xpu" >"$tmp/size-$mode.info" 2>&1
-done
-read -r bc bf < <(for mode in cfi fp; do
-	awk -v f="$(stat -c %s "$tmp/size-$mode.xpu")" '$1 == "samples" { printf "%d ", f / $2 }' \
-		"$tmp/size-$mode.info"; done)
-echo "bytes per sample: cfi $bc, fp $bf"
-[ -n "$bc" ] && [ -n "$bf" ] && [ "$bc" -le $((2 * bf)) ] ||
-	{ echo "FAIL cfi trace bytes per sample $bc > 2 x fp's $bf"; failed=1; }
+# the default mode against -g fp on each program: complete stacks (walks that fell short are
+# unwound from their copies) and trace bytes per sample
+complete_pct() {	# trace [xpu-report options]: the complete-sample share, an integer
+	"$B/xpu-report" "${@:2}" --format=info "$1" 2>/dev/null |
+		awk '$1 == "complete" { gsub(/[(%),]/, "", $7); print int($7) }'
+}
+per_sample() {	# trace: whole file bytes / samples
+	"$B/xpu-report" --format=info "$1" 2>/dev/null |
+		awk -v f="$(stat -c %s "$1")" '$1 == "samples" { printf "%d", f / $2 }'
+}
+size_check() {	# name command...
+	local name=$1 pct bd bf; shift
+	record "$name-default" default "$@"
+	record "$name-fp" fp "$@"
+	pct=$(complete_pct "$tmp/$name-default.xpu")
+	bd=$(per_sample "$tmp/$name-default.xpu"); bf=$(per_sample "$tmp/$name-fp.xpu")
+	echo "$name, default mode: ${pct:-0}% complete, bytes per sample ${bd:-?} (fp ${bf:-?})"
+	[ "${pct:-0}" -ge 95 ] || { echo "FAIL $name: default mode only ${pct:-0}% complete"; failed=1; }
+	[ -n "$bd" ] && [ -n "$bf" ] && [ "$bd" -le $((2 * bf)) ] ||
+		{ echo "FAIL $name: default mode ${bd:-?} bytes per sample > 2 x fp's ${bf:-?}"; failed=1; }
+}
+size_check xz xz -9 -k -c "$tmp/rand"
+size_check sort sort -n -S 64M "$tmp/nums" -o "$tmp/sorted"
+[ -x /usr/bin/python3.11 ] && size_check python /usr/bin/python3.11 -c "$PY"
+size_check dwchain "$tmp/dwchain" 1.5
+
+# a leaf without CFI or frame pointer: the BPF walk stops in it; the default mode's copies of
+# those walks are unwound by xpu-report, -g cfi,nocopy has none
+record nocfi default "$tmp/nocfi" 1
+record nocfi-nocopy cfi,nocopy "$tmp/nocfi" 1
+p_def=$(complete_pct "$tmp/nocfi.xpu"); p_walk=$(complete_pct "$tmp/nocfi.xpu" --no-unwind)
+p_nocopy=$(complete_pct "$tmp/nocfi-nocopy.xpu")
+copies=$("$B/xpu-report" --format=info "$tmp/nocfi.xpu" 2>/dev/null |
+	awk '$1 == "cfi_short_walk_copies" { print $2 }')
+echo "nocfi: default ${p_def:-0}% complete (BPF walk alone ${p_walk:-0}%, ${copies:-0} copies), cfi,nocopy ${p_nocopy:-0}%"
+[ "${p_def:-0}" -ge 95 ] || { echo "FAIL nocfi: the copies did not complete the walks"; failed=1; }
+[ "${p_walk:-100}" -le 10 ] && [ "${p_nocopy:-100}" -le 10 ] ||
+	{ echo "FAIL nocfi: the BPF walk alone should stop in the leaf"; failed=1; }
+[ "${copies:-0}" -ge 200 ] || { echo "FAIL nocfi: only ${copies:-0} short-walk copies"; failed=1; }
+"$B/xpu-report" --format=folded "$tmp/nocfi.xpu" 2>/dev/null |
+	grep -qE '(^|;)main;outer_caller;nocfi_burn [0-9]+$' ||
+	{ echo "FAIL nocfi: no main;outer_caller;nocfi_burn stack"; failed=1; }
+"$B/xpu-report" "$tmp/nocfi.xpu" 2>/dev/null | grep -q "short walks unwound from stack copies" ||
+	{ echo "FAIL nocfi: the text header does not say how the stacks were made"; failed=1; }
 [ $failed = 0 ] || fail "see above"
 echo "PASS $NAME"
