@@ -16,6 +16,8 @@
 #define XPU_DEFAULT_OUTPUT "record.xpu"
 #define XPU_DEFAULT_RINGBUF_MB 8
 #define XPU_DWARF_RINGBUF_MAX_MB 64
+/* -g cfi: room for about 500 copies of short walks */
+#define XPU_CFI_RINGBUF_MB 32
 /* perf's default for --call-graph dwarf: enough for ~50-100 typical frames. */
 #define XPU_DEFAULT_DWARF_BYTES 8192
 /*

@@ -64,7 +64,7 @@ static const char usage[] =
 "                         with -p, recording just stops and the process runs on\n"
 "      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u;\n"
 "                         with -g dwarf, room for 1024 stack copies, up to %u; with\n"
-"                         -g cfi, whose copies are few, half that)\n"
+"                         -g cfi, whose copies are few, 32)\n"
 "      --keep-root        under sudo, run the command as root too (by default it runs as\n"
 "                         the user who ran sudo, and the trace belongs to that user)\n"
 "  -v, --verbose          print progress and libbpf messages\n"
@@ -247,7 +247,7 @@ static unsigned int default_ringbuf_mb(const struct record_config *cfg)
 		return mb;
 	/* -g cfi copies only where a walk fell short: in bursts at a library's first moments */
 	if (cfg->copy_short_walks)
-		want /= 2;
+		return XPU_CFI_RINGBUF_MB;
 	while (((uint64_t)mb << 20) < want && mb < XPU_DWARF_RINGBUF_MAX_MB)
 		mb *= 2;
 	return mb;

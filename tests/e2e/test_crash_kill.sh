@@ -12,6 +12,7 @@ B=${BUILD:-build}
 NAME=test_crash_kill
 fail() { echo "FAIL $NAME: $*"; exit 1; }
 skip() { echo "SKIP $NAME: $*"; exit 77; }
+source "$(dirname "$0")/../lib/record_wait.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON) for eBPF"
 [ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] && [ -x "$B/samples/cpu_burn" ] ||
@@ -24,9 +25,9 @@ ${CC:-cc} -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -o "$tmp/trace_stat" tests/e2e/l
 
 "$B/xpu-record" --no-gpu -o "$tmp/k.xpu" -- "$B/samples/cpu_burn" 20 >/dev/null 2>"$tmp/err" &
 rec=$!
-sleep 3
+kids=$(wait_target $rec)
 grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
-kids=$(pgrep -P $rec)
+sleep 1.5
 [ -n "$kids" ] || fail "no target under xpu-record (pid $rec): $(head -1 "$tmp/err")"
 now=$("$tmp/trace_stat" --now)
 kill -KILL $rec

@@ -9,6 +9,7 @@ B=${BUILD:-build}
 NAME=test_crash_target
 fail() { echo "FAIL $NAME: $*"; exit 1; }
 skip() { echo "SKIP $NAME: $*"; exit 77; }
+source "$(dirname "$0")/../lib/record_wait.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON) for eBPF"
 [ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] || fail "run make first"
@@ -47,9 +48,8 @@ grep -q "^# samples: *[1-9]" "$tmp/text" || fail "no samples before the crash"
 # 2. the target killed from outside with SIGKILL
 "$B/xpu-record" --no-gpu -o "$tmp/kill.xpu" -- sleep 30 2>/dev/null &
 rec=$!
-sleep 1.5
-tgt=$(pgrep -P $rec)
-[ -n "$tgt" ] || fail "no target under xpu-record"
+tgt=$(wait_target $rec) || fail "no target under xpu-record after 30 s"
+sleep 1
 kill -KILL "$tgt"
 wait $rec
 rc=$?

@@ -17,10 +17,11 @@ fail() { echo "FAIL $NAME: $*"; exit 1; }
 [ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# the default ring buffer grows with the stack copies of -g dwarf; --ringbuf-mb wins
+# the default ring buffer grows with the stack copies of -g dwarf, and those of -g cfi's short
+# walks; --ringbuf-mb wins
 rb() { "$B/xpu-record" -v --no-gpu -o "$tmp/rb.xpu" "$@" -- true 2>&1 |
 	sed -n 's/.*(ring buffer \([0-9]*\) MiB).*/\1/p'; }
-for want in "8 -g fp" "8 -g cfi" "16 -g dwarf" "64 -g dwarf,32768" "64 -g dwarf,65536,32768" \
+for want in "8 -g fp" "8 -g cfi,nocopy" "32 -g cfi" "32" "16 -g dwarf" "64 -g dwarf,32768" "64 -g dwarf,65536,32768" \
 	"4 -g dwarf,65536 --ringbuf-mb=4"; do
 	# shellcheck disable=SC2086
 	got=$(rb ${want#* })

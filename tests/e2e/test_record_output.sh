@@ -9,6 +9,7 @@ B=${BUILD:-build}
 NAME=test_record_output
 fail() { echo "FAIL $NAME: $*"; exit 1; }
 skip() { echo "SKIP $NAME: $*"; exit 77; }
+source "$(dirname "$0")/../lib/record_wait.sh"
 
 [ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] && [ -x "$B/samples/cpu_burn" ] ||
 	fail "run make first"
@@ -45,8 +46,8 @@ cmp -s "$tmp/a.xpu" "$tmp/a.good" || fail "a command not found replaced the prev
 #    previous FILE untouched
 "$R" --no-gpu -o "$tmp/a.xpu" -- "$B/samples/cpu_burn" 20 >/dev/null 2>"$tmp/err" &
 rec=$!
-sleep 2
-kids=$(pgrep -P $rec)
+kids=$(wait_target $rec) || fail "xpu-record did not start cpu_burn"
+sleep 1
 [ -f "$tmp/a.xpu.partial" ] || fail "no a.xpu.partial while recording"
 kill -KILL $rec
 wait $rec 2>/dev/null

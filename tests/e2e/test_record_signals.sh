@@ -9,6 +9,7 @@ B=${BUILD:-build}
 NAME=test_record_signals
 fail() { echo "FAIL $NAME: $*"; exit 1; }
 skip() { echo "SKIP $NAME: $*"; exit 77; }
+source "$(dirname "$0")/../lib/record_wait.sh"
 
 # Started with SIGINT ignored (nohup, a script's background job), the targets would inherit
 # that and no trap could undo it: run again with the default action, where env can give it.
@@ -55,7 +56,8 @@ rc=$?
 "$B/xpu-record" --no-gpu -o "$tmp/c.xpu" -- \
 	sh -c 'trap "exit 7" INT; while :; do sleep 0.05; done' 2>/dev/null &
 rec=$!
-sleep 1.5
+wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+sleep 0.5
 kill -INT $rec
 bounded_wait $rec
 rc=$?
@@ -65,7 +67,8 @@ finalized "$tmp/c.xpu" || fail "trace not finalized after SIGINT"
 # 4. SIGINT to xpu-record kills a target with the default action: 128+2
 "$B/xpu-record" --no-gpu -o "$tmp/d.xpu" -- sleep 30 2>/dev/null &
 rec=$!
-sleep 1.5
+wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+sleep 0.5
 kill -INT $rec
 bounded_wait $rec
 rc=$?
@@ -75,7 +78,8 @@ finalized "$tmp/d.xpu" || fail "trace not finalized after SIGINT to sleep"
 # 5. SIGTERM likewise
 "$B/xpu-record" --no-gpu -o "$tmp/e.xpu" -- sleep 30 2>/dev/null &
 rec=$!
-sleep 1.5
+wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+sleep 0.5
 kill -TERM $rec
 bounded_wait $rec
 rc=$?
@@ -87,7 +91,8 @@ finalized "$tmp/e.xpu" || fail "trace not finalized after SIGTERM"
 #    kill: the user asked to stop recording, not to stop the job).
 "$B/xpu-record" --no-gpu -o "$tmp/f.xpu" -- sh -c 'trap "" INT; sleep 30' 2>/dev/null &
 rec=$!
-sleep 1.5
+wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+sleep 0.5
 tgt=$(pgrep -P $rec)
 kill -INT $rec
 sleep 0.5
@@ -107,7 +112,8 @@ finalized "$tmp/f.xpu" || fail "trace not finalized after a second SIGINT"
 #    later (said too), the recording ends well within 15 s with a readable trace
 "$B/xpu-record" --no-gpu -o "$tmp/g.xpu" -- sh -c 'trap "" INT; sleep 60' 2>"$tmp/g.err" &
 rec=$!
-sleep 1.5
+wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+sleep 0.5
 t0=$(date +%s%N)
 kill -INT $rec
 bounded_wait $rec
@@ -126,7 +132,8 @@ finalized "$tmp/g.xpu" || fail "trace not finalized after the escalation"
 #    leaves it running (never killed: SIGKILL would lose its own cleanup)
 "$B/xpu-record" --no-gpu -o "$tmp/h.xpu" -- sh -c 'trap "" INT TERM; sleep 60' 2>"$tmp/h.err" &
 rec=$!
-sleep 1.5
+wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+sleep 0.5
 tgt=$(pgrep -P $rec)
 t0=$(date +%s%N)
 kill -INT $rec
