@@ -21,9 +21,10 @@
 /* perf's default for --call-graph dwarf: enough for ~50-100 typical frames. */
 #define XPU_DEFAULT_DWARF_BYTES 8192
 /*
- * With no -g: -g cfi, the walk in BPF with .eh_frame tables. Measured on an H200 host
- * (tests/gpu/torch_unwind.sh): 100% of PyTorch launches complete at +35.6% on a PyTorch loop,
- * against +81.0% for -g dwarf,32768,32768 and +69.8% for Kineto, at 0.97x -g fp's trace size.
+ * With no -g: -g cfi, the walk in BPF with .eh_frame tables, and copies of the walks that fall
+ * short. Measured on H200 hosts (BENCHMARKS.md): 100% of PyTorch launches and 99.7% of its CPU
+ * samples complete at +43.8-48.2% on a PyTorch loop, against +71.7-81.0% for the copy mode
+ * -g dwarf,32768,32768 (the default before) and +40.9-69.8% for Kineto, at 1.3x -g fp's trace.
  */
 #define XPU_DEFAULT_CFI true
 /*
