@@ -13,7 +13,9 @@ die() { echo "demo: FAILED: $*" >&2; exit 1; }
 say() { printf '\n== %s\n' "$*"; }
 # heaviest folded stacks, each shortened to its weight and last frames so it fits a terminal
 top_stacks() {	# N FRAMES < folded
-	sort -t' ' -k2 -nr | head -n "$1" | awk -v k="$2" '{
+	# awk, not head, takes the first N: head exits early and pipefail then fails the demo on
+	# sort's SIGPIPE
+	sort -t' ' -k2 -nr | awk -v n="$1" -v k="$2" 'NR <= n {
 		w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); s = ""
 		for (i = (n > k ? n - k + 1 : 1); i <= n; i++) s = s (s == "" ? "" : ";") f[i]
 		printf "%8d  %s%s\n", w, (n > k ? "...;" : ""), s }'
@@ -31,7 +33,7 @@ command -v python3 >/dev/null || die "python3 is missing (scripts/install-deps.s
 
 say "1. A C program on the CPU: xpu-record -o $out/cpu.xpu -- $B/samples/cpu_burn"
 "$B"/xpu-record -o "$out/cpu.xpu" -- "$B"/samples/cpu_burn >/dev/null
-"$B"/xpu-report "$out/cpu.xpu" | sed -n '1,/^# top functions by total/p' | head -n 24
+"$B"/xpu-report "$out/cpu.xpu" | sed -n '1,/^# top functions by total/p' | sed -n '1,24p'
 say "   its heaviest stacks (xpu-report --format=folded: flamegraph.pl, speedscope, inferno)"
 "$B"/xpu-report --format=folded "$out/cpu.xpu" | top_stacks 4 5
 [ -s "$out/cpu.xpu" ] || die "the C recording is empty"
@@ -54,8 +56,8 @@ top_stacks 4 3 <"$out/gpu.folded"
 grep -q '\[gpu\] ' "$out/gpu.folded" || die "no GPU frame in the GPU view of $T/pipeline.xpu"
 say "   the text report's GPU sections (top kernels, launch sites, busy time)"
 "$B"/xpu-report "$T/pipeline.xpu" >"$out/gpu.text"
-sed -n '/^# top gpu kernels/,/^$/p' "$out/gpu.text" | head -n 8
-sed -n '/^# gpu busy/,/^$/p' "$out/gpu.text" | head -n 5
+sed -n '/^# top gpu kernels/,/^$/p' "$out/gpu.text" | sed -n '1,8p'
+sed -n '/^# gpu busy/,/^$/p' "$out/gpu.text" | sed -n '1,5p'
 grep -q '^# top gpu kernels' "$out/gpu.text" || die "the text report of $T/pipeline.xpu has no GPU section"
 say "   merged view (CPU samples and GPU work in one flame graph): $out/merged.svg"
 "$B"/xpu-report --format=svg "$T/pipeline.xpu" >"$out/merged.svg"
