@@ -62,9 +62,10 @@ static const char usage[] =
 "  -d, --duration=SECS    stop after SECS seconds (decimals allowed): the command gets\n"
 "                         SIGINT, as from ^C, and SIGTERM 5 s later if still running;\n"
 "                         with -p, recording just stops and the process runs on\n"
-"      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u;\n"
-"                         with -g dwarf, room for 1024 stack copies, up to %u; with\n"
-"                         -g cfi, whose copies are few, 32)\n"
+"      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u with\n"
+"                         the default -g cfi, whose copies are few; %u with -g fp or\n"
+"                         -g cfi,nocopy; with -g dwarf, room for 1024 stack copies, up\n"
+"                         to %u)\n"
 "      --keep-root        under sudo, run the command as root too (by default it runs as\n"
 "                         the user who ran sudo, and the trace belongs to that user)\n"
 "  -v, --verbose          print progress and libbpf messages\n"
@@ -380,7 +381,7 @@ int main(int argc, char **argv)
 			xpu_verbose++;
 			break;
 		case 'h':
-			printf(usage, XPU_DEFAULT_FREQ_HZ, XPU_DEFAULT_RINGBUF_MB,
+			printf(usage, XPU_DEFAULT_FREQ_HZ, XPU_CFI_RINGBUF_MB, XPU_DEFAULT_RINGBUF_MB,
 			       XPU_DWARF_RINGBUF_MAX_MB);
 			return 0;
 		case 'V':
