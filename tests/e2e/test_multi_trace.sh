@@ -92,7 +92,8 @@ for r in 0 1; do
 		"${app[@]}" $((300 + 100 * r)) >/dev/null 2>"$tmp/r$r.err" ||
 		fail "recording rank $r: $(tail -1 "$tmp/r$r.err")"
 	"$R" -F info "$tmp/r$r.xpu" 2>/dev/null | grep -qE "^  pid [0-9]+ \(fake_cuda_app\): rank $r local_rank $r world_size 2 local_world_size 2$" ||
-		fail "rank $r: no PROCESS_ENV in info: $("$R" -F info "$tmp/r$r.xpu" 2>&1 | grep -A2 '^ranks')"
+		fail "rank $r: no PROCESS_ENV in info: $("$R" -F info "$tmp/r$r.xpu" 2>&1 |
+			grep -E -A2 '^ranks|^  gpu_(kernel|launch) |^  gpu process') (recorder: $(tail -2 "$tmp/r$r.err" | tr '\n' ' '))"
 	"$R" "$tmp/r$r.xpu" 2>/dev/null | grep -qE "^ +100\.00% +[0-9]+ +[0-9]+  fake_cuda_app  \($HOST rank $r\)$" ||
 		fail "rank $r: text has no rank on its process: $("$R" "$tmp/r$r.xpu" 2>&1 | grep -A3 'by process')"
 done
