@@ -26,13 +26,13 @@
  * samples complete at +43.8-48.2% on a PyTorch loop, against +71.7-81.0% for the copy mode
  * -g dwarf,32768,32768 (the default before) and +40.9-69.8% for Kineto, at 1.3x -g fp's trace.
  */
-#define XPU_DEFAULT_CFI true
 /*
- * The copies of -g cfi,check, and of the copy mode that was the default before -g cfi:
- * complete stacks through PyTorch (100% of launches and 98.9% of samples on that host).
+ * The copies -g cfi takes of its short walks (and -g cfi,check of every event): those of the
+ * copy mode that was the default before, complete stacks through PyTorch (100% of launches and
+ * 98.9% of samples on that host).
  */
-#define XPU_CHECK_STACK_BYTES 32768
-#define XPU_CHECK_TOP_BYTES 32768
+#define XPU_CFI_COPY_BYTES 32768
+#define XPU_CFI_COPY_TOP_BYTES 32768
 
 /*
  * --off-cpu: blocks shorter than this are counted, not recorded. One period of the default

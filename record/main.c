@@ -259,10 +259,11 @@ int main(int argc, char **argv)
 	struct record_config cfg = {
 		.output = XPU_DEFAULT_OUTPUT,
 		.freq_hz = XPU_DEFAULT_FREQ_HZ,
-		.cfi = XPU_DEFAULT_CFI,
-		.copy_short_walks = XPU_DEFAULT_CFI,
-		.dwarf_bytes = XPU_DEFAULT_CFI ? XPU_CHECK_STACK_BYTES : XPU_DEFAULT_DWARF_BYTES,
-		.dwarf_top_bytes = XPU_DEFAULT_CFI ? XPU_CHECK_TOP_BYTES : 0,
+		/* the default mode, -g cfi */
+		.cfi = true,
+		.copy_short_walks = true,
+		.dwarf_bytes = XPU_CFI_COPY_BYTES,
+		.dwarf_top_bytes = XPU_CFI_COPY_TOP_BYTES,
 		.off_cpu_min_ns = XPU_DEFAULT_OFF_CPU_MIN_NS,
 		.argc = argc,
 		.argv = argv,
@@ -294,8 +295,8 @@ int main(int argc, char **argv)
 			} else if (!strcmp(optarg, "cfi")) {
 				cfg.cfi = true;
 				cfg.copy_short_walks = true;
-				cfg.dwarf_bytes = XPU_CHECK_STACK_BYTES;
-				cfg.dwarf_top_bytes = XPU_CHECK_TOP_BYTES;
+				cfg.dwarf_bytes = XPU_CFI_COPY_BYTES;
+				cfg.dwarf_top_bytes = XPU_CFI_COPY_TOP_BYTES;
 			} else if (!strcmp(optarg, "cfi,nocopy")) {
 				cfg.cfi = true;
 				cfg.dwarf_bytes = 0;
@@ -303,8 +304,8 @@ int main(int argc, char **argv)
 			} else if (!strcmp(optarg, "cfi,check")) {
 				/* the BPF walk plus the copies that -g dwarf unwinds: both on one run */
 				cfg.cfi = true;
-				cfg.dwarf_bytes = XPU_CHECK_STACK_BYTES;
-				cfg.dwarf_top_bytes = XPU_CHECK_TOP_BYTES;
+				cfg.dwarf_bytes = XPU_CFI_COPY_BYTES;
+				cfg.dwarf_top_bytes = XPU_CFI_COPY_TOP_BYTES;
 			} else if (!strcmp(optarg, "dwarf")) {
 				/* as documented: plain dwarf is dwarf,8192, no stack-top window */
 				cfg.dwarf_bytes = XPU_DEFAULT_DWARF_BYTES;
