@@ -35,6 +35,17 @@ struct {
 	__type(value, __u8);
 } traced_tgids SEC(".maps");
 
+/*
+ * tgid -> 1 for processes of the tree that exited: the recorder still accepts the injected
+ * library's connection of a short-lived process whose exit came before the accept.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} exited_tgids SEC(".maps");
+
 /* tid -> 1 between sys_enter_mmap(PROT_EXEC) and sys_exit_mmap. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -422,6 +433,11 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (live > 0) {
 		emit_task(XPU_EV_TASK_THREAD_EXIT, tgid, p->pid, 0, 0, 0, p->comm);
 		return 0;
+	}
+	{
+		__u8 one = 1;
+
+		bpf_map_update_elem(&exited_tgids, &tgid, &one, BPF_ANY);
 	}
 	bpf_map_delete_elem(&traced_tgids, &tgid);
 	bpf_map_delete_elem(&py_procs, &tgid);

@@ -335,6 +335,8 @@ bool bpf_state__is_traced(struct bpf_state *st, pid_t pid)
 	uint8_t v;
 
 	return !bpf_map__lookup_elem(st->skel->maps.traced_tgids, &key, sizeof(key), &v,
+				     sizeof(v), 0) ||
+	       !bpf_map__lookup_elem(st->skel->maps.exited_tgids, &key, sizeof(key), &v,
 				     sizeof(v), 0);
 }
 

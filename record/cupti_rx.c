@@ -109,7 +109,10 @@ static void accept_all(struct cupti_rx *rx)
 			return;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0 ||
 		    !rx->is_traced(rx->ctx, cred.pid)) {
-			/* only the traced tree may add records to the trace */
+			/*
+			 * only the traced tree may add records to the trace; a process of it that
+			 * already exited counts (a short-lived one can exit before the accept)
+			 */
 			STAT_ADD(rx, rejected, 1);
 			close(fd);
 			continue;
