@@ -416,6 +416,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
+	__u8 one = 1;
 	int live;
 
 	if (!is_traced(tgid))
@@ -434,11 +435,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		emit_task(XPU_EV_TASK_THREAD_EXIT, tgid, p->pid, 0, 0, 0, p->comm);
 		return 0;
 	}
-	{
-		__u8 one = 1;
-
-		bpf_map_update_elem(&exited_tgids, &tgid, &one, BPF_ANY);
-	}
+	bpf_map_update_elem(&exited_tgids, &tgid, &one, BPF_ANY);
 	bpf_map_delete_elem(&traced_tgids, &tgid);
 	bpf_map_delete_elem(&py_procs, &tgid);
 	emit_task(XPU_EV_TASK_EXIT, tgid, p->pid, 0, p->exit_code, 0, p->comm);

@@ -465,12 +465,12 @@ const char *unwind__hint(const struct trace *t, const struct unwind_stats *uw, u
 	uint32_t mode = t->has_session ? t->session.stack_mode : 0;
 
 	if (unwind__copy_too_small(uw)) {
-		/* -g cfi walks the whole stack; its check copies are the default's size */
-		if (mode == XPU_STACK_CFI || !UW_DEFAULT_IS_CFI)
+		/* -g cfi walks the whole stack; its copies are of the default's size */
+		if (mode == XPU_STACK_CFI)
 			return "most incomplete walks ran out of copied stack: record with "
 			       UW_MAX_COPY_MODE;
 		return "most incomplete walks ran out of copied stack: record with "
-		       UW_DEFAULT_MODE " (the default: no copy) or " UW_MAX_COPY_MODE;
+		       UW_DEFAULT_MODE " (the default: it walks the whole stack) or " UW_MAX_COPY_MODE;
 	}
 	if (unwind__fp_too_short(t, complete, total))
 		return "most stacks end early (code without frame pointers): record with "

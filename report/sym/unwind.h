@@ -77,7 +77,6 @@ bool unwind__copy_too_small(const struct unwind_stats *st);
 #define UW_MAX_COPY_MODE "-g dwarf,65536,32768"
 /* xpu-record's default -g mode, as its hints name it (record/config.h sets it) */
 #define UW_DEFAULT_MODE "-g cfi"
-#define UW_DEFAULT_IS_CFI 1
 
 /*
  * Whether a frame-pointer recording (-g fp) has mostly incomplete stacks: complete of total
