@@ -38,29 +38,32 @@ struct {
 	__type(value, struct xpu_cfi_proc);
 } cfi_procs SEC(".maps");
 
-struct cfi_scratch {
-	__u64 ips[XPU_BPF_MAX_UFRAMES];
-	/*
-	 * The rows of the last two addresses looked up in this walk: recursion (an interpreter's
-	 * eval loop, deep C++ templates) returns to the same few addresses again and again. Here
-	 * and not in struct cfi_walk: values on the stack would multiply the verifier's states.
-	 */
-	__u64 memo_pc[2];
-	struct xpu_cfi_row memo_row[2];
-	__u32 memo_next;
+/*
+ * A row found for an address of a process, as of the generation of the process's mappings
+ * (xpu_cfi_proc.gen) it was found in: a new generation (a mapping came or went, a table was
+ * loaded) leaves the process's entries unmatched.
+ */
+struct cfi_cached_row {
+	__u64 pc;
+	__u32 tgid;
+	__u32 gen;
+	struct xpu_cfi_row row;
 };
 
-/* one per XPU_BPF_SLOTS slot */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XPU_BPF_SLOTS);
-	__type(key, __u32);
-	__type(value, struct cfi_scratch);
-} cfi_scratch SEC(".maps");
+/*
+ * Entries of the row cache, per CPU and slot, direct-mapped by address: the launches of a
+ * training loop walk the same few thousand return addresses again and again, and a hit costs a
+ * few loads where the mapping and row searches cost up to a dozen helper calls. 1024 entries
+ * keep the scratch value under the 32 KiB a per-CPU map value may have.
+ */
+#define CFI_CACHE_ENTRIES 1024
+#define CFI_WIN_BYTES 512
 
 struct cfi_walk {
 	__u64 ip, sp, bp;
-	__u32 pid, slot, n;
+	__u32 pid, n;
+	__u32 gen;			/* the process's xpu_cfi_proc.gen when the walk began */
+	__u32 cache_hits, reads;	/* counted once per walk, not per frame */
 	__u8 exact;			/* ip is not a return address: look it up as is */
 	__u8 fp_only;			/* the process has no tables loaded */
 	__u8 outermost;			/* ended where the CFI says there is no caller */
@@ -71,8 +74,48 @@ struct cfi_walk {
 	struct xpu_cfi_map last;
 };
 
+struct cfi_scratch {
+	/*
+	 * The walk in progress. In the map and not on the stack: the verifier tracks values on
+	 * the stack, and the walk's changing fields kept the loop's states from converging. On
+	 * the stack, the sampler took 228k instructions to verify; here 21k.
+	 */
+	struct cfi_walk w;
+	__u64 ips[XPU_BPF_MAX_UFRAMES];
+	/* per slot: a sample interrupting a launch's walk never sees a half-written entry */
+	struct cfi_cached_row cache[CFI_CACHE_ENTRIES];
+	/*
+	 * The walk's window on the stack: each read copies up to CFI_WIN_BYTES from the address
+	 * up, and the frames above it (the walk goes up the stack) are served from the copy
+	 * until one falls outside it. One user read per several frames instead of one or two
+	 * per frame: each costs more than a frame's arithmetic and lookups together.
+	 */
+	__u64 win_base;
+	__u32 win_len;
+	__u8 win[CFI_WIN_BYTES];
+};
+
+/* one per XPU_BPF_SLOTS slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XPU_BPF_SLOTS);
+	__type(key, __u32);
+	__type(value, struct cfi_scratch);
+} cfi_scratch SEC(".maps");
+
+static __always_inline __u32 cfi_cache_index(__u64 pc)
+{
+	/* Fibonacci hashing: return addresses of one file differ mostly in their low bits */
+	return (__u32)((pc * 0x9e3779b97f4a7c15ull) >> 54) & (CFI_CACHE_ENTRIES - 1);
+}
+
 #define CFI_MAP_STEPS 10		/* 2^10 > XPU_CFI_MAX_MAPS */
-#define CFI_ROW_STEPS 25		/* 2^25 > XPU_CFI_MAX_ROWS */
+/*
+ * Rows have distinct pcs (record/cfi_build.c), so the rows searched for one page of
+ * 2^XPU_CFI_PAGE_SHIFT bytes are at most that many plus the two that bound it: 2^11 > 1026.
+ * Unrolled steps are what the verifier pays for, per program.
+ */
+#define CFI_ROW_STEPS (XPU_CFI_PAGE_SHIFT + 1)
 
 static __always_inline const struct xpu_cfi_map *cfi_find_map(const struct xpu_cfi_proc *p,
 								__u64 pc)
@@ -143,11 +186,72 @@ static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, const struct
 		else
 			hi = mid;
 	}
+	if (hi - lo > 1)
+		return NULL;	/* a malformed index: counted as no row */
 	r = bpf_map_lookup_elem(rows, &lo);
 	return r && r->pc <= pc ? r : NULL;
 }
 
+/*
+ * The stack word at addr, through the window; -1 if unreadable. A refill stops at addr's page
+ * end, so that it never fails on the unmapped page above a stack's top.
+ */
+static __always_inline int cfi_read(struct cfi_scratch *s, __u64 addr, __u64 *val)
+{
+	__u64 off, len;
+
+	if (!s || !val)
+		return -1;
+	off = addr - s->win_base;
+	if (s->win_len < 8 || addr < s->win_base || off > s->win_len - 8) {
+		len = 4096 - (addr & 4095);
+		if (len > CFI_WIN_BYTES)
+			len = CFI_WIN_BYTES;
+		if (len < 8)
+			len = 8;	/* a misaligned word across pages: one read, as before */
+		if (bpf_probe_read_user(s->win, len, (void *)addr)) {
+			s->win_len = 0;
+			return -1;
+		}
+		s->win_base = addr;
+		s->win_len = len;
+		s->w.reads++;
+		off = 0;
+	}
+	if (off > CFI_WIN_BYTES - 8)
+		return -1;
+	*val = *(__u64 *)(s->win + off);
+	return 0;
+}
+
 #define CFI_SCAN_WORDS 8
+/* a frame-pointer step to a frame larger than this is not believed (as xpu-report's) */
+#define CFI_FP_MAX_FRAME (1u << 20)
+
+/*
+ * Whether the code before ra ends with a call (call rel32, or through a register or memory
+ * operand): what tells a return address from any other pointer into code. The same test as
+ * xpu-report's offline walk; one read of the 8 code bytes before ra.
+ */
+static __always_inline bool cfi_after_call(__u64 ra)
+{
+	__u8 b[8];			/* b[8 - k] is the byte at ra - k */
+
+	if (ra < 4096 || bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
+		return false;
+	return b[3] == 0xe8 || (b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||
+	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||
+	       (b[2] == 0xff && (b[3] == 0x15 || (b[3] & 0xf8) == 0x90));
+}
+
+/* Whether ra is a return address into a mapping of the process that has a table. */
+static __always_inline bool cfi_is_return_address(__u32 pid, __u64 ra)
+{
+	const struct xpu_cfi_proc *proc = bpf_map_lookup_elem(&cfi_procs, &pid);
+	const struct xpu_cfi_map *m = proc ? cfi_find_map(proc, ra - 1) : NULL;
+
+	return m && m->table != XPU_CFI_TABLE_PENDING && cfi_after_call(ra);
+}
 
 struct cfi_scan {
 	__u64 words[CFI_SCAN_WORDS];
@@ -162,15 +266,11 @@ struct cfi_scan {
  */
 static long cfi_scan_word(__u32 k, struct cfi_scan *c)
 {
-	const struct xpu_cfi_proc *proc = bpf_map_lookup_elem(&cfi_procs, &c->pid);
-	const struct xpu_cfi_map *m;
-
-	if (!proc || k >= CFI_SCAN_WORDS)
+	if (k >= CFI_SCAN_WORDS)
 		return 1;
 	/* keeps the bounded k: clang would index with an unchecked copy of it */
 	barrier_var(k);
-	m = cfi_find_map(proc, c->words[k & (CFI_SCAN_WORDS - 1)] - 1);
-	if (m && m->table != XPU_CFI_TABLE_PENDING) {
+	if (cfi_is_return_address(c->pid, c->words[k & (CFI_SCAN_WORDS - 1)])) {
 		c->found = k + 1;
 		return 1;
 	}
@@ -178,10 +278,10 @@ static long cfi_scan_word(__u32 k, struct cfi_scan *c)
 }
 
 /*
- * Code in no mapping with a table whose frame pointer leads nowhere (a JIT trampoline such as
- * CPython's -X perf ones, which keep neither CFI nor rbp): the first of the next few stack
- * words that is an address in a mapping with a table is taken as the return address, as
- * xpu-report's DWARF walk does. 1 when none is found.
+ * Code without CFI whose frame pointer leads nowhere (a JIT trampoline such as CPython's
+ * -X perf ones, a function built without unwind tables that keeps no frame): the first of the
+ * next few stack words that is a return address (see cfi_is_return_address) is taken as the
+ * caller's, as xpu-report's DWARF walk does. 1 when none is found.
  */
 static __always_inline long cfi_scan_step(struct cfi_walk *w)
 {
@@ -200,27 +300,42 @@ static __always_inline long cfi_scan_step(struct cfi_walk *w)
 	return 0;
 }
 
-/* One frame-pointer step, or a scan where there is no mapping; 1 ends the walk (counted). */
-static __always_inline long cfi_fp_step_or_scan(struct cfi_walk *w, bool scan)
+/* How a frame without a usable row is stepped out of. */
+enum cfi_fallback {
+	CFI_FALLBACK_FP,		/* frame pointer (its file's table is not loaded yet) */
+	CFI_FALLBACK_FP_OR_SCAN,	/* frame pointer, else a scan (code in no known file) */
+	/*
+	 * A frame pointer that leads to a return address, else a scan: a function of a known
+	 * file without an FDE, or with a rule the walk does not evaluate. Such code often keeps no frame pointer either, and rbp is then any
+	 * value the function or its callers left, which led to made-up callers.
+	 */
+	CFI_FALLBACK_CHECKED,
+};
+
+/* Steps out of a frame without a usable row; 1 ends the walk (counted). */
+static __always_inline long cfi_fallback_step(struct cfi_scratch *s, struct cfi_walk *w,
+					      enum cfi_fallback how)
 {
 	__u64 frame[2];
 
-	if (!w->bp || w->bp < w->sp || w->bp & 7 ||
-	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp) || !frame[1]) {
-		if (scan && !cfi_scan_step(w))
-			return 0;
-		count(XPU_CNT_CFI_END_FP);
-		return 1;
+	if (w->bp && w->bp >= w->sp && !(w->bp & 7) && !cfi_read(s, w->bp, &frame[0]) &&
+	    !cfi_read(s, w->bp + 8, &frame[1]) && frame[1] &&
+	    (how != CFI_FALLBACK_CHECKED ||
+	     (w->bp - w->sp <= CFI_FP_MAX_FRAME && cfi_is_return_address(w->pid, frame[1])))) {
+		w->sp = w->bp + 16;
+		w->bp = frame[0];
+		w->ip = frame[1];
+		return 0;
 	}
-	w->sp = w->bp + 16;
-	w->bp = frame[0];
-	w->ip = frame[1];
-	return 0;
+	if (how != CFI_FALLBACK_FP && !cfi_scan_step(w))
+		return 0;
+	count(XPU_CNT_CFI_END_FP);
+	return 1;
 }
 
-static __always_inline long cfi_fp_step(struct cfi_walk *w)
+static __always_inline long cfi_fp_step(struct cfi_scratch *s, struct cfi_walk *w)
 {
-	return cfi_fp_step_or_scan(w, false);
+	return cfi_fallback_step(s, w, CFI_FALLBACK_FP);
 }
 
 /* x86-64 rt_sigframe at the handler's return: a ucontext, its mcontext 40 bytes in */
@@ -228,13 +343,12 @@ static __always_inline long cfi_fp_step(struct cfi_walk *w)
 #define CFI_UC_RSP 160
 #define CFI_UC_RIP 168
 
-static __always_inline long cfi_signal_step(struct cfi_walk *w)
+static __always_inline long cfi_signal_step(struct cfi_scratch *s, struct cfi_walk *w)
 {
 	__u64 bp, sp, ip;
 
-	if (bpf_probe_read_user(&bp, 8, (void *)(w->sp + CFI_UC_RBP)) ||
-	    bpf_probe_read_user(&sp, 8, (void *)(w->sp + CFI_UC_RSP)) ||
-	    bpf_probe_read_user(&ip, 8, (void *)(w->sp + CFI_UC_RIP))) {
+	if (cfi_read(s, w->sp + CFI_UC_RBP, &bp) || cfi_read(s, w->sp + CFI_UC_RSP, &sp) ||
+	    cfi_read(s, w->sp + CFI_UC_RIP, &ip)) {
 		count(XPU_CNT_CFI_END_READ);
 		return 1;
 	}
@@ -245,18 +359,20 @@ static __always_inline long cfi_signal_step(struct cfi_walk *w)
 	return 0;
 }
 
-static long cfi_step(__u32 i, struct cfi_walk *w)
+static long cfi_step(__u32 i, __u32 *slot)
 {
-	__u32 key = w->slot;
-	struct cfi_scratch *s = bpf_map_lookup_elem(&cfi_scratch, &key);
+	struct cfi_scratch *s = bpf_map_lookup_elem(&cfi_scratch, slot);
 	const struct xpu_cfi_proc *proc;
 	const struct xpu_cfi_map *m;
 	struct xpu_cfi_row row, *found;
-	__u64 pc, cfa, ra, bp_at_rbp = 0;
+	struct cfi_cached_row *e;
+	__u64 pc, cfa, ra, bp_at_rbp = 0, bp_saved = 0;
+	struct cfi_walk *w;
 	void *rows;
 
 	if (!s)
 		return 1;
+	w = &s->w;
 	if (i >= XPU_BPF_MAX_UFRAMES) {
 		count(XPU_CNT_CFI_END_LIMIT);
 		return 1;
@@ -266,35 +382,39 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 	pc = w->exact ? w->ip : w->ip - 1;
 	w->exact = 0;
 	if (w->fp_only)
-		return cfi_fp_step(w);
-	if (pc < w->last.start || pc >= w->last.end) {
-		proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
-		m = proc ? cfi_find_map(proc, pc) : NULL;
-		if (!m) {
-			count(XPU_CNT_CFI_FP_NO_MAP);
-			return cfi_fp_step_or_scan(w, proc != NULL);
-		}
-		w->last = *m;
-	}
-	if (pc == s->memo_pc[0]) {
-		row = s->memo_row[0];
-	} else if (pc == s->memo_pc[1]) {
-		row = s->memo_row[1];
+		return cfi_fp_step(s, w);
+	e = &s->cache[cfi_cache_index(pc)];
+	if (e->pc == pc && e->tgid == w->pid && e->gen == w->gen) {
+		row = e->row;
+		w->cache_hits++;
 	} else {
+		if (pc < w->last.start || pc >= w->last.end) {
+			proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
+			m = proc ? cfi_find_map(proc, pc) : NULL;
+			if (!m) {
+				count(XPU_CNT_CFI_FP_NO_MAP);
+				return cfi_fallback_step(s, w, proc ? CFI_FALLBACK_FP_OR_SCAN :
+							 CFI_FALLBACK_FP);
+			}
+			w->last = *m;
+		}
 		rows = bpf_map_lookup_elem(&cfi_tables, &w->last.table);
 		if (!rows) {
 			count(XPU_CNT_CFI_FP_NO_TABLE);
-			return cfi_fp_step(w);
+			return cfi_fp_step(s, w);
 		}
 		found = cfi_find_row(rows, &w->last, pc - w->last.bias);
 		if (!found || found->kind == XPU_CFI_NONE) {
 			count(XPU_CNT_CFI_FP_NO_ROW);
-			return cfi_fp_step(w);
+			return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 		}
 		row = *found;
-		s->memo_next ^= 1;
-		s->memo_pc[s->memo_next & 1] = pc;
-		s->memo_row[s->memo_next & 1] = row;
+		/* found again: a pointer kept live across the searches multiplies their states */
+		e = &s->cache[cfi_cache_index(pc)];
+		e->pc = pc;
+		e->tgid = w->pid;
+		e->gen = w->gen;
+		e->row = row;
 	}
 	switch (row.kind) {
 	case XPU_CFI_RSP:
@@ -304,14 +424,14 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 		cfa = w->bp + row.cfa_off;
 		break;
 	case XPU_CFI_RBP_DEREF:
-		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row.cfa_off))) {
+		if (cfi_read(s, w->bp + (__s16)row.cfa_off, &cfa)) {
 			count(XPU_CNT_CFI_END_READ);
 			return 1;
 		}
 		break;
 	case XPU_CFI_RBP_DEREF_AT_RBP:
-		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + (__s16)row.cfa_off)) ||
-		    bpf_probe_read_user(&bp_at_rbp, 8, (void *)(w->bp + 8 * (__s64)row.rbp_off8))) {
+		if (cfi_read(s, w->bp + (__s16)row.cfa_off, &cfa) ||
+		    cfi_read(s, w->bp + 8 * (__s64)row.rbp_off8, &bp_at_rbp)) {
 			count(XPU_CNT_CFI_END_READ);
 			return 1;
 		}
@@ -320,45 +440,38 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 		cfa = w->sp + row.cfa_off + ((w->ip & 15) >= (__u8)row.rbp_off8 ? 8 : 0);
 		break;
 	case XPU_CFI_SIGNAL:
-		return cfi_signal_step(w);
+		return cfi_signal_step(s, w);
 	case XPU_CFI_END:
 		count(XPU_CNT_CFI_END_OUTERMOST);
 		w->outermost = 1;
 		return 1;
 	default:
 		count(XPU_CNT_CFI_FP_UNSUPPORTED);
-		return cfi_fp_step(w);
+		return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 	}
 	if (cfa <= w->sp) {
 		count(XPU_CNT_CFI_END_BAD_SP);
 		return 1;
 	}
 	if (row.kind == XPU_CFI_RBP_DEREF_AT_RBP) {
-		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+		if (cfi_read(s, cfa - 8, &ra)) {
 			count(XPU_CNT_CFI_END_READ);
 			return 1;
 		}
 		w->bp = bp_at_rbp;
-	} else if (row.kind != XPU_CFI_PLT && row.rbp_off8 == -2) {
-		/* rbp saved just below the return address, as every push %rbp prologue does */
-		__u64 pair[2];
-
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16))) {
-			count(XPU_CNT_CFI_END_READ);
-			return 1;
-		}
-		w->bp = pair[0];
-		ra = pair[1];
 	} else {
-		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
-			count(XPU_CNT_CFI_END_READ);
-			return 1;
-		}
+		/* the saved rbp first: it sits below the return address, as the window runs up */
 		if (row.kind != XPU_CFI_PLT && row.rbp_off8 &&
-		    bpf_probe_read_user(&w->bp, 8, (void *)(cfa + 8 * (__s64)row.rbp_off8))) {
+		    cfi_read(s, cfa + 8 * (__s64)row.rbp_off8, &bp_saved)) {
 			count(XPU_CNT_CFI_END_READ);
 			return 1;
 		}
+		if (cfi_read(s, cfa - 8, &ra)) {
+			count(XPU_CNT_CFI_END_READ);
+			return 1;
+		}
+		if (row.kind != XPU_CFI_PLT && row.rbp_off8)
+			w->bp = bp_saved;
 	}
 	if (!ra) {
 		count(XPU_CNT_CFI_END_OUTERMOST);
@@ -378,35 +491,47 @@ static long cfi_step(__u32 i, struct cfi_walk *w)
 static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, __u32 *uflags)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	struct cfi_walk w = { .slot = slot, .pid = pid, .exact = 1 };
+	const struct xpu_cfi_proc *proc;
 	struct cfi_scratch *s;
+	struct cfi_walk *w;
 	__u32 n;
 
 	if (!regs)
 		return 0;
-	w.ip = BPF_CORE_READ(regs, ip);
-	w.sp = BPF_CORE_READ(regs, sp);
-	w.bp = BPF_CORE_READ(regs, bp);
-	count(XPU_CNT_CFI_WALKS);
-	if (!bpf_map_lookup_elem(&cfi_procs, &pid)) {
-		count(XPU_CNT_CFI_NO_PROC);
-		w.fp_only = 1;
-	}
 	s = bpf_map_lookup_elem(&cfi_scratch, &slot);
 	if (!s)
 		return 0;
-	s->memo_pc[0] = s->memo_pc[1] = ~0ull;	/* no user address */
+	w = &s->w;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->exact = 1;
+	w->ip = BPF_CORE_READ(regs, ip);
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->bp = BPF_CORE_READ(regs, bp);
+	count(XPU_CNT_CFI_WALKS);
+	proc = bpf_map_lookup_elem(&cfi_procs, &pid);
+	if (proc) {
+		w->gen = proc->gen;
+	} else {
+		count(XPU_CNT_CFI_NO_PROC);
+		w->fp_only = 1;
+	}
+	s->win_len = 0;		/* the window of the last walk is another thread's stack */
 	/* one more iteration than frames, so that a walk that fills the array is counted */
-	bpf_loop(XPU_BPF_MAX_UFRAMES + 1, cfi_step, &w, 0);
+	bpf_loop(XPU_BPF_MAX_UFRAMES + 1, cfi_step, &slot, 0);
 	s = bpf_map_lookup_elem(&cfi_scratch, &slot);
-	n = w.n;
-	*uflags = w.outermost ? XPU_EV_U_OUTERMOST : 0;
-	if (!s || !n)
+	if (!s)
+		return 0;
+	n = s->w.n;
+	*uflags = s->w.outermost ? XPU_EV_U_OUTERMOST : 0;
+	if (!n)
 		return 0;
 	if (n > XPU_BPF_MAX_UFRAMES)
 		n = XPU_BPF_MAX_UFRAMES;
 	bpf_probe_read_kernel(out, n * sizeof(__u64), s->ips);
 	count_n(XPU_CNT_CFI_FRAMES, n);
+	count_n(XPU_CNT_CFI_CACHE_HITS, s->w.cache_hits);
+	count_n(XPU_CNT_CFI_STACK_READS, s->w.reads);
 	return n;
 }
 

@@ -89,11 +89,8 @@ static __always_inline void off_cpu_send(void *ctx, struct off_cpu_thread *t, __
 		ev->flags = XPU_EV_OFF_NO_STACK;
 		ev->ustack_bytes = 0;
 	} else if (cfi_walk) {
-		/*
-		 * No copy of a short walk here: this program, with the walk's 256 frames, is at
-		 * the verifier's limit (it refused the copy on top). Off-CPU stacks are walks only.
-		 */
 		ev->ustack_bytes = cfi_walk_stack(2, tgid, ev->uips, &ev->uflags) * sizeof(__u64);
+		copy_if_short(2, tgid, tid, XPU_EV_OFFCPU, ts, ev->uflags);
 	} else {
 		ev->ustack_bytes = bpf_get_stack(ctx, ev->uips, XPU_BPF_MAX_FRAMES * sizeof(__u64),
 						 BPF_F_USER_STACK);

@@ -87,7 +87,9 @@ enum xpu_bpf_counter {
 	XPU_CNT_OFFCPU_LOST = 30,	/* blocks over the minimum that could not be kept */
 	XPU_CNT_OFFCPU_NO_STACK = 31,	/* blocks sent without a stack: it was gone */
 	XPU_CNT_CFI_SHORT_COPIES = 32,	/* -g cfi: stack copies of walks that fell short */
-	XPU_CNT_NR = 33,
+	XPU_CNT_CFI_CACHE_HITS = 33,	/* -g cfi: frames whose row came from the row cache */
+	XPU_CNT_CFI_STACK_READS = 34,	/* -g cfi: user-memory reads of the walk's stack window */
+	XPU_CNT_NR = 35,
 };
 
 struct xpu_ev_hdr {
@@ -313,7 +315,11 @@ struct xpu_cfi_map {
 /* Per process, sorted by start, non-overlapping; only nr entries are meaningful. */
 struct xpu_cfi_proc {
 	__u32 nr;
-	__u32 reserved;
+	/*
+	 * New on every update of the process's value (unique across processes): the walk's row
+	 * cache keeps rows only for the generation they were found in.
+	 */
+	__u32 gen;
 	struct xpu_cfi_map maps[XPU_CFI_MAX_MAPS];
 };
 

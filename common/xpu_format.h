@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 7
+#define XPU_FORMAT_MINOR 8
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -385,6 +385,9 @@ enum xpu_stat_id {
 	XPU_STAT_OFF_CPU_NO_STACK = 63,		/* OFF_CPU records without a stack (it was gone) */
 	XPU_STAT_OFF_CPU_LOST = 64,		/* blocks over the minimum not written (LOST 8) */
 	XPU_STAT_OFF_CPU_OPEN = 65,		/* threads still off-CPU when recording stopped */
+	/* since 1.8, -g cfi: how the walk found its rows and read the stack */
+	XPU_STAT_CFI_ROW_CACHE_HITS = 66,	/* frames whose row came from the walk's row cache */
+	XPU_STAT_CFI_STACK_READS = 67,		/* reads of user memory the walks made */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

@@ -69,6 +69,45 @@ static bool tracepoint_exists(const char *cat, const char *name)
 	return !access(path, F_OK);
 }
 
+/*
+ * -vv: the verifier's statistics of the stack-taking programs (instructions processed, time),
+ * what start-up spends the most on. A buffer each: the kernel writes the log at the end.
+ */
+#define VERIFIER_STATS_LEN 1024
+static char verifier_stats[2][VERIFIER_STATS_LEN];
+
+static struct bpf_program *stats_prog(struct xpu_bpf *skel, int i)
+{
+	return i ? skel->progs.on_gpu_launch : skel->progs.on_sample;
+}
+
+static void want_verifier_stats(struct xpu_bpf *skel)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		verifier_stats[i][0] = 0;
+		bpf_program__set_log_buf(stats_prog(skel, i), verifier_stats[i], VERIFIER_STATS_LEN);
+		bpf_program__set_log_level(stats_prog(skel, i), 4);
+	}
+}
+
+static void print_verifier_stats(struct xpu_bpf *skel)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		char *line = strstr(verifier_stats[i], "processed"), *nl;
+
+		if (!line || !bpf_program__autoload(stats_prog(skel, i)))
+			continue;
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		log_info("verifier: %s: %s", bpf_program__name(stats_prog(skel, i)), line);
+	}
+}
+
 int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, char *err,
 		    size_t errlen)
 {
@@ -125,11 +164,15 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	}
 	st->gpu_lib = opts->gpu_lib;
 	st->freq_hz = opts->freq_hz;
+	if (xpu_verbose >= 2)
+		want_verifier_stats(st->skel);
 	ret = xpu_bpf__load(st->skel);
 	if (ret) {
 		set_err(err, errlen, "bpf()", -ret);
 		goto fail;
 	}
+	if (xpu_verbose >= 2)
+		print_verifier_stats(st->skel);
 	*out = st;
 	return 0;
 fail:

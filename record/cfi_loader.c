@@ -78,6 +78,7 @@ struct cfi_loader {
 	unsigned int busy;		/* workers building a file */
 	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
 	uint32_t next_table;
+	uint32_t next_gen;		/* xpu_cfi_proc.gen of the next update */
 	struct xpu_cfi_proc *buf;	/* one cfi_procs value being assembled */
 	struct cfi_loader_stats st;
 };
@@ -151,6 +152,10 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 		return;
 	}
 	qsort(v->maps, v->nr, sizeof(v->maps[0]), cmp_map);
+	/* 0 is skipped: the walk's empty cache entries hold generation 0 */
+	if (!++cl->next_gen)
+		++cl->next_gen;
+	v->gen = cl->next_gen;
 	cl->st.proc_updates++;
 	if (bpf_map_update_elem(cl->procs_fd, &key, v, BPF_ANY))
 		cl->st.update_errors++;

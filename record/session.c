@@ -750,6 +750,8 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_CFI_START_WAIT_NS, cls->start_wait_ns);
 		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls->start_wait_timeouts);
 		STAT(XPU_STAT_CFI_SCAN, cnt[XPU_CNT_CFI_SCAN]);
+		STAT(XPU_STAT_CFI_ROW_CACHE_HITS, cnt[XPU_CNT_CFI_CACHE_HITS]);
+		STAT(XPU_STAT_CFI_STACK_READS, cnt[XPU_CNT_CFI_STACK_READS]);
 		if (s->cfg->copy_short_walks)
 			STAT(XPU_STAT_CFI_SHORT_COPIES, cnt[XPU_CNT_CFI_SHORT_COPIES]);
 	}

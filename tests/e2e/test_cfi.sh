@@ -5,9 +5,10 @@
 # complete for >= 95% of samples and hold the frames of the DWARF unwinding of the copies taken
 # at the same samples (the same stack, or one that continues where the copy ended) for >= 95% of
 # them. Each is recorded again with the default mode (no -g) and with -g fp: >= 95% complete, at
-# most twice the bytes per sample of -g fp. A leaf without CFI or frame pointer
-# (tests/e2e/dwarf/nocfi_*.c) ends every BPF walk: the default mode copies those stacks and
-# xpu-report completes them, where -g cfi,nocopy cannot.
+# most twice the bytes per sample of -g fp. The walk steps out of a leaf without CFI or frame
+# pointer (tests/e2e/dwarf/nocfi_leaf.c) by a scan, in samples and off-CPU blocks; a frame whose
+# CFA only a DWARF expression gives (tests/e2e/dwarf/cfiexpr_call.S) ends every BPF walk: the
+# default mode copies those stacks and xpu-report completes them, where -g cfi,nocopy cannot.
 # Exit 0 pass, 77 skip, anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -28,7 +29,8 @@ ${CC:-gcc} $NOFP -fPIC -shared -o "$tmp/libdwchain.so" tests/e2e/dwarf/chain_lib
 		-Wl,-rpath,"$tmp" &&
 	${CC:-gcc} $NOFP -fno-asynchronous-unwind-tables -fno-unwind-tables -c \
 		-o "$tmp/nocfi_leaf.o" tests/e2e/dwarf/nocfi_leaf.c &&
-	${CC:-gcc} $NOFP -o "$tmp/nocfi" tests/e2e/dwarf/nocfi_main.c "$tmp/nocfi_leaf.o" ||
+	${CC:-gcc} $NOFP -o "$tmp/nocfi" tests/e2e/dwarf/nocfi_main.c \
+		tests/e2e/dwarf/cfiexpr_call.S "$tmp/nocfi_leaf.o" ||
 	fail "building tests/e2e/dwarf"
 
 PY='
@@ -139,23 +141,44 @@ size_check sort sort -n -S 64M "$tmp/nums" -o "$tmp/sorted"
 [ -x /usr/bin/python3.11 ] && size_check python /usr/bin/python3.11 -c "$PY"
 size_check dwchain "$tmp/dwchain" 1.5
 
-# a leaf without CFI or frame pointer: the BPF walk stops in it; the default mode's copies of
-# those walks are unwound by xpu-report, -g cfi,nocopy has none
+# a leaf without CFI or frame pointer: the BPF walk steps out of it by a scan for a return
+# address (a word after a call instruction), in CPU samples and off-CPU blocks alike
 record nocfi default "$tmp/nocfi" 1
-record nocfi-nocopy cfi,nocopy "$tmp/nocfi" 1
-p_def=$(complete_pct "$tmp/nocfi.xpu"); p_walk=$(complete_pct "$tmp/nocfi.xpu" --no-unwind)
-p_nocopy=$(complete_pct "$tmp/nocfi-nocopy.xpu")
-copies=$("$B/xpu-report" --format=info "$tmp/nocfi.xpu" 2>/dev/null |
-	awk '$1 == "cfi_short_walk_copies" { print $2 }')
-echo "nocfi: default ${p_def:-0}% complete (BPF walk alone ${p_walk:-0}%, ${copies:-0} copies), cfi,nocopy ${p_nocopy:-0}%"
-[ "${p_def:-0}" -ge 95 ] || { echo "FAIL nocfi: the copies did not complete the walks"; failed=1; }
-[ "${p_walk:-100}" -le 10 ] && [ "${p_nocopy:-100}" -le 10 ] ||
-	{ echo "FAIL nocfi: the BPF walk alone should stop in the leaf"; failed=1; }
-[ "${copies:-0}" -ge 200 ] || { echo "FAIL nocfi: only ${copies:-0} short-walk copies"; failed=1; }
-"$B/xpu-report" --format=folded "$tmp/nocfi.xpu" 2>/dev/null |
+p_walk=$(complete_pct "$tmp/nocfi.xpu" --no-unwind)
+echo "nocfi: BPF walk alone ${p_walk:-0}% complete"
+[ "${p_walk:-0}" -ge 95 ] || { echo "FAIL nocfi: the walk did not scan out of the leaf"; failed=1; }
+"$B/xpu-report" --format=folded --no-unwind "$tmp/nocfi.xpu" 2>/dev/null |
 	grep -qE '(^|;)main;outer_caller;nocfi_burn [0-9]+$' ||
-	{ echo "FAIL nocfi: no main;outer_caller;nocfi_burn stack"; failed=1; }
-"$B/xpu-report" "$tmp/nocfi.xpu" 2>/dev/null | grep -q "short walks unwound from stack copies" ||
-	{ echo "FAIL nocfi: the text header does not say how the stacks were made"; failed=1; }
+	{ echo "FAIL nocfi: no main;outer_caller;nocfi_burn stack from the walk"; failed=1; }
+"$B/xpu-record" --no-gpu --off-cpu -o "$tmp/nap.xpu" -- "$tmp/nocfi" 1 nap >/dev/null 2>"$tmp/err" ||
+	fail "xpu-record --off-cpu (nap) failed: $(head -2 "$tmp/err")"
+"$B/xpu-report" -F folded --view=off-cpu --no-unwind "$tmp/nap.xpu" 2>/dev/null |
+	grep -qE '(^|;)main;outer_napper;nocfi_nap;\[off-cpu\] sleeping [0-9]+$' ||
+	{ echo "FAIL nocfi nap: no main;outer_napper;nocfi_nap off-CPU stack from the walk"; failed=1; }
+
+# a frame whose CFA only a DWARF expression gives (cfiexpr_call.S): the BPF walk stops there;
+# the default mode copies those stacks (samples and off-CPU blocks), -g cfi,nocopy has none
+record expr default "$tmp/nocfi" 1 expr
+record expr-nocopy cfi,nocopy "$tmp/nocfi" 1 expr
+p_def=$(complete_pct "$tmp/expr.xpu"); p_walk=$(complete_pct "$tmp/expr.xpu" --no-unwind)
+p_nocopy=$(complete_pct "$tmp/expr-nocopy.xpu")
+copies=$("$B/xpu-report" --format=info "$tmp/expr.xpu" 2>/dev/null |
+	awk '$1 == "cfi_short_walk_copies" { print $2 }')
+echo "expr: default ${p_def:-0}% complete (BPF walk alone ${p_walk:-0}%, ${copies:-0} copies), cfi,nocopy ${p_nocopy:-0}%"
+[ "${p_def:-0}" -ge 95 ] || { echo "FAIL expr: the copies did not complete the walks"; failed=1; }
+[ "${p_walk:-100}" -le 10 ] && [ "${p_nocopy:-100}" -le 10 ] ||
+	{ echo "FAIL expr: the BPF walk alone should stop in cfiexpr_call"; failed=1; }
+[ "${copies:-0}" -ge 200 ] || { echo "FAIL expr: only ${copies:-0} short-walk copies"; failed=1; }
+"$B/xpu-report" "$tmp/expr.xpu" 2>/dev/null | grep -q "short walks unwound from stack copies" ||
+	{ echo "FAIL expr: the text header does not say how the stacks were made"; failed=1; }
+"$B/xpu-record" --no-gpu --off-cpu -o "$tmp/exprnap.xpu" -- "$tmp/nocfi" 1 exprnap \
+	>/dev/null 2>"$tmp/err" || fail "xpu-record --off-cpu (exprnap) failed: $(head -2 "$tmp/err")"
+blocks=$("$B/xpu-report" --format=info "$tmp/exprnap.xpu" 2>/dev/null |
+	awk '$1 == "off_cpu_blocks" { b = $2 } $1 == "cfi_short_walk_copies" { c = $2 }
+	     END { print (b ? b : 0) " " (c ? c : 0) }')
+echo "expr nap: off-CPU blocks and short-walk copies: $blocks"
+read -r nb nc <<<"$blocks"
+[ "$nb" -ge 100 ] && [ "$nc" -ge $((nb * 9 / 10)) ] ||
+	{ echo "FAIL expr nap: off-CPU blocks whose walk fell short were not copied"; failed=1; }
 [ $failed = 0 ] || fail "see above"
 echo "PASS $NAME"
