@@ -18,6 +18,7 @@ for m in "-g fp" "" "-g fp" ""; do
 	tool $B/xpu-record $m -o /tmp/true.xpu -- true >/dev/null 2>&1
 	echo "== xpu-record ${m:--g cfi (default)} -- true: $((($(date +%s%N) - s) / 1000000)) ms"
 done
+tool $B/xpu-record -vv -o /tmp/true.xpu -- true 2>&1 | grep 'verifier:'
 timeout 90 tests/gpu/readme_gpu.sh >"$O/readme.txt" 2>&1 || rc=1
 echo "== readme_gpu.sh: exit $? after ${SECONDS}s"; tail -2 "$O/readme.txt"
 for extra in "" "--off-cpu"; do
@@ -26,7 +27,7 @@ for extra in "" "--off-cpu"; do
 		python3 samples/torch_train.py >"$O/rec$extra.log" 2>&1 || { rc=1; tail -3 "$O/rec$extra.log"; }
 	echo "== default $extra: $(grep '^xpu-record:' "$O/rec$extra.log" | tail -1)"
 	tool $B/xpu-report -F info "$t" 2>/dev/null |
-		grep -E '^  (complete|cfi_short_walk_copies|cfi_scanned_frames|off_cpu_blocks) '
+		grep -E '^  (complete|cfi_walks|cfi_frames|cfi_row_cache_hits|cfi_stack_reads|cfi_short_walk_copies|cfi_scanned_frames|off_cpu_blocks) '
 done
 echo "== ${SECONDS}s in all"
 exit $rc
