@@ -18,7 +18,8 @@ against the unprofiled run of the same repetition. Writes a markdown table to OU
 --dwarf-sizes replaces the plain -g dwarf mode with -g dwarf,SIZE per size (what a bigger copy
 costs); with a ';' in it, the sizes are ';'-separated and may name a window: '8192;32768,32768'
 runs -g dwarf,8192 and -g dwarf,32768,32768. --modes lists the -g modes to run instead
-(';'-separated). --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
+(';'-separated; a mode may carry more xpu-record flags, "fp --no-python", or be flags
+only, "--no-gpu"). --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
 """
 import argparse
 import os
@@ -83,7 +84,12 @@ def main():
                                 for sz in args.dwarf_sizes.split(
                                     ";" if ";" in args.dwarf_sizes else ",") if sz]
     if args.modes:
-        modes = [(m, ["-g", m]) for m in args.modes.split(";") if m]
+        # "cfi" -> -g cfi; "fp --no-python" -> -g fp --no-python; "--no-gpu" -> flags only
+        modes = []
+        for m in (m.strip() for m in args.modes.split(";")):
+            if m:
+                words = m.split()
+                modes.append((m, words if words[0].startswith("-") else ["-g"] + words))
     workloads = args.workloads.split(",")
     tmp = tempfile.mkdtemp(prefix="xpu-gpubench-")
 
@@ -94,8 +100,12 @@ def main():
         # xpu-record needs the bundled libraries; the target gets the CUDA ones only
         return run(full, dict(tool_env)), out
 
+    def label(mode):
+        return mode if mode.startswith("-") else "-g " + mode
+
     res = {}
     sizes = {}
+    bases = []
     shapes = [(1, args.launches), (4, args.launches // 4)] if "launch" in workloads else []
     for rep in range(args.reps):
         for threads, n in shapes:
@@ -104,7 +114,7 @@ def main():
             total = threads * n
             for mode, extra in modes:
                 t, out = recorded(extra, cmd, cuda_env, f"launch{threads}-{mode}")
-                key = (f"launch_bench {threads}x{n}", f"xpu-record -g {mode}")
+                key = (f"launch_bench {threads}x{n}", f"xpu-record {label(mode)}")
                 res.setdefault(key, []).append((t / base, (t - base) / total / 1000.0))
                 if rep == 0:
                     sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
@@ -112,10 +122,11 @@ def main():
             print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
             continue
         base = run([args.python, tbench, "none", str(args.steps)], tgt_env)
+        bases.append(base)
         for mode, extra in modes:
             t, out = recorded(extra, [args.python, tbench, "none", str(args.steps)], tgt_env,
                               f"torch-{mode}")
-            key = ("torch_bench", f"xpu-record -g {mode}")
+            key = ("torch_bench", f"xpu-record {label(mode)}")
             res.setdefault(key, []).append((t / base, None))
             if rep == 0:
                 sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
@@ -148,6 +159,10 @@ def main():
                      f"{k or ''} | {la or ''} | {size / k if k else float('nan'):.1f} | "
                      f"{size / la if la else float('nan'):.1f} | "
                      f"{lost if counts else ''} |")
+    if bases:
+        med, lo, hi = benchlib.median_spread([b / 1e6 for b in bases])
+        lines += ["", f"torch_bench unprofiled, {args.steps} steps: {med:.1f} ms "
+                  f"[{lo:.1f}..{hi:.1f}] (the base each repetition's ratios divide by)."]
     text = "\n".join(lines) + "\n"
     print(text)
     with open(os.path.join(args.out, "gpu_bench.md"), "w") as f:

@@ -46,9 +46,20 @@ struct {
  * One walk in progress: the event being filled and what the loop steps share. bpf_loop()
  * callbacks are verified once, where an unrolled walk of 160 steps is not verifiable.
  */
+/*
+ * Bytes of a thread's data stack read at once (3.11+). Its frames lie in one chunk, each
+ * callee just above its caller, so one read of the memory below a frame holds its callers
+ * too: a read of user memory costs more than a frame's work.
+ */
+#define PY_WIN_BYTES 1024
+
 struct py_walk_state {
 	struct xpu_ev_pystack ev;
 	struct xpu_py_layout l;
+	__u64 win_base;			/* user address of win[0] */
+	__u32 win_len;			/* 0: empty */
+	__u32 reads;			/* user reads of frames, counted per walk */
+	__u8 win[PY_WIN_BYTES];
 	__u64 frame;			/* next frame to read; 0 at the end */
 	__u64 interp, ts, key;		/* thread-state scan */
 	__u64 found;
@@ -172,8 +183,42 @@ static __always_inline __u8 py_buf_u8(struct xpu_ev_pystack *ev, __u16 off)
 }
 
 /*
- * One frame, leaf first, into ev->frames. Each costs two reads: the frame's fields at once,
- * and the code object's first line as a fingerprint.
+ * The size bytes of the frame at addr into ev->buf: from the window when it holds them, else
+ * by a read of the window's worth below the frame's end (3.11+; never below addr's page, so
+ * that the read cannot fault where the frame itself does not), or of the frame alone (3.10,
+ * whose frames are separate heap objects). 0 or -1.
+ */
+static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __u32 size)
+{
+	__u64 off = addr - w->win_base, start, end = addr + size;
+
+	if (size > XPU_PY_FRAME_READ_MAX)
+		return -1;
+	if (w->l.model == XPU_PY_MODEL_310) {
+		w->reads++;
+		return bpf_probe_read_user(w->ev.buf, size, (void *)addr) ? -1 : 0;
+	}
+	if (!w->win_len || addr < w->win_base || off + size > w->win_len) {
+		start = end > PY_WIN_BYTES ? end - PY_WIN_BYTES : 0;
+		if (start < (addr & ~4095ull))
+			start = addr & ~4095ull;
+		w->win_len = 0;
+		if (end - start > PY_WIN_BYTES ||
+		    bpf_probe_read_user(w->win, end - start, (void *)start))
+			return -1;
+		w->reads++;
+		w->win_base = start;
+		w->win_len = end - start;
+		off = addr - start;
+	}
+	if (off >= PY_WIN_BYTES || off + size > PY_WIN_BYTES)
+		return -1;
+	return bpf_probe_read_kernel(w->ev.buf, size, w->win + (off & (PY_WIN_BYTES - 1))) ? -1 : 0;
+}
+
+/*
+ * One frame, leaf first, into ev->frames: the frame's fields (through the window), and a read
+ * of the code object's first line as a fingerprint.
  */
 static long py_frame_step(__u64 i, void *ctx)
 {
@@ -195,7 +240,7 @@ static long py_frame_step(__u64 i, void *ctx)
 	size = l->frame_read;
 	if (size > XPU_PY_FRAME_READ_MAX)
 		size = XPU_PY_FRAME_READ_MAX;
-	if (bpf_probe_read_user(ev->buf, size, (void *)w->frame)) {
+	if (py_read_frame(w, w->frame, size)) {
 		ev->flags |= XPU_EV_PY_READ_ERROR;
 		return 1;
 	}
@@ -260,7 +305,10 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 	ev = &w->ev;
 	ev->flags = 0;
 	w->nr = 0;
+	w->win_len = 0;
+	w->reads = 0;
 	bpf_loop(PY_WALK_STEPS, py_frame_step, &slot, 0);
+	count_n(XPU_CNT_PY_FRAME_READS, w->reads);
 	nr = w->nr;
 	if (w->frame && nr < XPU_BPF_PY_MAX_FRAMES && !(ev->flags & XPU_EV_PY_READ_ERROR))
 		ev->flags |= XPU_EV_PY_TRUNCATED;	/* out of steps */

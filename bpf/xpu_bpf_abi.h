@@ -89,7 +89,8 @@ enum xpu_bpf_counter {
 	XPU_CNT_CFI_SHORT_COPIES = 32,	/* -g cfi: stack copies of walks that fell short */
 	XPU_CNT_CFI_CACHE_HITS = 33,	/* -g cfi: frames whose row came from the row cache */
 	XPU_CNT_CFI_STACK_READS = 34,	/* -g cfi: user-memory reads of the walk's stack window */
-	XPU_CNT_NR = 35,
+	XPU_CNT_PY_FRAME_READS = 35,	/* user-memory reads of Python frames (data stack window) */
+	XPU_CNT_NR = 36,
 };
 
 struct xpu_ev_hdr {

@@ -388,6 +388,7 @@ enum xpu_stat_id {
 	/* since 1.8, -g cfi: how the walk found its rows and read the stack */
 	XPU_STAT_CFI_ROW_CACHE_HITS = 66,	/* frames whose row came from the walk's row cache */
 	XPU_STAT_CFI_STACK_READS = 67,		/* reads of user memory the walks made */
+	XPU_STAT_PY_FRAME_READS = 68,		/* since 1.8: reads of user memory for Python frames */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

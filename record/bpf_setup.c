@@ -70,7 +70,7 @@ static bool tracepoint_exists(const char *cat, const char *name)
 }
 
 /*
- * -vv: the verifier's statistics of the stack-taking programs (instructions processed, time),
+ * -vvv: the verifier's statistics of the stack-taking programs (instructions processed, time),
  * what start-up spends the most on. A buffer each: the kernel writes the log at the end.
  */
 #define VERIFIER_STATS_LEN 1024
@@ -164,14 +164,14 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	}
 	st->gpu_lib = opts->gpu_lib;
 	st->freq_hz = opts->freq_hz;
-	if (xpu_verbose >= 2)
+	if (xpu_verbose >= 3)	/* -vv: libbpf prints the whole log of a refusal instead */
 		want_verifier_stats(st->skel);
 	ret = xpu_bpf__load(st->skel);
 	if (ret) {
 		set_err(err, errlen, "bpf()", -ret);
 		goto fail;
 	}
-	if (xpu_verbose >= 2)
+	if (xpu_verbose >= 3)
 		print_verifier_stats(st->skel);
 	*out = st;
 	return 0;

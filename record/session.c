@@ -721,6 +721,7 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_PY_CODES, pys->codes);
 		STAT(XPU_STAT_PY_CODE_ERRORS, pys->code_errors);
 		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
+		STAT(XPU_STAT_PY_FRAME_READS, cnt[XPU_CNT_PY_FRAME_READS]);
 	}
 	if (jms->symbols || jms->skipped) {
 		STAT(XPU_STAT_JIT_SYMBOLS, jms->symbols);

@@ -18,7 +18,7 @@ for m in "-g fp" "" "-g fp" ""; do
 	tool $B/xpu-record $m -o /tmp/true.xpu -- true >/dev/null 2>&1
 	echo "== xpu-record ${m:--g cfi (default)} -- true: $((($(date +%s%N) - s) / 1000000)) ms"
 done
-tool $B/xpu-record -vv -o /tmp/true.xpu -- true 2>&1 | grep 'verifier:'
+tool $B/xpu-record -vvv -o /tmp/true.xpu -- true 2>&1 | grep 'verifier:'
 timeout 90 tests/gpu/readme_gpu.sh >"$O/readme.txt" 2>&1 || rc=1
 echo "== readme_gpu.sh: exit $? after ${SECONDS}s"; tail -2 "$O/readme.txt"
 for extra in "" "--off-cpu"; do
