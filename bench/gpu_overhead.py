@@ -19,7 +19,8 @@ against the unprofiled run of the same repetition. Writes a markdown table to OU
 costs); with a ';' in it, the sizes are ';'-separated and may name a window: '8192;32768,32768'
 runs -g dwarf,8192 and -g dwarf,32768,32768. --modes lists the -g modes to run instead
 (';'-separated; a mode may carry more xpu-record flags, "fp --no-python", or be flags
-only, "--no-gpu"). --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
+only, "--no-gpu", and start with VAR=VALUE words for the target's environment,
+"XPU_CUPTI_API=none fp"). --section names the BENCHMARKS.md section --write replaces (default gpu-overhead).
 """
 import argparse
 import os
@@ -84,24 +85,33 @@ def main():
                                 for sz in args.dwarf_sizes.split(
                                     ";" if ";" in args.dwarf_sizes else ",") if sz]
     if args.modes:
-        # "cfi" -> -g cfi; "fp --no-python" -> -g fp --no-python; "--no-gpu" -> flags only
+        # "cfi" -> -g cfi; "fp --no-python" -> -g fp --no-python; "--no-gpu" -> flags only;
+        # leading VAR=VALUE words go to the environment ("XPU_CUPTI_API=none fp")
         modes = []
         for m in (m.strip() for m in args.modes.split(";")):
-            if m:
-                words = m.split()
-                modes.append((m, words if words[0].startswith("-") else ["-g"] + words))
+            words = m.split()
+            env = [w for w in words if "=" in w and not w.startswith("-")]
+            words = [w for w in words if w not in env]
+            if words:
+                modes.append((m, env + (words if words[0].startswith("-") else ["-g"] + words)))
     workloads = args.workloads.split(",")
     tmp = tempfile.mkdtemp(prefix="xpu-gpubench-")
 
     def recorded(extra, cmd, env, name):
         out = os.path.join(tmp, name + ".xpu")
-        full = [xrec, "-o", out] + extra + ["--", "env", "-u", "LD_LIBRARY_PATH"] + \
-            [f"{k}={v}" for k, v in env.items() if k == "LD_LIBRARY_PATH"] + cmd
+        assigns = [w for w in extra if "=" in w and not w.startswith("-")]
+        flags = [w for w in extra if w not in assigns]
+        full = [xrec, "-o", out] + flags + ["--", "env", "-u", "LD_LIBRARY_PATH"] + \
+            [f"{k}={v}" for k, v in env.items() if k == "LD_LIBRARY_PATH"] + assigns + cmd
         # xpu-record needs the bundled libraries; the target gets the CUDA ones only
         return run(full, dict(tool_env)), out
 
     def label(mode):
-        return mode if mode.startswith("-") else "-g " + mode
+        words = mode.split()
+        env = [w for w in words if "=" in w and not w.startswith("-")]
+        rest = [w for w in words if w not in env]
+        flags = " ".join(rest) if rest and rest[0].startswith("-") else "-g " + " ".join(rest)
+        return " ".join(env + [flags])
 
     res = {}
     sizes = {}

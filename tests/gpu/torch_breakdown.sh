@@ -2,8 +2,9 @@
 # Where xpu-record's cost on the PyTorch loop (bench/gpu/torch_bench.py) goes: one recording
 # per configuration with kernel.bpf_stats_enabled, printing the in-BPF time per CPU sample and
 # per GPU launch (the sampler and the launch uprobe), then bench/gpu_overhead.py interleaving
-# the configurations against Kineto: --no-gpu (sampling only), -g fp --no-python (launch
-# stacks by frame pointers, no Python walk), -g fp, -g cfi --no-python and the default.
+# the configurations against Kineto (MODES, bench/gpu_overhead.py's --modes; by default
+# --no-gpu: sampling only, -g fp --no-python: launch stacks by frame pointers without the
+# Python walk, -g fp, -g fp without CUPTI's API records, and the default).
 # Needs the bundle of tests/gpu/bundle.sh. Logs under OUT_DIR.
 #   tests/gpu/torch_breakdown.sh [OUT_DIR] [REPS] [STEPS]
 set -u
@@ -31,6 +32,6 @@ done
 echo "$old" >/proc/sys/kernel/bpf_stats_enabled
 BUILD=$B LD_LIBRARY_PATH="$LIB" python3 bench/gpu_overhead.py --build "$B" --lib "$LIB" \
 	--libcuda .device/bundle/lib-cuda --reps "$REPS" --steps "$STEPS" --workloads torch \
-	--modes '--no-gpu;fp --no-python;fp;cfi --no-python;cfi' --out "$O" >"$O/bench.txt" 2>&1 || rc=1
+	--modes "${MODES:---no-gpu;fp --no-python;fp;XPU_CUPTI_API=none fp;cfi}" --out "$O" >"$O/bench.txt" 2>&1 || rc=1
 grep -E '^\||^torch_bench unprofiled' "$O/gpu_bench.md" 2>/dev/null || tail -20 "$O/bench.txt"
 exit $rc
