@@ -24,6 +24,7 @@ only, "--no-gpu", and start with VAR=VALUE words for the target's environment,
 """
 import argparse
 import os
+import random
 import re
 import subprocess
 import sys
@@ -131,17 +132,30 @@ def main():
         if "torch" not in workloads:
             print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
             continue
-        base = run([args.python, tbench, "none", str(args.steps)], tgt_env)
+        # the runs of a repetition in a new order each time, so that none always runs first
+        # or last (the GPU's clocks and the page cache drift within a repetition)
+        order = ["base"] + [m for m, _ in modes] + ["kineto"]
+        random.Random(rep).shuffle(order)
+        times = {}
+        for what in order:
+            if what == "base":
+                times[what] = run([args.python, tbench, "none", str(args.steps)], tgt_env)
+            elif what == "kineto":
+                times[what] = run([args.python, tbench, "kineto", str(args.steps)], tgt_env)
+            else:
+                extra = dict(modes)[what]
+                times[what], out = recorded(extra, [args.python, tbench, "none",
+                                                    str(args.steps)], tgt_env, f"torch-{what}")
+                if rep == 0:
+                    key = ("torch_bench", f"xpu-record {label(what)}")
+                    sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
+        base = times["base"]
         bases.append(base)
-        for mode, extra in modes:
-            t, out = recorded(extra, [args.python, tbench, "none", str(args.steps)], tgt_env,
-                              f"torch-{mode}")
+        for mode, _ in modes:
             key = ("torch_bench", f"xpu-record {label(mode)}")
-            res.setdefault(key, []).append((t / base, None))
-            if rep == 0:
-                sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
-        t = run([args.python, tbench, "kineto", str(args.steps)], tgt_env)
-        res.setdefault(("torch_bench", "torch.profiler (Kineto)"), []).append((t / base, None))
+            res.setdefault(key, []).append((times[mode] / base, None))
+        res.setdefault(("torch_bench", "torch.profiler (Kineto)"), []).append(
+            (times["kineto"] / base, None))
         print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
 
     title = "GPU overhead" + (f" by -g dwarf copy size ({args.dwarf_sizes})"
@@ -149,12 +163,17 @@ def main():
     lines = [f"## {title} (`bench/gpu_overhead.py`, on the GPU machine)", "",
              f"Machine: {benchlib.machine_line()}. {args.reps} interleaved repetitions; "
              "slowdown = the workload's own elapsed time / unprofiled in the same repetition, "
-             "median [min..max]; added cost per launch = (profiled - unprofiled) / launches. "
+             "median [min..max]; vs Kineto = the workload's time under the profiler / under "
+             "torch.profiler in the same repetition (below 0: faster than Kineto); "
+             "added cost per launch = (profiled - unprofiled) / launches. "
              "Bytes per GPU record and per launch = whole trace file / GPU kernel records and "
              "/ launch events (first repetition); drops = every LOST count in the trace.", "",
-             "| workload | profiler | slowdown | added per launch (us) | kernels | launches "
-             "| bytes/kernel | bytes/launch | lost |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| workload | profiler | slowdown | vs Kineto | added per launch (us) | kernels "
+             "| launches | bytes/kernel | bytes/launch | lost |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    # time under the profiler / time under Kineto, repetition by repetition: the two runs of
+    # a pair share the repetition's machine state, which the unprofiled base alone does not
+    kineto = [v[0] for v in res.get(("torch_bench", "torch.profiler (Kineto)"), [])]
     for (wl, prof), vals in res.items():
         ratios = [v[0] for v in vals]
         per = [v[1] for v in vals if v[1] is not None]
@@ -165,7 +184,10 @@ def main():
         if per:
             med, lo, hi = benchlib.median_spread(per)
             per_s = f"{med:.2f} [{lo:.2f}..{hi:.2f}]"
-        lines.append(f"| {wl} | {prof} | {benchlib.fmt_ratio(ratios)} | {per_s} | "
+        vs_k = ""
+        if wl == "torch_bench" and kineto and not prof.startswith("torch.profiler"):
+            vs_k = benchlib.fmt_ratio([r / k for r, k in zip(ratios, kineto)])
+        lines.append(f"| {wl} | {prof} | {benchlib.fmt_ratio(ratios)} | {vs_k} | {per_s} | "
                      f"{k or ''} | {la or ''} | {size / k if k else float('nan'):.1f} | "
                      f"{size / la if la else float('nan'):.1f} | "
                      f"{lost if counts else ''} |")
