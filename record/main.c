@@ -31,7 +31,7 @@ static const char usage[] =
 "                         default) walks the stack in BPF with tables built from each\n"
 "                         file's .eh_frame, so stacks are complete through code built\n"
 "                         without frame pointers (distro binaries, Python, PyTorch,\n"
-"                         libcudart, wheels) at about 1.3x the trace size of fp and\n"
+"                         libcudart, wheels) at 1.1-1.3x the trace size of fp and\n"
 "                         2/3 of the cost of dwarf; the few walks that fall short also\n"
 "                         copy the stack, as dwarf,32768,32768 does, for xpu-report to\n"
 "                         unwind (cfi,nocopy: never).\n"
