@@ -207,6 +207,25 @@ out:
 
 static enum unwind_stop stop_reason(struct unwinder *u, Dwfl *dwfl);
 
+enum cfi_rule { CFI_NO_FILE, CFI_NONE, CFI_RA_DEFINED, CFI_RA_UNDEFINED };
+static enum cfi_rule cfi_ra_rule(Dwfl *dwfl, Dwarf_Addr pc);
+
+/*
+ * Whether libdw made up the caller at pc: where a function of a known file has no CFI, libdw
+ * follows rbp as a frame pointer, unchecked, and in code that keeps none rbp holds any value
+ * (a pointer to a local struct gave tv_nsec as a "return address"). A caller in no file of a
+ * callee without CFI is such a guess; the walk ends before it, and walk_fp_fallback steps out
+ * of the callee with the checks of fp_step instead. (A caller in no file of a callee with CFI
+ * is JIT code, which the CFI found: kept.)
+ */
+static bool made_up_caller(struct unwinder *u, Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwarf_Addr callee = u->ips[u->nips - 1] - (u->nips > 1);
+
+	return !dwfl_addrmodule(dwfl, pc - 1) && dwfl_addrmodule(dwfl, callee) &&
+	       cfi_ra_rule(dwfl, callee) == CFI_NONE;
+}
+
 static int uw_frame(Dwfl_Frame *frame, void *arg)
 {
 	struct unwinder *u = arg;
@@ -226,6 +245,9 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	 */
 	if (u->nips && activation)
 		pc++;
+	if (u->nips && !activation &&
+	    made_up_caller(u, dwfl_thread_dwfl(dwfl_frame_thread(frame)), pc))
+		return DWARF_CB_ABORT;
 	u->ips[u->nips++] = pc;
 	u->regs_set = 0;
 	for (unsigned int r = 0; r < DW_X86_NREGS; r++) {
@@ -330,8 +352,6 @@ static enum unwind_stop walk_fp_fallback(struct unwinder *u, Dwfl *dwfl, pid_t t
 	st->fp_walks += used;
 	return why;
 }
-
-enum cfi_rule { CFI_NO_FILE, CFI_NONE, CFI_RA_DEFINED, CFI_RA_UNDEFINED };
 
 /* What the CFI (.eh_frame, else .debug_frame) says about the return address at pc. */
 static enum cfi_rule cfi_ra_rule(Dwfl *dwfl, Dwarf_Addr pc)

@@ -169,6 +169,11 @@ echo "expr: default ${p_def:-0}% complete (BPF walk alone ${p_walk:-0}%, ${copie
 [ "${p_walk:-100}" -le 10 ] && [ "${p_nocopy:-100}" -le 10 ] ||
 	{ echo "FAIL expr: the BPF walk alone should stop in cfiexpr_call"; failed=1; }
 [ "${copies:-0}" -ge 200 ] || { echo "FAIL expr: only ${copies:-0} short-walk copies"; failed=1; }
+# the offline unwinding steps out of the CFI-less leaf by a checked scan (libdw alone made up a
+# caller from rbp there) and evaluates cfiexpr_call's CFA expression
+"$B/xpu-report" --format=folded "$tmp/expr.xpu" 2>/dev/null |
+	grep -qE '(^|;)main;outer_expr;cfiexpr_call;nocfi_burn [0-9]+$' ||
+	{ echo "FAIL expr: no main;outer_expr;cfiexpr_call;nocfi_burn stack"; failed=1; }
 "$B/xpu-report" "$tmp/expr.xpu" 2>/dev/null | grep -q "short walks unwound from stack copies" ||
 	{ echo "FAIL expr: the text header does not say how the stacks were made"; failed=1; }
 "$B/xpu-record" --no-gpu --off-cpu -o "$tmp/exprnap.xpu" -- "$tmp/nocfi" 1 exprnap \
@@ -180,5 +185,8 @@ echo "expr nap: off-CPU blocks and short-walk copies: $blocks"
 read -r nb nc <<<"$blocks"
 [ "$nb" -ge 100 ] && [ "$nc" -ge $((nb * 9 / 10)) ] ||
 	{ echo "FAIL expr nap: off-CPU blocks whose walk fell short were not copied"; failed=1; }
+"$B/xpu-report" -F folded --view=off-cpu "$tmp/exprnap.xpu" 2>/dev/null |
+	grep -qE '(^|;)main;outer_expr;cfiexpr_call;nocfi_nap;\[off-cpu\] sleeping [0-9]+$' ||
+	{ echo "FAIL expr nap: no main;outer_expr;cfiexpr_call;nocfi_nap off-CPU stack"; failed=1; }
 [ $failed = 0 ] || fail "see above"
 echo "PASS $NAME"
