@@ -2,10 +2,12 @@
 /*
  * -g cfi: walks a thread's user stack with the unwind rows xpu-record built from each file's
  * .eh_frame (record/cfi_build.c, record/cfi_loader.c) and emits return addresses, as the
- * frame-pointer walk does. Per frame: the process's mapping holding the address (a binary
- * search in cfi_procs), the file's row (a binary search in its cfi_tables array), then the
- * CFA, return address and rbp the row gives. A frame without a usable row takes one
- * frame-pointer step instead, and the reason is counted. Included by xpu.bpf.c.
+ * frame-pointer walk does. Per frame: the row from the per-CPU row cache, else the process's
+ * mapping holding the address (a binary search in cfi_procs) and the file's row (through its
+ * page index in its cfi_tables array); then the CFA, return address and rbp the row gives,
+ * read through a window on the stack. A frame without a usable row takes a frame-pointer
+ * step or a scan instead (cfi_fallback_step), and the reason is counted. Included by
+ * xpu.bpf.c.
  */
 #ifndef XPU_CFI_WALK_BPF_H
 #define XPU_CFI_WALK_BPF_H
