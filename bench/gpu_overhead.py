@@ -114,6 +114,47 @@ def main():
         flags = " ".join(rest) if rest and rest[0].startswith("-") else "-g " + " ".join(rest)
         return " ".join(env + [flags])
 
+    def table(done):
+        title = "GPU overhead" + (f" by -g dwarf copy size ({args.dwarf_sizes})"
+                                  if args.dwarf_sizes else "")
+        lines = [f"## {title} (`bench/gpu_overhead.py`, on the GPU machine)", "",
+                 f"Machine: {benchlib.machine_line()}. {done} interleaved repetitions; "
+                 "slowdown = the workload's own elapsed time / unprofiled in the same repetition, "
+                 "median [min..max]; vs Kineto = the workload's time under the profiler / under "
+                 "torch.profiler in the same repetition (below 0: faster than Kineto); "
+                 "added cost per launch = (profiled - unprofiled) / launches. "
+                 "Bytes per GPU record and per launch = whole trace file / GPU kernel records and "
+                 "/ launch events (first repetition); drops = every LOST count in the trace.", "",
+                 "| workload | profiler | slowdown | vs Kineto | added per launch (us) | kernels "
+                 "| launches | bytes/kernel | bytes/launch | lost |",
+                 "|---|---|---|---|---|---|---|---|---|---|"]
+        # time under the profiler / time under Kineto, repetition by repetition: the two runs of
+        # a pair share the repetition's machine state, which the unprofiled base alone does not
+        kineto = [v[0] for v in res.get(("torch_bench", "torch.profiler (Kineto)"), [])]
+        for (wl, prof), vals in res.items():
+            ratios = [v[0] for v in vals]
+            per = [v[1] for v in vals if v[1] is not None]
+            size, counts = sizes.get((wl, prof), (0, {}))
+            k, la = counts.get("gpu_kernel", 0), counts.get("gpu_launch", 0)
+            lost = counts.get("ringbuf_lost", 0) + counts.get("cupti_dropped", 0)
+            per_s = ""
+            if per:
+                med, lo, hi = benchlib.median_spread(per)
+                per_s = f"{med:.2f} [{lo:.2f}..{hi:.2f}]"
+            vs_k = ""
+            if wl == "torch_bench" and kineto and not prof.startswith("torch.profiler"):
+                vs_k = benchlib.fmt_ratio([r / k for r, k in zip(ratios, kineto)])
+            lines.append(f"| {wl} | {prof} | {benchlib.fmt_ratio(ratios)} | {vs_k} | {per_s} | "
+                         f"{k or ''} | {la or ''} | {size / k if k else float('nan'):.1f} | "
+                         f"{size / la if la else float('nan'):.1f} | "
+                         f"{lost if counts else ''} |")
+        if bases:
+            med, lo, hi = benchlib.median_spread([b / 1e6 for b in bases])
+            lines += ["", f"torch_bench unprofiled, {args.steps} steps: {med:.1f} ms "
+                      f"[{lo:.1f}..{hi:.1f}] (the base each repetition's ratios divide by)."]
+        text = "\n".join(lines) + "\n"
+        return text
+
     res = {}
     sizes = {}
     bases = []
@@ -157,45 +198,11 @@ def main():
         res.setdefault(("torch_bench", "torch.profiler (Kineto)"), []).append(
             (times["kineto"] / base, None))
         print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
+        # what is done so far, so that a run cut off by a time limit still leaves a table
+        with open(os.path.join(args.out, "gpu_bench.md"), "w") as f:
+            f.write(table(rep + 1))
 
-    title = "GPU overhead" + (f" by -g dwarf copy size ({args.dwarf_sizes})"
-                              if args.dwarf_sizes else "")
-    lines = [f"## {title} (`bench/gpu_overhead.py`, on the GPU machine)", "",
-             f"Machine: {benchlib.machine_line()}. {args.reps} interleaved repetitions; "
-             "slowdown = the workload's own elapsed time / unprofiled in the same repetition, "
-             "median [min..max]; vs Kineto = the workload's time under the profiler / under "
-             "torch.profiler in the same repetition (below 0: faster than Kineto); "
-             "added cost per launch = (profiled - unprofiled) / launches. "
-             "Bytes per GPU record and per launch = whole trace file / GPU kernel records and "
-             "/ launch events (first repetition); drops = every LOST count in the trace.", "",
-             "| workload | profiler | slowdown | vs Kineto | added per launch (us) | kernels "
-             "| launches | bytes/kernel | bytes/launch | lost |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    # time under the profiler / time under Kineto, repetition by repetition: the two runs of
-    # a pair share the repetition's machine state, which the unprofiled base alone does not
-    kineto = [v[0] for v in res.get(("torch_bench", "torch.profiler (Kineto)"), [])]
-    for (wl, prof), vals in res.items():
-        ratios = [v[0] for v in vals]
-        per = [v[1] for v in vals if v[1] is not None]
-        size, counts = sizes.get((wl, prof), (0, {}))
-        k, la = counts.get("gpu_kernel", 0), counts.get("gpu_launch", 0)
-        lost = counts.get("ringbuf_lost", 0) + counts.get("cupti_dropped", 0)
-        per_s = ""
-        if per:
-            med, lo, hi = benchlib.median_spread(per)
-            per_s = f"{med:.2f} [{lo:.2f}..{hi:.2f}]"
-        vs_k = ""
-        if wl == "torch_bench" and kineto and not prof.startswith("torch.profiler"):
-            vs_k = benchlib.fmt_ratio([r / k for r, k in zip(ratios, kineto)])
-        lines.append(f"| {wl} | {prof} | {benchlib.fmt_ratio(ratios)} | {vs_k} | {per_s} | "
-                     f"{k or ''} | {la or ''} | {size / k if k else float('nan'):.1f} | "
-                     f"{size / la if la else float('nan'):.1f} | "
-                     f"{lost if counts else ''} |")
-    if bases:
-        med, lo, hi = benchlib.median_spread([b / 1e6 for b in bases])
-        lines += ["", f"torch_bench unprofiled, {args.steps} steps: {med:.1f} ms "
-                  f"[{lo:.1f}..{hi:.1f}] (the base each repetition's ratios divide by)."]
-    text = "\n".join(lines) + "\n"
+    text = table(args.reps)
     print(text)
     with open(os.path.join(args.out, "gpu_bench.md"), "w") as f:
         f.write(text)

@@ -555,12 +555,18 @@ int activity__start(enum xc_graph_mode mode)
 		enable(CUPTI_ACTIVITY_KIND_MEMORY2, "memory");
 	/*
 	 * API records are the costliest kind: CUPTI records every call of the API, not only the
-	 * launches we take stacks for. XPU_CUPTI_API=all (default), runtime or none.
+	 * launches we take stacks for. XPU_CUPTI_API=all (default), launches (the calls the launch
+	 * callbacks take: launches, syncs, copies, memsets, allocations), runtime or none.
 	 */
 	env = getenv("XPU_CUPTI_API");
+	if (env && !strcmp(env, "launches") && callbacks__enable_api_records() >= 0)
+		env = "none";
+	else if (env && !strcmp(env, "launches"))
+		xc_log("XPU_CUPTI_API=launches: this libcupti cannot choose API records per call: "
+		       "recording all");
 	if (!env || strcmp(env, "none"))
 		enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API");
-	if (!env || !strcmp(env, "all"))
+	if (!env || !strcmp(env, "all") || !strcmp(env, "launches"))
 		enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API");
 	enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX marker");
 	enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data");

@@ -248,6 +248,40 @@ static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain
 	return n;
 }
 
+/* Turns on the API records of one domain's wanted ids; how many. */
+static int enable_api_records(CUpti_CallbackDomain domain, uint32_t max_cbid,
+			      bool (*wanted)(const char *, size_t),
+			      CUptiResult (*enable)(CUpti_CallbackId, uint8_t))
+{
+	uint32_t cbid;
+	int n = 0;
+
+	for (cbid = 1; cbid < max_cbid; cbid++) {
+		const char *name = NULL;
+
+		if (cupti.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name ||
+		    !wanted(name, base_len(name)))
+			continue;
+		if (enable(cbid, 1) == CUPTI_SUCCESS)
+			n++;
+	}
+	return n;
+}
+
+int callbacks__enable_api_records(void)
+{
+	int n;
+
+	if (!cupti.cuptiActivityEnableRuntimeApi || !cupti.cuptiActivityEnableDriverApi)
+		return -1;
+	n = enable_api_records(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE + 256,
+			       runtime_wanted, cupti.cuptiActivityEnableRuntimeApi);
+	n += enable_api_records(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE + 256,
+				driver_wanted, cupti.cuptiActivityEnableDriverApi);
+	xc_info("API records for %d runtime and driver API ids", n);
+	return n;
+}
+
 int callbacks__subscribe(void)
 {
 	CUpti_SubscriberHandle sub;

@@ -186,6 +186,8 @@ int cupti_loader__load(void)
 	RESOLVE(cuptiGetTimestamp, true);
 	RESOLVE(cuptiSetThreadIdType, true);
 	RESOLVE(cuptiSubscribe_v2, false);
+	RESOLVE(cuptiActivityEnableRuntimeApi, false);
+	RESOLVE(cuptiActivityEnableDriverApi, false);
 	RESOLVE(InitializeInjectionNvtx2, false);
 	cupti.handle = h;
 	return 0;

@@ -53,6 +53,8 @@ struct cupti_fns {
 	XC_FN(cuptiSetThreadIdType);
 	/* optional: absent in older CUPTI */
 	XC_FN(cuptiSubscribe_v2);
+	XC_FN(cuptiActivityEnableRuntimeApi);
+	XC_FN(cuptiActivityEnableDriverApi);
 	/* NVTX injection entry of libcupti, forwarded to from our own */
 	int (*InitializeInjectionNvtx2)(void *get_export_table);
 };
@@ -108,6 +110,12 @@ uint64_t activity__cupti_dropped(void);
 
 /* ---- callbacks.c ---------------------------------------------------------------------------- */
 int callbacks__subscribe(void);
+/*
+ * XPU_CUPTI_API=launches: API records only for the calls the launch callbacks take (launches,
+ * syncs, copies, memsets, allocations), per API id. Returns how many ids, or -1 when this
+ * libcupti cannot choose per API (the caller then records them all).
+ */
+int callbacks__enable_api_records(void);
 /*
  * The process is about to die of a signal: from now on a thread entering a traced API call waits
  * (at most XC_HOLD_MAX_MS) instead of launching, so that nothing new starts between the final
