@@ -37,8 +37,12 @@ for mode in fp cfi dwarf; do
 	"$B/xpu-report" -F info "$tmp/m.xpu" >"$tmp/info" 2>&1 || fail "xpu-report -F info failed"
 	got=$(awk '$1 == "gpu_launch" { print $2 }' "$tmp/info")
 	[ "$got" = "$N" ] || fail "-g $mode: $N marker calls gave ${got:-no} gpu_launch records"
-	awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | grep -q '(none)' ||
-		fail "-g $mode: events were lost"
+	# Nothing of the launch path may be lost. A process's mappings may be (counted): xpu-record
+	# reads /proc/PID/maps after an mmap event, and marker_bench can exit first (1 run in 8
+	# of -g dwarf's 2000 calls, before and after the walk's changes of 2026-11-26).
+	lost=$(awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" |
+		grep -v -e '(none)' -e '^ *mappings ')
+	[ -z "$lost" ] || fail "-g $mode: events were lost: $(echo $lost)"
 	# each launch stack must show the caller of the marker and main above it
 	# launches without GPU work: the gpu view is empty, which the report says (exit 1)
 	"$B/xpu-report" -F folded --view=gpu "$tmp/m.xpu" >/dev/null 2>"$tmp/gpu.err" ||
