@@ -554,19 +554,27 @@ int activity__start(enum xc_graph_mode mode)
 	if (!env || strcmp(env, "0"))
 		enable(CUPTI_ACTIVITY_KIND_MEMORY2, "memory");
 	/*
-	 * API records are the costliest kind: CUPTI records every call of the API, not only the
-	 * launches we take stacks for. XPU_CUPTI_API=all (default), launches (the calls the launch
-	 * callbacks take: launches, syncs, copies, memsets, allocations), runtime or none.
+	 * API records are the costliest kind: CUPTI records every call of the API it is enabled for,
+	 * and PyTorch makes about 15 cheap calls (cudaGetDevice, cudaStreamIsCapturing...) per launch.
+	 * XPU_CUPTI_API=launches (default): records only for the calls the launch callbacks take
+	 * (launches, syncs, copies, memsets, allocations: what the report uses), through CUPTI's
+	 * per-API switches; all where this libcupti has none. all, runtime or none as asked.
 	 */
 	env = getenv("XPU_CUPTI_API");
-	if (env && !strcmp(env, "launches") && callbacks__enable_api_records() >= 0)
+	if (env && *env && strcmp(env, "all") && strcmp(env, "launches") && strcmp(env, "runtime") &&
+	    strcmp(env, "none")) {
+		xc_log("XPU_CUPTI_API=%.32s: not all, launches, runtime or none: using launches", env);
+		env = NULL;
+	}
+	if (!env || !*env)
+		env = "launches";
+	if (!strcmp(env, "launches") && callbacks__enable_api_records() >= 0)
 		env = "none";
-	else if (env && !strcmp(env, "launches"))
-		xc_log("XPU_CUPTI_API=launches: this libcupti cannot choose API records per call: "
-		       "recording all");
-	if (!env || strcmp(env, "none"))
+	else if (!strcmp(env, "launches"))
+		xc_info("this libcupti cannot choose API records per call: recording all");
+	if (strcmp(env, "none"))
 		enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API");
-	if (!env || !strcmp(env, "all") || !strcmp(env, "launches"))
+	if (!strcmp(env, "all") || !strcmp(env, "launches"))
 		enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API");
 	enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX marker");
 	enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data");

@@ -91,6 +91,21 @@ sys.exit(0 if len(v) == 15 and max(v) == 6 << 20 and v[-1] == 5 << 20 and
 	[ "$(grep -c '"type":"memory".*"op":"free"' "$tmp/m.jsonl")" = 5 ] ||
 	fail "jsonl: want 10 allocations and 5 releases with their thread: $(grep -m3 '"memory"' "$tmp/m.jsonl")"
 
+# 1b'. API records: each launch makes a cudaLaunchKernel record and a cudaGetLastError one.
+#     By default only the calls the launch callbacks take are recorded (CUPTI's per-API
+#     switches), all with XPU_CUPTI_API=all, none with =none; a bad value warns, keeps the default
+for api in default all none bogus; do
+	case $api in default|bogus) want=400 ;; all) want=800 ;; none) want=0 ;; esac
+	env $([ $api = default ] || echo XPU_CUPTI_API=$api) FAKE_CUDA_API=1 "$B/xpu-record" -g fp \
+		-o "$tmp/api.xpu" -- "${app[@]}" 400 >/dev/null 2>"$tmp/api.err" ||
+		fail "XPU_CUPTI_API=$api: recording failed: $(tail -1 "$tmp/api.err")"
+	got=$(count "$tmp/api.xpu" gpu_api)
+	[ "${got:-0}" = $want ] || fail "XPU_CUPTI_API=$api: want $want API records, got ${got:-0}"
+	[ "$(count "$tmp/api.xpu" gpu_kernel)" = 400 ] || fail "XPU_CUPTI_API=$api: kernels lost"
+done
+grep -q 'XPU_CUPTI_API=bogus: not all, launches, runtime or none: using launches' "$tmp/api.err" ||
+	fail "a bad XPU_CUPTI_API value is not reported: $(head -2 "$tmp/api.err")"
+
 # 1c. --driver: each launch makes one ioctl on a file named as a device file, inside its
 #     cudaLaunchKernel; the report ties every ioctl to that call
 : >"$tmp/fakedev"
@@ -153,4 +168,4 @@ signalled() {
 signalled TERM 143 0
 # 3. SIGINT with a target that catches it and exits normally (as Python does)
 signalled INT 0 0 catch-sigint
-echo "PASS $NAME: clean run, memory by device and call path, ioctls tied to their API calls, SIGTERM and SIGINT all flushed, every kernel joined to its launch"
+echo "PASS $NAME: clean run, memory by device and call path, API records per XPU_CUPTI_API, ioctls tied to their API calls, SIGTERM and SIGINT all flushed, every kernel joined to its launch"

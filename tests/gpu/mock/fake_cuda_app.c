@@ -31,6 +31,8 @@ static void (*mock_record)(const void *, uint32_t);
 static uint64_t (*mock_now)(void);
 static volatile sig_atomic_t stop;
 static int ioctl_fd = -1;
+/* FAKE_CUDA_API=1: API records for each launch and for a cheap call after it */
+static int api_records;
 
 static void on_sigint(int sig)
 {
@@ -58,11 +60,23 @@ __attribute__((noinline)) static void launch_fake_kernel(uint32_t corr)
 	k.blockY = k.blockZ = 1;
 	mock_record(&k, sizeof(k));
 	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, corr);
-	if (ioctl_fd >= 0) {
+	if (ioctl_fd >= 0 || api_records) {
 		a.end = mock_now();
 		a.correlationId = corr;
 		a.threadId = (uint32_t)gettid();
 		mock_record(&a, sizeof(a));
+	}
+	if (api_records) {
+		/* a cheap call of the kind PyTorch makes around each launch: no callback wants it */
+		CUpti_ActivityAPI g = { .kind = CUPTI_ACTIVITY_KIND_RUNTIME, .cbid = 10 };
+
+		g.start = mock_now();
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 10, CUPTI_API_ENTER, corr | 0x80000000u);
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 10, CUPTI_API_EXIT, corr | 0x80000000u);
+		g.end = mock_now();
+		g.correlationId = corr | 0x80000000u;
+		g.threadId = (uint32_t)gettid();
+		mock_record(&g, sizeof(g));
 	}
 }
 
@@ -106,6 +120,7 @@ int main(int argc, char **argv)
 	n = strtoul(argv[3], NULL, 10);
 	if (getenv("FAKE_CUDA_IOCTL"))
 		ioctl_fd = open(getenv("FAKE_CUDA_IOCTL"), O_RDONLY);
+	api_records = getenv("FAKE_CUDA_API") && !strcmp(getenv("FAKE_CUDA_API"), "1");
 	if (getenv("FAKE_CUDA_ALLOCS"))
 		allocs_every = strtoul(getenv("FAKE_CUDA_ALLOCS"), NULL, 10);
 	if (argc > 4 && !strcmp(argv[4], "catch-sigint"))

@@ -17,6 +17,8 @@ static CUpti_BuffersCallbackCompleteFunc buf_done;
 static CUpti_TimestampCallbackFunc ts_cb;
 static int enabled_cb[2][1024];
 static int enabled_kind[64];
+/* per-API activity switches of CUPTI 12+ (cuptiActivityEnable{Runtime,Driver}Api) */
+static int api_records[2][1024];
 static uint8_t pending[1 << 20];
 static size_t pending_len;
 /* fake_cuda_app records from its thread while the library flushes from another */
@@ -73,6 +75,20 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const ch
 	return CUPTI_ERROR_INVALID_PARAMETER;
 }
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind k) { enabled_kind[k & 63] = 1; return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (cbid >= 1024)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	api_records[0][cbid] = en;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (cbid >= 1024)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	api_records[1][cbid] = en;
+	return CUPTI_SUCCESS;
+}
 CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
 	if (mock_disable_delay_us)
@@ -158,8 +174,13 @@ void mock_record(const void *rec, uint32_t size)
 {
 	uint32_t padded = (size + 7) & ~7u;
 
-	/* like CUPTI, record nothing of a kind that is not enabled */
-	if (!enabled_kind[((const CUpti_Activity *)rec)->kind & 63])
+	const CUpti_ActivityAPI *api = rec;
+	int kind = api->kind & 63;
+
+	/* like CUPTI, record nothing of a kind that is not enabled, nor of an API not switched on */
+	if (!enabled_kind[kind] &&
+	    !((kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER) &&
+	      api->cbid < 1024 && api_records[kind == CUPTI_ACTIVITY_KIND_DRIVER][api->cbid]))
 		return;
 	pthread_mutex_lock(&pending_lock);
 	/* a full buffer completes, as CUPTI's do */
