@@ -9,7 +9,8 @@ Interleaved repetitions of:
     torch.profiler with CPU+CUDA activities (Kineto).
 Each workload prints its own elapsed time; every figure is a ratio (or a difference per launch)
 against the unprofiled run of the same repetition. Writes a markdown table to OUT/gpu_bench.md
-(and to BENCHMARKS.md's "gpu-overhead" section with --write).
+(and to BENCHMARKS.md's "gpu-overhead" section with --write), and each PyTorch run's time to
+OUT/gpu_runs.csv (repetition, position in it, what, ns).
 
   bench/gpu_overhead.py --build DIR [--lib DIR] [--libcuda DIR] [--reps N] [--out DIR] [--write]
                         [--workloads launch,torch] [--dwarf-sizes 8192,65536] [--section NAME]
@@ -121,7 +122,8 @@ def main():
                  f"Machine: {benchlib.machine_line()}. {done} interleaved repetitions; "
                  "slowdown = the workload's own elapsed time / unprofiled in the same repetition, "
                  "median [min..max]; vs Kineto = the workload's time under the profiler / under "
-                 "torch.profiler in the same repetition (below 0: faster than Kineto); "
+                 "torch.profiler in the same repetition (below 0: faster than Kineto), and in how many "
+                 "repetitions the profiler was faster; "
                  "added cost per launch = (profiled - unprofiled) / launches. "
                  "Bytes per GPU record and per launch = whole trace file / GPU kernel records and "
                  "/ launch events (first repetition); drops = every LOST count in the trace.", "",
@@ -143,7 +145,10 @@ def main():
                 per_s = f"{med:.2f} [{lo:.2f}..{hi:.2f}]"
             vs_k = ""
             if wl == "torch_bench" and kineto and not prof.startswith("torch.profiler"):
-                vs_k = benchlib.fmt_ratio([r / k for r, k in zip(ratios, kineto)])
+                pairs = [r / k for r, k in zip(ratios, kineto)]
+                # how many pairs the profiler won: a sign test needs no assumption on the noise
+                vs_k = (f"{benchlib.fmt_ratio(pairs)}, faster in "
+                        f"{sum(p < 1 for p in pairs)}/{len(pairs)}")
             lines.append(f"| {wl} | {prof} | {benchlib.fmt_ratio(ratios)} | {vs_k} | {per_s} | "
                          f"{k or ''} | {la or ''} | {size / k if k else float('nan'):.1f} | "
                          f"{size / la if la else float('nan'):.1f} | "
@@ -158,6 +163,7 @@ def main():
     res = {}
     sizes = {}
     bases = []
+    open(os.path.join(args.out, "gpu_runs.csv"), "w").close()
     shapes = [(1, args.launches), (4, args.launches // 4)] if "launch" in workloads else []
     for rep in range(args.reps):
         for threads, n in shapes:
@@ -192,6 +198,10 @@ def main():
                     sizes[key] = (os.path.getsize(out), info_counts(xrep, out, tool_env))
         base = times["base"]
         bases.append(base)
+        # every run's own time, in the order it ran, to look at the noise afterwards
+        with open(os.path.join(args.out, "gpu_runs.csv"), "a") as f:
+            for i, what in enumerate(order):
+                f.write(f"{rep},{i},{what},{times[what]}\n")
         for mode, _ in modes:
             key = ("torch_bench", f"xpu-record {label(mode)}")
             res.setdefault(key, []).append((times[mode] / base, None))
