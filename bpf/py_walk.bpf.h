@@ -53,12 +53,33 @@ struct {
  */
 #define PY_WIN_BYTES 1024
 
+/*
+ * The fingerprint of a code object (its first line) is the one read per frame that the window
+ * does not serve: a per-CPU cache keeps it for PY_CODE_CACHE_NS after the read. A code object
+ * can be freed and its address reused by another; a frame of the new one within that time
+ * would carry the old fingerprint (and name). 2 ms bounds that window while a launch loop
+ * (tens of us per launch) still reads each of its code objects once in dozens of launches.
+ */
+#define PY_CODE_CACHE_SLOTS 256
+#define PY_CODE_CACHE_NS (2ull * 1000 * 1000)
+
+struct py_code_cache_entry {
+	__u64 code;
+	__u64 read_ns;
+	__u32 tgid;
+	__u32 firstlineno;
+};
+
 struct py_walk_state {
 	struct xpu_ev_pystack ev;
 	struct xpu_py_layout l;
 	__u64 win_base;			/* user address of win[0] */
 	__u32 win_len;			/* 0: empty */
 	__u32 reads;			/* user reads of frames, counted per walk */
+	__u32 code_hits;		/* fingerprints from the code cache, per walk */
+	__u32 tgid;
+	__u64 now;
+	struct py_code_cache_entry codes[PY_CODE_CACHE_SLOTS];
 	__u8 win[PY_WIN_BYTES];
 	__u64 frame;			/* next frame to read; 0 at the end */
 	__u64 interp, ts, key;		/* thread-state scan */
@@ -216,9 +237,28 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __
 	return bpf_probe_read_kernel(w->ev.buf, size, w->win + (off & (PY_WIN_BYTES - 1))) ? -1 : 0;
 }
 
+/* The first line of the code object at code: from the cache while fresh, else read (0 if not). */
+static __always_inline __u32 py_code_fingerprint(struct py_walk_state *w, __u64 code)
+{
+	struct py_code_cache_entry *e = &w->codes[(code >> 4 ^ code >> 12) & (PY_CODE_CACHE_SLOTS - 1)];
+	__u32 first = 0;
+
+	if (e->code == code && e->tgid == w->tgid && w->now - e->read_ns < PY_CODE_CACHE_NS) {
+		w->code_hits++;
+		return e->firstlineno;
+	}
+	if (bpf_probe_read_user(&first, sizeof(first), (void *)(code + w->l.co_firstlineno)))
+		return 0;	/* not cached: the next frame of this code tries again */
+	e->code = code;
+	e->tgid = w->tgid;
+	e->read_ns = w->now;
+	e->firstlineno = first;
+	return first;
+}
+
 /*
- * One frame, leaf first, into ev->frames: the frame's fields (through the window), and a read
- * of the code object's first line as a fingerprint.
+ * One frame, leaf first, into ev->frames: the frame's fields (through the window), and the
+ * code object's first line as a fingerprint (through the code cache).
  */
 static long py_frame_step(__u64 i, void *ctx)
 {
@@ -267,9 +307,7 @@ static long py_frame_step(__u64 i, void *ctx)
 		instr |= XPU_PY_EV_ENTRY;
 	ev->frames[nr].code = code;
 	ev->frames[nr].instr = instr;
-	ev->frames[nr].firstlineno = 0;
-	bpf_probe_read_user(&ev->frames[nr].firstlineno, sizeof(__u32),
-			    (void *)(code + l->co_firstlineno));
+	ev->frames[nr].firstlineno = py_code_fingerprint(w, code);
 	w->nr = nr + 1;
 	return 0;
 }
@@ -307,8 +345,12 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 	w->nr = 0;
 	w->win_len = 0;
 	w->reads = 0;
+	w->code_hits = 0;
+	w->tgid = pid;
+	w->now = now;
 	bpf_loop(PY_WALK_STEPS, py_frame_step, &slot, 0);
 	count_n(XPU_CNT_PY_FRAME_READS, w->reads);
+	count_n(XPU_CNT_PY_CODE_CACHE_HITS, w->code_hits);
 	nr = w->nr;
 	if (w->frame && nr < XPU_BPF_PY_MAX_FRAMES && !(ev->flags & XPU_EV_PY_READ_ERROR))
 		ev->flags |= XPU_EV_PY_TRUNCATED;	/* out of steps */

@@ -90,7 +90,8 @@ enum xpu_bpf_counter {
 	XPU_CNT_CFI_CACHE_HITS = 33,	/* -g cfi: frames whose row came from the row cache */
 	XPU_CNT_CFI_STACK_READS = 34,	/* -g cfi: user-memory reads of the walk's stack window */
 	XPU_CNT_PY_FRAME_READS = 35,	/* user-memory reads of Python frames (data stack window) */
-	XPU_CNT_NR = 36,
+	XPU_CNT_PY_CODE_CACHE_HITS = 36,	/* Python frames whose fingerprint came from the cache */
+	XPU_CNT_NR = 37,
 };
 
 struct xpu_ev_hdr {

@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 8
+#define XPU_FORMAT_MINOR 9
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -389,6 +389,7 @@ enum xpu_stat_id {
 	XPU_STAT_CFI_ROW_CACHE_HITS = 66,	/* frames whose row came from the walk's row cache */
 	XPU_STAT_CFI_STACK_READS = 67,		/* reads of user memory the walks made */
 	XPU_STAT_PY_FRAME_READS = 68,		/* since 1.8: reads of user memory for Python frames */
+	XPU_STAT_PY_CODE_CACHE_HITS = 69,	/* since 1.9: fingerprints from the code cache */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

@@ -722,6 +722,7 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_PY_CODE_ERRORS, pys->code_errors);
 		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
 		STAT(XPU_STAT_PY_FRAME_READS, cnt[XPU_CNT_PY_FRAME_READS]);
+		STAT(XPU_STAT_PY_CODE_CACHE_HITS, cnt[XPU_CNT_PY_CODE_CACHE_HITS]);
 	}
 	if (jms->symbols || jms->skipped) {
 		STAT(XPU_STAT_JIT_SYMBOLS, jms->symbols);
@@ -836,7 +837,7 @@ static int session__finish(struct session *s)
 	struct jit_maps_stats jms = { 0 };
 	struct cfi_loader_stats cls = { 0 };
 	struct cupti_rx_stats rxs = { 0 };
-	struct xpu_stat_entry stats[64];
+	struct xpu_stat_entry stats[96];	/* session__stats writes up to 56, the driver the rest */
 	struct wt_summary sum = { 0 };
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
 	bool discard;

@@ -118,6 +118,7 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_CFI_ROW_CACHE_HITS] = "cfi_row_cache_hits",
 		[XPU_STAT_CFI_STACK_READS] = "cfi_stack_reads",
 		[XPU_STAT_PY_FRAME_READS] = "py_frame_reads",
+		[XPU_STAT_PY_CODE_CACHE_HITS] = "py_code_cache_hits",
 		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
 		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
 		[XPU_STAT_DRIVER_IOCTLS] = "driver_ioctls",

@@ -4,7 +4,8 @@
 # this machine has (pyenv's, and the distribution's python3.11), with -g fp, with the default
 # -g dwarf,32768,32768 and attached with -p: each function's share within 5 points of the
 # program's own, callers above callees, no _PyEval_EvalFrameDefault left among Python frames,
-# and --python-lines naming lines. A missing version is skipped with a message; the test skips
+# and --python-lines naming lines; a 41-deep recursion named whole with its fingerprints from
+# the walk's code cache. A missing version is skipped with a message; the test skips
 # only when none is there. Exit 0 pass, 77 skip, anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -70,5 +71,28 @@ for py in "${pythons[@]}"; do
 		fi
 	done
 done
+# The walk's code cache: 40 frames of one function per sample, so all but the first of each
+# walk take the code's fingerprint from the cache; the frames must still be named r.
+deep='import time
+def r(n):
+    if n:
+        return r(n - 1)
+    end = time.time() + 1.2
+    while time.time() < end:
+        sum(range(1000))
+r(40)'
+for py in "${pythons[@]}"; do
+	"$B/xpu-record" --no-gpu -o "$tmp/d.xpu" -- "$py" -c "$deep" >/dev/null 2>"$tmp/err" ||
+		fail "$py deep: xpu-record exited $?: $(head -2 "$tmp/err")"
+	frames=$("$B/xpu-report" -F info "$tmp/d.xpu" | awk '$1 == "py_frames" { print $2 }')
+	hits=$("$B/xpu-report" -F info "$tmp/d.xpu" | awk '$1 == "py_code_cache_hits" { print $2 }')
+	[ "${frames:-0}" -gt 400 ] && [ "${hits:-0}" -gt $((frames * 8 / 10)) ] ||
+		{ echo "$py deep: FAIL want most of ${frames:-0} Python frames from the code cache, got ${hits:-0}"; failed=1; }
+	"$B/xpu-report" -F folded --view=cpu "$tmp/d.xpu" 2>/dev/null >"$tmp/d.folded"
+	# mawk has no {n} intervals: count the frames with gsub
+	awk '{ c = $NF; if (gsub(/;r \(<string>\)/, "&") >= 40) n += c; t += c }
+		END { exit !(t && n >= t * 0.8) }' "$tmp/d.folded" ||
+		{ echo "$py deep: FAIL under 80% of samples have the 41 frames of r: $(awk '{ print $NF "\t" $0 }' "$tmp/d.folded" | sort -n | tail -1 | cut -c1-300)"; failed=1; }
+done
 [ $failed = 0 ] || fail "see above"
-echo "PASS $NAME (${#pythons[@]} interpreters)"
+echo "PASS $NAME (${#pythons[@]} interpreters; code cache)"
