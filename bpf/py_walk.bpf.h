@@ -80,7 +80,7 @@ struct py_walk_state {
 	__u32 tgid;
 	__u64 now;
 	struct py_code_cache_entry codes[PY_CODE_CACHE_SLOTS];
-	__u8 win[PY_WIN_BYTES];
+	__u8 win[PY_WIN_BYTES + 8];	/* + 8: see py_win_u64 */
 	__u64 frame;			/* next frame to read; 0 at the end */
 	__u64 interp, ts, key;		/* thread-state scan */
 	__u64 found;
@@ -181,33 +181,38 @@ static __always_inline __u64 py_top_frame(const struct xpu_py_layout *l, __u64 t
 	return p;
 }
 
-/* A field of the frame copy in ev->buf at a layout offset; 0 when out of the copy. */
-static __always_inline __u64 py_buf_u64(struct xpu_ev_pystack *ev, __u16 off)
+/*
+ * A field of the frame that starts at window offset off, at a layout offset fld: read in place,
+ * since a copy of the frame out of the window was a helper call per frame. off + fld stays
+ * below PY_WIN_BYTES for a frame the window holds (py_read_frame checks it); the mask only
+ * tells the verifier so, and win's 8 spare bytes take a field at its very end.
+ */
+static __always_inline __u64 py_win_u64(struct py_walk_state *w, __u32 off, __u16 fld)
 {
-	if (off > XPU_PY_FRAME_READ_MAX - 8)
+	if (fld > XPU_PY_FRAME_READ_MAX - 8)
 		return 0;
-	return *(__u64 *)(ev->buf + off);
+	return *(__u64 *)(w->win + ((off + fld) & (PY_WIN_BYTES - 1)));
 }
 
-static __always_inline __u32 py_buf_u32(struct xpu_ev_pystack *ev, __u16 off)
+static __always_inline __u32 py_win_u32(struct py_walk_state *w, __u32 off, __u16 fld)
 {
-	if (off > XPU_PY_FRAME_READ_MAX - 4)
+	if (fld > XPU_PY_FRAME_READ_MAX - 4)
 		return 0;
-	return *(__u32 *)(ev->buf + off);
+	return *(__u32 *)(w->win + ((off + fld) & (PY_WIN_BYTES - 1)));
 }
 
-static __always_inline __u8 py_buf_u8(struct xpu_ev_pystack *ev, __u16 off)
+static __always_inline __u8 py_win_u8(struct py_walk_state *w, __u32 off, __u16 fld)
 {
-	if (off > XPU_PY_FRAME_READ_MAX - 1)
+	if (fld > XPU_PY_FRAME_READ_MAX - 1)
 		return 0;
-	return ev->buf[off];
+	return w->win[(off + fld) & (PY_WIN_BYTES - 1)];
 }
 
 /*
- * The size bytes of the frame at addr into ev->buf: from the window when it holds them, else
- * by a read of the window's worth below the frame's end (3.11+; never below addr's page, so
- * that the read cannot fault where the frame itself does not), or of the frame alone (3.10,
- * whose frames are separate heap objects). 0 or -1.
+ * Makes the window hold the size bytes of the frame at addr and returns their offset in it:
+ * as it is when it holds them, else by a read of the window's worth below the frame's end
+ * (3.11+; never below addr's page, so that the read cannot fault where the frame itself does
+ * not), or of the frame alone (3.10, whose frames are separate heap objects). -1 if unreadable.
  */
 static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __u32 size)
 {
@@ -217,7 +222,8 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __
 		return -1;
 	if (w->l.model == XPU_PY_MODEL_310) {
 		w->reads++;
-		return bpf_probe_read_user(w->ev.buf, size, (void *)addr) ? -1 : 0;
+		w->win_len = 0;
+		return bpf_probe_read_user(w->win, size, (void *)addr) ? -1 : 0;
 	}
 	if (!w->win_len || addr < w->win_base || off + size > w->win_len) {
 		start = end > PY_WIN_BYTES ? end - PY_WIN_BYTES : 0;
@@ -234,7 +240,7 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __
 	}
 	if (off >= PY_WIN_BYTES || off + size > PY_WIN_BYTES)
 		return -1;
-	return bpf_probe_read_kernel(w->ev.buf, size, w->win + (off & (PY_WIN_BYTES - 1))) ? -1 : 0;
+	return (int)off;
 }
 
 /* The first line of the code object at code: from the cache while fresh, else read (0 if not). */
@@ -267,6 +273,7 @@ static long py_frame_step(__u64 i, void *ctx)
 	const struct xpu_py_layout *l;
 	__u32 size, instr, nr;
 	__u64 code, ip, first;
+	int off;
 
 	if (!w || !w->frame)
 		return 1;
@@ -280,30 +287,31 @@ static long py_frame_step(__u64 i, void *ctx)
 	size = l->frame_read;
 	if (size > XPU_PY_FRAME_READ_MAX)
 		size = XPU_PY_FRAME_READ_MAX;
-	if (py_read_frame(w, w->frame, size)) {
+	off = py_read_frame(w, w->frame, size);
+	if (off < 0) {
 		ev->flags |= XPU_EV_PY_READ_ERROR;
 		return 1;
 	}
-	w->frame = py_buf_u64(ev, l->fr_previous);
+	w->frame = py_win_u64(w, off, l->fr_previous);
 	if (l->model >= XPU_PY_MODEL_312 &&
-	    py_buf_u8(ev, l->fr_marker) == XPU_PY_OWNED_BY_CSTACK) {
+	    py_win_u8(w, off, l->fr_marker) == XPU_PY_OWNED_BY_CSTACK) {
 		/* the C stack's entry frame: the frame sent before it began its call */
 		if (nr > 0 && nr <= XPU_BPF_PY_MAX_FRAMES)
 			ev->frames[nr - 1].instr |= XPU_PY_EV_ENTRY;
 		return 0;
 	}
-	code = py_buf_u64(ev, l->fr_code);
+	code = py_win_u64(w, off, l->fr_code);
 	if (!code)
 		return 0;
 	if (l->model == XPU_PY_MODEL_310) {
-		instr = py_buf_u32(ev, l->fr_instr) & 0x7fffffff;
+		instr = py_win_u32(w, off, l->fr_instr) & 0x7fffffff;
 	} else {
-		ip = py_buf_u64(ev, l->fr_instr);
+		ip = py_win_u64(w, off, l->fr_instr);
 		first = code + l->co_code_adaptive;
 		instr = ip > first ? (__u32)((ip - first) / 2) & 0x7fffffff : 0;
 	}
 	if (l->model == XPU_PY_MODEL_310 ||
-	    (l->model == XPU_PY_MODEL_311 && py_buf_u8(ev, l->fr_marker)))
+	    (l->model == XPU_PY_MODEL_311 && py_win_u8(w, off, l->fr_marker)))
 		instr |= XPU_PY_EV_ENTRY;
 	ev->frames[nr].code = code;
 	ev->frames[nr].instr = instr;

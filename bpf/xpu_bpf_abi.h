@@ -260,7 +260,6 @@ struct xpu_ev_pystack {
 	__u16 nr;
 	__u16 flags;			/* enum xpu_ev_py_flags */
 	struct xpu_py_frame_ev frames[XPU_BPF_PY_MAX_FRAMES];
-	__u8 buf[XPU_PY_FRAME_READ_MAX + 8];	/* scratch for one frame; not sent */
 };
 
 
