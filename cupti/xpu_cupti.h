@@ -111,9 +111,9 @@ uint64_t activity__cupti_dropped(void);
 /* ---- callbacks.c ---------------------------------------------------------------------------- */
 int callbacks__subscribe(void);
 /*
- * XPU_CUPTI_API=launches (default): API records only for the calls the launch callbacks take (launches,
- * syncs, copies, memsets, allocations), per API id. Returns how many ids, or -1 when this
- * libcupti cannot choose per API (the caller then records them all).
+ * XPU_CUPTI_API=launches (default): API records only for the calls the launch callbacks take
+ * (launches, syncs, copies, memsets, allocations), per API id. Returns how many ids, or -1 when
+ * this libcupti cannot choose per API (the caller then records them all).
  */
 int callbacks__enable_api_records(void);
 /*
