@@ -152,19 +152,55 @@ static __always_inline __u64 py_find_tstate(struct py_walk_state *w, __u32 *slot
 	return w->found;
 }
 
-/* The current thread's PyThreadState, from the cache when it still belongs to the thread. */
+/*
+ * Thread-state fields read together: every layout so far has its id and frame fields within
+ * 160 bytes, so the check of a cached state and the read of its top frame are one user read.
+ */
+#define PY_TS_SPAN 256
+
+/*
+ * The id field of the thread state at ts (0 if unreadable), and its frame field into *frame
+ * when both lie within PY_TS_SPAN bytes (then true). Uses the window as scratch: the walk
+ * empties it before its first frame.
+ */
+static __always_inline bool py_read_ts(struct py_walk_state *w, __u64 ts, __u64 *id, __u64 *frame)
+{
+	__u32 a = w->l.ts_id, b = w->l.ts_frame, lo = a < b ? a : b, len = (a < b ? b - a : a - b) + 8;
+
+	if (len > PY_TS_SPAN) {
+		*id = py_read_ptr(ts + a);
+		return false;
+	}
+	if (bpf_probe_read_user(w->win, len, (void *)(ts + lo))) {
+		*id = 0;
+		return false;
+	}
+	*id = *(__u64 *)(w->win + ((a - lo) & (PY_TS_SPAN - 1)));
+	*frame = *(__u64 *)(w->win + ((b - lo) & (PY_TS_SPAN - 1)));
+	return true;
+}
+
+/*
+ * The current thread's PyThreadState, from the cache when it still belongs to the thread;
+ * *have_frame says whether *frame holds its frame field, read with the check.
+ */
 static __always_inline __u64 py_tstate(struct py_walk_state *w, __u32 *slot, __u32 tid,
-					 __u64 now)
+					 __u64 now, __u64 *frame, bool *have_frame)
 {
 	const struct xpu_py_layout *l = &w->l;
 	struct py_thread *pt = bpf_map_lookup_elem(&py_threads, &tid), n;
-	__u64 key = py_thread_key(l, tid);
+	__u64 key = py_thread_key(l, tid), id = 0;
 
+	*have_frame = false;
 	if (pt) {
-		if (pt->tstate && py_read_ptr(pt->tstate + l->ts_id) == key)
-			return pt->tstate;
-		if (!pt->tstate && now - pt->checked_ns < PY_NO_THREAD_RETRY_NS)
+		if (pt->tstate) {
+			*have_frame = py_read_ts(w, pt->tstate, &id, frame);
+			if (id == key)
+				return pt->tstate;
+			*have_frame = false;
+		} else if (now - pt->checked_ns < PY_NO_THREAD_RETRY_NS) {
 			return 0;
+		}
 	}
 	n.tstate = py_find_tstate(w, slot, key);
 	n.checked_ns = now;
@@ -172,9 +208,11 @@ static __always_inline __u64 py_tstate(struct py_walk_state *w, __u32 *slot, __u
 	return n.tstate;
 }
 
-static __always_inline __u64 py_top_frame(const struct xpu_py_layout *l, __u64 tstate)
+/* The thread's innermost frame, from its frame field (read here unless have_frame). */
+static __always_inline __u64 py_top_frame(const struct xpu_py_layout *l, __u64 tstate, __u64 frame,
+					  bool have_frame)
 {
-	__u64 p = py_read_ptr(tstate + l->ts_frame);
+	__u64 p = have_frame ? frame : py_read_ptr(tstate + l->ts_frame);
 
 	if (l->model == XPU_PY_MODEL_311 || l->model == XPU_PY_MODEL_312)
 		p = p ? py_read_ptr(p + l->cframe_frame) : 0;
@@ -330,7 +368,8 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 	const struct xpu_py_layout *l = bpf_map_lookup_elem(&py_procs, &pid);
 	struct py_walk_state *w;
 	struct xpu_ev_pystack *ev;
-	__u64 now, tstate;
+	__u64 now, tstate, top = 0;
+	bool have_top;
 	__u32 nr;
 
 	if (!l)
@@ -340,12 +379,12 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 		return ts;
 	w->l = *l;
 	now = ts ? ts : bpf_ktime_get_ns();
-	tstate = py_tstate(w, &slot, tid, now);
+	tstate = py_tstate(w, &slot, tid, now, &top, &have_top);
 	if (!tstate) {
 		count(XPU_CNT_PY_NO_THREAD);
 		return ts;
 	}
-	w->frame = py_top_frame(&w->l, tstate);
+	w->frame = py_top_frame(&w->l, tstate, top, have_top);
 	if (!w->frame)
 		return ts;		/* a thread outside Python code: nothing to add */
 	ev = &w->ev;
