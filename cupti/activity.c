@@ -528,6 +528,7 @@ void activity__stop(void)
 
 int activity__start(enum xc_graph_mode mode)
 {
+	enum { API_LAUNCHES, API_ALL, API_RUNTIME, API_NONE } api;
 	const char *env;
 	CUptiResult r;
 
@@ -561,20 +562,25 @@ int activity__start(enum xc_graph_mode mode)
 	 * per-API switches; all where this libcupti has none. all, runtime or none as asked.
 	 */
 	env = getenv("XPU_CUPTI_API");
-	if (env && *env && strcmp(env, "all") && strcmp(env, "launches") && strcmp(env, "runtime") &&
-	    strcmp(env, "none")) {
+	if (!env || !*env || !strcmp(env, "launches")) {
+		api = API_LAUNCHES;
+	} else if (!strcmp(env, "all")) {
+		api = API_ALL;
+	} else if (!strcmp(env, "runtime")) {
+		api = API_RUNTIME;
+	} else if (!strcmp(env, "none")) {
+		api = API_NONE;
+	} else {
 		xc_log("XPU_CUPTI_API=%.32s: not all, launches, runtime or none: using launches", env);
-		env = NULL;
+		api = API_LAUNCHES;
 	}
-	if (!env || !*env)
-		env = "launches";
-	if (!strcmp(env, "launches") && callbacks__enable_api_records() >= 0)
-		env = "none";
-	else if (!strcmp(env, "launches"))
+	if (api == API_LAUNCHES && callbacks__enable_api_records() < 0) {
 		xc_info("this libcupti cannot choose API records per call: recording all");
-	if (strcmp(env, "none"))
+		api = API_ALL;
+	}
+	if (api == API_ALL || api == API_RUNTIME)
 		enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API");
-	if (!strcmp(env, "all") || !strcmp(env, "launches"))
+	if (api == API_ALL)
 		enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API");
 	enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX marker");
 	enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data");

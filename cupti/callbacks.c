@@ -219,25 +219,39 @@ static bool driver_wanted(const char *n, size_t len)
 	       memory_wanted(n, len, driver_memory);
 }
 
+/* headroom over our headers' sizes for a newer libcupti; unknown ids just fail the lookup */
+#define RUNTIME_MAX_CBID (CUPTI_RUNTIME_TRACE_CBID_SIZE + 256)
+#define DRIVER_MAX_CBID (CUPTI_DRIVER_TRACE_CBID_SIZE + 256)
+
 /*
- * Enables the wanted callback ids of one domain, chosen by name so that the ids of whichever
- * libcupti the process has are used, not those of our headers. Returns how many.
+ * The next callback id of one domain after cbid whose API is wanted, with its name; 0 after the
+ * last. Chosen by name so that the ids of whichever libcupti the process has are used, not
+ * those of our headers.
  */
+static uint32_t next_wanted(CUpti_CallbackDomain domain, uint32_t cbid, uint32_t max_cbid,
+			    bool (*wanted)(const char *, size_t), const char **name)
+{
+	while (++cbid < max_cbid) {
+		*name = NULL;
+		if (cupti.cuptiGetCallbackName(domain, cbid, name) == CUPTI_SUCCESS && *name &&
+		    wanted(*name, base_len(*name)))
+			return cbid;
+	}
+	return 0;
+}
+
+/* Enables the callbacks of one domain's wanted ids; how many. */
 static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain, uint32_t max_cbid,
 			 bool (*wanted)(const char *, size_t))
 {
+	const char *name;
 	uint32_t cbid;
 	int n = 0;
 
-	for (cbid = 1; cbid < max_cbid; cbid++) {
-		const char *name = NULL;
-		CUptiResult r;
+	for (cbid = next_wanted(domain, 0, max_cbid, wanted, &name); cbid;
+	     cbid = next_wanted(domain, cbid, max_cbid, wanted, &name)) {
+		CUptiResult r = cupti.cuptiEnableCallback(1, sub, domain, cbid);
 
-		if (cupti.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
-			continue;
-		if (!wanted(name, base_len(name)))
-			continue;
-		r = cupti.cuptiEnableCallback(1, sub, domain, cbid);
 		if (r != CUPTI_SUCCESS) {
 			xc_err_once("cannot enable the callback for %s: %s", name,
 				    cupti_loader__strerror(r));
@@ -253,18 +267,14 @@ static int enable_api_records(CUpti_CallbackDomain domain, uint32_t max_cbid,
 			      bool (*wanted)(const char *, size_t),
 			      CUptiResult (*enable)(CUpti_CallbackId, uint8_t))
 {
+	const char *name;
 	uint32_t cbid;
 	int n = 0;
 
-	for (cbid = 1; cbid < max_cbid; cbid++) {
-		const char *name = NULL;
-
-		if (cupti.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name ||
-		    !wanted(name, base_len(name)))
-			continue;
+	for (cbid = next_wanted(domain, 0, max_cbid, wanted, &name); cbid;
+	     cbid = next_wanted(domain, cbid, max_cbid, wanted, &name))
 		if (enable(cbid, 1) == CUPTI_SUCCESS)
 			n++;
-	}
 	return n;
 }
 
@@ -274,10 +284,10 @@ int callbacks__enable_api_records(void)
 
 	if (!cupti.cuptiActivityEnableRuntimeApi || !cupti.cuptiActivityEnableDriverApi)
 		return -1;
-	n = enable_api_records(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE + 256,
-			       runtime_wanted, cupti.cuptiActivityEnableRuntimeApi);
-	n += enable_api_records(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE + 256,
-				driver_wanted, cupti.cuptiActivityEnableDriverApi);
+	n = enable_api_records(CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted,
+			       cupti.cuptiActivityEnableRuntimeApi);
+	n += enable_api_records(CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted,
+				cupti.cuptiActivityEnableDriverApi);
 	xc_info("API records for %d runtime and driver API ids", n);
 	return n;
 }
@@ -317,11 +327,8 @@ int callbacks__subscribe(void)
 	no_marker = getenv("XPU_CUPTI_NO_MARKER") && !strcmp(getenv("XPU_CUPTI_NO_MARKER"), "1");
 	/* 2 MiB, touched only where ids land; a failure only loses the nested-driver remap */
 	corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));
-	/* headroom over our headers' sizes for a newer libcupti; unknown ids just fail the lookup */
-	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE + 256,
-			    runtime_wanted);
-	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE + 256,
-			     driver_wanted);
+	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted);
+	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted);
 	xc_info("launch callbacks: %d runtime, %d driver API ids", nrt, ndrv);
 	if (!nrt && !ndrv)
 		xc_err_once("no launch callback could be enabled: no launch stacks for pid %d",
