@@ -83,6 +83,7 @@ struct py_walk_state {
 	__u8 win[PY_WIN_BYTES + 8];	/* + 8: see py_win_u64 */
 	__u64 frame;			/* next frame to read; 0 at the end */
 	__u64 interp, ts, key;		/* thread-state scan */
+	__u64 ts_frame;			/* the frame field read with a cached state's check; 0: not read */
 	__u64 found;
 	__u32 nr;
 	__u32 scanned;
@@ -159,60 +160,49 @@ static __always_inline __u64 py_find_tstate(struct py_walk_state *w, __u32 *slot
 #define PY_TS_SPAN 256
 
 /*
- * The id field of the thread state at ts (0 if unreadable), and its frame field into *frame
- * when both lie within PY_TS_SPAN bytes (then true). Uses the window as scratch: the walk
- * empties it before its first frame.
+ * The id field of the thread state at ts (0 if unreadable), and, when both lie within
+ * PY_TS_SPAN bytes, its frame field into w->ts_frame (else 0). Uses the window as scratch:
+ * the walk empties it before its first frame.
  */
-static __always_inline bool py_read_ts(struct py_walk_state *w, __u64 ts, __u64 *id, __u64 *frame)
+static __always_inline __u64 py_read_ts(struct py_walk_state *w, __u64 ts)
 {
 	__u32 a = w->l.ts_id, b = w->l.ts_frame, lo = a < b ? a : b, len = (a < b ? b - a : a - b) + 8;
 
-	if (len > PY_TS_SPAN) {
-		*id = py_read_ptr(ts + a);
-		return false;
-	}
-	if (bpf_probe_read_user(w->win, len, (void *)(ts + lo))) {
-		*id = 0;
-		return false;
-	}
-	*id = *(__u64 *)(w->win + ((a - lo) & (PY_TS_SPAN - 1)));
-	*frame = *(__u64 *)(w->win + ((b - lo) & (PY_TS_SPAN - 1)));
-	return true;
+	w->ts_frame = 0;
+	if (len > PY_TS_SPAN)
+		return py_read_ptr(ts + a);
+	if (bpf_probe_read_user(w->win, len, (void *)(ts + lo)))
+		return 0;
+	w->ts_frame = *(__u64 *)(w->win + ((b - lo) & (PY_TS_SPAN - 1)));
+	return *(__u64 *)(w->win + ((a - lo) & (PY_TS_SPAN - 1)));
 }
 
-/*
- * The current thread's PyThreadState, from the cache when it still belongs to the thread;
- * *have_frame says whether *frame holds its frame field, read with the check.
- */
+/* The current thread's PyThreadState, from the cache when it still belongs to the thread. */
 static __always_inline __u64 py_tstate(struct py_walk_state *w, __u32 *slot, __u32 tid,
-					 __u64 now, __u64 *frame, bool *have_frame)
+					 __u64 now)
 {
 	const struct xpu_py_layout *l = &w->l;
 	struct py_thread *pt = bpf_map_lookup_elem(&py_threads, &tid), n;
-	__u64 key = py_thread_key(l, tid), id = 0;
+	__u64 key = py_thread_key(l, tid);
 
-	*have_frame = false;
 	if (pt) {
-		if (pt->tstate) {
-			*have_frame = py_read_ts(w, pt->tstate, &id, frame);
-			if (id == key)
-				return pt->tstate;
-			*have_frame = false;
-		} else if (now - pt->checked_ns < PY_NO_THREAD_RETRY_NS) {
+		if (pt->tstate && py_read_ts(w, pt->tstate) == key)
+			return pt->tstate;
+		if (!pt->tstate && now - pt->checked_ns < PY_NO_THREAD_RETRY_NS)
 			return 0;
-		}
 	}
+	w->ts_frame = 0;
 	n.tstate = py_find_tstate(w, slot, key);
 	n.checked_ns = now;
 	bpf_map_update_elem(&py_threads, &tid, &n, BPF_ANY);
 	return n.tstate;
 }
 
-/* The thread's innermost frame, from its frame field (read here unless have_frame). */
-static __always_inline __u64 py_top_frame(const struct xpu_py_layout *l, __u64 tstate, __u64 frame,
-					  bool have_frame)
+/* The thread's innermost frame, from its frame field (read here unless py_tstate did). */
+static __always_inline __u64 py_top_frame(struct py_walk_state *w, __u64 tstate)
 {
-	__u64 p = have_frame ? frame : py_read_ptr(tstate + l->ts_frame);
+	const struct xpu_py_layout *l = &w->l;
+	__u64 p = w->ts_frame ? w->ts_frame : py_read_ptr(tstate + l->ts_frame);
 
 	if (l->model == XPU_PY_MODEL_311 || l->model == XPU_PY_MODEL_312)
 		p = p ? py_read_ptr(p + l->cframe_frame) : 0;
@@ -368,8 +358,7 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 	const struct xpu_py_layout *l = bpf_map_lookup_elem(&py_procs, &pid);
 	struct py_walk_state *w;
 	struct xpu_ev_pystack *ev;
-	__u64 now, tstate, top = 0;
-	bool have_top;
+	__u64 now, tstate;
 	__u32 nr;
 
 	if (!l)
@@ -379,12 +368,12 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 		return ts;
 	w->l = *l;
 	now = ts ? ts : bpf_ktime_get_ns();
-	tstate = py_tstate(w, &slot, tid, now, &top, &have_top);
+	tstate = py_tstate(w, &slot, tid, now);
 	if (!tstate) {
 		count(XPU_CNT_PY_NO_THREAD);
 		return ts;
 	}
-	w->frame = py_top_frame(&w->l, tstate, top, have_top);
+	w->frame = py_top_frame(w, tstate);
 	if (!w->frame)
 		return ts;		/* a thread outside Python code: nothing to add */
 	ev = &w->ev;
