@@ -490,11 +490,47 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 /*
+ * The user stack of a function-entry uprobe into uips, leaf first from uips[*ustart]: with -g cfi
+ * the walk (the rows of the probed function's first instruction find its caller); else the FP
+ * walk, with the return address at [sp] put in front of it, because at function entry the frame
+ * pointer still belongs to the caller, so the walk starts at the caller's caller. Kernels with
+ * the uprobe-at-entry fix (6.12+) already report it; then it is not added twice. Returns the
+ * frame count or a negative errno from bpf_get_stack().
+ */
+static __always_inline long entry_stack(struct pt_regs *ctx, __u32 slot, __u32 tgid, __u32 tid,
+					__u32 for_type, __u64 ts, __u64 *uips, __u32 *ustart,
+					__u32 *uflags)
+{
+	__u64 ret_addr = 0;
+	long n;
+
+	*uflags = 0;
+	*ustart = 0;
+	if (cfi_walk) {
+		n = cfi_walk_stack(slot, tgid, uips, uflags);
+		copy_if_short(slot, tgid, tid, for_type, ts, *uflags);
+		return n;
+	}
+	n = bpf_get_stack(ctx, &uips[1], XPU_BPF_MAX_FRAMES * sizeof(__u64), BPF_F_USER_STACK);
+	if (n < 0) {
+		count(XPU_CNT_USTACK_ERR);
+		return n;
+	}
+	n /= sizeof(__u64);
+	bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)PT_REGS_SP(ctx));
+	if (n >= 2 && uips[2] == ret_addr) {
+		*ustart = 1;
+		return n;
+	}
+	uips[0] = uips[1];
+	uips[1] = ret_addr;
+	return n + 1;
+}
+
+/*
  * Uprobe on xpu_cupti_api_enter(corr_id, cbid, domain) in libxpu-cupti.so. One program reads
  * the arguments and takes the stack (a tail call or per-CPU hand-off lost data in the
- * prototype). At function entry the frame pointer still belongs to the caller, so the FP walk
- * starts at the caller's caller: the immediate caller is the return address at [sp]. Kernels
- * with the uprobe-at-entry fix (6.12+) already report it; then it is not added twice.
+ * prototype).
  */
 /* BPF_KPROBE: libbpf 1.1 has no BPF_UPROBE; the argument registers are the same. */
 SEC("uprobe")
@@ -503,8 +539,7 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct xpu_ev_gpu_launch *ev;
-	__u64 ret_addr = 0, ts = 0;
-	long n;
+	__u64 ts = 0;
 
 	if (!is_traced(tgid))
 		return 0;
@@ -523,35 +558,10 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 	ev->corr_id = corr_id;
 	ev->cbid = cbid;
 	ev->domain = domain;
-	ev->uflags = 0;
-	if (cfi_walk) {
-		/* the rows of the marker's first instruction find its caller: nothing to add */
-		ev->ustart = 0;
-		ev->nr_user = cfi_walk_stack(1, tgid, ev->uips, &ev->uflags);
-		copy_if_short(1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH, ev->hdr.ts_ns, ev->uflags);
-		bpf_ringbuf_submit(ev, lazy_wakeup());
-		return 0;
-	}
-	n = bpf_get_stack(ctx, &ev->uips[1], XPU_BPF_MAX_FRAMES * sizeof(__u64),
-			  BPF_F_USER_STACK);
-	if (n < 0) {
-		count(XPU_CNT_USTACK_ERR);
-		ev->ustart = 0;
-		ev->nr_user = n;
-		bpf_ringbuf_submit(ev, lazy_wakeup());
-		return 0;
-	}
-	n /= sizeof(__u64);
-	bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)PT_REGS_SP(ctx));
-	if (n >= 2 && ev->uips[2] == ret_addr) {
-		ev->ustart = 1;
-		ev->nr_user = n;
-	} else {
-		ev->uips[0] = ev->uips[1];
-		ev->uips[1] = ret_addr;
-		ev->ustart = 0;
-		ev->nr_user = n + 1;
-	}
+	ev->nr_user = entry_stack(ctx, 1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH, ev->hdr.ts_ns,
+				  ev->uips, &ev->ustart, &ev->uflags);
 	bpf_ringbuf_submit(ev, lazy_wakeup());
 	return 0;
 }
+
+#include "autograd.bpf.h"

@@ -31,6 +31,8 @@ enum xpu_ev_type {
 	XPU_EV_USTACK = 5,	/* -g dwarf: precedes the SAMPLE or GPU_LAUNCH it belongs to */
 	XPU_EV_PYSTACK = 6,	/* Python frames: precede the SAMPLE or GPU_LAUNCH they belong to */
 	XPU_EV_OFFCPU = 7,	/* --off-cpu: one block of a thread (struct xpu_ev_offcpu) */
+	XPU_EV_AG_NODE = 8,	/* PyTorch autograd: a node got its output (struct xpu_ev_ag_node) */
+	XPU_EV_AG_EVAL = 9,	/* PyTorch autograd: a node's evaluation began or ended */
 };
 
 /*
@@ -91,7 +93,12 @@ enum xpu_bpf_counter {
 	XPU_CNT_CFI_STACK_READS = 34,	/* -g cfi: user-memory reads of the walk's stack window */
 	XPU_CNT_PY_FRAME_READS = 35,	/* user-memory reads of Python frames (data stack window) */
 	XPU_CNT_PY_CODE_CACHE_HITS = 36,	/* Python frames whose fingerprint came from the cache */
-	XPU_CNT_NR = 37,
+	/* PyTorch autograd (backward attribution) */
+	XPU_CNT_AG_NODES = 37,		/* node events sent (forward: a node set on an output) */
+	XPU_CNT_AG_NODE_REPEATS = 38,	/* further outputs of the node just sent: not sent again */
+	XPU_CNT_AG_EVALS = 39,		/* evaluation begin and end events sent */
+	XPU_CNT_AG_READ_ERR = 40,	/* a node or edge pointer could not be read */
+	XPU_CNT_NR = 41,
 };
 
 struct xpu_ev_hdr {
@@ -145,6 +152,46 @@ struct xpu_ev_gpu_launch {
 	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
 	__u32 uflags;			/* enum xpu_ev_uflags */
 	__u64 uips[XPU_BPF_MAX_UFRAMES + 1];
+};
+
+/*
+ * PyTorch autograd, forward side: a uprobe on torch::autograd::impl::set_gradient_edge(const
+ * Variable&, Edge) (Edge by invisible reference: its first word is the Node*), the moment an
+ * op's output gets the node its backward will run. Carries the stack as a launch does.
+ */
+struct xpu_ev_ag_node {
+	struct xpu_ev_hdr hdr;
+	__u64 node;			/* Node* */
+	__u64 vtable;			/* the node's vtable pointer: its class */
+	__u32 ustart;
+	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
+	__u32 uflags;			/* enum xpu_ev_uflags */
+	__u32 reserved;
+	__u64 uips[XPU_BPF_MAX_UFRAMES + 1];
+};
+
+enum xpu_ev_ag_eval_kind {
+	XPU_EV_AG_BEGIN = 1,
+	XPU_EV_AG_END = 2,
+};
+
+/*
+ * PyTorch autograd, backward side: Engine::evaluate_function(graph_task, Node*, ...) entered
+ * (BEGIN, with the node, its vtable, the return address at [sp]) or returned (END: a uprobe on
+ * the instruction that return address points to, placed by xpu-record once it has seen it; not
+ * a uretprobe, whose trampoline address in the stack would cut every walk through the node).
+ * ip is the probed instruction, sp the stack pointer there (an END's is its BEGIN's + 8).
+ * cookie names the file the probe is in.
+ */
+struct xpu_ev_ag_eval {
+	struct xpu_ev_hdr hdr;
+	__u64 node;
+	__u64 vtable;
+	__u64 ret_addr;
+	__u64 ip;
+	__u64 sp;
+	__u32 kind;			/* enum xpu_ev_ag_eval_kind */
+	__u32 cookie;			/* the attach cookie: index of the probed file */
 };
 
 /*

@@ -49,6 +49,12 @@ size_t xpu_record_string_fields(uint16_t type, uint32_t *offsets, size_t max)
 	case XPU_REC_DRIVER_IOCTL:
 		tmp[n++] = FIELD(xpu_rec_driver_ioctl, file_str);
 		break;
+	case XPU_REC_AUTOGRAD_EVAL:
+		tmp[n++] = FIELD(xpu_rec_autograd_eval, class_str);
+		break;
+	case XPU_REC_AUTOGRAD_PROBE:
+		tmp[n++] = FIELD(xpu_rec_autograd_probe, reason_str);
+		break;
 	default:
 		break;
 	}
@@ -96,6 +102,9 @@ uint32_t xpu_record_min_body(uint16_t type)
 	case XPU_REC_DRIVER_IOCTL: return sizeof(struct xpu_rec_driver_ioctl);
 	case XPU_REC_OFF_CPU: return sizeof(struct xpu_rec_off_cpu);
 	case XPU_REC_PROCESS_ENV: return sizeof(struct xpu_rec_process_env);
+	case XPU_REC_AUTOGRAD_NODE: return sizeof(struct xpu_rec_autograd_node);
+	case XPU_REC_AUTOGRAD_EVAL: return sizeof(struct xpu_rec_autograd_eval);
+	case XPU_REC_AUTOGRAD_PROBE: return sizeof(struct xpu_rec_autograd_probe);
 	default: return 0;
 	}
 }

@@ -469,6 +469,9 @@ const char *xpu_record_type_name(uint16_t type)
 		[XPU_REC_GPU_MEMORY] = "gpu_memory",	[XPU_REC_DRIVER_IOCTL] = "driver_ioctl",
 		[XPU_REC_OFF_CPU] = "off_cpu",
 		[XPU_REC_PROCESS_ENV] = "process_env",
+		[XPU_REC_AUTOGRAD_NODE] = "autograd_node",
+		[XPU_REC_AUTOGRAD_EVAL] = "autograd_eval",
+		[XPU_REC_AUTOGRAD_PROBE] = "autograd_probe",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

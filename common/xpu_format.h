@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 9
+#define XPU_FORMAT_MINOR 10
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -116,7 +116,10 @@ enum xpu_record_type {
 	XPU_REC_DRIVER_IOCTL = 31,	/* since 1.4: an ioctl on an NVIDIA device file */
 	XPU_REC_PROCESS_ENV = 32,	/* since 1.6: a process's rank in a distributed job */
 	XPU_REC_OFF_CPU = 40,		/* since 1.6: a thread blocked (xpu-record --off-cpu) */
-	XPU_REC_TYPE_MAX_KNOWN = 40,
+	XPU_REC_AUTOGRAD_NODE = 41,	/* since 1.10: PyTorch autograd node set on an output */
+	XPU_REC_AUTOGRAD_EVAL = 42,	/* since 1.10: PyTorch autograd evaluated a node */
+	XPU_REC_AUTOGRAD_PROBE = 43,	/* since 1.10: autograd probes of a file, or why none */
+	XPU_REC_TYPE_MAX_KNOWN = 43,
 };
 
 /* ---- recording context ---------------------------------------------------------------- */
@@ -134,6 +137,8 @@ enum xpu_session_flags {
 	XPU_SESSION_OFF_CPU = 1u << 3,	/* since 1.6: --off-cpu: OFF_CPU records were taken */
 	/* since 1.7, -g cfi: events whose walk fell short also have a DWARF stack copy */
 	XPU_SESSION_CFI_SHORT_COPIES = 1u << 4,
+	/* since 1.10: PyTorch libraries mapped by the traced tree get the autograd probes */
+	XPU_SESSION_AUTOGRAD = 1u << 5,
 };
 
 /* String fields are ids of STRING records written earlier; 0 means absent. */
@@ -390,6 +395,13 @@ enum xpu_stat_id {
 	XPU_STAT_CFI_STACK_READS = 67,		/* reads of user memory the walks made */
 	XPU_STAT_PY_FRAME_READS = 68,		/* since 1.8: reads of user memory for Python frames */
 	XPU_STAT_PY_CODE_CACHE_HITS = 69,	/* since 1.9: fingerprints from the code cache */
+	/* since 1.10, PyTorch autograd (backward attribution) */
+	XPU_STAT_AG_NODES = 70,			/* AUTOGRAD_NODE events taken */
+	XPU_STAT_AG_NODE_REPEATS = 71,		/* further outputs of a node: not taken again */
+	XPU_STAT_AG_EVALS = 72,			/* AUTOGRAD_EVAL records written */
+	XPU_STAT_AG_READ_ERR = 73,		/* node or edge pointers that could not be read */
+	XPU_STAT_AG_UNPAIRED = 74,		/* evaluation ends without a begin, or too deep */
+	XPU_STAT_AG_NO_END = 75,		/* evaluations whose end was not seen */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -723,6 +735,66 @@ struct xpu_rec_gpu_launch {
 	uint32_t flags;			/* since 1.5: enum xpu_event_flags (was reserved) */
 };
 _Static_assert(sizeof(struct xpu_rec_gpu_launch) == 40, "gpu launch size");
+
+/*
+ * Since 1.10, PyTorch autograd. A node was set on an op's output (the uprobe on
+ * torch::autograd::impl::set_gradient_edge): the stack is the forward code that created the
+ * node. One record per node, not per output. A USER_STACK_COPY or PY_STACK joins it as a
+ * GPU_LAUNCH's does (for_type 41, same tid and ts_ns).
+ */
+struct xpu_rec_autograd_node {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t node_addr;		/* the Node's address in the process */
+	uint64_t class_addr;		/* its vtable pointer: the node's class */
+	uint32_t stack_id;
+	uint32_t py_stack_id;		/* PY_STACK id, 0: no Python frames */
+	uint32_t flags;			/* enum xpu_event_flags */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct xpu_rec_autograd_node) == 48, "autograd node size");
+
+/*
+ * Since 1.10: the autograd engine evaluated a node (Engine::evaluate_function, entry to
+ * return) on thread tid. Work of tid between begin_ns and end_ns is the node's backward.
+ */
+struct xpu_rec_autograd_eval {
+	uint64_t begin_ns;
+	uint64_t end_ns;		/* 0: still running when recording stopped */
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t node_addr;
+	uint64_t class_addr;		/* the vtable pointer, as in AUTOGRAD_NODE */
+	uint64_t caller_ip;		/* the return address into evaluate_function's caller */
+	uint32_t class_str;		/* the node's class ("MmBackward0"), 0: not named */
+	uint16_t depth;			/* evaluations of tid this one runs inside (reentrant) */
+	uint16_t flags;			/* enum xpu_autograd_eval_flags */
+};
+_Static_assert(sizeof(struct xpu_rec_autograd_eval) == 56, "autograd eval size");
+
+enum xpu_autograd_eval_flags {
+	/*
+	 * Its end was not seen (the end probe was placed while it ran): end_ns is 0 and readers
+	 * attribute nothing to it.
+	 */
+	XPU_AUTOGRAD_EVAL_NO_END = 1u << 0,
+};
+
+enum xpu_autograd_probe_status {
+	XPU_AUTOGRAD_PROBED = 1,	/* the probes are attached to the file */
+	XPU_AUTOGRAD_UNAVAILABLE = 2,	/* a PyTorch file whose probes could not be attached */
+};
+
+/* Since 1.10: what became of a PyTorch library's autograd probes (once per file). */
+struct xpu_rec_autograd_probe {
+	uint64_t ts_ns;
+	uint32_t pid;			/* the process whose mapping made us look */
+	uint32_t dso_id;
+	uint32_t status;		/* enum xpu_autograd_probe_status */
+	uint32_t reason_str;		/* UNAVAILABLE: why, one line */
+};
+_Static_assert(sizeof(struct xpu_rec_autograd_probe) == 24, "autograd probe size");
 
 enum xpu_nvtx_kind {
 	XPU_NVTX_RANGE = 1,		/* push/pop or start/end range */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,10 @@ struct bpf_state {
 	struct bpf_link *off_links[3];	/* --off-cpu: detached with the sampler */
 	const char *gpu_lib;
 	unsigned int freq_hz;
+	/* autograd probes: attached by the drain thread as PyTorch libraries appear */
+	pthread_mutex_t ag_lock;
+	struct bpf_link **ag_links;
+	size_t nr_ag_links;
 };
 
 static void set_err(char *err, size_t errlen, const char *what, int e)
@@ -116,6 +121,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 
 	if (!st)
 		return -ENOMEM;
+	pthread_mutex_init(&st->ag_lock, NULL);
 	st->skel = xpu_bpf__open();
 	if (!st->skel) {
 		ret = -errno;
@@ -152,6 +158,11 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	}
 	if (!opts->gpu_lib)
 		bpf_program__set_autoload(st->skel->progs.on_gpu_launch, false);
+	if (!opts->autograd) {
+		bpf_program__set_autoload(st->skel->progs.on_ag_node, false);
+		bpf_program__set_autoload(st->skel->progs.on_ag_eval_begin, false);
+		bpf_program__set_autoload(st->skel->progs.on_ag_eval_end, false);
+	}
 	st->off_cpu = opts->off_cpu;
 	st->skel->rodata->off_cpu = opts->off_cpu;
 	st->skel->rodata->off_cpu_min_ns = opts->off_cpu_min_ns;
@@ -409,6 +420,59 @@ bool bpf_state__gpu_attached(struct bpf_state *st)
 	return st->gpu_attached;
 }
 
+static int attach_ag_one(struct bpf_state *st, struct bpf_program *prog, const char *path,
+			 uint64_t off, bool retprobe, uint32_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
+	struct bpf_link *link, **l;
+
+	/* pid -1: every process mapping the file; the programs keep only traced tgids */
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)off, &uo);
+	if (!link)
+		return -errno;
+	l = realloc(st->ag_links, (st->nr_ag_links + 1) * sizeof(*l));
+	if (!l) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	st->ag_links = l;
+	st->ag_links[st->nr_ag_links++] = link;
+	return 0;
+}
+
+int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t set_edge_off,
+			       uint64_t evaluate_off, uint32_t cookie, char *err, size_t errlen)
+{
+	struct xpu_bpf *s = st->skel;
+	int ret;
+
+	if (!bpf_program__autoload(s->progs.on_ag_node)) {
+		snprintf(err, errlen, "autograd probes off");
+		return -ENOTSUP;
+	}
+	pthread_mutex_lock(&st->ag_lock);
+	ret = attach_ag_one(st, s->progs.on_ag_node, path, set_edge_off, false, cookie);
+	if (!ret)
+		ret = attach_ag_one(st, s->progs.on_ag_eval_begin, path, evaluate_off, false, cookie);
+	pthread_mutex_unlock(&st->ag_lock);
+	if (ret)
+		snprintf(err, errlen, "attaching a uprobe: %s", strerror(-ret));
+	return ret;
+}
+
+int bpf_state__attach_autograd_end(struct bpf_state *st, const char *path, uint64_t off,
+				   uint32_t cookie)
+{
+	int ret;
+
+	if (!bpf_program__autoload(st->skel->progs.on_ag_eval_end))
+		return -ENOTSUP;
+	pthread_mutex_lock(&st->ag_lock);
+	ret = attach_ag_one(st, st->skel->progs.on_ag_eval_end, path, off, false, cookie);
+	pthread_mutex_unlock(&st->ag_lock);
+	return ret;
+}
+
 int bpf_state__read_counters(struct bpf_state *st, uint64_t *out)
 {
 	int nr = libbpf_num_possible_cpus(), i, c;
@@ -436,6 +500,7 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out)
 void bpf_state__log_run_times(struct bpf_state *st)
 {
 	struct bpf_program *progs[] = { st->skel->progs.on_sample, st->skel->progs.on_gpu_launch,
+					st->skel->progs.on_ag_node, st->skel->progs.on_ag_eval_begin,
 					st->skel->progs.on_sched_switch,
 					st->skel->progs.on_sched_waking,
 					st->skel->progs.on_sys_exit_offcpu };
@@ -463,6 +528,11 @@ void bpf_state__stop_sampling(struct bpf_state *st)
 		bpf_link__destroy(st->off_links[i]);
 		st->off_links[i] = NULL;
 	}
+	pthread_mutex_lock(&st->ag_lock);
+	for (i = 0; i < st->nr_ag_links; i++)
+		bpf_link__destroy(st->ag_links[i]);
+	st->nr_ag_links = 0;
+	pthread_mutex_unlock(&st->ag_lock);
 	for (cpu = 0; cpu < st->nr_cpus; cpu++) {
 		bpf_link__destroy(st->perf_links[cpu]);
 		st->perf_links[cpu] = NULL;
@@ -510,6 +580,8 @@ void bpf_state__destroy(struct bpf_state *st)
 	for (i = 0; i < st->nr_links; i++)
 		bpf_link__destroy(st->links[i]);
 	free(st->links);
+	free(st->ag_links);
+	pthread_mutex_destroy(&st->ag_lock);
 	xpu_bpf__destroy(st->skel);
 	free(st);
 }

@@ -22,6 +22,7 @@ struct bpf_setup_opts {
 	size_t ringbuf_bytes;		/* power of two, multiple of the page size */
 	const char *gpu_lib;		/* libxpu-cupti.so to uprobe, or NULL */
 	bool off_cpu;			/* --off-cpu: sched_switch, sched_waking, sys_exit */
+	bool autograd;			/* PyTorch autograd probes (not --no-autograd) */
 	uint64_t off_cpu_min_ns;
 };
 
@@ -43,6 +44,16 @@ void bpf_state__cfi_fds(struct bpf_state *st, int *tables_fd, int *procs_fd);
 /* Sums the per-CPU counters into out[XPU_CNT_NR]. */
 int bpf_state__read_counters(struct bpf_state *st, uint64_t *out);
 bool bpf_state__gpu_attached(struct bpf_state *st);
+/*
+ * Attaches the autograd probes (bpf/autograd.bpf.h) to the file at path: the node probe at file
+ * offset set_edge_off, the evaluation's begin at evaluate_off, both with cookie. Safe
+ * from any thread. 0, or negative errno and one line in err.
+ */
+int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t set_edge_off,
+			       uint64_t evaluate_off, uint32_t cookie, char *err, size_t errlen);
+/* The end-of-evaluation probe at file offset off of path (a return site). 0 or -errno. */
+int bpf_state__attach_autograd_end(struct bpf_state *st, const char *path, uint64_t off,
+				   uint32_t cookie);
 /* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
 void bpf_state__stop_sampling(struct bpf_state *st);
 /*

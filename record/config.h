@@ -55,6 +55,7 @@ struct record_config {
 	bool copy_short_walks;		/* -g cfi: the dwarf_bytes copies only of walks that fell short */
 	bool no_gpu;
 	bool no_python;			/* --no-python: no Python frames */
+	bool no_autograd;		/* --no-autograd: no PyTorch autograd probes */
 	bool driver;			/* --driver: ioctls on NVIDIA device files */
 	bool off_cpu;			/* --off-cpu: record blocks */
 	uint64_t off_cpu_min_ns;	/* --off-cpu-min */

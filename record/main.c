@@ -48,6 +48,9 @@ static const char usage[] =
 "  -p, --pid=PID          attach to a running process (and follow its new children)\n"
 "      --no-python        do not read Python frames (CPython 3.10-3.13 processes of the\n"
 "                         traced tree get them by default, with no change to the target)\n"
+"      --no-autograd      do not probe PyTorch's autograd (by default the forward code\n"
+"                         that created each backward node is recorded, so xpu-report\n"
+"                         puts backward work under it)\n"
 "      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
 "                         into the target (no kernels, copies or launch stacks)\n"
 "      --driver           also record the ioctls of the traced tree on NVIDIA device files\n"
@@ -103,6 +106,7 @@ enum {
 	OPT_KEEP_ROOT,
 	OPT_CUDA_GRAPHS,
 	OPT_NO_PYTHON,
+	OPT_NO_AUTOGRAD,
 	OPT_DRIVER,
 	/* off-CPU */
 	OPT_OFF_CPU,
@@ -118,6 +122,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "no-autograd", no_argument, NULL, OPT_NO_AUTOGRAD },
 	{ "driver", no_argument, NULL, OPT_DRIVER },
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
 	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
@@ -353,6 +358,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_PYTHON:
 			cfg.no_python = true;
+			break;
+		case OPT_NO_AUTOGRAD:
+			cfg.no_autograd = true;
 			break;
 		case OPT_OFF_CPU:
 			cfg.off_cpu = true;

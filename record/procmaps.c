@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "autograd_probe.h"
 #include "cfi_loader.h"
 #include "elf_buildid.h"
 #include "jit_maps.h"
@@ -58,6 +59,7 @@ struct procmaps {
 	struct py_procs *py;
 	struct cfi_loader *cfi;
 	struct jit_maps *jit;
+	struct autograd_probe *ag;	/* PyTorch libraries get the autograd probes */
 	struct pm_proc *procs[PM_BUCKETS];
 	struct pm_dso *dsos[PM_BUCKETS];
 	uint32_t next_dso_id;
@@ -219,7 +221,7 @@ static void probe_python(struct pm_dso *d, int fd, const char *path)
 }
 
 static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
-			const char *range, const char *path, struct pm_dso **found)
+			const char *range, const char *path, uint64_t ts_ns, struct pm_dso **found)
 {
 	const char *name = m->ino ? NULL : (*path ? path : "//anon");
 	uint32_t b = hash_key(m->dev, m->ino, name);
@@ -258,6 +260,12 @@ static uint32_t dso_get(struct procmaps *pm, pid_t pid, const struct pm_map *m,
 				rec.build_id_len = (uint8_t)ret;
 			if (pm->py)
 				probe_python(d, fd, path);
+			if (pm->ag) {
+				char mp[96];
+
+				snprintf(mp, sizeof(mp), "/proc/%d/map_files/%s", (int)pid, range);
+				autograd_probe__file(pm->ag, pid, d->id, fd, path, mp, ts_ns);
+			}
 			if (!fstat(fd, &st)) {
 				rec.size_bytes = (uint64_t)st.st_size;
 				rec.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
@@ -399,7 +407,7 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 			};
 
 			snprintf(range, sizeof(range), "%llx-%llx", start, end);
-			m.dso_id = dso_get(pm, pid, &m, range, file, &d);
+			m.dso_id = dso_get(pm, pid, &m, range, file, ts_ns, &d);
 			rec.ts_ns = ts_ns;
 			rec.pid = (uint32_t)pid;
 			rec.dso_id = m.dso_id;
@@ -468,6 +476,11 @@ void procmaps__set_python(struct procmaps *pm, struct py_procs *py)
 void procmaps__set_cfi(struct procmaps *pm, struct cfi_loader *cl)
 {
 	pm->cfi = cl;
+}
+
+void procmaps__set_autograd(struct procmaps *pm, struct autograd_probe *ap)
+{
+	pm->ag = ap;
 }
 
 void procmaps__set_jit(struct procmaps *pm, struct jit_maps *jit)

@@ -15,6 +15,7 @@ struct procmaps;
 struct py_procs;
 struct cfi_loader;
 struct jit_maps;
+struct autograd_probe;
 
 struct procmaps_stats {
 	uint64_t scans;
@@ -39,6 +40,9 @@ void procmaps__forget(struct procmaps *pm, pid_t pid);
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py);
 /* -g cfi: every executable file mapped from now on gets a table; mappings are published. */
 void procmaps__set_cfi(struct procmaps *pm, struct cfi_loader *cl);
+
+/* Files mapped from now on are offered to ap (PyTorch libraries get the autograd probes). */
+void procmaps__set_autograd(struct procmaps *pm, struct autograd_probe *ap);
 
 /* Every pid scanned and every jitdump mapped from now on are noted in jit. */
 void procmaps__set_jit(struct procmaps *pm, struct jit_maps *jit);

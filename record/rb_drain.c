@@ -14,6 +14,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "autograd_probe.h"
 #include "clock.h"
 #include "config.h"
 #include "driver_bpf_abi.h"
@@ -38,6 +39,7 @@ struct rb_drain {
 	_Atomic bool stop;
 	struct proc_tree *tree;
 	struct driver_trace *_Atomic driver;	/* --driver, else NULL */
+	struct autograd_probe *ag;	/* PyTorch autograd probes, else NULL */
 	uint64_t last_liveness_ns;
 	struct rb_drain_stats st;
 };
@@ -134,7 +136,11 @@ static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
 			py_procs__forget(d->py, ev->hdr.pid);
 		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, true);
 		break;
+	case XPU_EV_TASK_THREAD_EXIT:
+		autograd_probe__thread_exit(d->ag, ev->hdr.tid);
+		break;
 	case XPU_EV_TASK_EXIT:
+		autograd_probe__thread_exit(d->ag, ev->hdr.tid);
 		if (d->py)
 			py_procs__forget(d->py, ev->hdr.pid);
 		proc_tree__exited(d->tree, ev->hdr.pid, ev->exit_code);
@@ -179,6 +185,42 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 	if (d->py)
 		py_procs__attach(d->py, rec.tid, rec.ts_ns, &r,
 				 offsetof(struct xpu_rec_gpu_launch, py_stack_id));
+	writer_thread__submit(d->wt, &r);
+}
+
+/* PyTorch autograd: a node set on an op's output, with the forward stack that made it. */
+static void on_ag_node(struct rb_drain *d, const struct xpu_ev_ag_node *ev)
+{
+	struct xpu_rec_autograd_node rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.node_addr = ev->node,
+		.class_addr = ev->vtable,
+		.flags = ev->uflags & XPU_EV_U_OUTERMOST ? XPU_EVENT_USER_OUTERMOST : 0,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_AUTOGRAD_NODE,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+	};
+	uint32_t start = ev->ustart, nu = ev->nr_user > 0 ? (uint32_t)ev->nr_user : 0;
+
+	if (ev->nr_user < 0)
+		d->st.stack_errors++;
+	if (start > 1 || nu > XPU_BPF_MAX_UFRAMES + 1 - start)
+		nu = 0;
+	if (nu) {
+		procmaps__check_ip(d->pm, ev->hdr.pid, ev->uips[start], ev->hdr.ts_ns);
+		r.has_stack = true;
+		r.stack_off = offsetof(struct xpu_rec_autograd_node, stack_id);
+		r.ips = (const uint64_t *)&ev->uips[start];
+		r.nr_user = (uint16_t)nu;
+	}
+	if (d->py)
+		py_procs__attach(d->py, rec.tid, rec.ts_ns, &r,
+				 offsetof(struct xpu_rec_autograd_node, py_stack_id));
 	writer_thread__submit(d->wt, &r);
 }
 
@@ -227,6 +269,8 @@ static uint16_t owner_type(const struct xpu_ev_ustack *ev)
 {
 	if (ev->for_type == XPU_EV_OFFCPU)
 		return XPU_REC_OFF_CPU;
+	if (ev->for_type == XPU_EV_AG_NODE)
+		return XPU_REC_AUTOGRAD_NODE;
 	return ev->for_type == XPU_EV_GPU_LAUNCH ? XPU_REC_GPU_LAUNCH : XPU_REC_CPU_SAMPLE;
 }
 
@@ -320,6 +364,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (size >= sizeof(struct xpu_ev_offcpu))
 			on_offcpu(d, data);
 		break;
+	case XPU_EV_AG_NODE:
+		if (size >= sizeof(struct xpu_ev_ag_node))
+			on_ag_node(d, data);
+		break;
+	case XPU_EV_AG_EVAL:
+		if (size >= sizeof(struct xpu_ev_ag_eval) && d->ag)
+			autograd_probe__on_eval(d->ag, data);
+		break;
 	case XPU_EV_PYSTACK:
 		if (d->py)
 			py_procs__frames(d->py, data, size);
@@ -358,7 +410,8 @@ static void *drain_main(void *arg)
 }
 
 struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
-				 struct py_procs *py, struct proc_tree *tree)
+				 struct py_procs *py, struct proc_tree *tree,
+				 struct autograd_probe *ag)
 {
 	struct rb_drain *d = calloc(1, sizeof(*d));
 	int err;
@@ -369,6 +422,7 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	d->pm = pm;
 	d->py = py;
 	d->tree = tree;
+	d->ag = ag;
 	d->rb = ring_buffer__new(ringbuf_fd, handle_event, d, NULL);
 	if (!d->rb) {
 		err = errno;
@@ -390,6 +444,8 @@ void rb_drain__set_driver(struct rb_drain *d, struct driver_trace *dt)
 {
 	atomic_store(&d->driver, dt);
 }
+
+
 
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
 {

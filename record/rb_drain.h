@@ -28,8 +28,11 @@ struct rb_drain_stats {
  */
 struct py_procs;
 struct proc_tree;
+struct autograd_probe;
+/* ag (may be NULL) takes the PyTorch autograd evaluation events. */
 struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
-				 struct py_procs *py, struct proc_tree *tree);
+				 struct py_procs *py, struct proc_tree *tree,
+				 struct autograd_probe *ag);
 /* Drains what is left, joins the thread. */
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st);
 

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "autograd_probe.h"
 #include "bpf_setup.h"
 #include "clock.h"
 #include "config.h"
@@ -53,6 +54,7 @@ struct session {
 	struct procmaps *pm;
 	struct py_procs *py;
 	struct jit_maps *jit;
+	struct autograd_probe *ag;	/* PyTorch autograd probes; NULL with --no-autograd */
 	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
 	struct cfi_loader *cfi;		/* -g cfi: the unwind-table builder */
 	struct rb_drain *drain;
@@ -183,6 +185,8 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 		rec.flags |= XPU_SESSION_OFF_CPU;
 	if (cfg->copy_short_walks)
 		rec.flags |= XPU_SESSION_CFI_SHORT_COPIES;
+	if (!cfg->no_autograd)
+		rec.flags |= XPU_SESSION_AUTOGRAD;
 	if (cfg->attach_pid)
 		cmd_len = target__cmdline(cfg->attach_pid, cmdline, sizeof(cmdline));
 	else
@@ -501,6 +505,7 @@ static int session__setup(struct session *s)
 		.ringbuf_bytes = (size_t)cfg->ringbuf_mb << 20,
 		.off_cpu = cfg->off_cpu,
 		.off_cpu_min_ns = cfg->off_cpu_min_ns,
+		.autograd = !cfg->no_autograd,
 	};
 	struct trace_writer_opts wo = { 0 };
 	struct trace_writer *w;
@@ -557,6 +562,12 @@ static int session__setup(struct session *s)
 	if (!s->jit)
 		return -1;
 	procmaps__set_jit(s->pm, s->jit);
+	if (!cfg->no_autograd) {
+		s->ag = autograd_probe__new(s->bpf, s->wt);
+		if (!s->ag)
+			return -1;
+		procmaps__set_autograd(s->pm, s->ag);
+	}
 	if (cfg->cfi) {
 		int tables_fd, procs_fd;
 
@@ -656,7 +667,8 @@ static int session__start(struct session *s)
 		target__describe_threads(s->pid, s->wt, s->start_mono_ns);
 		procmaps__scan(s->pm, s->pid, s->start_mono_ns, false);
 	}
-	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->py, s->tree);
+	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->py, s->tree,
+				   s->ag);
 	if (!s->drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		return -1;
@@ -692,7 +704,8 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 				   const uint64_t *cnt, const struct rb_drain_stats *ds,
 				   const struct procmaps_stats *ps, const struct py_procs_stats *pys,
 				   const struct jit_maps_stats *jms, const struct cfi_loader_stats *cls,
-				   const struct cupti_rx_stats *rxs)
+				   const struct cupti_rx_stats *rxs,
+				   const struct autograd_probe_stats *ags)
 {
 	unsigned int n = 0;
 
@@ -764,6 +777,14 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_OFF_CPU_NO_STACK, cnt[XPU_CNT_OFFCPU_NO_STACK]);
 		STAT(XPU_STAT_OFF_CPU_LOST, cnt[XPU_CNT_OFFCPU_LOST] + s->off_cpu_pending);
 		STAT(XPU_STAT_OFF_CPU_OPEN, s->off_cpu_open);
+	}
+	if (ags->files || ags->unavailable) {
+		STAT(XPU_STAT_AG_NODES, cnt[XPU_CNT_AG_NODES]);
+		STAT(XPU_STAT_AG_NODE_REPEATS, cnt[XPU_CNT_AG_NODE_REPEATS]);
+		STAT(XPU_STAT_AG_EVALS, ags->evals);
+		STAT(XPU_STAT_AG_READ_ERR, cnt[XPU_CNT_AG_READ_ERR]);
+		STAT(XPU_STAT_AG_UNPAIRED, ags->unpaired);
+		STAT(XPU_STAT_AG_NO_END, ags->no_end);
 	}
 #undef STAT
 	return n;
@@ -837,6 +858,7 @@ static int session__finish(struct session *s)
 	struct jit_maps_stats jms = { 0 };
 	struct cfi_loader_stats cls = { 0 };
 	struct cupti_rx_stats rxs = { 0 };
+	struct autograd_probe_stats ags = { 0 };
 	struct xpu_stat_entry stats[96];	/* session__stats writes up to 56, the driver the rest */
 	struct wt_summary sum = { 0 };
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
@@ -865,11 +887,12 @@ static int session__finish(struct session *s)
 	jit_maps__collect(s->jit, &jms);
 	procmaps__get_stats(s->pm, &ps);
 	py_procs__get_stats(s->py, &pys);
+	autograd_probe__finish(s->ag, &ags);
 	if (s->cfi)
 		cfi_loader__get_stats(s->cfi, &cls);
 	submit_clock_sync(s);
 	submit_end(s, &ret);
-	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &cls, &rxs);
+	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &cls, &rxs, &ags);
 	if (s->driver)
 		n += driver_trace__finish(s->driver, s->wt, stats + n,
 					  sizeof(stats) / sizeof(stats[0]) - n);
@@ -935,6 +958,7 @@ static void session__free(struct session *s)
 	procmaps__free(s->pm);
 	py_procs__free(s->py);
 	jit_maps__free(s->jit);
+	autograd_probe__free(s->ag);
 	driver_trace__destroy(s->driver);
 	proc_tree__free(s->tree);
 	bpf_state__destroy(s->bpf);

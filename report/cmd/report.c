@@ -65,6 +65,9 @@ static const char usage_text[] =
 	"                       into, as perf report --sort sym does\n"
 	"      --no-unwind      keep the recorded user stacks, do not unwind stack copies\n"
 	"                       (compares -g cfi,check's BPF walk with its DWARF copies)\n"
+	"      --no-backward    leave PyTorch's backward work on the autograd engine's own\n"
+	"                       stacks (by default it goes under the forward code that created\n"
+	"                       each node, below a '[backward] NODE' frame)\n"
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"      --max-output=SIZE  stop (an error) once the output passes SIZE bytes (K, M,\n"
 	"                       G suffixes; default 1G; 0: no limit)\n"
@@ -106,6 +109,7 @@ enum {
 	OPT_INLINE,
 	OPT_NO_INLINE,
 	OPT_NO_UNWIND,
+	OPT_NO_BACKWARD,
 	OPT_DIFF_ORDER,		/* xpu-report diff */
 	/* multi-trace: --host, --rank */
 	OPT_HOST,
@@ -136,6 +140,7 @@ static const struct option long_opts[] = {
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
+	{ "no-backward", no_argument, NULL, OPT_NO_BACKWARD },
 	/* xpu-report diff (cmd/diff.c) */
 	{ "order", required_argument, NULL, OPT_DIFF_ORDER },
 	/* multi-trace */
@@ -371,6 +376,9 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_NO_HOST_FILES:
 			o->no_host_files = true;
+			break;
+		case OPT_NO_BACKWARD:
+			o->no_backward = true;
 			break;
 		case OPT_NO_UNWIND:
 			o->no_unwind = true;

@@ -63,6 +63,7 @@ struct report_opts {
 	bool python_lines;	/* --python-lines */
 	bool inline_frames;	/* --inline */
 	bool no_unwind;		/* --no-unwind: keep recorded stacks, ignore stack copies */
+	bool no_backward;	/* --no-backward: PyTorch backward work on the engine's stacks */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	uint64_t max_output_bytes;	/* --max-output; 0: REPORT_MAX_OUTPUT_DEFAULT; UINT64_MAX: none */

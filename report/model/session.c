@@ -54,7 +54,11 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	if (err)
 		return err;
 	/* then Python frames go where the (now complete) native stacks run the interpreter */
-	return pyframes__apply(&s->stacks, opts->python_lines, &s->py);
+	err = pyframes__apply(&s->stacks, opts->python_lines, &s->py);
+	if (err)
+		return err;
+	/* last: backward work takes the forward stacks, which hold their Python frames by now */
+	return opts->no_backward ? 0 : backward__apply(&s->stacks, &s->bw);
 }
 
 bool session__has_off_cpu(const struct session *s)
@@ -201,6 +205,7 @@ void session__teardown(struct session *s)
 	unwind__free(&s->uw);
 	gpu_join__free(&s->gpu);
 	gpu_mem__free(&s->mem);
+	backward__free(&s->bw);
 	derived_stacks__free(&s->stacks);
 	filter__free(&s->filter);
 	strpool__free(&s->pool);

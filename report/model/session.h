@@ -17,6 +17,7 @@
 #include "model/gpu_mem.h"
 #include "model/opts.h"
 #include "sym/pyframes.h"
+#include "sym/backward.h"
 #include "sym/symbolize.h"
 #include "sym/unwind.h"
 #include "trace/derived_stacks.h"
@@ -33,6 +34,7 @@ struct session {
 	enum report_weight weight;	/* --weight, WEIGHT_AUTO resolved (session__setup) */
 	struct unwind_stats uw;		/* -g dwarf traces */
 	struct pyframes_stats py;	/* Python frames spliced in */
+	struct backward_stats bw;	/* backward work put under its forward stacks */
 	struct gpu_join gpu;		/* valid once session__gpu() succeeded */
 	bool gpu_built;
 	struct gpu_mem mem;		/* valid once session__gpu_mem() succeeded */
@@ -41,7 +43,8 @@ struct session {
 
 /*
  * Sets up the filter and the symbolizer, then derives the stacks every output sees: DWARF-unwound user
- * stacks (-g dwarf), then Python frames spliced in. 0 or negative errno (-EINVAL: a bad
+ * stacks (-g dwarf), then Python frames spliced in, then PyTorch's backward work put under
+ * the forward stacks that caused it (unless --no-backward). 0 or negative errno (-EINVAL: a bad
  * --comm); teardown either way.
  */
 int session__setup(struct session *s, const struct trace *t, const struct report_opts *opts);

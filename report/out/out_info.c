@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/backward_share.h"
 #include "model/losses.h"
 #include "model/off_cpu_stats.h"
 #include "model/session.h"
@@ -130,6 +131,12 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_OFF_CPU_NO_STACK] = "off_cpu_no_stack",
 		[XPU_STAT_OFF_CPU_LOST] = "off_cpu_lost",
 		[XPU_STAT_OFF_CPU_OPEN] = "off_cpu_open",
+		[XPU_STAT_AG_NODES] = "autograd_nodes",
+		[XPU_STAT_AG_NODE_REPEATS] = "autograd_node_repeats",
+		[XPU_STAT_AG_EVALS] = "autograd_evals",
+		[XPU_STAT_AG_READ_ERR] = "autograd_read_errors",
+		[XPU_STAT_AG_UNPAIRED] = "autograd_unpaired",
+		[XPU_STAT_AG_NO_END] = "autograd_no_end",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
@@ -333,8 +340,9 @@ int out_info(struct session *ses, FILE *out)
 			s->stack_mode == XPU_STACK_DWARF ? "dwarf" :
 			s->stack_mode == XPU_STACK_CFI ? "cfi (unwound in BPF)" :
 			s->stack_mode == XPU_STACK_FP ? "frame pointer" : "unknown");
-		fprintf(out, "  %-16s %s%s%s%s%s\n", "flags",
+		fprintf(out, "  %-16s %s%s%s%s%s%s\n", "flags",
 			s->flags & XPU_SESSION_KERNEL_STACKS ? "kernel-stacks " : "",
+			s->flags & XPU_SESSION_AUTOGRAD ? "autograd " : "",
 			s->flags & XPU_SESSION_CFI_SHORT_COPIES ? "cfi-short-walk-copies " : "",
 			s->flags & XPU_SESSION_ATTACHED ? "attached " : "",
 			s->flags & XPU_SESSION_OFF_CPU ? "off-cpu " : "",
@@ -394,6 +402,27 @@ int out_info(struct session *ses, FILE *out)
 	if (t->ksyms_out_of_order)
 		fprintf(out, "  %-16s %" PRIu64 "\n", "ksyms gaps", t->ksyms_out_of_order);
 
+	if (ses->bw.evals || t->nag_probes ||
+	    (t->has_session && (t->session.flags & XPU_SESSION_AUTOGRAD))) {
+		const struct backward_stats *bw = &ses->bw;
+
+		fprintf(out, "backward attribution\n");
+		fprintf(out, "  %-16s %" PRIu64 "\n", "evaluations", bw->evals);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "matched", bw->evals_matched);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "no forward", bw->unmatched[BW_NO_FORWARD]);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "other class", bw->unmatched[BW_OTHER_CLASS]);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "still running", bw->open_evals);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "end not seen", bw->no_end);
+		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 "\n", "samples", bw->samples_attributed,
+			bw->samples);
+		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 "\n", "launches",
+			bw->launches_attributed, bw->launches);
+		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 "\n", "off-cpu", bw->offcpus_attributed,
+			bw->offcpus);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "no engine frame", bw->no_cut);
+		if (backward_share__print(ses, out, "  ", "  "))
+			return -ENOMEM;
+	}
 	print_lost(ses, out);
 	if (gpu_stats__print_procs(t, out))
 		return -ENOMEM;

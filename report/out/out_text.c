@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "model/backward_share.h"
 #include "model/func_table.h"
 #include "model/losses.h"
 #include "model/off_cpu_stats.h"
@@ -145,6 +146,8 @@ static void print_header(struct profile *p, FILE *out)
 		fprintf(out, "#            %" PRIu64 " samples and %" PRIu64 " launches with Python "
 			"frames\n", p->s->py.samples, p->s->py.launches);
 	}
+	if (backward_share__print(p->s, out, "# backward:  ", "#            "))
+		return;
 	if (p->filtered_out)
 		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm/--time-range/--dso\n",
 			p->filtered_out);

@@ -167,6 +167,11 @@ int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats 
 
 		r = rewrite(&sp, o->pid, o->ts_ns, &d->offcpu_stack[i], o->py_stack_id);
 	}
+	for (i = 0; r >= 0 && i < t->nag_nodes; i++) {
+		const struct xpu_rec_autograd_node *n = &t->ag_nodes[i];
+
+		r = rewrite(&sp, n->pid, n->ts_ns, &d->ag_node_stack[i], n->py_stack_id);
+	}
 	kmap__free(&sp.cache);
 	kmap__free(&sp.made.dedup);
 	return r < 0 ? r : 0;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sym/backward.h"
 #include "sym/demangle.h"
 #include "sym/fde.h"
 #include "sym/file_lookup.h"
@@ -779,6 +780,16 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		const struct tr_dso *d;
 		uint32_t ref, j, id;
 
+		if (BWF_IS(ip)) {
+			char name[160];
+			int len = backward__name(s->t, ip, name, sizeof(name));
+
+			id = frame_intern(s->pool, name, (size_t)len < sizeof(name) ? (size_t)len :
+									     sizeof(name) - 1);
+			if (!id || scratch_push(s, n, id, NULL))
+				return -ENOMEM;
+			continue;
+		}
 		if (PYF_IS(ip)) {
 			id = python_frame(s, ip);
 			if (!id || note_dso(s, id, FRAME_DSO_PYTHON) || scratch_push(s, n, id, NULL))

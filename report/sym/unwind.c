@@ -539,11 +539,12 @@ static bool get_copy(const struct trace_record *rec, struct tr_remap *rm, struct
 }
 
 /*
- * Which sample, launch (index | OWNER_LAUNCH) or off-CPU block (index | OWNER_OFF_CPU) each
- * copy belongs to.
+ * Which sample, launch (index | OWNER_LAUNCH), off-CPU block (index | OWNER_OFF_CPU) or
+ * autograd node (index | OWNER_AG_NODE, both bits) each copy belongs to.
  */
 #define OWNER_LAUNCH 0x80000000u
 #define OWNER_OFF_CPU 0x40000000u
+#define OWNER_AG_NODE (OWNER_LAUNCH | OWNER_OFF_CPU)
 #define OWNER_INDEX 0x3fffffffu
 #define OWNER_DONE UINT32_MAX
 
@@ -551,8 +552,16 @@ static int map_owners(const struct trace *t, struct kmap *owners)
 {
 	size_t i;
 
-	if (t->nsamples > OWNER_INDEX || t->nlaunches > OWNER_INDEX || t->noffcpus > OWNER_INDEX)
+	if (t->nsamples > OWNER_INDEX || t->nlaunches > OWNER_INDEX || t->noffcpus > OWNER_INDEX ||
+	    t->nag_nodes > OWNER_INDEX)
 		return -ENOMEM;
+	for (i = 0; i < t->nag_nodes; i++) {
+		const struct xpu_rec_autograd_node *n = &t->ag_nodes[i];
+
+		if (!kmap__put(owners, (uint64_t)XPU_REC_AUTOGRAD_NODE << 32 | n->tid, n->ts_ns,
+			       (uint32_t)i | OWNER_AG_NODE, NULL))
+			return -ENOMEM;
+	}
 	for (i = 0; i < t->noffcpus; i++) {
 		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
 
@@ -594,7 +603,10 @@ static int apply_copy(struct unwinder *u, struct kmap *owners, const struct tr_u
 	v = kmap__get(owners, (uint64_t)c->rec.for_type << 32 | c->rec.tid, c->rec.ts_ns);
 	if (!v || *v == OWNER_DONE)
 		return 0;
-	if (*v & OWNER_LAUNCH) {
+	if ((*v & OWNER_AG_NODE) == OWNER_AG_NODE) {
+		pid = t->ag_nodes[*v & OWNER_INDEX].pid;
+		stack_id = &u->d->ag_node_stack[*v & OWNER_INDEX];
+	} else if (*v & OWNER_LAUNCH) {
 		pid = t->launches[*v & OWNER_INDEX].pid;
 		stack_id = &u->d->launch_stack[*v & OWNER_INDEX];
 	} else if (*v & OWNER_OFF_CPU) {

@@ -15,8 +15,11 @@ int derived_stacks__init(struct derived_stacks *d, const struct trace *t)
 	d->sample_stack = calloc(t->nsamples ? t->nsamples : 1, sizeof(*d->sample_stack));
 	d->launch_stack = calloc(t->nlaunches ? t->nlaunches : 1, sizeof(*d->launch_stack));
 	d->offcpu_stack = calloc(t->noffcpus ? t->noffcpus : 1, sizeof(*d->offcpu_stack));
-	if (!d->sample_stack || !d->launch_stack || !d->offcpu_stack)
+	d->ag_node_stack = calloc(t->nag_nodes ? t->nag_nodes : 1, sizeof(*d->ag_node_stack));
+	if (!d->sample_stack || !d->launch_stack || !d->offcpu_stack || !d->ag_node_stack)
 		return -ENOMEM;
+	for (i = 0; i < t->nag_nodes; i++)
+		d->ag_node_stack[i] = t->ag_nodes[i].stack_id;
 	for (i = 0; i < t->noffcpus; i++)
 		d->offcpu_stack[i] = t->offcpus[i].stack_id;
 	for (i = 0; i < t->nsamples; i++)
@@ -102,5 +105,6 @@ void derived_stacks__free(struct derived_stacks *d)
 	free(d->sample_stack);
 	free(d->launch_stack);
 	free(d->offcpu_stack);
+	free(d->ag_node_stack);
 	memset(d, 0, sizeof(*d));
 }

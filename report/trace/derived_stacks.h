@@ -16,6 +16,7 @@ struct derived_stacks {
 	uint32_t *sample_stack;		/* per t->samples[i]: the stack id every output uses */
 	uint32_t *launch_stack;		/* per t->launches[i] */
 	uint32_t *offcpu_stack;		/* per t->offcpus[i] */
+	uint32_t *ag_node_stack;	/* per t->ag_nodes[i]: the forward stack of a node */
 };
 
 /* One producer of derived stacks: equal stacks it makes share an id, counted from next_id. */

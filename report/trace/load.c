@@ -333,6 +333,21 @@ static int load_off_cpu(struct trace *t, const struct trace_record *rec)
 	return PUSH(t, offcpus, o);
 }
 
+/* An evaluation that ends before it begins is a bad record; 0 is "had not ended". */
+static int load_ag_eval(struct trace *t, const struct trace_record *rec)
+{
+	struct xpu_rec_autograd_eval e;
+
+	trace_record__get(rec, &e, sizeof(e), NULL);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, &e);
+	if (e.end_ns && e.end_ns < e.begin_ns) {
+		t->bad_records++;
+		return 0;
+	}
+	return PUSH(t, ag_evals, e);
+}
+
 /* The part being read when several traces are merged, else NULL. */
 static struct tr_part *cur_part(struct trace *t)
 {
@@ -499,6 +514,15 @@ static int load_records(struct trace *t, struct trace_reader *r)
 		case XPU_REC_PROCESS_ENV:
 			GET_PUSH(penvs, struct xpu_rec_process_env);
 			break;
+		case XPU_REC_AUTOGRAD_NODE:
+			GET_PUSH(ag_nodes, struct xpu_rec_autograd_node);
+			break;
+		case XPU_REC_AUTOGRAD_EVAL:
+			err = load_ag_eval(t, &rec);
+			break;
+		case XPU_REC_AUTOGRAD_PROBE:
+			GET_PUSH(ag_probes, struct xpu_rec_autograd_probe);
+			break;
 		default:
 			if (rec.type < 1 || rec.type > XPU_REC_TYPE_MAX_KNOWN)
 				t->unknown_types++;
@@ -506,6 +530,26 @@ static int load_records(struct trace *t, struct trace_reader *r)
 		}
 	}
 	return err;
+}
+
+static int cmp_ag_node(const void *a, const void *b)
+{
+	const struct xpu_rec_autograd_node *x = a, *y = b;
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_ag_eval(const void *a, const void *b)
+{
+	const struct xpu_rec_autograd_eval *x = a, *y = b;
+
+	if (x->begin_ns != y->begin_ns)
+		return x->begin_ns < y->begin_ns ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
 static int cmp_ts_off_cpu(const void *a, const void *b)
@@ -765,6 +809,13 @@ static void count_bad_refs(struct trace *t)
 	for (i = 0; i < t->noffcpus; i++)
 		t->bad_stack_refs += bad_stack(t, t->offcpus[i].stack_id,
 					       t->offcpus[i].py_stack_id);
+	for (i = 0; i < t->nag_nodes; i++)
+		t->bad_stack_refs += bad_stack(t, t->ag_nodes[i].stack_id,
+					       t->ag_nodes[i].py_stack_id);
+	for (i = 0; i < t->nag_evals; i++)
+		t->bad_string_refs += bad_str(t, t->ag_evals[i].class_str);
+	for (i = 0; i < t->nag_probes; i++)
+		t->bad_string_refs += bad_str(t, t->ag_probes[i].reason_str);
 	for (i = 0; i < t->nmappings; i++)
 		t->bad_dso_refs += !kmap__get(&t->dso_ids, t->mappings[i].dso_id, 0);
 }
@@ -809,6 +860,10 @@ static int load_finish(struct trace *t, const char *path, char *err, size_t errl
 		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_ts_sample);
 	if (t->noffcpus)
 		qsort(t->offcpus, t->noffcpus, sizeof(*t->offcpus), cmp_ts_off_cpu);
+	if (t->nag_nodes)
+		qsort(t->ag_nodes, t->nag_nodes, sizeof(*t->ag_nodes), cmp_ag_node);
+	if (t->nag_evals)
+		qsort(t->ag_evals, t->nag_evals, sizeof(*t->ag_evals), cmp_ag_eval);
 	if (t->ntasks)
 		qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
 	if (t->nkernels)
@@ -883,6 +938,9 @@ void trace__free(struct trace *t)
 	free(t->tasks);
 	free(t->samples);
 	free(t->offcpus);
+	free(t->ag_nodes);
+	free(t->ag_evals);
+	free(t->ag_probes);
 	free(t->lost);
 	free(t->kernels);
 	free(t->memcpys);

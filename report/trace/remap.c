@@ -234,6 +234,25 @@ void tr_remap__record(struct tr_remap *rm, uint16_t type, void *rec)
 		PYSTACK(r->py_stack_id);
 		break;
 	}
+	case XPU_REC_AUTOGRAD_NODE: {
+		struct xpu_rec_autograd_node *r = rec;
+
+		TS(r->ts_ns), TASK(r->pid), TASK(r->tid), STACK(r->stack_id);
+		PYSTACK(r->py_stack_id);
+		break;
+	}
+	case XPU_REC_AUTOGRAD_EVAL: {
+		struct xpu_rec_autograd_eval *r = rec;
+
+		TS(r->begin_ns), TS(r->end_ns), TASK(r->pid), TASK(r->tid), STR(r->class_str);
+		break;
+	}
+	case XPU_REC_AUTOGRAD_PROBE: {
+		struct xpu_rec_autograd_probe *r = rec;
+
+		TS(r->ts_ns), TASK(r->pid), DSO(r->dso_id), STR(r->reason_str);
+		break;
+	}
 	case XPU_REC_JIT_SYMBOL: {
 		struct xpu_rec_jit_symbol *r = rec;
 

@@ -148,6 +148,13 @@ struct trace {
 	struct xpu_rec_driver_ioctl *ioctls;	size_t nioctls, ioctls_cap;
 	/* 1.6, sorted by time: blocks of threads off their CPU (--off-cpu) */
 	struct xpu_rec_off_cpu *offcpus;	size_t noffcpus, offcpus_cap;
+	/*
+	 * 1.10, PyTorch autograd: nodes by time (forward), evaluations by begin time (backward),
+	 * and each library's probe outcome in file order
+	 */
+	struct xpu_rec_autograd_node *ag_nodes;		size_t nag_nodes, ag_nodes_cap;
+	struct xpu_rec_autograd_eval *ag_evals;		size_t nag_evals, ag_evals_cap;
+	struct xpu_rec_autograd_probe *ag_probes;	size_t nag_probes, ag_probes_cap;
 	/* 1.6, file order: RANK and friends of processes with the injected library */
 	struct xpu_rec_process_env *penvs;	size_t npenvs, penvs_cap;
 	struct kmap penv_ids;			/* pid -> its last penvs index */

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/* Backward attribution's recording side (see autograd_probe.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "autograd_probe.h"
+#include "autograd_syms.h"
+#include "bpf_setup.h"
+#include "config.h"
+#include "writer_thread.h"
+#include "xpu_format.h"
+
+/* Reentrant backward (checkpointing) nests evaluations; deeper ones are counted, not kept. */
+#define AG_MAX_DEPTH 16
+#define AG_THREAD_BUCKETS 256
+#define AG_MAX_FILES 64
+/* Places evaluate_function returns to (thread_main's call; a few at most) */
+#define AG_MAX_RETURN_SITES 16
+
+struct ag_file {
+	dev_t dev;
+	ino_t ino;
+	int fd;				/* kept open: probes are attached through /proc/self/fd */
+	struct autograd_syms syms;
+	uint64_t return_sites[AG_MAX_RETURN_SITES];	/* file vaddrs with an end probe */
+	unsigned int nreturn_sites;
+};
+
+struct ag_open {
+	struct xpu_ev_ag_eval ev;	/* the BEGIN event */
+};
+
+struct ag_thread {
+	uint32_t tid;
+	uint32_t depth;
+	struct ag_open open[AG_MAX_DEPTH];
+	struct ag_thread *next;
+};
+
+struct autograd_probe {
+	struct bpf_state *bpf;
+	struct writer_thread *wt;
+	struct ag_file files[AG_MAX_FILES];	/* index: the probes' attach cookie */
+	uint32_t nfiles;
+	struct { dev_t dev; ino_t ino; } seen[AG_MAX_FILES * 4];	/* PyTorch files looked at */
+	uint32_t nseen;
+	struct ag_thread *threads[AG_THREAD_BUCKETS];
+	struct autograd_probe_stats st;
+};
+
+struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_thread *wt)
+{
+	struct autograd_probe *ap = calloc(1, sizeof(*ap));
+
+	if (ap) {
+		ap->bpf = bpf;
+		ap->wt = wt;
+	}
+	return ap;
+}
+
+/* PyTorch's libraries: libtorch_cpu.so holds the engine (libtorch.so in old monolithic builds). */
+static bool torch_library(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libtorch_cpu.so", 15) || !strncmp(base, "libtorch.so", 11);
+}
+
+static void submit_probe(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, uint32_t status,
+			 const char *reason, uint64_t ts_ns)
+{
+	struct xpu_rec_autograd_probe rec = {
+		.ts_ns = ts_ns, .pid = (uint32_t)pid, .dso_id = dso_id, .status = status,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_AUTOGRAD_PROBE,
+		.ts_ns = ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+		.must_keep = true,
+	};
+
+	if (reason && *reason) {
+		r.nr_str = 1;
+		r.str[0].off = offsetof(struct xpu_rec_autograd_probe, reason_str);
+		r.str[0].s = reason;
+		r.str[0].len = (uint32_t)strlen(reason);
+	}
+	writer_thread__submit(ap->wt, &r);
+}
+
+void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, int fd,
+			  const char *path, const char *map_path, uint64_t ts_ns)
+{
+	char err[256] = "", why[384];
+	struct ag_file *f;
+	struct stat st;
+	uint32_t i;
+	int ret;
+
+	if (!ap || fd < 0 || !torch_library(path) || fstat(fd, &st))
+		return;
+	for (i = 0; i < ap->nseen; i++)
+		if (ap->seen[i].dev == st.st_dev && ap->seen[i].ino == st.st_ino)
+			return;
+	if (ap->nseen == sizeof(ap->seen) / sizeof(ap->seen[0]))
+		return;
+	ap->seen[ap->nseen].dev = st.st_dev;
+	ap->seen[ap->nseen++].ino = st.st_ino;
+	if (ap->nfiles == AG_MAX_FILES) {
+		snprintf(err, sizeof(err), "more than %d PyTorch libraries probed", AG_MAX_FILES);
+		goto unavailable;
+	}
+	f = &ap->files[ap->nfiles];
+	ret = autograd_syms__read(&f->syms, fd, err, sizeof(err));
+	/* a PyTorch library without the engine (libtorch.so's stub, libtorch_python): not ours */
+	if (ret == -ENOENT && strncmp(strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
+				      "libtorch_cpu", 12))
+		return;
+	if (ret)
+		goto unavailable;
+	ret = bpf_state__attach_autograd(ap->bpf, map_path, f->syms.set_edge_off,
+					 f->syms.evaluate_off, ap->nfiles, err, sizeof(err));
+	f->fd = ret ? -1 : dup(fd);
+	if (ret || f->fd < 0) {
+		autograd_syms__free(&f->syms);
+		if (!ret)
+			snprintf(err, sizeof(err), "dup: %s", strerror(errno));
+		goto unavailable;
+	}
+	f->nreturn_sites = 0;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	ap->nfiles++;
+	ap->st.files++;
+	log_info("autograd: probes attached to %s (%zu node classes)", path, f->syms.nvtables);
+	submit_probe(ap, pid, dso_id, XPU_AUTOGRAD_PROBED, NULL, ts_ns);
+	return;
+unavailable:
+	ap->st.unavailable++;
+	snprintf(why, sizeof(why), "%s", err);
+	log_err("warning: backward attribution unavailable for %s: %s", path, why);
+	submit_probe(ap, pid, dso_id, XPU_AUTOGRAD_UNAVAILABLE, why, ts_ns);
+}
+
+static struct ag_thread *thread_get(struct autograd_probe *ap, uint32_t tid, bool create)
+{
+	struct ag_thread **b = &ap->threads[tid % AG_THREAD_BUCKETS], *t;
+
+	for (t = *b; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	if (!create)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->next = *b;
+	*b = t;
+	return t;
+}
+
+/* One AUTOGRAD_EVAL from its begin event; end_ns 0: it had not ended (or flags say why). */
+static void submit_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *b,
+			uint64_t end_ns, uint32_t depth, uint16_t flags)
+{
+	const char *cls = NULL;
+	struct xpu_rec_autograd_eval rec = {
+		.begin_ns = b->hdr.ts_ns,
+		.end_ns = end_ns,
+		.pid = b->hdr.pid,
+		.tid = b->hdr.tid,
+		.node_addr = b->node,
+		.class_addr = b->vtable,
+		.caller_ip = b->ret_addr,
+		.depth = (uint16_t)depth,
+		.flags = flags,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_AUTOGRAD_EVAL,
+		.ts_ns = b->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+	};
+
+	/* the probe sits on evaluate_function's first instruction: ip - its address is the bias */
+	if (b->cookie < ap->nfiles) {
+		const struct autograd_syms *s = &ap->files[b->cookie].syms;
+
+		cls = autograd_syms__class(s, b->ip - s->evaluate_vaddr, b->vtable);
+	}
+	if (cls) {
+		r.nr_str = 1;
+		r.str[0].off = offsetof(struct xpu_rec_autograd_eval, class_str);
+		r.str[0].s = cls;
+		r.str[0].len = (uint32_t)strlen(cls);
+	}
+	ap->st.evals++;
+	if (flags & XPU_AUTOGRAD_EVAL_NO_END)
+		ap->st.no_end++;
+	writer_thread__submit(ap->wt, &r);
+}
+
+/*
+ * The end probe goes where evaluate_function returns to, once that place is known (the first
+ * evaluation that returns there): a uprobe at a return address always sits on an instruction
+ * boundary. Evaluations running while it is placed have no end seen.
+ */
+static void place_end_probe(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev)
+{
+	struct ag_file *f;
+	uint64_t va, off;
+	char path[64];
+	unsigned int i;
+	int ret;
+
+	if (ev->cookie >= ap->nfiles || !ev->ret_addr)
+		return;
+	f = &ap->files[ev->cookie];
+	va = ev->ret_addr - (ev->ip - f->syms.evaluate_vaddr);
+	for (i = 0; i < f->nreturn_sites; i++)
+		if (f->return_sites[i] == va)
+			return;
+	if (f->nreturn_sites == AG_MAX_RETURN_SITES)
+		return;
+	f->return_sites[f->nreturn_sites++] = va;
+	/* a caller in another file: its evaluations stay without an end */
+	if (!autograd_syms__code_off(&f->syms, va, &off)) {
+		ap->st.foreign_callers++;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	ret = bpf_state__attach_autograd_end(ap->bpf, path, off, ev->cookie);
+	if (ret)
+		log_err("warning: autograd: no end probe at offset 0x%llx: %s",
+			(unsigned long long)off, strerror(-ret));
+}
+
+/* Pops the open evaluations deeper than keep (their ends were not seen). */
+static void drop_missed(struct autograd_probe *ap, struct ag_thread *t, uint32_t keep)
+{
+	while (t->depth > keep) {
+		t->depth--;
+		if (t->depth < AG_MAX_DEPTH)
+			submit_eval(ap, &t->open[t->depth].ev, 0, t->depth, XPU_AUTOGRAD_EVAL_NO_END);
+	}
+}
+
+void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev)
+{
+	struct ag_thread *t = thread_get(ap, ev->hdr.tid, ev->kind == XPU_EV_AG_BEGIN);
+	uint32_t d;
+
+	if (!t) {
+		ap->st.unpaired++;
+		return;
+	}
+	if (ev->kind == XPU_EV_AG_BEGIN) {
+		/*
+		 * A nested (reentrant) evaluation runs deeper in the stack: an open one at this
+		 * depth or below has ended unseen.
+		 */
+		for (d = t->depth; d > 0 && d <= AG_MAX_DEPTH && t->open[d - 1].ev.sp <= ev->sp; d--)
+			;
+		drop_missed(ap, t, d);
+		if (t->depth < AG_MAX_DEPTH)
+			t->open[t->depth].ev = *ev;
+		else
+			ap->st.unpaired++;
+		t->depth++;
+		place_end_probe(ap, ev);
+		return;
+	}
+	/* the return popped the return address: sp is 8 above the entry's */
+	for (d = t->depth < AG_MAX_DEPTH ? t->depth : AG_MAX_DEPTH; d > 0; d--)
+		if (t->open[d - 1].ev.sp + 8 == ev->sp)
+			break;
+	if (!d) {
+		ap->st.unpaired++;
+		return;
+	}
+	drop_missed(ap, t, d);
+	t->depth--;
+	submit_eval(ap, &t->open[t->depth].ev, ev->hdr.ts_ns, t->depth, 0);
+}
+
+static void flush_thread(struct autograd_probe *ap, struct ag_thread *t)
+{
+	while (t->depth) {
+		t->depth--;
+		if (t->depth < AG_MAX_DEPTH)
+			submit_eval(ap, &t->open[t->depth].ev, 0, t->depth, 0);
+	}
+}
+
+void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid)
+{
+	struct ag_thread *t = ap ? thread_get(ap, tid, false) : NULL;
+
+	if (t)
+		flush_thread(ap, t);
+}
+
+void autograd_probe__finish(struct autograd_probe *ap, struct autograd_probe_stats *st)
+{
+	size_t b;
+
+	memset(st, 0, sizeof(*st));
+	if (!ap)
+		return;
+	for (b = 0; b < AG_THREAD_BUCKETS; b++)
+		for (struct ag_thread *t = ap->threads[b]; t; t = t->next)
+			flush_thread(ap, t);
+	*st = ap->st;
+}
+
+void autograd_probe__free(struct autograd_probe *ap)
+{
+	size_t b;
+	uint32_t i;
+
+	if (!ap)
+		return;
+	for (b = 0; b < AG_THREAD_BUCKETS; b++) {
+		struct ag_thread *t = ap->threads[b], *n;
+
+		for (; t; t = n) {
+			n = t->next;
+			free(t);
+		}
+	}
+	for (i = 0; i < ap->nfiles; i++) {
+		autograd_syms__free(&ap->files[i].syms);
+		close(ap->files[i].fd);
+	}
+	free(ap);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Backward attribution's recording side: finds PyTorch libraries as they are mapped, attaches
+ * the autograd probes of bpf/autograd.bpf.h to them, and turns their events into AUTOGRAD_*
+ * records (a node's begin and end become one AUTOGRAD_EVAL, its class named from the file's
+ * vtables). Owned by the drain thread.
+ */
+#ifndef XPU_RECORD_AUTOGRAD_PROBE_H
+#define XPU_RECORD_AUTOGRAD_PROBE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xpu_bpf_abi.h"
+
+struct autograd_probe;
+struct bpf_state;
+struct writer_thread;
+
+struct autograd_probe_stats {
+	uint64_t files;			/* files probed */
+	uint64_t unavailable;		/* PyTorch files that could not be probed */
+	uint64_t evals;			/* AUTOGRAD_EVAL records written */
+	uint64_t unpaired;		/* ends without a begin, begins too deep */
+	uint64_t no_end;		/* evaluations whose end was not seen */
+	uint64_t foreign_callers;	/* return sites outside the probed file */
+};
+
+struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_thread *wt);
+/*
+ * A file newly mapped by pid (dso_id its DSO record; fd readable; map_path a path the kernel
+ * resolves to it, such as /proc/PID/map_files/RANGE): probed when it is a PyTorch library
+ * holding the autograd engine. Does not take fd.
+ */
+void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, int fd,
+			  const char *path, const char *map_path, uint64_t ts_ns);
+void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev);
+/* A thread ended: evaluations it left open are written without an end. */
+void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid);
+/* Writes what is still open (no end) and fills st. */
+void autograd_probe__finish(struct autograd_probe *ap, struct autograd_probe_stats *st);
+void autograd_probe__free(struct autograd_probe *ap);
+
+#endif

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/* Backward work under the forward code that caused it (see backward.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym/backward.h"
+
+/* Above pyframes' ids (0xc0000000 up): a stack made here is never mistaken for another's. */
+#define BWF_FIRST_STACK_ID 0xe0000000u
+/* A forward stack, its node frame and the backward's own frames stay within a stack's bound. */
+#define BW_MAX_FRAMES XPU_STACK_MAX_DEPTH
+
+struct bw_ctx {
+	const struct trace *t;
+	struct derived_stacks *d;
+	struct backward_stats *st;
+	uint32_t *evals;		/* eval indices by (pid, tid, begin, depth) */
+	uint32_t *nodes;		/* node indices by (pid, node_addr, ts) */
+	int64_t *forward;		/* per eval: its node index, -1 for none */
+	struct stack_maker made;
+	uint64_t ips[BW_MAX_FRAMES];
+};
+
+static int cmp_eval(const void *a, const void *b, void *arg)
+{
+	const struct trace *t = arg;
+	const struct xpu_rec_autograd_eval *x = &t->ag_evals[*(const uint32_t *)a];
+	const struct xpu_rec_autograd_eval *y = &t->ag_evals[*(const uint32_t *)b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->begin_ns != y->begin_ns)
+		return x->begin_ns < y->begin_ns ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static int cmp_node(const void *a, const void *b, void *arg)
+{
+	const struct trace *t = arg;
+	const struct xpu_rec_autograd_node *x = &t->ag_nodes[*(const uint32_t *)a];
+	const struct xpu_rec_autograd_node *y = &t->ag_nodes[*(const uint32_t *)b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->node_addr != y->node_addr)
+		return x->node_addr < y->node_addr ? -1 : 1;
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* (a1, a2, a3) <= (b1, b2, b3) */
+static bool key_le(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t b1, uint64_t b2, uint64_t b3)
+{
+	if (a1 != b1)
+		return a1 < b1;
+	if (a2 != b2)
+		return a2 < b2;
+	return a3 <= b3;
+}
+
+/* The node whose forward record explains evaluation e: same address, latest before it. */
+static int64_t find_forward(struct bw_ctx *c, const struct xpu_rec_autograd_eval *e)
+{
+	const struct trace *t = c->t;
+	size_t lo = 0, hi = t->nag_nodes;
+	const struct xpu_rec_autograd_node *n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		n = &t->ag_nodes[c->nodes[mid]];
+		if (key_le(n->pid, n->node_addr, n->ts_ns, e->pid, e->node_addr, e->begin_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		goto none;
+	n = &t->ag_nodes[c->nodes[lo - 1]];
+	if (n->pid != e->pid || n->node_addr != e->node_addr)
+		goto none;
+	if (n->class_addr != e->class_addr) {
+		c->st->unmatched[BW_OTHER_CLASS]++;
+		return -1;
+	}
+	c->st->evals_matched++;
+	return c->nodes[lo - 1];
+none:
+	c->st->unmatched[BW_NO_FORWARD]++;
+	return -1;
+}
+
+/*
+ * The innermost evaluation of thread (pid, tid) running at ts, as an index into t->ag_evals,
+ * or -1. Evaluations of one thread nest or follow each other, so walking back from the last
+ * one begun stops at the first top-level one that has ended.
+ */
+static int64_t eval_at(const struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	const struct trace *t = c->t;
+	size_t lo = 0, hi = t->nag_evals;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xpu_rec_autograd_eval *e = &t->ag_evals[c->evals[mid]];
+
+		if (key_le(e->pid, e->tid, e->begin_ns, pid, tid, ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		const struct xpu_rec_autograd_eval *e = &t->ag_evals[c->evals[lo]];
+
+		if (e->pid != pid || e->tid != tid)
+			return -1;
+		/* one whose end was not seen says nothing of where it ended */
+		if (!(e->flags & XPU_AUTOGRAD_EVAL_NO_END) && (!e->end_ns || e->end_ns >= ts))
+			return c->evals[lo];
+		if (!e->depth)
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * The stack of an event in evaluation ei: the event's frames from evaluate_function inwards,
+ * the node frame, then the forward stack (or, without one, the engine's outer frames).
+ * *attributed says which. 0 or -ENOMEM; *id unchanged when the event has no user stack.
+ */
+static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, bool *attributed)
+{
+	const struct xpu_rec_autograd_eval *e = &c->t->ag_evals[ei];
+	const struct tr_stack *ev = derived_stacks__get(c->d, *id), *fw = NULL;
+	uint32_t nk, nu, cut, i, n = 0;
+	int64_t ni = c->forward[ei];
+
+	*attributed = false;
+	if (!ev || !ev->nr_user)
+		return 0;
+	nk = ev->nr_kernel;
+	nu = ev->nr_user;
+	/* user frames are leaf first: the caller's return address ends the node's own part */
+	for (cut = 0; cut < nu; cut++) {
+		uint64_t ip = ev->ips[nk + cut];
+
+		if (e->caller_ip && (ip == e->caller_ip || ip + 1 == e->caller_ip))
+			break;
+	}
+	if (cut == nu)
+		c->st->no_cut++;
+	if (ni >= 0)
+		fw = derived_stacks__get(c->d, c->d->ag_node_stack[ni]);
+	for (i = 0; i < cut && n < BW_MAX_FRAMES - 1; i++)
+		c->ips[n++] = ev->ips[nk + i];
+	c->ips[n++] = BWF_MAKE(e->class_str);
+	if (fw && fw->nr_user > 1) {
+		/* the forward stack's leaf is the probed set_gradient_edge itself: not shown */
+		for (i = 1; i < fw->nr_user && n < BW_MAX_FRAMES; i++)
+			c->ips[n++] = fw->ips[fw->nr_kernel + i];
+		*attributed = true;
+	} else {
+		for (i = cut; i < nu && n < BW_MAX_FRAMES; i++)
+			c->ips[n++] = ev->ips[nk + i];
+	}
+	return derived_stacks__make(c->d, &c->made, ev->ips, (uint16_t)nk, c->ips, (uint16_t)n,
+				    id);
+}
+
+/* One event of thread (pid, tid) at ts with stack *id: rewritten when inside an evaluation. */
+static int apply_one(struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t *id,
+		     uint64_t *inside, uint64_t *attributed, int64_t *node)
+{
+	int64_t ei = eval_at(c, pid, tid, ts);
+	bool a;
+	int err;
+
+	*node = -1;
+	if (ei < 0)
+		return 0;
+	(*inside)++;
+	err = rewrite(c, id, ei, &a);
+	if (!err && a) {
+		(*attributed)++;
+		*node = c->forward[ei];
+	}
+	return err;
+}
+
+int backward__apply(struct derived_stacks *d, struct backward_stats *st)
+{
+	const struct trace *t = d->t;
+	struct bw_ctx c = { .t = t, .d = d, .st = st, .made.next_id = BWF_FIRST_STACK_ID };
+	int64_t node;
+	size_t i;
+	int err = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->recorded = t->has_session && (t->session.flags & XPU_SESSION_AUTOGRAD);
+	if (!t->nag_evals)
+		return 0;
+	c.evals = malloc(t->nag_evals * sizeof(*c.evals));
+	c.nodes = malloc((t->nag_nodes ? t->nag_nodes : 1) * sizeof(*c.nodes));
+	c.forward = malloc(t->nag_evals * sizeof(*c.forward));
+	st->launch_forward = calloc(t->nlaunches ? t->nlaunches : 1, sizeof(*st->launch_forward));
+	st->launch_backward = calloc(t->nlaunches ? t->nlaunches : 1, 1);
+	if (!c.evals || !c.nodes || !c.forward || !st->launch_forward || !st->launch_backward) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < t->nag_evals; i++)
+		c.evals[i] = (uint32_t)i;
+	for (i = 0; i < t->nag_nodes; i++)
+		c.nodes[i] = (uint32_t)i;
+	qsort_r(c.evals, t->nag_evals, sizeof(*c.evals), cmp_eval, (void *)t);
+	qsort_r(c.nodes, t->nag_nodes, sizeof(*c.nodes), cmp_node, (void *)t);
+	for (i = 0; i < t->nag_evals; i++) {
+		st->evals++;
+		st->open_evals += !t->ag_evals[i].end_ns &&
+				  !(t->ag_evals[i].flags & XPU_AUTOGRAD_EVAL_NO_END);
+		st->no_end += !!(t->ag_evals[i].flags & XPU_AUTOGRAD_EVAL_NO_END);
+		c.forward[i] = find_forward(&c, &t->ag_evals[i]);
+	}
+	for (i = 0; !err && i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *s = &t->samples[i];
+
+		err = apply_one(&c, s->pid, s->tid, s->ts_ns, &d->sample_stack[i], &st->samples,
+				&st->samples_attributed, &node);
+	}
+	for (i = 0; !err && i < t->nlaunches; i++) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[i];
+
+		uint64_t before = st->launches;
+
+		err = apply_one(&c, l->pid, l->tid, l->ts_ns, &d->launch_stack[i], &st->launches,
+				&st->launches_attributed, &node);
+		st->launch_backward[i] = st->launches != before;
+		if (node >= 0)
+			st->launch_forward[i] = (uint32_t)node + 1;
+	}
+	for (i = 0; !err && i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+
+		err = apply_one(&c, o->pid, o->tid, o->ts_ns, &d->offcpu_stack[i], &st->offcpus,
+				&st->offcpus_attributed, &node);
+	}
+out:
+	free(c.evals);
+	free(c.nodes);
+	free(c.forward);
+	kmap__free(&c.made.dedup);
+	return err;
+}
+
+int backward__name(const struct trace *t, uint64_t ip, char *buf, size_t len)
+{
+	const char *cls = BWF_CLASS(ip) ? trace__string(t, BWF_CLASS(ip)) : NULL;
+
+	return snprintf(buf, len, "[backward] %s", cls && *cls ? cls : "node");
+}
+
+void backward__free(struct backward_stats *st)
+{
+	free(st->launch_forward);
+	free(st->launch_backward);
+	st->launch_forward = NULL;
+	st->launch_backward = NULL;
+}
