@@ -22,11 +22,21 @@
 /* Places evaluate_function returns to (thread_main's call; a few at most) */
 #define AG_MAX_RETURN_SITES 16
 
+/* Where a file of node classes only is loaded, per process */
+struct ag_bias {
+	uint32_t pid;
+	uint64_t bias;
+};
+
 struct ag_file {
 	dev_t dev;
 	ino_t ino;
+	uint32_t dso_id;
+	bool probed;			/* the engine's file (a cookie); else node classes only */
 	int fd;				/* kept open: probes are attached through /proc/self/fd */
 	struct autograd_syms syms;
+	struct ag_bias *biases;		/* classes-only files: by process */
+	size_t nbiases;
 	uint64_t return_sites[AG_MAX_RETURN_SITES];	/* file vaddrs with an end probe */
 	unsigned int nreturn_sites;
 };
@@ -64,13 +74,24 @@ struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_
 	return ap;
 }
 
-/* PyTorch's libraries: libtorch_cpu.so holds the engine (libtorch.so in old monolithic builds). */
-static bool torch_library(const char *path)
+static const char *base_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	base = base ? base + 1 : path;
-	return !strncmp(base, "libtorch_cpu.so", 15) || !strncmp(base, "libtorch.so", 11);
+	return base ? base + 1 : path;
+}
+
+/*
+ * PyTorch's libraries: libtorch_cpu.so holds the engine (libtorch.so in old monolithic builds),
+ * libtorch_python.so the class of nodes made in Python (PyNode: autograd.Function, compiled
+ * graphs).
+ */
+static bool torch_library(const char *path)
+{
+	const char *base = base_name(path);
+
+	return !strncmp(base, "libtorch_cpu.so", 15) || !strncmp(base, "libtorch.so", 11) ||
+	       !strncmp(base, "libtorch_python.so", 18);
 }
 
 static void submit_probe(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, uint32_t status,
@@ -119,11 +140,20 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 		goto unavailable;
 	}
 	f = &ap->files[ap->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
 	ret = autograd_syms__read(&f->syms, fd, err, sizeof(err));
-	/* a PyTorch library without the engine (libtorch.so's stub, libtorch_python): not ours */
-	if (ret == -ENOENT && strncmp(strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
-				      "libtorch_cpu", 12))
+	/* a PyTorch library without the engine (libtorch.so's stub): not ours */
+	if (ret == -ENOENT && strncmp(base_name(path), "libtorch_cpu", 12))
 		return;
+	if (ret == 1) {
+		f->dso_id = dso_id;
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		ap->nfiles++;
+		log_info("autograd: %zu node classes in %s", f->syms.nvtables, path);
+		return;
+	}
 	if (ret)
 		goto unavailable;
 	ret = bpf_state__attach_autograd(ap->bpf, map_path, f->syms.set_edge_off,
@@ -135,7 +165,8 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 			snprintf(err, sizeof(err), "dup: %s", strerror(errno));
 		goto unavailable;
 	}
-	f->nreturn_sites = 0;
+	f->probed = true;
+	f->dso_id = dso_id;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	ap->nfiles++;
@@ -148,6 +179,58 @@ unavailable:
 	snprintf(why, sizeof(why), "%s", err);
 	log_err("warning: backward attribution unavailable for %s: %s", path, why);
 	submit_probe(ap, pid, dso_id, XPU_AUTOGRAD_UNAVAILABLE, why, ts_ns);
+}
+
+void autograd_probe__mapping(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
+			     uint64_t start, uint64_t pgoff)
+{
+	struct ag_file *f;
+	struct ag_bias *b;
+	uint64_t bias;
+	uint32_t i;
+	size_t j;
+
+	if (!ap)
+		return;
+	for (i = 0; i < ap->nfiles; i++) {
+		f = &ap->files[i];
+		if (f->probed || f->dso_id != dso_id || !autograd_syms__bias(&f->syms, start, pgoff, &bias))
+			continue;
+		for (j = 0; j < f->nbiases; j++)
+			if (f->biases[j].pid == (uint32_t)pid)
+				break;
+		if (j == f->nbiases) {
+			b = realloc(f->biases, (f->nbiases + 1) * sizeof(*b));
+			if (!b)
+				return;
+			f->biases = b;
+			f->nbiases++;
+		}
+		f->biases[j].pid = (uint32_t)pid;
+		f->biases[j].bias = bias;
+	}
+}
+
+/* A node's class: from the probed file's vtables, else those of a classes-only file. */
+static const char *node_class(const struct autograd_probe *ap, const struct xpu_ev_ag_eval *b)
+{
+	const struct ag_file *f;
+	const char *cls = NULL;
+	uint32_t i;
+	size_t j;
+
+	/* the probe sits on evaluate_function's first instruction: ip - its address is the bias */
+	if (b->cookie < ap->nfiles && ap->files[b->cookie].probed) {
+		f = &ap->files[b->cookie];
+		cls = autograd_syms__class(&f->syms, b->ip - f->syms.evaluate_vaddr, b->vtable);
+	}
+	for (i = 0; !cls && i < ap->nfiles; i++) {
+		f = &ap->files[i];
+		for (j = 0; !f->probed && j < f->nbiases && !cls; j++)
+			if (f->biases[j].pid == b->hdr.pid)
+				cls = autograd_syms__class(&f->syms, f->biases[j].bias, b->vtable);
+	}
+	return cls;
 }
 
 static struct ag_thread *thread_get(struct autograd_probe *ap, uint32_t tid, bool create)
@@ -172,7 +255,7 @@ static struct ag_thread *thread_get(struct autograd_probe *ap, uint32_t tid, boo
 static void submit_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *b,
 			uint64_t end_ns, uint32_t depth, uint16_t flags)
 {
-	const char *cls = NULL;
+	const char *cls = node_class(ap, b);
 	struct xpu_rec_autograd_eval rec = {
 		.begin_ns = b->hdr.ts_ns,
 		.end_ns = end_ns,
@@ -191,12 +274,6 @@ static void submit_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *
 		.body_size = sizeof(rec),
 	};
 
-	/* the probe sits on evaluate_function's first instruction: ip - its address is the bias */
-	if (b->cookie < ap->nfiles) {
-		const struct autograd_syms *s = &ap->files[b->cookie].syms;
-
-		cls = autograd_syms__class(s, b->ip - s->evaluate_vaddr, b->vtable);
-	}
 	if (cls) {
 		r.nr_str = 1;
 		r.str[0].off = offsetof(struct xpu_rec_autograd_eval, class_str);
@@ -222,7 +299,7 @@ static void place_end_probe(struct autograd_probe *ap, const struct xpu_ev_ag_ev
 	unsigned int i;
 	int ret;
 
-	if (ev->cookie >= ap->nfiles || !ev->ret_addr)
+	if (ev->cookie >= ap->nfiles || !ap->files[ev->cookie].probed || !ev->ret_addr)
 		return;
 	f = &ap->files[ev->cookie];
 	va = ev->ret_addr - (ev->ip - f->syms.evaluate_vaddr);
@@ -339,7 +416,9 @@ void autograd_probe__free(struct autograd_probe *ap)
 	}
 	for (i = 0; i < ap->nfiles; i++) {
 		autograd_syms__free(&ap->files[i].syms);
-		close(ap->files[i].fd);
+		free(ap->files[i].biases);
+		if (ap->files[i].fd >= 0)
+			close(ap->files[i].fd);
 	}
 	free(ap);
 }

@@ -34,6 +34,9 @@ struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_
  */
 void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, int fd,
 			  const char *path, const char *map_path, uint64_t ts_ns);
+/* A mapping of pid's: where a file of node classes (libtorch_python) is loaded in it. */
+void autograd_probe__mapping(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
+			     uint64_t start, uint64_t pgoff);
 void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev);
 /* A thread ended: evaluations it left open are written without an end. */
 void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid);

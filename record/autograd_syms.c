@@ -239,32 +239,36 @@ int autograd_syms__read(struct autograd_syms *s, int fd, char *err, size_t errle
 			break;
 		}
 	}
-	if (ret == -ENOENT || (!ret && !s->set_edge_vaddr && !s->evaluate_vaddr)) {
+	if (ret == -ENOENT || (!ret && !s->set_edge_vaddr && !s->evaluate_vaddr && !s->nvtables)) {
 		snprintf(err, errlen, "no autograd symbols in its .dynsym");
 		ret = -ENOENT;
 		goto out;
 	}
 	if (ret)
 		goto out;
+	read_segments(s, elf);
+	qsort(s->vtables, s->nvtables, sizeof(*s->vtables), cmp_vtable);
+	if (!s->set_edge_vaddr && !s->evaluate_vaddr) {
+		ret = 1;	/* node classes only (libtorch_python's PyNode) */
+		goto out;
+	}
 	if (!s->set_edge_vaddr || !s->evaluate_vaddr) {
 		snprintf(err, errlen, "no %s in its .dynsym",
 			 s->set_edge_vaddr ? "Engine::evaluate_function" : "impl::set_gradient_edge");
 		ret = -ENOENT;
 		goto out;
 	}
-	read_segments(s, elf);
 	if (!autograd_syms__code_off(s, s->set_edge_vaddr, &s->set_edge_off) ||
 	    !autograd_syms__code_off(s, s->evaluate_vaddr, &s->evaluate_off)) {
 		snprintf(err, errlen, "autograd symbols outside its executable segments");
 		ret = -ENOEXEC;
 		goto out;
 	}
-	qsort(s->vtables, s->nvtables, sizeof(*s->vtables), cmp_vtable);
 	ret = 0;
 out:
 	if (elf)
 		elf_end(elf);
-	if (ret)
+	if (ret < 0)
 		autograd_syms__free(s);
 	return ret;
 }
@@ -286,6 +290,20 @@ const char *autograd_syms__class(const struct autograd_syms *s, uint64_t bias, u
 	if (!lo || va - s->vtables[lo - 1].vaddr >= s->vtables[lo - 1].size)
 		return NULL;
 	return s->names + s->vtables[lo - 1].name_off;
+}
+
+bool autograd_syms__bias(const struct autograd_syms *s, uint64_t start, uint64_t pgoff,
+			 uint64_t *bias)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nexec; i++) {
+		if (pgoff >= s->exec[i].off && pgoff - s->exec[i].off < s->exec[i].size) {
+			*bias = start - (pgoff - s->exec[i].off + s->exec[i].vaddr);
+			return true;
+		}
+	}
+	return false;
 }
 
 void autograd_syms__free(struct autograd_syms *s)

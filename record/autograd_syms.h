@@ -35,10 +35,15 @@ struct autograd_syms {
 };
 
 /*
- * Reads fd's .dynsym. 0 when both functions were found; -ENOENT when the file is not one that
- * holds them (why in err, one line); other negative errno for unreadable files.
+ * Reads fd's .dynsym. 0 when both functions were found; 1 when the file holds node classes but
+ * not the functions (libtorch_python: PyNode); -ENOENT when it holds none of them or only one
+ * function (why in err, one line); other negative errno for unreadable files.
  */
 int autograd_syms__read(struct autograd_syms *s, int fd, char *err, size_t errlen);
+/* The load bias of the file in a process that maps file offset pgoff at start; false if no
+ * executable segment holds pgoff. */
+bool autograd_syms__bias(const struct autograd_syms *s, uint64_t start, uint64_t pgoff,
+			 uint64_t *bias);
 /*
  * The class of an object whose vtable pointer is vptr, the file loaded at bias (runtime address
  * minus file virtual address): "MmBackward0". NULL when no vtable of the file holds it.

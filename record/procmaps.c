@@ -422,6 +422,7 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset)
 				py_procs__mapping(pm->py, pid, d->id, d->py, m.start, m.pgoff, ts_ns);
 			if (pm->jit)
 				jit_maps__note_mapping(pm->jit, pid, range, file, m.ino);
+			autograd_probe__mapping(pm->ag, pid, m.dso_id, m.start, m.pgoff);
 		}
 		if (pm->cfi && m.ino && !cfi_loader__known(pm->cfi, m.dev, m.ino)) {
 			snprintf(range, sizeof(range), "%llx-%llx", start, end);

@@ -38,6 +38,7 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 	/* -g cfi: the BPF walk said so, unless a DWARF walk of a copy replaced its stack */
 	*complete = n && (is_root_frame(strpool__str(&ses->pool, f[0])) ||
 			  unwind__outermost(&ses->uw, stack_id) ||
+			  backward__outermost(&ses->bw, stack_id) ||
 			  ((flags & XPU_EVENT_USER_OUTERMOST) && stack_id < UW_FIRST_STACK_ID));
 	return 0;
 }

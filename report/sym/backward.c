@@ -131,12 +131,15 @@ static int64_t eval_at(const struct bw_ctx *c, uint32_t pid, uint32_t tid, uint6
  * the node frame, then the forward stack (or, without one, the engine's outer frames).
  * *attributed says which. 0 or -ENOMEM; *id unchanged when the event has no user stack.
  */
-static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, bool *attributed)
+static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, uint32_t flags,
+		   bool *attributed)
 {
 	const struct xpu_rec_autograd_eval *e = &c->t->ag_evals[ei];
 	const struct tr_stack *ev = derived_stacks__get(c->d, *id), *fw = NULL;
 	uint32_t nk, nu, cut, i, n = 0;
 	int64_t ni = c->forward[ei];
+	bool outer_complete = flags & XPU_EVENT_USER_OUTERMOST;
+	int err;
 
 	*attributed = false;
 	if (!ev || !ev->nr_user)
@@ -162,17 +165,20 @@ static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, bool *attributed)
 		for (i = 1; i < fw->nr_user && n < BW_MAX_FRAMES; i++)
 			c->ips[n++] = fw->ips[fw->nr_kernel + i];
 		*attributed = true;
+		outer_complete = c->t->ag_nodes[ni].flags & XPU_EVENT_USER_OUTERMOST;
 	} else {
 		for (i = cut; i < nu && n < BW_MAX_FRAMES; i++)
 			c->ips[n++] = ev->ips[nk + i];
 	}
-	return derived_stacks__make(c->d, &c->made, ev->ips, (uint16_t)nk, c->ips, (uint16_t)n,
-				    id);
+	err = derived_stacks__make(c->d, &c->made, ev->ips, (uint16_t)nk, c->ips, (uint16_t)n, id);
+	if (!err && outer_complete && !kmap__put(&c->st->outermost, *id, 0, 1, NULL))
+		err = -ENOMEM;
+	return err;
 }
 
 /* One event of thread (pid, tid) at ts with stack *id: rewritten when inside an evaluation. */
-static int apply_one(struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t *id,
-		     uint64_t *inside, uint64_t *attributed, int64_t *node)
+static int apply_one(struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t flags,
+		     uint32_t *id, uint64_t *inside, uint64_t *attributed, int64_t *node)
 {
 	int64_t ei = eval_at(c, pid, tid, ts);
 	bool a;
@@ -182,7 +188,7 @@ static int apply_one(struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts, 
 	if (ei < 0)
 		return 0;
 	(*inside)++;
-	err = rewrite(c, id, ei, &a);
+	err = rewrite(c, id, ei, flags, &a);
 	if (!err && a) {
 		(*attributed)++;
 		*node = c->forward[ei];
@@ -227,7 +233,7 @@ int backward__apply(struct derived_stacks *d, struct backward_stats *st)
 	for (i = 0; !err && i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
-		err = apply_one(&c, s->pid, s->tid, s->ts_ns, &d->sample_stack[i], &st->samples,
+		err = apply_one(&c, s->pid, s->tid, s->ts_ns, s->flags, &d->sample_stack[i], &st->samples,
 				&st->samples_attributed, &node);
 	}
 	for (i = 0; !err && i < t->nlaunches; i++) {
@@ -235,7 +241,7 @@ int backward__apply(struct derived_stacks *d, struct backward_stats *st)
 
 		uint64_t before = st->launches;
 
-		err = apply_one(&c, l->pid, l->tid, l->ts_ns, &d->launch_stack[i], &st->launches,
+		err = apply_one(&c, l->pid, l->tid, l->ts_ns, l->flags, &d->launch_stack[i], &st->launches,
 				&st->launches_attributed, &node);
 		st->launch_backward[i] = st->launches != before;
 		if (node >= 0)
@@ -244,7 +250,7 @@ int backward__apply(struct derived_stacks *d, struct backward_stats *st)
 	for (i = 0; !err && i < t->noffcpus; i++) {
 		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
 
-		err = apply_one(&c, o->pid, o->tid, o->ts_ns, &d->offcpu_stack[i], &st->offcpus,
+		err = apply_one(&c, o->pid, o->tid, o->ts_ns, o->flags, &d->offcpu_stack[i], &st->offcpus,
 				&st->offcpus_attributed, &node);
 	}
 out:
@@ -253,6 +259,11 @@ out:
 	free(c.forward);
 	kmap__free(&c.made.dedup);
 	return err;
+}
+
+bool backward__outermost(const struct backward_stats *st, uint32_t stack_id)
+{
+	return kmap__get(&st->outermost, stack_id, 0) != NULL;
 }
 
 int backward__name(const struct trace *t, uint64_t ip, char *buf, size_t len)
@@ -266,6 +277,7 @@ void backward__free(struct backward_stats *st)
 {
 	free(st->launch_forward);
 	free(st->launch_backward);
+	kmap__free(&st->outermost);
 	st->launch_forward = NULL;
 	st->launch_backward = NULL;
 }

@@ -47,6 +47,11 @@ struct backward_stats {
 	/* per t->launches[i]: 1 + the AUTOGRAD_NODE index whose forward stack it got, else 0 */
 	uint32_t *launch_forward;
 	uint8_t *launch_backward;	/* per t->launches[i]: 1 when made inside an evaluation */
+	/*
+	 * stacks made here whose outer part (the forward stack, or the engine's) came from a walk
+	 * that reached the outermost frame (-g cfi's flag on its record)
+	 */
+	struct kmap outermost;
 };
 
 /*
@@ -54,6 +59,8 @@ struct backward_stats {
  * stacks hold their Python frames). 0 or -ENOMEM.
  */
 int backward__apply(struct derived_stacks *d, struct backward_stats *st);
+/* Whether stack_id is one made here whose outer part reached the outermost frame. */
+bool backward__outermost(const struct backward_stats *st, uint32_t stack_id);
 /* The frame name of a tagged address: "[backward] MmBackward0". */
 int backward__name(const struct trace *t, uint64_t ip, char *buf, size_t len);
 void backward__free(struct backward_stats *st);
