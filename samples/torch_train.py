@@ -2,7 +2,14 @@
 # SPDX-License-Identifier: MIT
 """A tiny PyTorch training loop for the GPU checks: a small conv net plus MLP head on random
 data, on CUDA, a few hundred steps (well under 20 s on an H100), no downloads. NVTX ranges mark
-the phases so the trace shows them. Prints "expect steps N" and the loss for a sanity check."""
+the phases so the trace shows them. Prints "expect steps N" and the loss for a sanity check.
+
+  torch_train.py [--profile OUT.stacks]
+
+--profile runs 10 warm-up steps, then the same XPU_TORCH_STEPS steps under torch.profiler (CPU and
+CUDA activities, with_stack=True), and writes each kernel's time under the stack of the op that
+launched it (samples/torch_profile.py): Python frames ("file.py(LINE):_func") root first, a
+backward op under the stack of its forward op. Without it the loop runs unprofiled, as it always did."""
 import os
 import sys
 import time
@@ -35,6 +42,36 @@ def train_step(model, opt, loss_fn, x, y):
     return loss
 
 
+def profile_steps(model, opt, loss_fn, xs, ys, dev, out):
+    """The loop of main() after 10 warm-up steps, under torch.profiler; writes its stacks."""
+    from torch.profiler import ProfilerActivity, profile
+    from torch_profile import export_kernel_stacks, stack_config
+
+    def steps(n):
+        for step in range(n):
+            torch.cuda.nvtx.range_push("train_step")
+            x = xs[step % 16].to(dev, non_blocking=True)
+            y = ys[step % 16].to(dev, non_blocking=True)
+            loss = train_step(model, opt, loss_fn, x, y)
+            torch.cuda.nvtx.range_pop()
+            if step % 100 == 0:
+                print(f"step {step} loss {loss.item():.4f}", flush=True)
+        return loss
+
+    steps(10)
+    torch.cuda.synchronize()
+    t0 = time.time()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 with_stack=True, **stack_config()) as prof:
+        loss = steps(STEPS)
+        torch.cuda.synchronize()
+    t1 = time.time()
+    lines, total = export_kernel_stacks(prof, out)
+    print(f"final loss {loss.item():.4f}, {STEPS} profiled steps in {t1 - t0:.3f}s")
+    print(f"profile {out}: {lines} stacks, {total} us")
+    return 0
+
+
 def main():
     if not torch.cuda.is_available():
         print("no CUDA device", file=sys.stderr)
@@ -47,6 +84,9 @@ def main():
     # a fixed random dataset on the host, copied per step like a real input pipeline
     xs = torch.randn(16, 64, 3, 32, 32).pin_memory()
     ys = torch.randint(0, 10, (16, 64))
+    if "--profile" in sys.argv[1:-1]:
+        return profile_steps(model, opt, loss_fn, xs, ys, dev,
+                             sys.argv[sys.argv.index("--profile") + 1])
     t0 = time.time()
     for step in range(STEPS):
         torch.cuda.nvtx.range_push("train_step")
