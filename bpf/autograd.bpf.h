@@ -7,9 +7,10 @@
  *    reference (it holds a shared_ptr), so the second argument points at {Node*, ctrl, input_nr}.
  *    The event carries the stack, as a launch does.
  *  - backward: Engine::evaluate_function(graph_task&, Node*, InputBuffer&, queue&) evaluates
- *    one node: the third argument is the node; a uprobe on the instruction its call returns to
- *    marks its end (a uretprobe would put its trampoline's address in the stack, and every walk
- *    of the node's samples and launches would stop there).
+ *    one node: the third argument is the node. No probe marks its end: while it runs, the
+ *    return address read at [sp] here is in every stack of the thread, and the report tells
+ *    the node's work by that (a uretprobe would also put its trampoline's address in those
+ *    stacks, and every walk of the node's samples and launches would stop there).
  * xpu-record attaches these where it finds the symbols (record/autograd_probe.c); the report
  * joins a backward evaluation to the forward event of the same node address and class.
  */
@@ -90,7 +91,8 @@ int BPF_KPROBE(on_ag_node, void *var, void *edge)
 	return 0;
 }
 
-static __always_inline int ag_eval(struct pt_regs *ctx, __u32 kind, __u64 node)
+SEC("uprobe")
+int BPF_KPROBE(on_ag_eval_begin, void *engine, void *graph_task, void *node)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -105,29 +107,16 @@ static __always_inline int ag_eval(struct pt_regs *ctx, __u32 kind, __u64 node)
 	}
 	count(XPU_CNT_AG_EVALS);
 	fill_hdr(&ev->hdr, XPU_EV_AG_EVAL, tgid, (__u32)id);
-	ev->kind = kind;
 	ev->cookie = (__u32)bpf_get_attach_cookie(ctx);
-	ev->node = node;
+	ev->reserved = 0;
+	ev->node = (__u64)node;
 	ev->vtable = 0;
 	ev->ret_addr = 0;
 	ev->ip = PT_REGS_IP(ctx);
 	ev->sp = PT_REGS_SP(ctx);
-	if (kind == XPU_EV_AG_BEGIN &&
-	    (bpf_probe_read_user(&ev->vtable, sizeof(ev->vtable), (void *)node) ||
-	     bpf_probe_read_user(&ev->ret_addr, sizeof(ev->ret_addr), (void *)PT_REGS_SP(ctx))))
+	if (bpf_probe_read_user(&ev->vtable, sizeof(ev->vtable), node) ||
+	    bpf_probe_read_user(&ev->ret_addr, sizeof(ev->ret_addr), (void *)PT_REGS_SP(ctx)))
 		count(XPU_CNT_AG_READ_ERR);
 	bpf_ringbuf_submit(ev, lazy_wakeup());
 	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(on_ag_eval_begin, void *engine, void *graph_task, void *node)
-{
-	return ag_eval(ctx, XPU_EV_AG_BEGIN, (__u64)node);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(on_ag_eval_end)
-{
-	return ag_eval(ctx, XPU_EV_AG_END, 0);
 }

@@ -32,7 +32,7 @@ enum xpu_ev_type {
 	XPU_EV_PYSTACK = 6,	/* Python frames: precede the SAMPLE or GPU_LAUNCH they belong to */
 	XPU_EV_OFFCPU = 7,	/* --off-cpu: one block of a thread (struct xpu_ev_offcpu) */
 	XPU_EV_AG_NODE = 8,	/* PyTorch autograd: a node got its output (struct xpu_ev_ag_node) */
-	XPU_EV_AG_EVAL = 9,	/* PyTorch autograd: a node's evaluation began or ended */
+	XPU_EV_AG_EVAL = 9,	/* PyTorch autograd: a node's evaluation began */
 };
 
 /*
@@ -96,7 +96,7 @@ enum xpu_bpf_counter {
 	/* PyTorch autograd (backward attribution) */
 	XPU_CNT_AG_NODES = 37,		/* node events sent (forward: a node set on an output) */
 	XPU_CNT_AG_NODE_REPEATS = 38,	/* further outputs of the node just sent: not sent again */
-	XPU_CNT_AG_EVALS = 39,		/* evaluation begin and end events sent */
+	XPU_CNT_AG_EVALS = 39,		/* evaluation events sent */
 	XPU_CNT_AG_READ_ERR = 40,	/* a node or edge pointer could not be read */
 	XPU_CNT_NR = 41,
 };
@@ -170,18 +170,11 @@ struct xpu_ev_ag_node {
 	__u64 uips[XPU_BPF_MAX_UFRAMES + 1];
 };
 
-enum xpu_ev_ag_eval_kind {
-	XPU_EV_AG_BEGIN = 1,
-	XPU_EV_AG_END = 2,
-};
-
 /*
- * PyTorch autograd, backward side: Engine::evaluate_function(graph_task, Node*, ...) entered
- * (BEGIN, with the node, its vtable, the return address at [sp]) or returned (END: a uprobe on
- * the instruction that return address points to, placed by xpu-record once it has seen it; not
- * a uretprobe, whose trampoline address in the stack would cut every walk through the node).
- * ip is the probed instruction, sp the stack pointer there (an END's is its BEGIN's + 8).
- * cookie names the file the probe is in.
+ * PyTorch autograd, backward side: Engine::evaluate_function(graph_task, Node*, ...) entered,
+ * with the node, its vtable, the return address at [sp] (in every stack of the thread until it
+ * returns: no end event is needed), the probed instruction's address and sp there (a nested
+ * evaluation's is lower). cookie names the file the probe is in.
  */
 struct xpu_ev_ag_eval {
 	struct xpu_ev_hdr hdr;
@@ -190,8 +183,8 @@ struct xpu_ev_ag_eval {
 	__u64 ret_addr;
 	__u64 ip;
 	__u64 sp;
-	__u32 kind;			/* enum xpu_ev_ag_eval_kind */
 	__u32 cookie;			/* the attach cookie: index of the probed file */
+	__u32 reserved;
 };
 
 /*

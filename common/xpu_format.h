@@ -400,8 +400,7 @@ enum xpu_stat_id {
 	XPU_STAT_AG_NODE_REPEATS = 71,		/* further outputs of a node: not taken again */
 	XPU_STAT_AG_EVALS = 72,			/* AUTOGRAD_EVAL records written */
 	XPU_STAT_AG_READ_ERR = 73,		/* node or edge pointers that could not be read */
-	XPU_STAT_AG_UNPAIRED = 74,		/* evaluation ends without a begin, or too deep */
-	XPU_STAT_AG_NO_END = 75,		/* evaluations whose end was not seen */
+	XPU_STAT_AG_TOO_DEEP = 74,		/* evaluations nested deeper than 16: not written */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -756,12 +755,12 @@ struct xpu_rec_autograd_node {
 _Static_assert(sizeof(struct xpu_rec_autograd_node) == 48, "autograd node size");
 
 /*
- * Since 1.10: the autograd engine evaluated a node (Engine::evaluate_function, entry to
- * return) on thread tid. Work of tid between begin_ns and end_ns is the node's backward.
+ * Since 1.10: the autograd engine began to evaluate a node (Engine::evaluate_function) on
+ * thread tid. Its end is not recorded: work of tid after begin_ns is the node's while the
+ * thread's stack holds caller_ip (evaluate_function's return address).
  */
 struct xpu_rec_autograd_eval {
 	uint64_t begin_ns;
-	uint64_t end_ns;		/* 0: still running when recording stopped */
 	uint32_t pid;
 	uint32_t tid;
 	uint64_t node_addr;
@@ -769,17 +768,9 @@ struct xpu_rec_autograd_eval {
 	uint64_t caller_ip;		/* the return address into evaluate_function's caller */
 	uint32_t class_str;		/* the node's class ("MmBackward0"), 0: not named */
 	uint16_t depth;			/* evaluations of tid this one runs inside (reentrant) */
-	uint16_t flags;			/* enum xpu_autograd_eval_flags */
+	uint16_t flags;			/* none yet */
 };
-_Static_assert(sizeof(struct xpu_rec_autograd_eval) == 56, "autograd eval size");
-
-enum xpu_autograd_eval_flags {
-	/*
-	 * Its end was not seen (the end probe was placed while it ran): end_ns is 0 and readers
-	 * attribute nothing to it.
-	 */
-	XPU_AUTOGRAD_EVAL_NO_END = 1u << 0,
-};
+_Static_assert(sizeof(struct xpu_rec_autograd_eval) == 48, "autograd eval size");
 
 enum xpu_autograd_probe_status {
 	XPU_AUTOGRAD_PROBED = 1,	/* the probes are attached to the file */

@@ -15,12 +15,10 @@
 #include "writer_thread.h"
 #include "xpu_format.h"
 
-/* Reentrant backward (checkpointing) nests evaluations; deeper ones are counted, not kept. */
+/* Reentrant backward (checkpointing) nests evaluations; deeper ones are counted, not written. */
 #define AG_MAX_DEPTH 16
 #define AG_THREAD_BUCKETS 256
 #define AG_MAX_FILES 64
-/* Places evaluate_function returns to (thread_main's call; a few at most) */
-#define AG_MAX_RETURN_SITES 16
 
 /* Where a file of node classes only is loaded, per process */
 struct ag_bias {
@@ -33,22 +31,16 @@ struct ag_file {
 	ino_t ino;
 	uint32_t dso_id;
 	bool probed;			/* the engine's file (a cookie); else node classes only */
-	int fd;				/* kept open: probes are attached through /proc/self/fd */
 	struct autograd_syms syms;
 	struct ag_bias *biases;		/* classes-only files: by process */
 	size_t nbiases;
-	uint64_t return_sites[AG_MAX_RETURN_SITES];	/* file vaddrs with an end probe */
-	unsigned int nreturn_sites;
 };
 
-struct ag_open {
-	struct xpu_ev_ag_eval ev;	/* the BEGIN event */
-};
-
+/* A thread's evaluations that may still run: the stack pointer at each one's entry */
 struct ag_thread {
 	uint32_t tid;
 	uint32_t depth;
-	struct ag_open open[AG_MAX_DEPTH];
+	uint64_t sp[AG_MAX_DEPTH];
 	struct ag_thread *next;
 };
 
@@ -141,7 +133,6 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 	}
 	f = &ap->files[ap->nfiles];
 	memset(f, 0, sizeof(*f));
-	f->fd = -1;
 	ret = autograd_syms__read(&f->syms, fd, err, sizeof(err));
 	/* a PyTorch library without the engine (libtorch.so's stub): not ours */
 	if (ret == -ENOENT && strncmp(base_name(path), "libtorch_cpu", 12))
@@ -158,11 +149,8 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 		goto unavailable;
 	ret = bpf_state__attach_autograd(ap->bpf, map_path, f->syms.set_edge_off,
 					 f->syms.evaluate_off, ap->nfiles, err, sizeof(err));
-	f->fd = ret ? -1 : dup(fd);
-	if (ret || f->fd < 0) {
+	if (ret) {
 		autograd_syms__free(&f->syms);
-		if (!ret)
-			snprintf(err, sizeof(err), "dup: %s", strerror(errno));
 		goto unavailable;
 	}
 	f->probed = true;
@@ -251,25 +239,23 @@ static struct ag_thread *thread_get(struct autograd_probe *ap, uint32_t tid, boo
 	return t;
 }
 
-/* One AUTOGRAD_EVAL from its begin event; end_ns 0: it had not ended (or flags say why). */
-static void submit_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *b,
-			uint64_t end_ns, uint32_t depth, uint16_t flags)
+/* One AUTOGRAD_EVAL, written as it begins. */
+static void submit_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev,
+			uint32_t depth)
 {
-	const char *cls = node_class(ap, b);
+	const char *cls = node_class(ap, ev);
 	struct xpu_rec_autograd_eval rec = {
-		.begin_ns = b->hdr.ts_ns,
-		.end_ns = end_ns,
-		.pid = b->hdr.pid,
-		.tid = b->hdr.tid,
-		.node_addr = b->node,
-		.class_addr = b->vtable,
-		.caller_ip = b->ret_addr,
+		.begin_ns = ev->hdr.ts_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.node_addr = ev->node,
+		.class_addr = ev->vtable,
+		.caller_ip = ev->ret_addr,
 		.depth = (uint16_t)depth,
-		.flags = flags,
 	};
 	struct wt_rec r = {
 		.type = XPU_REC_AUTOGRAD_EVAL,
-		.ts_ns = b->hdr.ts_ns,
+		.ts_ns = ev->hdr.ts_ns,
 		.body = &rec,
 		.body_size = sizeof(rec),
 	};
@@ -281,101 +267,29 @@ static void submit_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *
 		r.str[0].len = (uint32_t)strlen(cls);
 	}
 	ap->st.evals++;
-	if (flags & XPU_AUTOGRAD_EVAL_NO_END)
-		ap->st.no_end++;
 	writer_thread__submit(ap->wt, &r);
-}
-
-/*
- * The end probe goes where evaluate_function returns to, once that place is known (the first
- * evaluation that returns there): a uprobe at a return address always sits on an instruction
- * boundary. Evaluations running while it is placed have no end seen.
- */
-static void place_end_probe(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev)
-{
-	struct ag_file *f;
-	uint64_t va, off;
-	char path[64];
-	unsigned int i;
-	int ret;
-
-	if (ev->cookie >= ap->nfiles || !ap->files[ev->cookie].probed || !ev->ret_addr)
-		return;
-	f = &ap->files[ev->cookie];
-	va = ev->ret_addr - (ev->ip - f->syms.evaluate_vaddr);
-	for (i = 0; i < f->nreturn_sites; i++)
-		if (f->return_sites[i] == va)
-			return;
-	if (f->nreturn_sites == AG_MAX_RETURN_SITES)
-		return;
-	f->return_sites[f->nreturn_sites++] = va;
-	/* a caller in another file: its evaluations stay without an end */
-	if (!autograd_syms__code_off(&f->syms, va, &off)) {
-		ap->st.foreign_callers++;
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
-	ret = bpf_state__attach_autograd_end(ap->bpf, path, off, ev->cookie);
-	if (ret)
-		log_err("warning: autograd: no end probe at offset 0x%llx: %s",
-			(unsigned long long)off, strerror(-ret));
-}
-
-/* Pops the open evaluations deeper than keep (their ends were not seen). */
-static void drop_missed(struct autograd_probe *ap, struct ag_thread *t, uint32_t keep)
-{
-	while (t->depth > keep) {
-		t->depth--;
-		if (t->depth < AG_MAX_DEPTH)
-			submit_eval(ap, &t->open[t->depth].ev, 0, t->depth, XPU_AUTOGRAD_EVAL_NO_END);
-	}
 }
 
 void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev)
 {
-	struct ag_thread *t = thread_get(ap, ev->hdr.tid, ev->kind == XPU_EV_AG_BEGIN);
-	uint32_t d;
+	struct ag_thread *t = thread_get(ap, ev->hdr.tid, true);
 
 	if (!t) {
-		ap->st.unpaired++;
+		ap->st.too_deep++;
 		return;
 	}
-	if (ev->kind == XPU_EV_AG_BEGIN) {
-		/*
-		 * A nested (reentrant) evaluation runs deeper in the stack: an open one at this
-		 * depth or below has ended unseen.
-		 */
-		for (d = t->depth; d > 0 && d <= AG_MAX_DEPTH && t->open[d - 1].ev.sp <= ev->sp; d--)
-			;
-		drop_missed(ap, t, d);
-		if (t->depth < AG_MAX_DEPTH)
-			t->open[t->depth].ev = *ev;
-		else
-			ap->st.unpaired++;
-		t->depth++;
-		place_end_probe(ap, ev);
-		return;
-	}
-	/* the return popped the return address: sp is 8 above the entry's */
-	for (d = t->depth < AG_MAX_DEPTH ? t->depth : AG_MAX_DEPTH; d > 0; d--)
-		if (t->open[d - 1].ev.sp + 8 == ev->sp)
-			break;
-	if (!d) {
-		ap->st.unpaired++;
-		return;
-	}
-	drop_missed(ap, t, d);
-	t->depth--;
-	submit_eval(ap, &t->open[t->depth].ev, ev->hdr.ts_ns, t->depth, 0);
-}
-
-static void flush_thread(struct autograd_probe *ap, struct ag_thread *t)
-{
-	while (t->depth) {
+	/*
+	 * The thread's evaluations still running: a nested (reentrant) one runs deeper in the
+	 * stack, so those entered at this stack pointer or above it have returned.
+	 */
+	while (t->depth && t->sp[t->depth - 1] <= ev->sp)
 		t->depth--;
-		if (t->depth < AG_MAX_DEPTH)
-			submit_eval(ap, &t->open[t->depth].ev, 0, t->depth, 0);
+	if (t->depth == AG_MAX_DEPTH) {
+		ap->st.too_deep++;
+		return;
 	}
+	submit_eval(ap, ev, t->depth);
+	t->sp[t->depth++] = ev->sp;
 }
 
 void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid)
@@ -383,20 +297,14 @@ void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid)
 	struct ag_thread *t = ap ? thread_get(ap, tid, false) : NULL;
 
 	if (t)
-		flush_thread(ap, t);
+		t->depth = 0;
 }
 
-void autograd_probe__finish(struct autograd_probe *ap, struct autograd_probe_stats *st)
+void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st)
 {
-	size_t b;
-
 	memset(st, 0, sizeof(*st));
-	if (!ap)
-		return;
-	for (b = 0; b < AG_THREAD_BUCKETS; b++)
-		for (struct ag_thread *t = ap->threads[b]; t; t = t->next)
-			flush_thread(ap, t);
-	*st = ap->st;
+	if (ap)
+		*st = ap->st;
 }
 
 void autograd_probe__free(struct autograd_probe *ap)
@@ -417,8 +325,6 @@ void autograd_probe__free(struct autograd_probe *ap)
 	for (i = 0; i < ap->nfiles; i++) {
 		autograd_syms__free(&ap->files[i].syms);
 		free(ap->files[i].biases);
-		if (ap->files[i].fd >= 0)
-			close(ap->files[i].fd);
 	}
 	free(ap);
 }

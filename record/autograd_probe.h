@@ -2,8 +2,8 @@
 /*
  * Backward attribution's recording side: finds PyTorch libraries as they are mapped, attaches
  * the autograd probes of bpf/autograd.bpf.h to them, and turns their events into AUTOGRAD_*
- * records (a node's begin and end become one AUTOGRAD_EVAL, its class named from the file's
- * vtables). Owned by the drain thread.
+ * records (an evaluation's class named from the files' vtables, its nesting depth from the
+ * stack pointers). Owned by the drain thread.
  */
 #ifndef XPU_RECORD_AUTOGRAD_PROBE_H
 #define XPU_RECORD_AUTOGRAD_PROBE_H
@@ -21,9 +21,7 @@ struct autograd_probe_stats {
 	uint64_t files;			/* files probed */
 	uint64_t unavailable;		/* PyTorch files that could not be probed */
 	uint64_t evals;			/* AUTOGRAD_EVAL records written */
-	uint64_t unpaired;		/* ends without a begin, begins too deep */
-	uint64_t no_end;		/* evaluations whose end was not seen */
-	uint64_t foreign_callers;	/* return sites outside the probed file */
+	uint64_t too_deep;		/* evaluations nested too deep to be written */
 };
 
 struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_thread *wt);
@@ -38,10 +36,9 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 void autograd_probe__mapping(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 			     uint64_t start, uint64_t pgoff);
 void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev);
-/* A thread ended: evaluations it left open are written without an end. */
+/* A thread ended: forgets its evaluations. */
 void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid);
-/* Writes what is still open (no end) and fills st. */
-void autograd_probe__finish(struct autograd_probe *ap, struct autograd_probe_stats *st);
+void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st);
 void autograd_probe__free(struct autograd_probe *ap);
 
 #endif

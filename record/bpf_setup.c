@@ -161,7 +161,6 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 	if (!opts->autograd) {
 		bpf_program__set_autoload(st->skel->progs.on_ag_node, false);
 		bpf_program__set_autoload(st->skel->progs.on_ag_eval_begin, false);
-		bpf_program__set_autoload(st->skel->progs.on_ag_eval_end, false);
 	}
 	st->off_cpu = opts->off_cpu;
 	st->skel->rodata->off_cpu = opts->off_cpu;
@@ -457,19 +456,6 @@ int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t 
 	pthread_mutex_unlock(&st->ag_lock);
 	if (ret)
 		snprintf(err, errlen, "attaching a uprobe: %s", strerror(-ret));
-	return ret;
-}
-
-int bpf_state__attach_autograd_end(struct bpf_state *st, const char *path, uint64_t off,
-				   uint32_t cookie)
-{
-	int ret;
-
-	if (!bpf_program__autoload(st->skel->progs.on_ag_eval_end))
-		return -ENOTSUP;
-	pthread_mutex_lock(&st->ag_lock);
-	ret = attach_ag_one(st, st->skel->progs.on_ag_eval_end, path, off, false, cookie);
-	pthread_mutex_unlock(&st->ag_lock);
 	return ret;
 }
 

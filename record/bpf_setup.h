@@ -51,9 +51,6 @@ bool bpf_state__gpu_attached(struct bpf_state *st);
  */
 int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t set_edge_off,
 			       uint64_t evaluate_off, uint32_t cookie, char *err, size_t errlen);
-/* The end-of-evaluation probe at file offset off of path (a return site). 0 or -errno. */
-int bpf_state__attach_autograd_end(struct bpf_state *st, const char *path, uint64_t off,
-				   uint32_t cookie);
 /* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
 void bpf_state__stop_sampling(struct bpf_state *st);
 /*

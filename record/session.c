@@ -783,8 +783,7 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_AG_NODE_REPEATS, cnt[XPU_CNT_AG_NODE_REPEATS]);
 		STAT(XPU_STAT_AG_EVALS, ags->evals);
 		STAT(XPU_STAT_AG_READ_ERR, cnt[XPU_CNT_AG_READ_ERR]);
-		STAT(XPU_STAT_AG_UNPAIRED, ags->unpaired);
-		STAT(XPU_STAT_AG_NO_END, ags->no_end);
+		STAT(XPU_STAT_AG_TOO_DEEP, ags->too_deep);
 	}
 #undef STAT
 	return n;
@@ -887,7 +886,7 @@ static int session__finish(struct session *s)
 	jit_maps__collect(s->jit, &jms);
 	procmaps__get_stats(s->pm, &ps);
 	py_procs__get_stats(s->py, &pys);
-	autograd_probe__finish(s->ag, &ags);
+	autograd_probe__get_stats(s->ag, &ags);
 	if (s->cfi)
 		cfi_loader__get_stats(s->cfi, &cls);
 	submit_clock_sync(s);

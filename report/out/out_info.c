@@ -135,8 +135,7 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_AG_NODE_REPEATS] = "autograd_node_repeats",
 		[XPU_STAT_AG_EVALS] = "autograd_evals",
 		[XPU_STAT_AG_READ_ERR] = "autograd_read_errors",
-		[XPU_STAT_AG_UNPAIRED] = "autograd_unpaired",
-		[XPU_STAT_AG_NO_END] = "autograd_no_end",
+		[XPU_STAT_AG_TOO_DEEP] = "autograd_too_deep",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
@@ -411,15 +410,12 @@ int out_info(struct session *ses, FILE *out)
 		fprintf(out, "  %-16s %" PRIu64 "\n", "matched", bw->evals_matched);
 		fprintf(out, "  %-16s %" PRIu64 "\n", "no forward", bw->unmatched[BW_NO_FORWARD]);
 		fprintf(out, "  %-16s %" PRIu64 "\n", "other class", bw->unmatched[BW_OTHER_CLASS]);
-		fprintf(out, "  %-16s %" PRIu64 "\n", "still running", bw->open_evals);
-		fprintf(out, "  %-16s %" PRIu64 "\n", "end not seen", bw->no_end);
 		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 "\n", "samples", bw->samples_attributed,
 			bw->samples);
 		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 "\n", "launches",
 			bw->launches_attributed, bw->launches);
 		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 "\n", "off-cpu", bw->offcpus_attributed,
 			bw->offcpus);
-		fprintf(out, "  %-16s %" PRIu64 "\n", "no engine frame", bw->no_cut);
 		if (backward_share__print(ses, out, "  ", "  "))
 			return -ENOMEM;
 	}

@@ -93,13 +93,29 @@ none:
 	return -1;
 }
 
-/*
- * The innermost evaluation of thread (pid, tid) running at ts, as an index into t->ag_evals,
- * or -1. Evaluations of one thread nest or follow each other, so walking back from the last
- * one begun stops at the first top-level one that has ended.
- */
-static int64_t eval_at(const struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts)
+/* Times the return address ip is among the user frames of st (a walk may store it less 1). */
+static uint32_t count_frame(const struct tr_stack *st, uint64_t ip)
 {
+	uint32_t i, n = 0;
+
+	for (i = 0; ip && i < st->nr_user; i++) {
+		uint64_t f = st->ips[st->nr_kernel + i];
+
+		n += f == ip || f + 1 == ip;
+	}
+	return n;
+}
+
+/*
+ * The innermost evaluation of thread (pid, tid) running when an event with stack st was taken
+ * at ts, as an index into t->ag_evals, or -1. An evaluation runs while the thread's stack holds
+ * its return address (once more than the evaluations it runs inside). Walking back from the last
+ * one begun: one that started before a later evaluation at its depth or shallower has ended.
+ */
+static int64_t eval_at(const struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts,
+		       const struct tr_stack *st)
+{
+	uint32_t min_depth = UINT32_MAX;
 	const struct trace *t = c->t;
 	size_t lo = 0, hi = t->nag_evals;
 
@@ -117,11 +133,13 @@ static int64_t eval_at(const struct bw_ctx *c, uint32_t pid, uint32_t tid, uint6
 
 		if (e->pid != pid || e->tid != tid)
 			return -1;
-		/* one whose end was not seen says nothing of where it ended */
-		if (!(e->flags & XPU_AUTOGRAD_EVAL_NO_END) && (!e->end_ns || e->end_ns >= ts))
+		if (e->depth >= min_depth)
+			continue;
+		if (count_frame(st, e->caller_ip) > e->depth)
 			return c->evals[lo];
 		if (!e->depth)
 			return -1;
+		min_depth = e->depth;
 	}
 	return -1;
 }
@@ -150,11 +168,9 @@ static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, uint32_t flags,
 	for (cut = 0; cut < nu; cut++) {
 		uint64_t ip = ev->ips[nk + cut];
 
-		if (e->caller_ip && (ip == e->caller_ip || ip + 1 == e->caller_ip))
+		if (ip == e->caller_ip || ip + 1 == e->caller_ip)
 			break;
 	}
-	if (cut == nu)
-		c->st->no_cut++;
 	if (ni >= 0)
 		fw = derived_stacks__get(c->d, c->d->ag_node_stack[ni]);
 	for (i = 0; i < cut && n < BW_MAX_FRAMES - 1; i++)
@@ -180,11 +196,15 @@ static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, uint32_t flags,
 static int apply_one(struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t flags,
 		     uint32_t *id, uint64_t *inside, uint64_t *attributed, int64_t *node)
 {
-	int64_t ei = eval_at(c, pid, tid, ts);
+	const struct tr_stack *st = derived_stacks__get(c->d, *id);
+	int64_t ei;
 	bool a;
 	int err;
 
 	*node = -1;
+	if (!st || !st->nr_user)
+		return 0;
+	ei = eval_at(c, pid, tid, ts, st);
 	if (ei < 0)
 		return 0;
 	(*inside)++;
@@ -225,9 +245,6 @@ int backward__apply(struct derived_stacks *d, struct backward_stats *st)
 	qsort_r(c.nodes, t->nag_nodes, sizeof(*c.nodes), cmp_node, (void *)t);
 	for (i = 0; i < t->nag_evals; i++) {
 		st->evals++;
-		st->open_evals += !t->ag_evals[i].end_ns &&
-				  !(t->ag_evals[i].flags & XPU_AUTOGRAD_EVAL_NO_END);
-		st->no_end += !!(t->ag_evals[i].flags & XPU_AUTOGRAD_EVAL_NO_END);
 		c.forward[i] = find_forward(&c, &t->ag_evals[i]);
 	}
 	for (i = 0; !err && i < t->nsamples; i++) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Backward attribution: every CPU sample, GPU launch and off-CPU block taken while PyTorch's
- * autograd engine evaluated a node (AUTOGRAD_EVAL) gets a stack made of
+ * autograd engine evaluated a node (AUTOGRAD_EVAL: after its start, while the thread's stack
+ * holds the evaluation's return address) gets a stack made of
  *   the forward stack that created the node (AUTOGRAD_NODE of the same address and class,
  *   the latest before the evaluation), a frame "[backward] CLASS", then the event's own frames
  *   from Engine::evaluate_function inwards.
@@ -36,13 +37,10 @@ enum bw_unmatched {
 struct backward_stats {
 	uint64_t evals, evals_matched;
 	uint64_t unmatched[BW_UNMATCHED_KINDS];
-	uint64_t open_evals;		/* still running when recording stopped */
-	uint64_t no_end;		/* their end not seen: nothing attributed to them */
 	/* events inside an evaluation: all, and those put under a forward stack */
 	uint64_t samples, samples_attributed;
 	uint64_t launches, launches_attributed;
 	uint64_t offcpus, offcpus_attributed;
-	uint64_t no_cut;		/* the engine's caller frame not in the event's stack */
 	bool recorded;			/* the trace was recorded with the autograd probes */
 	/* per t->launches[i]: 1 + the AUTOGRAD_NODE index whose forward stack it got, else 0 */
 	uint32_t *launch_forward;

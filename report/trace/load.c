@@ -333,21 +333,6 @@ static int load_off_cpu(struct trace *t, const struct trace_record *rec)
 	return PUSH(t, offcpus, o);
 }
 
-/* An evaluation that ends before it begins is a bad record; 0 is "had not ended". */
-static int load_ag_eval(struct trace *t, const struct trace_record *rec)
-{
-	struct xpu_rec_autograd_eval e;
-
-	trace_record__get(rec, &e, sizeof(e), NULL);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &e);
-	if (e.end_ns && e.end_ns < e.begin_ns) {
-		t->bad_records++;
-		return 0;
-	}
-	return PUSH(t, ag_evals, e);
-}
-
 /* The part being read when several traces are merged, else NULL. */
 static struct tr_part *cur_part(struct trace *t)
 {
@@ -518,7 +503,7 @@ static int load_records(struct trace *t, struct trace_reader *r)
 			GET_PUSH(ag_nodes, struct xpu_rec_autograd_node);
 			break;
 		case XPU_REC_AUTOGRAD_EVAL:
-			err = load_ag_eval(t, &rec);
+			GET_PUSH(ag_evals, struct xpu_rec_autograd_eval);
 			break;
 		case XPU_REC_AUTOGRAD_PROBE:
 			GET_PUSH(ag_probes, struct xpu_rec_autograd_probe);

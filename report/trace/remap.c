@@ -244,7 +244,7 @@ void tr_remap__record(struct tr_remap *rm, uint16_t type, void *rec)
 	case XPU_REC_AUTOGRAD_EVAL: {
 		struct xpu_rec_autograd_eval *r = rec;
 
-		TS(r->begin_ns), TS(r->end_ns), TASK(r->pid), TASK(r->tid), STR(r->class_str);
+		TS(r->begin_ns), TASK(r->pid), TASK(r->tid), STR(r->class_str);
 		break;
 	}
 	case XPU_REC_AUTOGRAD_PROBE: {
