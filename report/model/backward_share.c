@@ -31,6 +31,41 @@ int backward_share__compute(struct session *s, struct backward_share *b)
 	return 0;
 }
 
+int backward_share__site(struct session *s, size_t launch, const char **node, const char **site)
+{
+	const struct xpu_rec_gpu_launch *l = &s->t->launches[launch];
+	const uint32_t *f;
+	uint32_t n, i, b;
+	int err;
+
+	*node = *site = NULL;
+	if (!s->bw.launch_forward || launch >= s->t->nlaunches || !s->bw.launch_forward[launch])
+		return 0;
+	err = symbolizer__stack(&s->sym, l->pid, l->ts_ns, session__launch_stack(s, launch), false,
+				&f, &n);
+	if (err)
+		return err;
+	/* root first: the node's frame, then the forward stack's frames before it */
+	for (b = 0; b < n; b++)
+		if (!strncmp(strpool__str(&s->pool, f[b]), "[backward] ", 11))
+			break;
+	if (b == n || !b)
+		return 0;
+	*node = strpool__str(&s->pool, f[b]);
+	*site = strpool__str(&s->pool, f[b - 1]);
+	for (i = b; i-- > 0;) {
+		const char *name = strpool__str(&s->pool, f[i]);
+		size_t len = strlen(name);
+
+		/* a Python frame: "qualname (file.py)" */
+		if (len > 5 && name[len - 1] == ')' && strstr(name, ".py")) {
+			*site = name;
+			break;
+		}
+	}
+	return 1;
+}
+
 int backward_share__print(struct session *s, FILE *out, const char *prefix, const char *cont)
 {
 	const struct backward_stats *bw = &s->bw;

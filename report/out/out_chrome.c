@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "model/backward_share.h"
 #include "model/profile.h"
 #include "out/ioctl_names.h"
 #include "out/out.h"
@@ -721,7 +722,21 @@ static const char *mem_kind_name(uint8_t k)
 	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
 }
 
-static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k)
+/* Backward work put under its forward stack: the node and the forward site, in args. */
+static void backward_args(struct chrome *c, const struct gpu_work *w)
+{
+	const char *node, *site;
+
+	if (!w->launch || backward_share__site(c->ses, w->launch - 1, &node, &site) != 1)
+		return;
+	put(c, ",\"backward_node\":");
+	put_cstr(c, node + 11);
+	put(c, ",\"forward_site\":");
+	put_cstr(c, site);
+}
+
+static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k,
+			const struct gpu_work *w)
 {
 	const char *n = trace__string(c->t, k->name_str);
 	char dem[DEMANGLE_MAX_OUTPUT];
@@ -738,6 +753,7 @@ static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k)
 	if (k->flags & XPU_GPU_IN_GRAPH)
 		put(c, ",\"graph_id\":%u,\"graph_node_id\":%llu", k->graph_id,
 		    (unsigned long long)k->graph_node_id);
+	backward_args(c, w);
 	put(c, "}");
 }
 
@@ -782,7 +798,7 @@ static void work_stream(const struct trace *t, const struct gpu_work *w, uint32_
 static void work_args(struct chrome *c, const struct gpu_work *w)
 {
 	if (w->kind == GPU_WORK_KERNEL)
-		kernel_args(c, &c->t->kernels[w->index]);
+		kernel_args(c, &c->t->kernels[w->index], w);
 	else if (w->kind == GPU_WORK_MEMCPY)
 		memcpy_args(c, &c->t->memcpys[w->index]);
 	else

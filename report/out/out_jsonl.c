@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/backward_share.h"
 #include "model/clock_map.h"
 #include "model/profile.h"
 #include "out/ioctl_names.h"
@@ -141,6 +142,19 @@ static void key_str(struct jl *l, const char *key, const char *v)
 static void dur(struct jl *l, uint64_t start, uint64_t end)
 {
 	fprintf(l->out, ",\"dur\":%" PRIu64, end > start ? end - start : 0);
+}
+
+/* A launch of backward work under its forward stack: the node, and the forward site. */
+static int backward_keys(struct jl *l, size_t launch)
+{
+	const char *node, *site;
+	int r = backward_share__site(l->s, launch, &node, &site);
+
+	if (r == 1) {
+		key_str(l, "backward_node", node + 11);
+		key_str(l, "forward_site", site);
+	}
+	return r < 0 ? r : 0;
 }
 
 /* "frames": root first, as the folded view names them (CUDA-internal frames included). */
@@ -278,7 +292,9 @@ static int put_event(struct jl *l, const struct ev *e)
 		head(l, "launch", la->ts_ns, la->pid, la->tid);
 		fprintf(l->out, ",\"correlation_id\":%u,\"cbid\":%u", la->corr_id, la->cbid);
 		key_str(l, "domain", domain_name(la->domain));
-		err = frames(l, la->pid, la->ts_ns, session__launch_stack(l->s, e->idx));
+		err = backward_keys(l, e->idx);
+		if (!err)
+			err = frames(l, la->pid, la->ts_ns, session__launch_stack(l->s, e->idx));
 		break;
 	}
 	case EV_API: {

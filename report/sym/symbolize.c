@@ -765,9 +765,55 @@ static uint32_t jit_frame(struct symbolizer *s, uint32_t pid, uint64_t look, boo
 	return frame_intern(s->pool, name, len);
 }
 
+/*
+ * A backward node whose class the recorder could not name (its vtable in no .dynsym it read)
+ * takes it from the node's own frames: the first "X::apply(" among the frames inside it is the
+ * class's apply, PyNode's or a generated node's.
+ */
+#define BW_APPLY_LOOKAHEAD 8
+
+static int name_unnamed_nodes(struct symbolizer *s, size_t n)
+{
+	char unnamed[32], name[160];
+	uint32_t unnamed_id;
+	size_t i, j;
+
+	backward__name(s->t, BWF_MAKE(0), unnamed, sizeof(unnamed));
+	unnamed_id = frame_intern(s->pool, unnamed, strlen(unnamed));
+	if (!unnamed_id)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (s->scratch[i] != unnamed_id)
+			continue;
+		for (j = i + 1; j < n && j <= i + BW_APPLY_LOOKAHEAD; j++) {
+			const char *f = strpool__str(s->pool, s->scratch[j]);
+			const char *apply = f ? strstr(f, "::apply(") : NULL;
+			const char *cls = apply;
+			int depth = 0;
+			uint32_t id;
+
+			if (!apply)
+				continue;
+			/* back to the "::" before the class, skipping template arguments */
+			while (cls > f && !(depth == 0 && cls - f >= 2 && cls[-1] == ':' && cls[-2] == ':')) {
+				cls--;
+				depth += *cls == '>' ? 1 : *cls == '<' ? -1 : 0;
+			}
+			snprintf(name, sizeof(name), "[backward] %.*s", (int)(apply - cls), cls);
+			id = frame_intern(s->pool, name, strlen(name));
+			if (!id)
+				return -ENOMEM;
+			s->scratch[i] = id;
+			break;
+		}
+	}
+	return 0;
+}
+
 static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const struct tr_stack *st,
 		       bool trim, size_t *n)
 {
+	bool unnamed_node = false;
 	uint32_t nk = st->nr_kernel, nu = st->nr_user, i;
 	int err;
 
@@ -784,6 +830,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 			char name[160];
 			int len = backward__name(s->t, ip, name, sizeof(name));
 
+			unnamed_node |= !BWF_CLASS(ip);
 			id = frame_intern(s->pool, name, (size_t)len < sizeof(name) ? (size_t)len :
 									     sizeof(name) - 1);
 			if (!id || scratch_push(s, n, id, NULL))
@@ -849,7 +896,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		if (!id || note_dso(s, id, FRAME_DSO_KERNEL) || scratch_push(s, n, id, NULL))
 			return -ENOMEM;
 	}
-	return 0;
+	return unnamed_node ? name_unnamed_nodes(s, *n) : 0;
 }
 
 int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,

@@ -193,6 +193,29 @@ else
 	fail=$((fail + 1))
 fi
 
+# PyTorch backward attribution: backward work under the forward stacks of its nodes, with
+# the cases it must leave alone (tests/golden/make_autograd.c)
+build_autograd() {
+	$CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$OUT/make_autograd" \
+		"$ROOT/tests/golden/make_autograd.c" "$ROOT/build/libxpucommon.a" -lzstd || return 1
+	a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
+	"$OUT/make_autograd" "$OUT/autograd.xpu" "$OUT/target" "$(a main)" \
+		"$(a _ZN3app6Solver4stepEi)" "$(a middle)" "$(a leaf_work)"
+}
+if [ -x "$OUT/target" ] && build_autograd; then
+	o="$OUT/autograd.xpu"
+	check autograd text "$o"
+	check autograd info -F info "$o"
+	check autograd folded-cpu -F folded --view=cpu "$o"
+	check autograd folded-gpu -F folded --view=gpu --weight=time "$o"
+	check autograd folded-no-backward -F folded --view=cpu --no-backward "$o"
+	check autograd chrome -F chrome "$o"
+	check autograd jsonl -F jsonl "$o"
+else
+	echo "FAIL golden: could not build the autograd trace"
+	fail=$((fail + 1))
+fi
+
 # folded weights keep every GPU record and the totals (tests/golden/weights.py)
 if [ -f "$OUT/synthetic.xpu" ] &&
    python3 "$ROOT/tests/golden/weights.py" "$REPORT" "$ROOT/samples/traces/pipeline.xpu" \
