@@ -670,6 +670,7 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 
 #define FRAME_DSO_KERNEL UINT32_MAX
 #define FRAME_DSO_PYTHON (UINT32_MAX - 1)
+#define FRAME_DSO_AUTOGRAD (UINT32_MAX - 2)	/* "[backward] NODE": PyTorch's autograd */
 
 /* Remembers the first file a frame name came from (dso index + 1, or a FRAME_DSO_ code). */
 static int note_dso(struct symbolizer *s, uint32_t id, uint32_t code)
@@ -695,6 +696,8 @@ const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t id)
 		return "[kernel.kallsyms]";
 	if (code == FRAME_DSO_PYTHON)
 		return "[python]";
+	if (code == FRAME_DSO_AUTOGRAD)
+		return "[autograd]";
 	if (!code || code > s->t->ndsos)
 		return "[unknown]";
 	p = s->t->dsos[code - 1].path;
@@ -711,7 +714,8 @@ const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint3
 {
 	uint32_t code = id < s->frame_dso_cap ? s->frame_dso[id] : 0;
 
-	if (code == FRAME_DSO_KERNEL || code == FRAME_DSO_PYTHON || !code || code > s->t->ndsos)
+	if (code == FRAME_DSO_KERNEL || code == FRAME_DSO_PYTHON || code == FRAME_DSO_AUTOGRAD ||
+	    !code || code > s->t->ndsos)
 		return NULL;
 	return &s->t->dsos[code - 1];
 }
@@ -801,7 +805,7 @@ static int name_unnamed_nodes(struct symbolizer *s, size_t n)
 			}
 			snprintf(name, sizeof(name), "[backward] %.*s", (int)(apply - cls), cls);
 			id = frame_intern(s->pool, name, strlen(name));
-			if (!id)
+			if (!id || note_dso(s, id, FRAME_DSO_AUTOGRAD))
 				return -ENOMEM;
 			s->scratch[i] = id;
 			break;
@@ -833,7 +837,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 			unnamed_node |= !BWF_CLASS(ip);
 			id = frame_intern(s->pool, name, (size_t)len < sizeof(name) ? (size_t)len :
 									     sizeof(name) - 1);
-			if (!id || scratch_push(s, n, id, NULL))
+			if (!id || note_dso(s, id, FRAME_DSO_AUTOGRAD) || scratch_push(s, n, id, NULL))
 				return -ENOMEM;
 			continue;
 		}

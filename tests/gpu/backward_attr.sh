@@ -106,6 +106,7 @@ loop() {
 	cl=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) gpu launches (\([0-9.]*\)%).*/\3/p' "$O/$name-info.txt" | head -1)
 	res_complete=${cl:-?}%
 	if [ -z "$funcs" ]; then
+		tool $B/xpu-report -F jsonl "$t" 2>/dev/null | python3 tests/gpu/incomplete_launches.py
 		ge "${cl:-0}" 99 || { fail "$name: ${cl:-?}% of the launches complete (want >= 99%)"; ok=FAIL; res_complete="$res_complete!"; }
 	fi
 
