@@ -70,12 +70,15 @@ def main():
     ap.add_argument("--dwarf-sizes", default="")
     ap.add_argument("--modes", default="")
     ap.add_argument("--section", default="gpu-overhead")
+    ap.add_argument("--torch-script", default="", help="another loop with torch_bench.py's "
+                    "interface (bench/gpu/torch_attn_bench.py) in its place")
     args = ap.parse_args()
 
     b = args.build
     xrec, xrep = os.path.join(b, "xpu-record"), os.path.join(b, "xpu-report")
     lbench = os.path.join(b, "bench", "launch_bench")
-    tbench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu", "torch_bench.py")
+    tbench = args.torch_script or os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu",
+                                               "torch_bench.py")
     tool_env = dict(os.environ, LD_LIBRARY_PATH=args.lib)
     tgt_env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     cuda_env = dict(tgt_env, LD_LIBRARY_PATH=args.libcuda)

@@ -9,7 +9,8 @@
 # repetition, trace bytes per launch), then bench/gpu_pairs.py's paired ratios of each run
 # against the --no-autograd one (the cost of attribution itself; "faster in" counts the pairs
 # the other run won) and against Kineto. MODES (bench/gpu_overhead.py --modes) replaces the two
-# xpu-record modes.
+# xpu-record modes; SCRIPT runs another loop in torch_bench.py's place
+# (bench/gpu/torch_attn_bench.py: larger kernels; its rows keep the name torch_bench).
 set -u
 cd "$(dirname "$0")/../.."
 O=${1:-${OUT:-/tmp/xpu-backward-cost}}
@@ -22,7 +23,7 @@ LIB=.device/bundle/lib
 SECONDS=0
 BUILD=$B LD_LIBRARY_PATH="$LIB" python3 bench/gpu_overhead.py --build "$B" --lib "$LIB" \
 	--libcuda .device/bundle/lib-cuda --reps "$REPS" --steps "$STEPS" --workloads torch \
-	--modes "$MODES" --out "$O" >"$O/bench.txt" 2>&1
+	--modes "$MODES" --out "$O" ${SCRIPT:+--torch-script "$SCRIPT"} >"$O/bench.txt" 2>&1
 rc=$?
 grep '^|' "$O/gpu_bench.md" 2>/dev/null || tail -20 "$O/bench.txt"
 grep '^torch_bench unprofiled' "$O/gpu_bench.md" 2>/dev/null
