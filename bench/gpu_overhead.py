@@ -108,8 +108,9 @@ def main():
         flags = [w for w in extra if w not in assigns]
         full = [xrec, "-o", out] + flags + ["--", "env", "-u", "LD_LIBRARY_PATH"] + \
             [f"{k}={v}" for k, v in env.items() if k == "LD_LIBRARY_PATH"] + assigns + cmd
-        # xpu-record needs the bundled libraries; the target gets the CUDA ones only
-        return run(full, dict(tool_env)), out
+        # xpu-record needs the bundled libraries; the target gets the CUDA ones only. The
+        # assignments reach xpu-record too (XPU_AUTOGRAD_PROBES is the recorder's own).
+        return run(full, dict(tool_env, **dict(a.split("=", 1) for a in assigns))), out
 
     def label(mode):
         words = mode.split()

@@ -44,7 +44,15 @@ struct ag_thread {
 	struct ag_thread *next;
 };
 
+/*
+ * XPU_AUTOGRAD_PROBES=forward|backward attaches one side only: what each costs can then be
+ * measured apart (bench/, tests/gpu/backward_cost.sh); a report of such a trace attributes
+ * nothing.
+ */
+enum { AG_PROBE_FORWARD = 1, AG_PROBE_BACKWARD = 2 };
+
 struct autograd_probe {
+	unsigned int probes;		/* AG_PROBE_* */
 	struct bpf_state *bpf;
 	struct writer_thread *wt;
 	struct ag_file files[AG_MAX_FILES];	/* index: the probes' attach cookie */
@@ -59,9 +67,16 @@ struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_
 {
 	struct autograd_probe *ap = calloc(1, sizeof(*ap));
 
+	const char *which = getenv("XPU_AUTOGRAD_PROBES");
+
 	if (ap) {
 		ap->bpf = bpf;
 		ap->wt = wt;
+		ap->probes = AG_PROBE_FORWARD | AG_PROBE_BACKWARD;
+		if (which && !strcmp(which, "forward"))
+			ap->probes = AG_PROBE_FORWARD;
+		else if (which && !strcmp(which, "backward"))
+			ap->probes = AG_PROBE_BACKWARD;
 	}
 	return ap;
 }
@@ -147,8 +162,10 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 	}
 	if (ret)
 		goto unavailable;
-	ret = bpf_state__attach_autograd(ap->bpf, map_path, f->syms.set_edge_off,
-					 f->syms.evaluate_off, ap->nfiles, err, sizeof(err));
+	ret = bpf_state__attach_autograd(ap->bpf, map_path,
+					 ap->probes & AG_PROBE_FORWARD ? f->syms.set_edge_off : 0,
+					 ap->probes & AG_PROBE_BACKWARD ? f->syms.evaluate_off : 0,
+					 ap->nfiles, err, sizeof(err));
 	if (ret) {
 		autograd_syms__free(&f->syms);
 		goto unavailable;

@@ -450,8 +450,9 @@ int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t 
 		return -ENOTSUP;
 	}
 	pthread_mutex_lock(&st->ag_lock);
-	ret = attach_ag_one(st, s->progs.on_ag_node, path, set_edge_off, false, cookie);
-	if (!ret)
+	ret = set_edge_off ? attach_ag_one(st, s->progs.on_ag_node, path, set_edge_off, false,
+					   cookie) : 0;
+	if (!ret && evaluate_off)
 		ret = attach_ag_one(st, s->progs.on_ag_eval_begin, path, evaluate_off, false, cookie);
 	pthread_mutex_unlock(&st->ag_lock);
 	if (ret)

@@ -46,8 +46,8 @@ int bpf_state__read_counters(struct bpf_state *st, uint64_t *out);
 bool bpf_state__gpu_attached(struct bpf_state *st);
 /*
  * Attaches the autograd probes (bpf/autograd.bpf.h) to the file at path: the node probe at file
- * offset set_edge_off, the evaluation's begin at evaluate_off, both with cookie. Safe
- * from any thread. 0, or negative errno and one line in err.
+ * offset set_edge_off, the evaluation's begin at evaluate_off, both with cookie (an offset 0:
+ * that probe left out). Safe from any thread. 0, or negative errno and one line in err.
  */
 int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t set_edge_off,
 			       uint64_t evaluate_off, uint32_t cookie, char *err, size_t errlen);
