@@ -4,8 +4,8 @@
 # Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz/, replays every input kept
 # under tests/fuzz/regressions/TARGET/ (each once crashed a target; all must pass now), then
 # fuzzes each target, seeded with committed traces, the seeds here and the golden synthetic
-# trace. A new crash is saved as build-fuzz/crashes/TARGET-crash-* and fails the run: fix it,
-# then copy the input into tests/fuzz/regressions/TARGET/.
+# and autograd traces. A new crash is saved as build-fuzz/crashes/TARGET-crash-* and fails the
+# run: fix it, then copy the input into tests/fuzz/regressions/TARGET/.
 # Exit 0 pass, 77 skip (no clang with libFuzzer), anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -43,7 +43,7 @@ done
 seeds=$FB/seeds
 mkdir -p "$seeds/xpu" "$seeds/records" "$FB/crashes"
 for f in samples/traces/*.xpu tests/fuzz/seeds/*.xpu build/golden/synthetic.xpu \
-	 build/golden/synthetic-cut.xpu; do
+	 build/golden/synthetic-cut.xpu build/golden/autograd.xpu; do
 	[ -f "$f" ] || continue
 	b=$(basename "$f" .xpu)
 	cp "$f" "$seeds/xpu/$b.xpu"
