@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: shows every part of xpu-perf this machine can show. Records a C program and a
 # Python script with real eBPF (CPU samples, Python frames), then reads the traces recorded on
-# an H100 that ship in samples/traces (merged CPU+GPU, GPU-only and timeline views), so the GPU
+# an H100 and an H200 that ship in samples/traces (merged CPU+GPU, GPU-only and timeline views,
+# PyTorch backward work under its forward code), so the GPU
 # views show without a GPU. Fails loudly when a part it expects is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ top_stacks() {	# N FRAMES < folded
 for f in xpu-record xpu-report samples/cpu_burn; do
 	[ -x "$B/$f" ] || die "$B/$f is missing: the build did not finish"
 done
-for f in pipeline.xpu pipeline.xpu.xpa torch-python.xpu; do
+for f in pipeline.xpu pipeline.xpu.xpa torch-python.xpu torch-backward.xpu; do
 	[ -f "samples/traces/$f" ] || die "samples/traces/$f is missing from this checkout"
 done
 command -v python3 >/dev/null || die "python3 is missing (scripts/install-deps.sh installs it)"
@@ -71,6 +72,25 @@ say "4. PyTorch with Python frames, from $T/torch-python.xpu (H100): GPU time by
 "$B"/xpu-report --format=folded --view=gpu --weight=time "$T/torch-python.xpu" >"$out/torch.folded"
 grep '(torch_train\.py)' "$out/torch.folded" | top_stacks 3 4
 grep -q 'train_step (torch_train\.py)' "$out/torch.folded" || die "no train_step frame in $T/torch-python.xpu"
+
+say "5. PyTorch's backward pass under the forward code that caused it, from $T/torch-backward.xpu (H200)"
+# --no-host-files: the trace's PyTorch files are not this machine's; Python frames are in it
+"$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time \
+	"$T/torch-backward.xpu" >"$out/backward.folded"
+"$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time --no-backward \
+	"$T/torch-backward.xpu" >"$out/backward-off.folded"
+share() { awk '{ w = $NF; t += w; if (index($0, "(torch_train.py)")) s += w }
+	END { printf "%.1f%%", t ? 100 * s / t : 0 }' "$1"; }
+echo "   GPU time under a line of torch_train.py: $(share "$out/backward.folded")" \
+	"($(share "$out/backward-off.folded") with --no-backward: the backward runs on autograd's thread)"
+echo "   GPU time by backward node and the forward function above it (us):"
+grep '\[backward\]' "$out/backward.folded" | awk '{ w = $NF; sub(/ [0-9]+$/, "")
+	n = split($0, f, ";"); py = ""
+	for (i = 1; i <= n && f[i] !~ /^\[backward\]/; i++) if (f[i] ~ /\.py\)$/) py = f[i]
+	by[py " > " f[i]] += w }
+	END { for (k in by) printf "%8d  %s\n", by[k], k }' | sort -nr | awk 'NR <= 4'
+grep -q '\[backward\] ConvolutionBackward0' "$out/backward.folded" ||
+	die "no backward node under its forward stack in $T/torch-backward.xpu"
 
 if [ -e "$B/libxpu-cupti.so" ]; then
 	say "GPU recording is built ($B/libxpu-cupti.so): on a GPU host, sudo $B/xpu-record -- ./app"
