@@ -219,6 +219,13 @@ $(BUILD)/tests/test_elf_deps: tests/unit/test_elf_deps.c record/elf_deps.c recor
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_elf_deps.c \
 		record/elf_deps.c $(LDFLAGS) -lelf
+# the autograd probes' symbol reading is record code without libbpf
+$(BUILD)/tests/test_autograd_syms: tests/unit/test_autograd_syms.c record/autograd_syms.c \
+		record/autograd_syms.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_autograd_syms.c \
+		record/autograd_syms.c $(LDFLAGS) -lelf
 # unit tests link the report library (they never include a .c file of report/)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)

@@ -51,7 +51,7 @@ bool autograd_syms__bias(const struct autograd_syms *s, uint64_t start, uint64_t
 const char *autograd_syms__class(const struct autograd_syms *s, uint64_t bias, uint64_t vptr);
 /*
  * The short name of a class from its mangled vtable symbol ("_ZTVN5torch8autograd9generated
- * 12MmBackward0E" -> "MmBackward0"; a template keeps "<...>"). 0, or -EINVAL when it cannot be
+ * 11MmBackward0E" -> "MmBackward0"; a template keeps "<...>"). 0, or -EINVAL when it cannot be
  * read (then out holds the symbol itself, cut to len).
  */
 int autograd_syms__short_name(const char *mangled, char *out, size_t len);
