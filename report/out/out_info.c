@@ -416,6 +416,8 @@ int out_info(struct session *ses, FILE *out)
 			bw->launches_attributed, bw->launches);
 		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 "\n", "off-cpu", bw->offcpus_attributed,
 			bw->offcpus);
+		if (bw->search_cut)
+			fprintf(out, "  %-16s %" PRIu64 "\n", "search cut", bw->search_cut);
 		if (backward_share__print(ses, out, "  ", "  "))
 			return -ENOMEM;
 	}

@@ -11,6 +11,11 @@
 #define BWF_FIRST_STACK_ID 0xe0000000u
 /* A forward stack, its node frame and the backward's own frames stay within a stack's bound. */
 #define BW_MAX_FRAMES XPU_STACK_MAX_DEPTH
+/*
+ * Evaluations looked at per event, walking back: xpu-record writes none nested deeper than 16,
+ * so a real trace needs few; a hostile one cannot make the search quadratic.
+ */
+#define BW_MAX_WALK_BACK 64
 
 struct bw_ctx {
 	const struct trace *t;
@@ -112,10 +117,10 @@ static uint32_t count_frame(const struct tr_stack *st, uint64_t ip)
  * its return address (once more than the evaluations it runs inside). Walking back from the last
  * one begun: one that started before a later evaluation at its depth or shallower has ended.
  */
-static int64_t eval_at(const struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts,
+static int64_t eval_at(struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts,
 		       const struct tr_stack *st)
 {
-	uint32_t min_depth = UINT32_MAX;
+	uint32_t min_depth = UINT32_MAX, steps = 0;
 	const struct trace *t = c->t;
 	size_t lo = 0, hi = t->nag_evals;
 
@@ -133,6 +138,10 @@ static int64_t eval_at(const struct bw_ctx *c, uint32_t pid, uint32_t tid, uint6
 
 		if (e->pid != pid || e->tid != tid)
 			return -1;
+		if (++steps > BW_MAX_WALK_BACK) {
+			c->st->search_cut++;
+			return -1;
+		}
 		if (e->depth >= min_depth)
 			continue;
 		if (count_frame(st, e->caller_ip) > e->depth)

@@ -41,6 +41,7 @@ struct backward_stats {
 	uint64_t samples, samples_attributed;
 	uint64_t launches, launches_attributed;
 	uint64_t offcpus, offcpus_attributed;
+	uint64_t search_cut;		/* events whose search for an evaluation was cut short */
 	bool recorded;			/* the trace was recorded with the autograd probes */
 	/* per t->launches[i]: 1 + the AUTOGRAD_NODE index whose forward stack it got, else 0 */
 	uint32_t *launch_forward;
