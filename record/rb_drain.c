@@ -151,6 +151,31 @@ static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
 	}
 }
 
+/*
+ * A function-entry uprobe's stack (bpf entry_stack(): uips[ustart..], nr_user frames or a negative
+ * errno) and Python frames into r, whose record has them at stack_off and py_off.
+ */
+static void entry_stack(struct rb_drain *d, struct wt_rec *r, const struct xpu_ev_hdr *h,
+			const __u64 *uips, uint32_t ustart, int32_t nr_user, uint32_t stack_off,
+			uint32_t py_off)
+{
+	uint32_t nu = nr_user > 0 ? (uint32_t)nr_user : 0;
+
+	if (nr_user < 0)
+		d->st.stack_errors++;
+	if (ustart > 1 || nu > XPU_BPF_MAX_UFRAMES + 1 - ustart)
+		nu = 0;
+	if (nu) {
+		procmaps__check_ip(d->pm, h->pid, uips[ustart], h->ts_ns);
+		r->has_stack = true;
+		r->stack_off = stack_off;
+		r->ips = (const uint64_t *)&uips[ustart];
+		r->nr_user = (uint16_t)nu;
+	}
+	if (d->py)
+		py_procs__attach(d->py, h->tid, h->ts_ns, r, py_off);
+}
+
 static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev)
 {
 	struct xpu_rec_gpu_launch rec = {
@@ -168,23 +193,11 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 		.body = &rec,
 		.body_size = sizeof(rec),
 	};
-	uint32_t start = ev->ustart, nu = ev->nr_user > 0 ? (uint32_t)ev->nr_user : 0;
 
 	d->st.gpu_launches++;
-	if (ev->nr_user < 0)
-		d->st.stack_errors++;
-	if (start > 1 || nu > XPU_BPF_MAX_UFRAMES + 1 - start)
-		nu = 0;
-	if (nu) {
-		procmaps__check_ip(d->pm, ev->hdr.pid, ev->uips[start], ev->hdr.ts_ns);
-		r.has_stack = true;
-		r.stack_off = offsetof(struct xpu_rec_gpu_launch, stack_id);
-		r.ips = (const uint64_t *)&ev->uips[start];
-		r.nr_user = (uint16_t)nu;
-	}
-	if (d->py)
-		py_procs__attach(d->py, rec.tid, rec.ts_ns, &r,
-				 offsetof(struct xpu_rec_gpu_launch, py_stack_id));
+	entry_stack(d, &r, &ev->hdr, ev->uips, ev->ustart, ev->nr_user,
+		    offsetof(struct xpu_rec_gpu_launch, stack_id),
+		    offsetof(struct xpu_rec_gpu_launch, py_stack_id));
 	writer_thread__submit(d->wt, &r);
 }
 
@@ -205,22 +218,10 @@ static void on_ag_node(struct rb_drain *d, const struct xpu_ev_ag_node *ev)
 		.body = &rec,
 		.body_size = sizeof(rec),
 	};
-	uint32_t start = ev->ustart, nu = ev->nr_user > 0 ? (uint32_t)ev->nr_user : 0;
 
-	if (ev->nr_user < 0)
-		d->st.stack_errors++;
-	if (start > 1 || nu > XPU_BPF_MAX_UFRAMES + 1 - start)
-		nu = 0;
-	if (nu) {
-		procmaps__check_ip(d->pm, ev->hdr.pid, ev->uips[start], ev->hdr.ts_ns);
-		r.has_stack = true;
-		r.stack_off = offsetof(struct xpu_rec_autograd_node, stack_id);
-		r.ips = (const uint64_t *)&ev->uips[start];
-		r.nr_user = (uint16_t)nu;
-	}
-	if (d->py)
-		py_procs__attach(d->py, rec.tid, rec.ts_ns, &r,
-				 offsetof(struct xpu_rec_autograd_node, py_stack_id));
+	entry_stack(d, &r, &ev->hdr, ev->uips, ev->ustart, ev->nr_user,
+		    offsetof(struct xpu_rec_autograd_node, stack_id),
+		    offsetof(struct xpu_rec_autograd_node, py_stack_id));
 	writer_thread__submit(d->wt, &r);
 }
 

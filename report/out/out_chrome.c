@@ -1000,15 +1000,25 @@ static int cmp_mem(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+static void memory_counter(struct chrome *c, uint32_t d, uint64_t mono, uint64_t bytes)
+{
+	begin_ev(c, 'C', GPU_PID_BASE + d, 0, mono);
+	put(c, ",\"name\":\"gpu memory\",\"args\":{\"allocated_bytes\":%llu}",
+	    (unsigned long long)bytes);
+	end_ev(c);
+}
+
 /*
  * A counter per device of the bytes allocated and not yet freed: the allocations that pass
  * the filter and the releases paired with them (model/gpu_mem.h), all processes together.
+ * Changes of a device that fall on one point of the output's time grid make one value there
+ * (the last): a counter that shows two values at one time is one a viewer may draw either way.
  */
 static int emit_memory(struct chrome *c)
 {
 	const struct gpu_mem *m = session__gpu_mem(c->ses);
 	const struct xpu_rec_gpu_memory *recs = c->t->memories;
-	uint64_t *cur = NULL;
+	uint64_t *cur = NULL, *pend_grid = NULL, *pend_mono = NULL;
 	uint32_t *by = NULL, d;
 	size_t i, n = 0;
 	int err = -ENOMEM;
@@ -1030,26 +1040,35 @@ static int emit_memory(struct chrome *c)
 		if (device_index(c, recs[by[i]].device, &d))
 			goto out;
 	cur = calloc(c->ndevs + 1, sizeof(*cur));
-	if (!cur)
+	pend_grid = calloc(c->ndevs + 1, sizeof(*pend_grid));
+	pend_mono = calloc(c->ndevs + 1, sizeof(*pend_mono));
+	if (!cur || !pend_grid || !pend_mono)
 		goto out;
 	for (i = 0; i < n; i++) {
 		const struct xpu_rec_gpu_memory *x = &recs[by[i]];
 		uint64_t b = x->op == XPU_GPU_MEM_ALLOC ? x->bytes : recs[m->r[by[i]].pair - 1].bytes;
+		uint64_t g = grid_ns(realtime_ns(c, x->ts_ns));
 
 		device_index(c, x->device, &d);
+		/* a value waiting at an earlier grid point is final now */
+		if (pend_mono[d] && pend_grid[d] != g)
+			memory_counter(c, d, pend_mono[d], cur[d]);
 		if (x->op == XPU_GPU_MEM_ALLOC)
 			cur[d] += b;
 		else
 			cur[d] -= b <= cur[d] ? b : cur[d];
-		begin_ev(c, 'C', GPU_PID_BASE + d, 0, x->ts_ns);
-		put(c, ",\"name\":\"gpu memory\",\"args\":{\"allocated_bytes\":%llu}",
-		    (unsigned long long)cur[d]);
-		end_ev(c);
+		pend_grid[d] = g;
+		pend_mono[d] = x->ts_ns ? x->ts_ns : 1;
 	}
+	for (d = 0; d <= c->ndevs; d++)
+		if (pend_mono[d])
+			memory_counter(c, d, pend_mono[d], cur[d]);
 	err = 0;
 out:
 	free(by);
 	free(cur);
+	free(pend_grid);
+	free(pend_mono);
 	return err;
 }
 
