@@ -14,12 +14,14 @@ die() { echo "demo: FAILED: $*" >&2; exit 1; }
 say() { printf '\n== %s\n' "$*"; }
 # heaviest folded stacks, each shortened to its weight and last frames so it fits a terminal
 top_stacks() {	# N FRAMES < folded
-	# awk, not head, takes the first N: head exits early and pipefail then fails the demo on
-	# sort's SIGPIPE
-	sort -t' ' -k2 -nr | awk -v n="$1" -v k="$2" 'NR <= n {
-		w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); s = ""
-		for (i = (n > k ? n - k + 1 : 1); i <= n; i++) s = s (s == "" ? "" : ";") f[i]
-		printf "%8d  %s%s\n", w, (n > k ? "...;" : ""), s }'
+	# the weight is the last field (C++ names hold spaces): put it first to sort on it; awk,
+	# not head, takes the first N: head exits early and pipefail then fails the demo on sort's
+	# SIGPIPE
+	awk '{ print $NF "\t" $0 }' | sort -k1,1nr |
+		awk -F'\t' -v top="$1" -v k="$2" 'NR <= top {
+		line = $2; w = $1; sub(/ [0-9]+$/, "", line); nf = split(line, f, ";"); s = ""
+		for (i = (nf > k ? nf - k + 1 : 1); i <= nf; i++) s = s (s == "" ? "" : ";") f[i]
+		printf "%8d  %s%s\n", w, (nf > k ? "...;" : ""), s }'
 }
 
 [ "$(id -u)" -eq 0 ] ||
