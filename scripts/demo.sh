@@ -70,9 +70,17 @@ grep -q '"cat":"kernel"' "$out/timeline.json" || die "the timeline has no GPU ke
 echo "   $(grep -o '"cat":"kernel"' "$out/timeline.json" | wc -l) kernels on GPU tracks," \
 	"$(grep -o '"cat":"cuda_api"' "$out/timeline.json" | wc -l) CUDA API calls on CPU threads"
 
-say "4. PyTorch with Python frames, from $T/torch-python.xpu (H100): GPU time by launching stack"
-"$B"/xpu-report --format=folded --view=gpu --weight=time "$T/torch-python.xpu" >"$out/torch.folded"
-grep '(torch_train\.py)' "$out/torch.folded" | top_stacks 3 4
+say "4. PyTorch with Python frames, from $T/torch-python.xpu (H100): GPU time by the Python function that launched it"
+"$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time "$T/torch-python.xpu" \
+	>"$out/torch.folded"
+# the innermost Python frame of each stack (native frames of PyTorch's libraries have no names
+# without the recording host's files) and the kernel's name, cut to fit a terminal
+awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); py = "(no Python frame)"
+	for (i = 1; i <= n; i++) if (f[i] ~ /\.py\)$/) py = f[i]
+	by[py " > " substr(f[n], 1, 60)] += w }
+	END { for (k in by) printf "%8d  %s\n", by[k], k }' "$out/torch.folded" | sort -nr | awk 'NR <= 4'
+echo "   (recorded before backward attribution: the backward's kernels, launched from autograd's"
+echo "   thread, have no Python frame; section 5 shows the same loop recorded with it)"
 grep -q 'train_step (torch_train\.py)' "$out/torch.folded" || die "no train_step frame in $T/torch-python.xpu"
 
 say "5. PyTorch's backward pass under the forward code that caused it, from $T/torch-backward.xpu (H200)"
