@@ -203,6 +203,25 @@ static int spool_stdin(void)
 	return fd;
 }
 
+/* A pipe read to its end, into memory: the reader owns the bytes. */
+static struct trace_reader *open_stream(int fd, const char *name, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	size_t size = 0;
+	uint8_t *buf = read_stream(fd, &size);
+
+	if (!buf) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno));
+		return NULL;
+	}
+	r = reader_init(buf, size, err, errlen);
+	if (!r)
+		free(buf);
+	else
+		r->owned = buf;
+	return r;
+}
+
 struct trace_reader *trace_reader__open(const char *path, char *err, size_t errlen)
 {
 	struct trace_reader *r;
@@ -210,9 +229,6 @@ struct trace_reader *trace_reader__open(const char *path, char *err, size_t errl
 	int fd;
 
 	if (!strcmp(path, "-")) {
-		size_t size = 0;
-		uint8_t *buf;
-
 		if (!fstat(0, &sb) && S_ISREG(sb.st_mode))
 			return open_fd(0, "standard input", err, errlen);
 		fd = spool_stdin();
@@ -225,24 +241,24 @@ struct trace_reader *trace_reader__open(const char *path, char *err, size_t errl
 			snprintf(err, errlen, "cannot read standard input: %s", strerror(errno));
 			return NULL;
 		}
-		buf = read_stream(0, &size);
-		if (!buf) {
-			snprintf(err, errlen, "cannot read standard input: %s", strerror(errno));
-			return NULL;
-		}
-		r = reader_init(buf, size, err, errlen);
-		if (!r)
-			free(buf);
-		else
-			r->owned = buf;
-		return r;
+		return open_stream(0, "standard input", err, errlen);
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a FIFO without a writer would block open() for ever; a device is not read at
+	 * all. A pipe (a FIFO, bash's <(...)) is read to its end like standard input.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	r = open_fd(fd, path, err, errlen);
+	if (fstat(fd, &sb) || (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode)) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		snprintf(err, errlen, "cannot read %s: not a regular file or a pipe", path);
+		close(fd);
+		return NULL;
+	}
+	r = S_ISFIFO(sb.st_mode) ? open_stream(fd, path, err, errlen) : open_fd(fd, path, err, errlen);
 	close(fd);
 	return r;
 }

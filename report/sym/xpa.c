@@ -20,6 +20,7 @@
 
 #include "base/containers.h"
 #include "crc32c.h"
+#include "safe_open.h"
 #include "sym/xpa.h"
 
 struct xpa_index {
@@ -84,8 +85,12 @@ int xpa__open_for_trace(struct xpa **out, const char *trace_path)
 		free(a);
 		return -ENOMEM;
 	}
-	a->fd = open(a->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* only a regular file (safe_open.h): TRACE.xpa -> /dev/zero is no archive at all */
+	a->fd = safe_open__ro(a->path, NULL);
 	if (a->fd < 0) {
+		if (a->fd == -EINVAL || a->fd == -EPERM)
+			fprintf(stderr, "xpu-report: warning: %s is not an archive (a device, FIFO, "
+				"pseudo-file or empty file): not read\n", a->path);
 		free(a->path);
 		free(a);
 		return 0;

@@ -129,6 +129,9 @@ expect nz "$P" random.xpu
 expect nz "$P" newer.xpu
 expect nz "$P" -o "$tmp/missing/dir/out" "$SEED"
 expect nz "$P" /dev/null
+expect nz "$P" /dev/zero	# a device is not read, however long it would last
+mkfifo nowriter.xpu
+expect nz "$P" nowriter.xpu	# a FIFO without a writer reads as empty: no hang in open()
 # a truncated trace is readable (one warning line, exit 0) unless --strict
 expect 1 "$P" cut.xpu		# cut inside frame 0: no record recovered, nothing to report
 expect nz "$P" --strict cut.xpu
@@ -140,5 +143,12 @@ for f in fifo.xpu zero.xpu; do
 	[ $rc = 0 ] || fail "xpu-report on $f (binary path a FIFO or device) exited $rc: $(head -1 err)"
 	grep -q "Sanitizer\|runtime error" err && fail "sanitizer report for $f"
 done
+# a pipe is read to its end, like standard input
+timeout 20 "$P" <(cat "$SEED") >out 2>err || fail "xpu-report <(cat trace) exited $?: $(head -1 err)"
+# an archive beside the trace that is a device is no archive: said once, not read, not "damaged"
+cp "$SEED" devxpa.xpu && ln -sf /dev/zero devxpa.xpu.xpa
+timeout 20 "$P" devxpa.xpu >out 2>err || fail "xpu-report with TRACE.xpa -> /dev/zero exited $?"
+grep -q "devxpa.xpu.xpa is not an archive" err && ! grep -q damaged err ||
+	fail "TRACE.xpa -> /dev/zero: $(head -2 err)"
 sed 's/^/    /' table
 echo "PASS $NAME: $n bad invocations, each one line and a non-zero exit"
