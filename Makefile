@@ -4,7 +4,8 @@
 SAN ?= 0
 ifeq ($(SAN),1)
 BUILD ?= build-san
-SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow \
+	     -fno-sanitize-recover=undefined,float-cast-overflow
 else
 BUILD ?= build
 SAN_FLAGS :=

@@ -44,7 +44,8 @@ int clock_map__init(struct clock_map *c, const struct trace *t)
 uint64_t clock_map__realtime(const struct clock_map *c, uint64_t mono)
 {
 	size_t lo = 0, hi;
-	int64_t oa, ob;
+	int64_t oa, ob, d, off;
+	double part;
 
 	if (c->n < 2)
 		return mono + c->fixed_offset;
@@ -63,11 +64,16 @@ uint64_t clock_map__realtime(const struct clock_map *c, uint64_t mono)
 	}
 	oa = (int64_t)(c->p[lo].real - c->p[lo].mono);
 	ob = (int64_t)(c->p[hi].real - c->p[hi].mono);
-	/* a hostile trace's offsets may be far apart: differences wrap, never overflow */
-	return mono + (uint64_t)oa +
-	       (uint64_t)(int64_t)((double)(int64_t)((uint64_t)ob - (uint64_t)oa) *
-				   (double)(mono - c->p[lo].mono) /
-				   (double)(c->p[hi].mono - c->p[lo].mono));
+	/*
+	 * A hostile trace's offsets may be further apart than an int64 holds, and a double out of
+	 * an int64's range may not be converted (undefined): then the earlier pair's offset holds.
+	 */
+	if (__builtin_sub_overflow(ob, oa, &d))
+		d = 0;
+	part = (double)d * (double)(mono - c->p[lo].mono) / (double)(c->p[hi].mono - c->p[lo].mono);
+	if (!(part < 0x1p62 && part > -0x1p62) || __builtin_add_overflow(oa, (int64_t)part, &off))
+		off = oa;
+	return mono + (uint64_t)off;
 }
 
 void clock_map__free(struct clock_map *c)
