@@ -38,7 +38,11 @@ int main(void)
 	(void)at(1, UINT64_MAX / 2 + 1, 3, 1, 2);
 	(void)at(1, 2, 3, UINT64_MAX, 2);
 	(void)at(1, UINT64_MAX, 3, 2, 2);
-	/* a difference that fits, times a fraction close to 1: still in range */
-	(void)at(1, (uint64_t)INT64_MAX, UINT64_MAX - 1, 0, UINT64_MAX - 2);
+	/*
+	 * offsets 0 and INT64_MAX, at a time whose fraction of the way rounds to 1.0 in a double:
+	 * the interpolated part is 2^63, past an int64 (the conversion the sanitizer catches)
+	 */
+	CHECK(at(1, 1, 1ull << 62, (1ull << 62) + (uint64_t)INT64_MAX, (1ull << 62) - 1) ==
+	      (1ull << 62) - 1, "the earlier pair's offset, 0");
 	return unit_finish();
 }
