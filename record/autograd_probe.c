@@ -27,8 +27,6 @@ struct ag_bias {
 };
 
 struct ag_file {
-	dev_t dev;
-	ino_t ino;
 	uint32_t dso_id;
 	bool probed;			/* the engine's file (a cookie); else node classes only */
 	struct autograd_syms syms;
@@ -66,7 +64,6 @@ struct autograd_probe {
 struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_thread *wt)
 {
 	struct autograd_probe *ap = calloc(1, sizeof(*ap));
-
 	const char *which = getenv("XPU_AUTOGRAD_PROBES");
 
 	if (ap) {
@@ -127,7 +124,7 @@ static void submit_probe(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, 
 void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, int fd,
 			  const char *path, const char *map_path, uint64_t ts_ns)
 {
-	char err[256] = "", why[384];
+	char err[256] = "";
 	struct ag_file *f;
 	struct stat st;
 	uint32_t i;
@@ -154,8 +151,6 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 		return;
 	if (ret == 1) {
 		f->dso_id = dso_id;
-		f->dev = st.st_dev;
-		f->ino = st.st_ino;
 		ap->nfiles++;
 		log_info("autograd: %zu node classes in %s", f->syms.nvtables, path);
 		return;
@@ -172,8 +167,6 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 	}
 	f->probed = true;
 	f->dso_id = dso_id;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
 	ap->nfiles++;
 	ap->st.files++;
 	log_info("autograd: probes attached to %s (%zu node classes)", path, f->syms.nvtables);
@@ -181,9 +174,8 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 	return;
 unavailable:
 	ap->st.unavailable++;
-	snprintf(why, sizeof(why), "%s", err);
-	log_err("warning: backward attribution unavailable for %s: %s", path, why);
-	submit_probe(ap, pid, dso_id, XPU_AUTOGRAD_UNAVAILABLE, why, ts_ns);
+	log_err("warning: backward attribution unavailable for %s: %s", path, err);
+	submit_probe(ap, pid, dso_id, XPU_AUTOGRAD_UNAVAILABLE, err, ts_ns);
 }
 
 void autograd_probe__mapping(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
