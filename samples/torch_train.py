@@ -42,28 +42,31 @@ def train_step(model, opt, loss_fn, x, y):
     return loss
 
 
+def run_steps(model, opt, loss_fn, xs, ys, dev, n):
+    """n steps of the training loop, each copying its batch to the device; the last loss."""
+    loss = None
+    for step in range(n):
+        torch.cuda.nvtx.range_push("train_step")
+        x = xs[step % 16].to(dev, non_blocking=True)
+        y = ys[step % 16].to(dev, non_blocking=True)
+        loss = train_step(model, opt, loss_fn, x, y)
+        torch.cuda.nvtx.range_pop()
+        if step % 100 == 0:
+            print(f"step {step} loss {loss.item():.4f}", flush=True)
+    return loss
+
+
 def profile_steps(model, opt, loss_fn, xs, ys, dev, out):
     """The loop of main() after 10 warm-up steps, under torch.profiler; writes its stacks."""
     from torch.profiler import ProfilerActivity, profile
     from torch_profile import export_kernel_stacks, stack_config
 
-    def steps(n):
-        for step in range(n):
-            torch.cuda.nvtx.range_push("train_step")
-            x = xs[step % 16].to(dev, non_blocking=True)
-            y = ys[step % 16].to(dev, non_blocking=True)
-            loss = train_step(model, opt, loss_fn, x, y)
-            torch.cuda.nvtx.range_pop()
-            if step % 100 == 0:
-                print(f"step {step} loss {loss.item():.4f}", flush=True)
-        return loss
-
-    steps(10)
+    run_steps(model, opt, loss_fn, xs, ys, dev, 10)
     torch.cuda.synchronize()
     t0 = time.time()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                  with_stack=True, **stack_config()) as prof:
-        loss = steps(STEPS)
+        loss = run_steps(model, opt, loss_fn, xs, ys, dev, STEPS)
         torch.cuda.synchronize()
     t1 = time.time()
     lines, total = export_kernel_stacks(prof, out)
@@ -88,14 +91,7 @@ def main():
         return profile_steps(model, opt, loss_fn, xs, ys, dev,
                              sys.argv[sys.argv.index("--profile") + 1])
     t0 = time.time()
-    for step in range(STEPS):
-        torch.cuda.nvtx.range_push("train_step")
-        x = xs[step % 16].to(dev, non_blocking=True)
-        y = ys[step % 16].to(dev, non_blocking=True)
-        loss = train_step(model, opt, loss_fn, x, y)
-        torch.cuda.nvtx.range_pop()
-        if step % 100 == 0:
-            print(f"step {step} loss {loss.item():.4f}", flush=True)
+    loss = run_steps(model, opt, loss_fn, xs, ys, dev, STEPS)
     torch.cuda.synchronize()
     print(f"final loss {loss.item():.4f} in {time.time() - t0:.3f}s")
     print(f"expect steps {STEPS}")
