@@ -222,11 +222,26 @@ $(BUILD)/tests/test_elf_deps: tests/unit/test_elf_deps.c record/elf_deps.c recor
 		record/elf_deps.c $(LDFLAGS) -lelf
 # the autograd probes' symbol reading is record code without libbpf
 $(BUILD)/tests/test_autograd_syms: tests/unit/test_autograd_syms.c record/autograd_syms.c \
-		record/autograd_syms.h
+		record/autograd_syms.h record/tls_ref.c record/tls_ref.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_autograd_syms.c \
-		record/autograd_syms.c $(LDFLAGS) -lelf
+		record/autograd_syms.c record/tls_ref.c $(LDFLAGS) -lelf
+# the node counter's thread-local, located in stand-ins built with each TLS model
+SEQ_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/seq_counter_,ld.so gd.so desc.so)
+$(BUILD)/tests/fixtures/seq_counter_ld.so: TLS_FLAGS := -ftls-model=local-dynamic
+$(BUILD)/tests/fixtures/seq_counter_gd.so: TLS_FLAGS := -DSEQ_EXPORTED
+$(BUILD)/tests/fixtures/seq_counter_desc.so: TLS_FLAGS := -mtls-dialect=gnu2
+$(SEQ_FIXTURES): tests/unit/fixtures/seq_counter.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -fPIC -shared $(TLS_FLAGS) -o $@ $<
+$(BUILD)/tests/test_tls_ref: tests/unit/test_tls_ref.c record/autograd_syms.c record/tls_ref.c \
+		record/autograd_syms.h record/tls_ref.h $(SEQ_FIXTURES)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
+		-o $@ tests/unit/test_tls_ref.c record/autograd_syms.c record/tls_ref.c $(LDFLAGS) -lelf -ldl
 # unit tests link the report library (they never include a .c file of report/)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)

@@ -13,6 +13,15 @@
  *    stacks, and every walk of the node's samples and launches would stop there).
  * xpu-record attaches these where it finds the symbols (record/autograd_probe.c); the report
  * joins a backward evaluation to the forward event of the same node address and class.
+ *
+ * The forward stack is most of what attribution costs (a walk per node, as long as a launch's),
+ * and for an op that launched GPU work it is already known: the launch's. An op makes its node
+ * (at::sequence_number::get_and_increment(), the thread's node counter goes to N + 1), then
+ * runs its kernels, then sets the node on its outputs (here). A launch of the same thread that
+ * saw the counter at N + 1 and the same innermost Python frame at the same instruction as this
+ * event happened after the node was made, and no other node was made since, in the same Python
+ * call: the node event then names that launch instead of walking (XPU_EV_AG_FROM_LAUNCH).
+ * Anything else (no launch since the node was made: views, CPU ops; no counter located) walks.
  */
 
 /* tid -> the node and output number of the thread's last forward event */
@@ -49,13 +58,105 @@ static __always_inline bool ag_repeat(__u32 tid, __u64 node, __u32 input_nr)
 	return repeat;
 }
 
+/* tgid -> where its node counter lives; filled by xpu-record (record/autograd_probe.c) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct xpu_ag_tls);
+} ag_tls SEC(".maps");
+
+/* tid -> what its last walked launch saw, for the node event of the same op */
+struct ag_launch {
+	__u64 seq;			/* the node counter */
+	__u64 py_frame;			/* innermost Python frame, 0: none */
+	__u64 py_instr;			/* that frame's instruction field */
+	__u64 ts;			/* the launch event's hdr.ts_ns */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct ag_launch);
+} ag_launches SEC(".maps");
+
+/*
+ * The current thread's node counter, through glibc's dtv as __tls_get_addr() finds it (see
+ * record/tls_ref.h): false when the process has none located or the thread has no block yet.
+ */
+static __always_inline bool ag_seq_now(const struct xpu_ag_tls *t, __u64 *seq)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase), dtv = 0, len = 0, block = 0;
+
+	if (!fs || bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(fs + XPU_TLS_TCB_DTV)) || !dtv ||
+	    bpf_probe_read_user(&len, sizeof(len), (void *)(dtv - XPU_TLS_DTV_ENTRY)) ||
+	    !t->modid || t->modid > len ||
+	    bpf_probe_read_user(&block, sizeof(block),
+				(void *)(dtv + t->modid * XPU_TLS_DTV_ENTRY)) ||
+	    !block || block == XPU_TLS_DTV_UNALLOCATED)
+		return false;
+	return !bpf_probe_read_user(seq, sizeof(*seq), (void *)(block + t->off));
+}
+
+/* The thread's innermost Python frame and its instruction field (0, 0 outside Python). */
+static __always_inline void ag_py_site(__u32 slot, __u32 tgid, __u32 tid, __u64 *frame,
+				       __u64 *instr)
+{
+	const struct xpu_py_layout *l = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct py_walk_state *w;
+	__u64 ts;
+
+	*frame = 0;
+	*instr = 0;
+	if (!l)
+		return;
+	w = bpf_map_lookup_elem(&py_scratch, &slot);
+	if (!w)
+		return;
+	w->l = *l;
+	ts = py_tstate(w, &slot, tid, bpf_ktime_get_ns());
+	*frame = ts ? py_top_frame(w, ts) : 0;
+	if (*frame)
+		bpf_probe_read_user(instr, sizeof(*instr), (void *)(*frame + w->l.fr_instr));
+}
+
+/* After a launch's complete walk: what a node event of the same op compares with. */
+static __always_inline void ag_note_launch(__u32 tgid, __u32 tid, __u64 ts)
+{
+	const struct xpu_ag_tls *t = bpf_map_lookup_elem(&ag_tls, &tgid);
+	struct ag_launch la = { .ts = ts };
+
+	if (!t || !ag_seq_now(t, &la.seq))
+		return;
+	ag_py_site(1, tgid, tid, &la.py_frame, &la.py_instr);
+	bpf_map_update_elem(&ag_launches, &tid, &la, BPF_ANY);
+}
+
+/* The launch of the op that made the node now being set, if any (see the top of this file). */
+static __always_inline bool ag_op_launch(__u32 tgid, __u32 tid, __u64 *launch_ts)
+{
+	const struct xpu_ag_tls *t = bpf_map_lookup_elem(&ag_tls, &tgid);
+	struct ag_launch *la = t ? bpf_map_lookup_elem(&ag_launches, &tid) : NULL;
+	__u64 seq = 0, frame, instr;
+
+	if (!la || !ag_seq_now(t, &seq) || seq != la->seq)
+		return false;
+	ag_py_site(1, tgid, tid, &frame, &instr);
+	if (frame != la->py_frame || instr != la->py_instr)
+		return false;
+	*launch_ts = la->ts;
+	return true;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(on_ag_node, void *var, void *edge)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct xpu_ev_ag_node *ev;
-	__u64 node = 0, vtable = 0, ts = 0;
+	__u64 node = 0, vtable = 0, ts = 0, launch_ts = 0;
 	__u32 input_nr = 0;
 
 	if (!is_traced(tgid))
@@ -71,6 +172,26 @@ int BPF_KPROBE(on_ag_node, void *var, void *edge)
 		return 0;
 	}
 	count(XPU_CNT_AG_NODES);
+	if (ag_op_launch(tgid, tid, &launch_ts)) {
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+		if (!ev) {
+			count(XPU_CNT_RB_LOST);
+			return 0;
+		}
+		count(XPU_CNT_AG_NODES_FROM_LAUNCH);
+		fill_hdr(&ev->hdr, XPU_EV_AG_NODE, tgid, tid);
+		ev->node = node;
+		ev->vtable = vtable;
+		ev->ag_flags = XPU_EV_AG_FROM_LAUNCH;
+		ev->launch_ts = launch_ts;
+		ev->ustart = 0;
+		ev->nr_user = 0;
+		ev->uflags = 0;
+		ev->uips[0] = 0;
+		bpf_probe_read_user(&ev->uips[0], sizeof(ev->uips[0]), (void *)PT_REGS_SP(ctx));
+		bpf_ringbuf_submit(ev, lazy_wakeup());
+		return 0;
+	}
 	if (ustack_bytes && !copy_short_walks)
 		ts = emit_ustack(1, tgid, tid, XPU_EV_AG_NODE, 0);
 	ts = emit_pystack(1, tgid, tid, ts, XPU_EV_AG_NODE);
@@ -84,7 +205,8 @@ int BPF_KPROBE(on_ag_node, void *var, void *edge)
 		ev->hdr.ts_ns = ts;
 	ev->node = node;
 	ev->vtable = vtable;
-	ev->reserved = 0;
+	ev->ag_flags = 0;
+	ev->launch_ts = 0;
 	ev->nr_user = entry_stack(ctx, 1, tgid, tid, XPU_EV_AG_NODE, ev->hdr.ts_ns, ev->uips,
 				  &ev->ustart, &ev->uflags);
 	bpf_ringbuf_submit(ev, lazy_wakeup());

@@ -527,6 +527,8 @@ static __always_inline long entry_stack(struct pt_regs *ctx, __u32 slot, __u32 t
 	return n + 1;
 }
 
+#include "autograd.bpf.h"
+
 /*
  * Uprobe on xpu_cupti_api_enter(corr_id, cbid, domain) in libxpu-cupti.so. One program reads
  * the arguments and takes the stack (a tail call or per-CPU hand-off lost data in the
@@ -560,8 +562,10 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 	ev->domain = domain;
 	ev->nr_user = entry_stack(ctx, 1, tgid, (__u32)id, XPU_EV_GPU_LAUNCH, ev->hdr.ts_ns,
 				  ev->uips, &ev->ustart, &ev->uflags);
+	/* a walk that reached the end is whole without a copy: an autograd node may share it */
+	if (ev->nr_user > 0 && (ev->uflags & XPU_EV_U_OUTERMOST))
+		ag_note_launch(tgid, (__u32)id, ev->hdr.ts_ns);
 	bpf_ringbuf_submit(ev, lazy_wakeup());
 	return 0;
 }
 
-#include "autograd.bpf.h"

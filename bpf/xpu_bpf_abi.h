@@ -98,7 +98,8 @@ enum xpu_bpf_counter {
 	XPU_CNT_AG_NODE_REPEATS = 38,	/* further outputs of the node just sent: not sent again */
 	XPU_CNT_AG_EVALS = 39,		/* evaluation events sent */
 	XPU_CNT_AG_READ_ERR = 40,	/* a node or edge pointer could not be read */
-	XPU_CNT_NR = 41,
+	XPU_CNT_AG_NODES_FROM_LAUNCH = 41,	/* node events that name their op's launch, unwalked */
+	XPU_CNT_NR = 42,
 };
 
 struct xpu_ev_hdr {
@@ -157,8 +158,15 @@ struct xpu_ev_gpu_launch {
 /*
  * PyTorch autograd, forward side: a uprobe on torch::autograd::impl::set_gradient_edge(const
  * Variable&, Edge) (Edge by invisible reference: its first word is the Node*), the moment an
- * op's output gets the node its backward will run. Carries the stack as a launch does.
+ * op's output gets the node its backward will run. Carries the stack as a launch does, or,
+ * with XPU_EV_AG_FROM_LAUNCH, names the launch of the same op whose stack it shares (the
+ * thread's last GPU_LAUNCH, stamped launch_ts) and the return address into its caller
+ * (uips[0], nr_user 0).
  */
+enum xpu_ev_ag_flags {
+	XPU_EV_AG_FROM_LAUNCH = 1u << 0,
+};
+
 struct xpu_ev_ag_node {
 	struct xpu_ev_hdr hdr;
 	__u64 node;			/* Node* */
@@ -166,9 +174,30 @@ struct xpu_ev_ag_node {
 	__u32 ustart;
 	__s32 nr_user;			/* frames, or a negative errno from bpf_get_stack() */
 	__u32 uflags;			/* enum xpu_ev_uflags */
-	__u32 reserved;
+	__u32 ag_flags;			/* enum xpu_ev_ag_flags */
+	__u64 launch_ts;		/* XPU_EV_AG_FROM_LAUNCH: that launch's hdr.ts_ns */
 	__u64 uips[XPU_BPF_MAX_UFRAMES + 1];
 };
+
+/*
+ * Where a process's PyTorch keeps the thread's node counter (at::sequence_number), filled by
+ * xpu-record once the library is loaded (record/tls_ref.h): the module id of libtorch_cpu's
+ * TLS block and the counter's offset in it.
+ */
+struct xpu_ag_tls {
+	__u64 modid;
+	__u64 off;
+};
+
+/*
+ * glibc x86-64: the word at the thread pointer + XPU_TLS_TCB_DTV is the thread's dtv; its
+ * entries are XPU_TLS_DTV_ENTRY bytes, the first word of entry m the address of module m's block
+ * (XPU_TLS_DTV_UNALLOCATED before the thread's first use), and the word before entry 0 their
+ * count.
+ */
+#define XPU_TLS_TCB_DTV 8
+#define XPU_TLS_DTV_ENTRY 16
+#define XPU_TLS_DTV_UNALLOCATED 0xffffffffffffffffull
 
 /*
  * PyTorch autograd, backward side: Engine::evaluate_function(graph_task, Node*, ...) entered,

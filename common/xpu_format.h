@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 10
+#define XPU_FORMAT_MINOR 11
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -401,6 +401,10 @@ enum xpu_stat_id {
 	XPU_STAT_AG_EVALS = 72,			/* AUTOGRAD_EVAL records written */
 	XPU_STAT_AG_READ_ERR = 73,		/* node or edge pointers that could not be read */
 	XPU_STAT_AG_TOO_DEEP = 74,		/* evaluations nested deeper than 16: not written */
+	/* since 1.11 */
+	XPU_STAT_AG_NODES_FROM_LAUNCH = 75,	/* AUTOGRAD_NODE with its op's launch stack */
+	XPU_STAT_AG_NODES_LAUNCH_LOST = 76,	/* ... whose launch was not kept: no stack */
+	XPU_STAT_AG_COUNTERS_UNLOCATED = 77,	/* processes whose node counter was not found */
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */
@@ -739,8 +743,16 @@ _Static_assert(sizeof(struct xpu_rec_gpu_launch) == 40, "gpu launch size");
  * Since 1.10, PyTorch autograd. A node was set on an op's output (the uprobe on
  * torch::autograd::impl::set_gradient_edge): the stack is the forward code that created the
  * node. One record per node, not per output. A USER_STACK_COPY or PY_STACK joins it as a
- * GPU_LAUNCH's does (for_type 41, same tid and ts_ns).
+ * GPU_LAUNCH's does (for_type 41, same tid and ts_ns). Since 1.11, with
+ * XPU_AG_NODE_FROM_LAUNCH, the stack is that of the launch made by the same op (frame 0: the
+ * return address into set_gradient_edge's caller; then the launch's frames from where the op
+ * entered the caller's library outwards) and the Python frames are the launch's.
  */
+enum xpu_ag_node_flags {
+	/* bit 0 as CPU_SAMPLE's: XPU_EVENT_USER_OUTERMOST */
+	XPU_AG_NODE_FROM_LAUNCH = 1u << 1,
+};
+
 struct xpu_rec_autograd_node {
 	uint64_t ts_ns;
 	uint32_t pid;

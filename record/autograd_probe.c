@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Backward attribution's recording side (see autograd_probe.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #define AG_THREAD_BUCKETS 256
 #define AG_MAX_FILES 64
 
-/* Where a file of node classes only is loaded, per process */
+/* Where a file is loaded, per process */
 struct ag_bias {
 	uint32_t pid;
 	uint64_t bias;
@@ -30,8 +31,26 @@ struct ag_file {
 	uint32_t dso_id;
 	bool probed;			/* the engine's file (a cookie); else node classes only */
 	struct autograd_syms syms;
-	struct ag_bias *biases;		/* classes-only files: by process */
+	struct ag_bias *biases;		/* by process */
 	size_t nbiases;
+};
+
+/*
+ * A process's node counter (bpf/autograd.bpf.h ag_tls): where it is once located. The module
+ * id is written by the dynamic linker after the library is mapped, so it is read from the
+ * process at its first node event, and again a few times while still zero.
+ */
+enum ag_counter_state { AG_COUNTER_PENDING, AG_COUNTER_LOCATED, AG_COUNTER_NONE };
+#define AG_COUNTER_TRIES 8
+#define AG_COUNTER_RETRY_NS (50ull * 1000 * 1000)
+#define AG_PROC_BUCKETS 64
+
+struct ag_proc {
+	struct ag_proc *next;
+	uint32_t pid;
+	uint8_t state;			/* enum ag_counter_state */
+	uint8_t tries;
+	uint64_t next_try_ns;
 };
 
 /* A thread's evaluations that may still run: the stack pointer at each one's entry */
@@ -45,12 +64,14 @@ struct ag_thread {
 /*
  * XPU_AUTOGRAD_PROBES=forward|backward attaches one side only: what each costs can then be
  * measured apart (bench/, tests/gpu/backward_cost.sh); a report of such a trace attributes
- * nothing.
+ * nothing. XPU_AUTOGRAD_WALK_ALL=1 walks every node's stack, as before nodes could take their
+ * op's launch's: what that saves can be measured the same way.
  */
 enum { AG_PROBE_FORWARD = 1, AG_PROBE_BACKWARD = 2 };
 
 struct autograd_probe {
 	unsigned int probes;		/* AG_PROBE_* */
+	bool walk_all;			/* XPU_AUTOGRAD_WALK_ALL: no node takes its launch's stack */
 	struct bpf_state *bpf;
 	struct writer_thread *wt;
 	struct ag_file files[AG_MAX_FILES];	/* index: the probes' attach cookie */
@@ -58,6 +79,7 @@ struct autograd_probe {
 	struct { dev_t dev; ino_t ino; } seen[AG_MAX_FILES * 4];	/* PyTorch files looked at */
 	uint32_t nseen;
 	struct ag_thread *threads[AG_THREAD_BUCKETS];
+	struct ag_proc *procs[AG_PROC_BUCKETS];
 	struct autograd_probe_stats st;
 };
 
@@ -70,6 +92,7 @@ struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_
 		ap->bpf = bpf;
 		ap->wt = wt;
 		ap->probes = AG_PROBE_FORWARD | AG_PROBE_BACKWARD;
+		ap->walk_all = getenv("XPU_AUTOGRAD_WALK_ALL") != NULL;
 		if (which && !strcmp(which, "forward"))
 			ap->probes = AG_PROBE_FORWARD;
 		else if (which && !strcmp(which, "backward"))
@@ -191,7 +214,7 @@ void autograd_probe__mapping(struct autograd_probe *ap, pid_t pid, uint32_t dso_
 		return;
 	for (i = 0; i < ap->nfiles; i++) {
 		f = &ap->files[i];
-		if (f->probed || f->dso_id != dso_id || !autograd_syms__bias(&f->syms, start, pgoff, &bias))
+		if (f->dso_id != dso_id || !autograd_syms__bias(&f->syms, start, pgoff, &bias))
 			continue;
 		for (j = 0; j < f->nbiases; j++)
 			if (f->biases[j].pid == (uint32_t)pid)
@@ -228,6 +251,131 @@ static const char *node_class(const struct autograd_probe *ap, const struct xpu_
 				cls = autograd_syms__class(&f->syms, f->biases[j].bias, b->vtable);
 	}
 	return cls;
+}
+
+static struct ag_proc *proc_get(struct autograd_probe *ap, uint32_t pid, bool create)
+{
+	struct ag_proc **b = &ap->procs[pid % AG_PROC_BUCKETS], *p;
+
+	for (p = *b; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	if (!create || !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->pid = pid;
+	p->next = *b;
+	*b = p;
+	return p;
+}
+
+/* The probed file with a located counter and its bias in pid, if any. */
+static const struct ag_file *counter_file(const struct autograd_probe *ap, uint32_t pid,
+					  uint64_t *bias)
+{
+	const struct ag_file *f;
+	uint32_t i;
+	size_t j;
+
+	for (i = 0; i < ap->nfiles; i++) {
+		f = &ap->files[i];
+		for (j = 0; f->probed && f->syms.seq_found && j < f->nbiases; j++) {
+			if (f->biases[j].pid == pid) {
+				*bias = f->biases[j].bias;
+				return f;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* 0 and the counter's place, -EAGAIN while the loader has not filled the module id yet. */
+static int read_counter_place(uint32_t pid, uint64_t index_addr, uint64_t add,
+			      struct xpu_ag_tls *out)
+{
+	char path[64];
+	uint64_t index[2] = { 0, 0 };
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, index, sizeof(index), (off_t)index_addr);
+	close(fd);
+	if (n != (ssize_t)sizeof(index))
+		return n < 0 ? -errno : -EIO;
+	if (!index[0])
+		return -EAGAIN;
+	/* dtv indices are small; anything else is not a module id */
+	if (index[0] > 1u << 20)
+		return -EINVAL;
+	out->modid = index[0];
+	out->off = index[1] + add;
+	return 0;
+}
+
+void autograd_probe__locate_counter(struct autograd_probe *ap, pid_t pid, uint64_t ts_ns)
+{
+	struct ag_proc *p = ap ? proc_get(ap, (uint32_t)pid, true) : NULL;
+	const struct ag_file *f;
+	struct xpu_ag_tls place;
+	uint64_t bias = 0;
+	int ret;
+
+	if (!p || p->state != AG_COUNTER_PENDING || ts_ns < p->next_try_ns)
+		return;
+	f = ap->walk_all ? NULL : counter_file(ap, (uint32_t)pid, &bias);
+	ret = f ? read_counter_place((uint32_t)pid, bias + f->syms.seq.index_vaddr, f->syms.seq.add,
+				     &place)
+		: -ENOENT;
+	if (!ret)
+		ret = bpf_state__set_autograd_counter(ap->bpf, (uint32_t)pid, &place);
+	if (!ret) {
+		p->state = AG_COUNTER_LOCATED;
+		ap->st.counters_located++;
+		log_info("autograd: node counter of pid %d located (module %llu, offset %llu)", (int)pid,
+			 (unsigned long long)place.modid, (unsigned long long)place.off);
+		return;
+	}
+	if (ret == -EAGAIN && ++p->tries < AG_COUNTER_TRIES) {
+		p->next_try_ns = ts_ns + AG_COUNTER_RETRY_NS;
+		return;
+	}
+	/* every node of pid is walked, as before: costlier, not less true */
+	p->state = AG_COUNTER_NONE;
+	ap->st.counters_unlocated++;
+	log_info("autograd: node counter of pid %d not located (%s): each node's stack is walked",
+		 (int)pid, ap->walk_all ? "XPU_AUTOGRAD_WALK_ALL is set" : strerror(-ret));
+}
+
+bool autograd_probe__counter_located(const struct autograd_probe *ap, pid_t pid)
+{
+	const struct ag_proc *p;
+
+	if (!ap)
+		return false;
+	for (p = ap->procs[(uint32_t)pid % AG_PROC_BUCKETS]; p; p = p->next)
+		if (p->pid == (uint32_t)pid)
+			return p->state == AG_COUNTER_LOCATED;
+	return false;
+}
+
+void autograd_probe__forget(struct autograd_probe *ap, pid_t pid)
+{
+	struct ag_proc **pp, *p;
+
+	if (!ap)
+		return;
+	for (pp = &ap->procs[(uint32_t)pid % AG_PROC_BUCKETS]; (p = *pp); pp = &p->next) {
+		if (p->pid == (uint32_t)pid) {
+			*pp = p->next;
+			if (p->state == AG_COUNTER_LOCATED)
+				bpf_state__set_autograd_counter(ap->bpf, (uint32_t)pid, NULL);
+			free(p);
+			return;
+		}
+	}
 }
 
 static struct ag_thread *thread_get(struct autograd_probe *ap, uint32_t tid, bool create)
@@ -323,6 +471,14 @@ void autograd_probe__free(struct autograd_probe *ap)
 
 	if (!ap)
 		return;
+	for (b = 0; b < AG_PROC_BUCKETS; b++) {
+		struct ag_proc *p = ap->procs[b], *n;
+
+		for (; p; p = n) {
+			n = p->next;
+			free(p);
+		}
+	}
 	for (b = 0; b < AG_THREAD_BUCKETS; b++) {
 		struct ag_thread *t = ap->threads[b], *n;
 

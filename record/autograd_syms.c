@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "autograd_syms.h"
 
@@ -207,6 +208,8 @@ static int scan_dynsym(struct autograd_syms *s, Elf *elf, Elf_Scn *scn, const GE
 			else if (!s->evaluate_vaddr &&
 				 !strncmp(name, AG_SYM_EVALUATE, strlen(AG_SYM_EVALUATE)))
 				s->evaluate_vaddr = sym.st_value;
+			else if (!s->seq_peek_vaddr && !strcmp(name, AG_SYM_SEQ_PEEK))
+				s->seq_peek_vaddr = sym.st_value;
 		} else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && sym.st_size >= 24 &&
 			   node_class_sym(name)) {
 			err = add_vtable(s, &cap, name, sym.st_value, sym.st_size);
@@ -215,6 +218,24 @@ static int scan_dynsym(struct autograd_syms *s, Elf *elf, Elf_Scn *scn, const GE
 		}
 	}
 	return 0;
+}
+
+/*
+ * Where the thread's node counter lives, from peek()'s code: lets a launch and the node made
+ * by the same op be told apart from others (record/autograd_probe.c). Optional: without it,
+ * every node's stack is walked.
+ */
+static void read_seq_ref(struct autograd_syms *s, int fd)
+{
+	uint8_t code[64];
+	uint64_t off;
+	ssize_t n;
+
+	if (!s->seq_peek_vaddr || !autograd_syms__code_off(s, s->seq_peek_vaddr, &off))
+		return;
+	n = pread(fd, code, sizeof(code), (off_t)off);
+	if (n > 0 && !tls_ref__from_code(code, (size_t)n, s->seq_peek_vaddr, &s->seq))
+		s->seq_found = true;
 }
 
 int autograd_syms__read(struct autograd_syms *s, int fd, char *err, size_t errlen)
@@ -264,6 +285,7 @@ int autograd_syms__read(struct autograd_syms *s, int fd, char *err, size_t errle
 		ret = -ENOEXEC;
 		goto out;
 	}
+	read_seq_ref(s, fd);
 	ret = 0;
 out:
 	if (elf)

@@ -11,10 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tls_ref.h"
+
 /* torch::autograd::impl::set_gradient_edge(const Variable&, Edge) */
 #define AG_SYM_SET_EDGE "_ZN5torch8autograd4impl17set_gradient_edge"
 /* torch::autograd::Engine::evaluate_function(shared_ptr<GraphTask>&, Node*, ...) */
 #define AG_SYM_EVALUATE "_ZN5torch8autograd6Engine17evaluate_function"
+/* at::sequence_number::peek(): returns the thread's count of nodes made so far */
+#define AG_SYM_SEQ_PEEK "_ZN2at15sequence_number4peekEv"
 
 struct ag_vtable {
 	uint64_t vaddr, size;	/* the _ZTV symbol */
@@ -26,6 +30,9 @@ struct ag_vtable {
 struct autograd_syms {
 	uint64_t set_edge_vaddr, set_edge_off;	/* file offset: what a uprobe takes */
 	uint64_t evaluate_vaddr, evaluate_off;
+	uint64_t seq_peek_vaddr;
+	struct tls_ref seq;			/* the node counter, when seq_found */
+	bool seq_found;
 	struct ag_vtable *vtables;		/* sorted by vaddr */
 	size_t nvtables;
 	char *names;				/* short class names, NUL-separated */

@@ -414,6 +414,16 @@ int bpf_state__py_map_fd(struct bpf_state *st)
 	return bpf_map__fd(st->skel->maps.py_procs);
 }
 
+int bpf_state__set_autograd_counter(struct bpf_state *st, uint32_t pid,
+				    const struct xpu_ag_tls *place)
+{
+	struct bpf_map *m = st->skel->maps.ag_tls;
+
+	if (!place)
+		return bpf_map__delete_elem(m, &pid, sizeof(pid), 0);
+	return bpf_map__update_elem(m, &pid, sizeof(pid), place, sizeof(*place), BPF_ANY);
+}
+
 bool bpf_state__gpu_attached(struct bpf_state *st)
 {
 	return st->gpu_attached;

@@ -51,6 +51,9 @@ bool bpf_state__gpu_attached(struct bpf_state *st);
  */
 int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t set_edge_off,
 			       uint64_t evaluate_off, uint32_t cookie, char *err, size_t errlen);
+/* Where pid's PyTorch node counter is (bpf/autograd.bpf.h ag_tls); NULL forgets it. 0 or -errno. */
+int bpf_state__set_autograd_counter(struct bpf_state *st, uint32_t pid,
+				    const struct xpu_ag_tls *place);
 /* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
 void bpf_state__stop_sampling(struct bpf_state *st);
 /*

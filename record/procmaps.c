@@ -469,6 +469,24 @@ void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts
 	procmaps__scan(pm, pid, ts_ns, false);
 }
 
+bool procmaps__mapping_of(const struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t *start,
+			  uint64_t *end)
+{
+	const struct pm_proc *p;
+	size_t i;
+
+	for (p = pm->procs[(uint32_t)pid % PM_BUCKETS]; p && p->pid != pid; p = p->next)
+		;
+	for (i = 0; p && i < p->nr; i++) {
+		if (ip >= p->maps[i].start && ip < p->maps[i].end) {
+			*start = p->maps[i].start;
+			*end = p->maps[i].end;
+			return true;
+		}
+	}
+	return false;
+}
+
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py)
 {
 	pm->py = py;

@@ -36,6 +36,9 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns, bool reset);
 /* A sample's user IP: scans on first sight of pid, or (rate-limited) when ip is unknown. */
 void procmaps__check_ip(struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t ts_ns);
 void procmaps__forget(struct procmaps *pm, pid_t pid);
+/* The known mapping of pid's that holds ip: false (and nothing set) when none does. */
+bool procmaps__mapping_of(const struct procmaps *pm, pid_t pid, uint64_t ip, uint64_t *start,
+			  uint64_t *end);
 /* Files mapped from now on are probed for a CPython runtime, reported to py. */
 void procmaps__set_python(struct procmaps *pm, struct py_procs *py);
 /* -g cfi: every executable file mapped from now on gets a table; mappings are published. */

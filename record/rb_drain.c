@@ -14,6 +14,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "ag_launch_cache.h"
 #include "autograd_probe.h"
 #include "clock.h"
 #include "config.h"
@@ -40,6 +41,8 @@ struct rb_drain {
 	struct proc_tree *tree;
 	struct driver_trace *_Atomic driver;	/* --driver, else NULL */
 	struct autograd_probe *ag;	/* PyTorch autograd probes, else NULL */
+	struct ag_launch_cache *launches;	/* with ag: launch stacks for nodes of the same op */
+	struct ag_stack node_stack;	/* a node's stack made from its launch's */
 	uint64_t last_liveness_ns;
 	struct rb_drain_stats st;
 };
@@ -132,6 +135,7 @@ static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
 		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, false);
 		break;
 	case XPU_EV_TASK_EXEC:
+		autograd_probe__forget(d->ag, ev->hdr.pid);
 		if (d->py)
 			py_procs__forget(d->py, ev->hdr.pid);
 		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns, true);
@@ -141,6 +145,7 @@ static void on_task(struct rb_drain *d, const struct xpu_ev_task *ev)
 		break;
 	case XPU_EV_TASK_EXIT:
 		autograd_probe__thread_exit(d->ag, ev->hdr.tid);
+		autograd_probe__forget(d->ag, ev->hdr.pid);
 		if (d->py)
 			py_procs__forget(d->py, ev->hdr.pid);
 		proc_tree__exited(d->tree, ev->hdr.pid, ev->exit_code);
@@ -198,7 +203,43 @@ static void on_gpu_launch(struct rb_drain *d, const struct xpu_ev_gpu_launch *ev
 	entry_stack(d, &r, &ev->hdr, ev->uips, ev->ustart, ev->nr_user,
 		    offsetof(struct xpu_rec_gpu_launch, stack_id),
 		    offsetof(struct xpu_rec_gpu_launch, py_stack_id));
+	/* bpf/autograd.bpf.h offers only complete walks of processes with a located counter */
+	if (r.has_stack && (ev->uflags & XPU_EV_U_OUTERMOST) &&
+	    autograd_probe__counter_located(d->ag, (pid_t)ev->hdr.pid))
+		ag_launch_cache__put(d->launches, ev->hdr.tid, ev->hdr.ts_ns, r.ips, r.nr_user,
+				     r.py_frames, r.nr_py, r.py_flags);
 	writer_thread__submit(d->wt, &r);
+}
+
+/*
+ * A node whose op launched GPU work: the forward stack is that launch's, down to where the op
+ * left its library for its kernels (record/ag_launch_cache.h), with the caller of
+ * set_gradient_edge in the place of a walk's probed frame.
+ */
+static void node_from_launch(struct rb_drain *d, struct wt_rec *r, const struct xpu_ev_ag_node *ev,
+			     struct xpu_rec_autograd_node *rec)
+{
+	struct ag_stack *s = &d->node_stack;
+	uint64_t start = 0, end = 0;
+
+	procmaps__mapping_of(d->pm, (pid_t)ev->hdr.pid, ev->uips[0], &start, &end);
+	if (!ag_launch_cache__node_stack(d->launches, ev->hdr.tid, ev->launch_ts, ev->uips[0], start,
+					 end, s)) {
+		d->st.ag_nodes_launch_lost++;
+		return;
+	}
+	d->st.ag_nodes_from_launch++;
+	rec->flags = XPU_EVENT_USER_OUTERMOST | XPU_AG_NODE_FROM_LAUNCH;
+	r->has_stack = true;
+	r->stack_off = offsetof(struct xpu_rec_autograd_node, stack_id);
+	r->ips = s->ips;
+	r->nr_user = s->nr_user;
+	if (s->nr_py) {
+		r->py_frames = s->py;
+		r->nr_py = s->nr_py;
+		r->py_flags = s->py_flags;
+		r->py_off = offsetof(struct xpu_rec_autograd_node, py_stack_id);
+	}
 }
 
 /* PyTorch autograd: a node set on an op's output, with the forward stack that made it. */
@@ -219,10 +260,16 @@ static void on_ag_node(struct rb_drain *d, const struct xpu_ev_ag_node *ev)
 		.body_size = sizeof(rec),
 	};
 
+	if (ev->ag_flags & XPU_EV_AG_FROM_LAUNCH) {
+		node_from_launch(d, &r, ev, &rec);
+		writer_thread__submit(d->wt, &r);
+		return;
+	}
 	entry_stack(d, &r, &ev->hdr, ev->uips, ev->ustart, ev->nr_user,
 		    offsetof(struct xpu_rec_autograd_node, stack_id),
 		    offsetof(struct xpu_rec_autograd_node, py_stack_id));
 	writer_thread__submit(d->wt, &r);
+	autograd_probe__locate_counter(d->ag, (pid_t)ev->hdr.pid, ev->hdr.ts_ns);
 }
 
 /* --off-cpu: one block, with the user stack it blocked in (or none: it was gone). */
@@ -424,6 +471,10 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	d->py = py;
 	d->tree = tree;
 	d->ag = ag;
+	if (ag && !(d->launches = ag_launch_cache__new())) {
+		err = ENOMEM;
+		goto fail;
+	}
 	d->rb = ring_buffer__new(ringbuf_fd, handle_event, d, NULL);
 	if (!d->rb) {
 		err = errno;
@@ -436,6 +487,7 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	return d;
 fail:
 	ring_buffer__free(d->rb);
+	ag_launch_cache__free(d->launches);
 	free(d);
 	errno = err;
 	return NULL;
@@ -455,5 +507,6 @@ void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
 	if (st)
 		*st = d->st;
 	ring_buffer__free(d->rb);
+	ag_launch_cache__free(d->launches);
 	free(d);
 }

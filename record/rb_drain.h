@@ -19,6 +19,8 @@ struct rb_drain_stats {
 	uint64_t gpu_launches;
 	uint64_t stack_errors;		/* events that arrived without their stack */
 	uint64_t off_cpu_blocks;	/* --off-cpu: OFF_CPU records written */
+	uint64_t ag_nodes_from_launch;	/* autograd nodes given their op's launch stack */
+	uint64_t ag_nodes_launch_lost;	/* ... whose launch was not kept: written without a stack */
 };
 
 /*

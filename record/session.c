@@ -784,6 +784,9 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_AG_EVALS, ags->evals);
 		STAT(XPU_STAT_AG_READ_ERR, cnt[XPU_CNT_AG_READ_ERR]);
 		STAT(XPU_STAT_AG_TOO_DEEP, ags->too_deep);
+		STAT(XPU_STAT_AG_NODES_FROM_LAUNCH, ds->ag_nodes_from_launch);
+		STAT(XPU_STAT_AG_NODES_LAUNCH_LOST, ds->ag_nodes_launch_lost);
+		STAT(XPU_STAT_AG_COUNTERS_UNLOCATED, ags->counters_unlocated);
 	}
 #undef STAT
 	return n;
@@ -858,7 +861,7 @@ static int session__finish(struct session *s)
 	struct cfi_loader_stats cls = { 0 };
 	struct cupti_rx_stats rxs = { 0 };
 	struct autograd_probe_stats ags = { 0 };
-	struct xpu_stat_entry stats[96];	/* session__stats writes up to 56, the driver the rest */
+	struct xpu_stat_entry stats[128];	/* session__stats writes up to 64, the driver the rest */
 	struct wt_summary sum = { 0 };
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
 	bool discard;

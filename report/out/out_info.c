@@ -136,6 +136,9 @@ static const char *stat_name(uint32_t id)
 		[XPU_STAT_AG_EVALS] = "autograd_evals",
 		[XPU_STAT_AG_READ_ERR] = "autograd_read_errors",
 		[XPU_STAT_AG_TOO_DEEP] = "autograd_too_deep",
+		[XPU_STAT_AG_NODES_FROM_LAUNCH] = "autograd_nodes_from_launch",
+		[XPU_STAT_AG_NODES_LAUNCH_LOST] = "autograd_nodes_launch_lost",
+		[XPU_STAT_AG_COUNTERS_UNLOCATED] = "autograd_counters_unlocated",
 	};
 
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";

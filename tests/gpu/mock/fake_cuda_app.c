@@ -11,6 +11,15 @@
  * also one cudaMalloc of 1 MiB every K launches, every other one freed again. FAKE_CUDA_IOCTL=FILE:
  * each launch also makes an ioctl (0xc0104629) on FILE inside the call, as the driver does on
  * /dev/nvidia*, and reports the call's API record (cudaLaunchKernel, with its time and thread).
+ *
+ * FAKE_TORCH=PATH (a build of fake_libtorch.c named libtorch_cpu.so): PyTorch's autograd instead
+ * of the launch loop, for backward attribution (tests/e2e/test_autograd_from_launch.sh). After
+ * the library's setup: the file is loaded, 300 ms for xpu-record to probe it, one view op (a
+ * node without a launch: xpu-record locates the node counter at the first node), 300 ms again,
+ * then forward_kernels() makes LAUNCHES ops that each launch one kernel (MmBackward0 nodes),
+ * forward_views() LAUNCHES ops that launch nothing (ViewBackward0 nodes), and run_backward()
+ * evaluates every node, each evaluation launching one kernel: LAUNCHES forward kernels and
+ * 2 LAUNCHES + 1 backward kernels in all.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -80,6 +89,76 @@ __attribute__((noinline)) static void launch_fake_kernel(uint32_t corr)
 	}
 }
 
+/* FAKE_TORCH: fake_libtorch.c's ops and engine, and the nodes made */
+static void *(*torch_op)(void (*)(void), int);
+static void (*torch_backward)(void **, int, void (*)(void));
+static void **torch_nodes;
+static int torch_nnodes;
+static uint32_t torch_corr;
+
+/* the kernels of an op or of a node's evaluation: one launch each */
+__attribute__((noinline)) static void torch_launch(void)
+{
+	launch_fake_kernel(++torch_corr);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void torch_node(void (*launch)(void), int kind)
+{
+	torch_nodes[torch_nnodes++] = torch_op(launch, kind);
+}
+
+__attribute__((noinline)) static void forward_kernels(int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		torch_node(torch_launch, 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void forward_views(int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		torch_node(NULL, 0);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void run_backward(void)
+{
+	torch_backward(torch_nodes, torch_nnodes, torch_launch);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The FAKE_TORCH mode (see the top of this file): k ops of each kind and their backward. */
+static int fake_torch(const char *path, int k)
+{
+	struct timespec ts = { 0, 300 * 1000000 };
+	void *t = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!t) {
+		fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
+		return 1;
+	}
+	*(void **)&torch_op = dlsym(t, "fake_op");
+	*(void **)&torch_backward = dlsym(t, "fake_backward");
+	torch_nodes = calloc(2 * (size_t)k + 1, sizeof(*torch_nodes));
+	if (!torch_op || !torch_backward || !torch_nodes) {
+		fprintf(stderr, "fake_cuda_app: %s is not fake_libtorch.c's\n", path);
+		return 1;
+	}
+	nanosleep(&ts, NULL);
+	torch_node(NULL, 0);
+	nanosleep(&ts, NULL);
+	forward_kernels(k);
+	forward_views(k);
+	run_backward();
+	printf("nodes %d launches %u\n", torch_nnodes, torch_corr);
+	return 0;
+}
+
 /* One allocation or release through "cudaMalloc"/"cudaFree", as CUPTI's memory activity shows. */
 static void fake_memory(uint32_t cbid, uint32_t corr, uint64_t addr, int op)
 {
@@ -139,6 +218,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fake_cuda_app: cannot initialize the injection\n");
 		return 1;
 	}
+	if (getenv("FAKE_TORCH"))
+		return fake_torch(getenv("FAKE_TORCH"), (int)n);
 	for (i = 0; (!n || i < n) && !stop; i++) {
 		launch_fake_kernel((uint32_t)i + 1);
 		if (allocs_every && i % allocs_every == 0)
