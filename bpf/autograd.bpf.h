@@ -66,12 +66,17 @@ struct {
 	__type(value, struct xpu_ag_tls);
 } ag_tls SEC(".maps");
 
-/* tid -> what its last walked launch saw, for the node event of the same op */
+/*
+ * tid -> what its last walked launch saw, for the node event of the same op. Only threads that
+ * made a node have one (the node event adds it): the engine's threads, which launch the
+ * backward's kernels and make no node, pay nothing at their launches.
+ */
 struct ag_launch {
 	__u64 seq;			/* the node counter */
 	__u64 py_frame;			/* innermost Python frame, 0: none */
-	__u64 py_instr;			/* that frame's instruction field */
-	__u64 ts;			/* the launch event's hdr.ts_ns */
+	__u64 py_instr;			/* the 8 bytes at its instruction field */
+	__u64 ts;			/* the launch event's hdr.ts_ns, 0: no launch yet */
+	__u64 dtv, block;		/* the thread's dtv when block (its counter's) was read */
 };
 
 struct {
@@ -83,20 +88,29 @@ struct {
 
 /*
  * The current thread's node counter, through glibc's dtv as __tls_get_addr() finds it (see
- * record/tls_ref.h): false when the process has none located or the thread has no block yet.
+ * record/tls_ref.h): false when the thread has no block for it yet. The block of a loaded
+ * module does not move; the dtv does when it grows, so the block's address is kept with the
+ * dtv it was read from and read again when that changes.
  */
-static __always_inline bool ag_seq_now(const struct xpu_ag_tls *t, __u64 *seq)
+static __always_inline bool ag_seq_now(const struct xpu_ag_tls *t, struct ag_launch *la, __u64 *seq)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fs = BPF_CORE_READ(task, thread.fsbase), dtv = 0, len = 0, block = 0;
 
-	if (!fs || bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(fs + XPU_TLS_TCB_DTV)) || !dtv ||
-	    bpf_probe_read_user(&len, sizeof(len), (void *)(dtv - XPU_TLS_DTV_ENTRY)) ||
-	    !t->modid || t->modid > len ||
-	    bpf_probe_read_user(&block, sizeof(block),
-				(void *)(dtv + t->modid * XPU_TLS_DTV_ENTRY)) ||
-	    !block || block == XPU_TLS_DTV_UNALLOCATED)
+	if (!fs || bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(fs + XPU_TLS_TCB_DTV)) || !dtv)
 		return false;
+	if (dtv == la->dtv && la->block) {
+		block = la->block;
+	} else {
+		if (bpf_probe_read_user(&len, sizeof(len), (void *)(dtv - XPU_TLS_DTV_ENTRY)) ||
+		    !t->modid || t->modid > len ||
+		    bpf_probe_read_user(&block, sizeof(block),
+					(void *)(dtv + t->modid * XPU_TLS_DTV_ENTRY)) ||
+		    !block || block == XPU_TLS_DTV_UNALLOCATED)
+			return false;
+		la->dtv = dtv;
+		la->block = block;
+	}
 	return !bpf_probe_read_user(seq, sizeof(*seq), (void *)(block + t->off));
 }
 
@@ -122,26 +136,43 @@ static __always_inline void ag_py_site(__u32 slot, __u32 tgid, __u32 tid, __u64 
 		bpf_probe_read_user(instr, sizeof(*instr), (void *)(*frame + w->l.fr_instr));
 }
 
-/* After a launch's complete walk: what a node event of the same op compares with. */
+/*
+ * After a launch's complete walk, in slot 1 (the launch's): what a node event of the same op
+ * compares with. The Python site is the walk's own (emit_pystack ran just before).
+ */
 static __always_inline void ag_note_launch(__u32 tgid, __u32 tid, __u64 ts)
 {
-	const struct xpu_ag_tls *t = bpf_map_lookup_elem(&ag_tls, &tgid);
-	struct ag_launch la = { .ts = ts };
+	struct ag_launch *la = bpf_map_lookup_elem(&ag_launches, &tid);
+	const struct xpu_ag_tls *t;
+	struct py_walk_state *w;
+	__u32 slot = 1;
 
-	if (!t || !ag_seq_now(t, &la.seq))
+	if (!la || !(t = bpf_map_lookup_elem(&ag_tls, &tgid)))
 		return;
-	ag_py_site(1, tgid, tid, &la.py_frame, &la.py_instr);
-	bpf_map_update_elem(&ag_launches, &tid, &la, BPF_ANY);
+	if (!ag_seq_now(t, la, &la->seq)) {
+		la->ts = 0;
+		return;
+	}
+	w = bpf_map_lookup_elem(&py_scratch, &slot);
+	la->py_frame = w ? w->top_frame : 0;
+	la->py_instr = w ? w->top_instr : 0;
+	la->ts = ts;
 }
 
 /* The launch of the op that made the node now being set, if any (see the top of this file). */
 static __always_inline bool ag_op_launch(__u32 tgid, __u32 tid, __u64 *launch_ts)
 {
-	const struct xpu_ag_tls *t = bpf_map_lookup_elem(&ag_tls, &tgid);
-	struct ag_launch *la = t ? bpf_map_lookup_elem(&ag_launches, &tid) : NULL;
+	struct ag_launch *la = bpf_map_lookup_elem(&ag_launches, &tid), fresh = {};
+	const struct xpu_ag_tls *t;
 	__u64 seq = 0, frame, instr;
 
-	if (!la || !ag_seq_now(t, &seq) || seq != la->seq)
+	if (!la) {
+		/* the thread's first node: its launches are noted from now on */
+		bpf_map_update_elem(&ag_launches, &tid, &fresh, BPF_ANY);
+		return false;
+	}
+	t = bpf_map_lookup_elem(&ag_tls, &tgid);
+	if (!t || !la->ts || !ag_seq_now(t, la, &seq) || seq != la->seq)
 		return false;
 	ag_py_site(1, tgid, tid, &frame, &instr);
 	if (frame != la->py_frame || instr != la->py_instr)
@@ -150,23 +181,30 @@ static __always_inline bool ag_op_launch(__u32 tgid, __u32 tid, __u64 *launch_ts
 	return true;
 }
 
+/* A thread ended (bpf/xpu.bpf.c on_exit): its entries go, so a new thread starts clean. */
+static __always_inline void ag_forget_thread(__u32 tid)
+{
+	bpf_map_delete_elem(&ag_launches, &tid);
+	bpf_map_delete_elem(&ag_last_node, &tid);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(on_ag_node, void *var, void *edge)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct xpu_ev_ag_node *ev;
-	__u64 node = 0, vtable = 0, ts = 0, launch_ts = 0;
-	__u32 input_nr = 0;
+	__u64 node = 0, vtable = 0, ts = 0, launch_ts = 0, e[3];	/* Edge: node, ctrl, input_nr */
+	__u32 input_nr;
 
 	if (!is_traced(tgid))
 		return 0;
-	if (bpf_probe_read_user(&node, sizeof(node), edge) ||
-	    bpf_probe_read_user(&input_nr, sizeof(input_nr), (char *)edge + 16) || !node ||
+	if (bpf_probe_read_user(e, sizeof(e), edge) || !(node = e[0]) ||
 	    bpf_probe_read_user(&vtable, sizeof(vtable), (void *)node)) {
 		count(XPU_CNT_AG_READ_ERR);
 		return 0;
 	}
+	input_nr = (__u32)e[2];
 	if (ag_repeat(tid, node, input_nr)) {
 		count(XPU_CNT_AG_NODE_REPEATS);
 		return 0;

@@ -87,6 +87,9 @@ struct py_walk_state {
 	__u64 found;
 	__u32 nr;
 	__u32 scanned;
+	/* the innermost frame of the last walk and the 8 bytes at its instruction field (0, 0:
+	 * none), for bpf/autograd.bpf.h */
+	__u64 top_frame, top_instr;
 };
 
 /* XPU_BPF_SLOTS slots per CPU, as ustack_scratch. */
@@ -320,6 +323,8 @@ static long py_frame_step(__u64 i, void *ctx)
 		ev->flags |= XPU_EV_PY_READ_ERROR;
 		return 1;
 	}
+	if (w->frame == w->top_frame)
+		w->top_instr = py_win_u64(w, off, l->fr_instr);
 	w->frame = py_win_u64(w, off, l->fr_previous);
 	if (l->model >= XPU_PY_MODEL_312 &&
 	    py_win_u8(w, off, l->fr_marker) == XPU_PY_OWNED_BY_CSTACK) {
@@ -355,16 +360,18 @@ static long py_frame_step(__u64 i, void *ctx)
 static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u64 ts,
 					  __u32 for_type)
 {
-	const struct xpu_py_layout *l = bpf_map_lookup_elem(&py_procs, &pid);
-	struct py_walk_state *w;
+	const struct xpu_py_layout *l;
+	struct py_walk_state *w = bpf_map_lookup_elem(&py_scratch, &slot);
 	struct xpu_ev_pystack *ev;
 	__u64 now, tstate;
 	__u32 nr;
 
-	if (!l)
-		return ts;
-	w = bpf_map_lookup_elem(&py_scratch, &slot);
 	if (!w)
+		return ts;
+	w->top_frame = 0;
+	w->top_instr = 0;
+	l = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!l)
 		return ts;
 	w->l = *l;
 	now = ts ? ts : bpf_ktime_get_ns();
@@ -376,6 +383,7 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 	w->frame = py_top_frame(w, tstate);
 	if (!w->frame)
 		return ts;		/* a thread outside Python code: nothing to add */
+	w->top_frame = w->frame;
 	ev = &w->ev;
 	ev->flags = 0;
 	w->nr = 0;

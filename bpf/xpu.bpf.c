@@ -412,6 +412,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  * whole thread group is gone (read through CO-RE rather than the group_dead argument, which
  * older kernels lack).
  */
+static __always_inline void ag_forget_thread(__u32 tid);	/* autograd.bpf.h */
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
@@ -428,6 +430,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		if (ustack_top_bytes)
 			bpf_map_delete_elem(&thread_stack_top, &tid);
 		bpf_map_delete_elem(&py_threads, &tid);
+		ag_forget_thread(tid);
 		if (off_cpu)
 			off_cpu_exit(tgid, tid);
 	}
