@@ -35,11 +35,15 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 	if (err)
 		return err;
 	/* root first: f[0] is the outermost user frame */
-	/* -g cfi: the BPF walk said so, unless a DWARF walk of a copy replaced its stack */
+	/*
+	 * -g cfi: the BPF walk said so at record time, whatever the report derived from its
+	 * stack since (Python frames spliced in, a backward node's rewrite): the same figure on
+	 * any machine. A DWARF walk of a copy (a short walk's) says so itself.
+	 */
 	*complete = n && (is_root_frame(strpool__str(&ses->pool, f[0])) ||
 			  unwind__outermost(&ses->uw, stack_id) ||
 			  backward__outermost(&ses->bw, stack_id) ||
-			  ((flags & XPU_EVENT_USER_OUTERMOST) && stack_id < UW_FIRST_STACK_ID));
+			  (flags & XPU_EVENT_USER_OUTERMOST));
 	return 0;
 }
 
