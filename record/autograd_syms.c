@@ -268,7 +268,8 @@ int autograd_syms__read(struct autograd_syms *s, int fd, char *err, size_t errle
 	if (ret)
 		goto out;
 	read_segments(s, elf);
-	qsort(s->vtables, s->nvtables, sizeof(*s->vtables), cmp_vtable);
+	if (s->nvtables)	/* qsort of NULL is undefined even for 0 items */
+		qsort(s->vtables, s->nvtables, sizeof(*s->vtables), cmp_vtable);
 	if (!s->set_edge_vaddr && !s->evaluate_vaddr) {
 		ret = 1;	/* node classes only (libtorch_python's PyNode) */
 		goto out;
