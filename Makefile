@@ -242,6 +242,22 @@ $(BUILD)/tests/test_tls_ref: tests/unit/test_tls_ref.c record/autograd_syms.c re
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
 		-o $@ tests/unit/test_tls_ref.c record/autograd_syms.c record/tls_ref.c $(LDFLAGS) -lelf -ldl
+# calls into a live process over ptrace: a target with threads to check, a library to load
+REMOTE_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/,remote_call_target remote_call_lib.so)
+$(BUILD)/tests/fixtures/remote_call_target: tests/unit/remote_call_target.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -rdynamic -pthread -o $@ $<
+$(BUILD)/tests/fixtures/remote_call_lib.so: tests/unit/remote_call_lib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g $(WARN) -std=gnu11 -fPIC -shared -o $@ $<
+$(BUILD)/tests/test_remote_call: tests/unit/test_remote_call.c record/remote_call.c \
+		record/remote_call.h $(REMOTE_FIXTURES)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
+		-o $@ tests/unit/test_remote_call.c record/remote_call.c $(LDFLAGS) -lelf -lpthread
 # unit tests link the report library (they never include a .c file of report/)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)

@@ -38,6 +38,12 @@ enum xpu_cupti_msg_type {
 	XPU_CUPTI_MSG_HELLO = 1,
 	XPU_CUPTI_MSG_BATCH = 2,
 	XPU_CUPTI_MSG_DONE = 3,
+	/*
+	 * Recorder to library, no payload: stop collecting (callbacks off, activity off, last
+	 * flush, DONE) and leave the process running at its own speed: the recording ended
+	 * before the process did (xpu-record -p, -d).
+	 */
+	XPU_CUPTI_MSG_STOP = 4,
 };
 
 struct xpu_cupti_msg_header {
@@ -55,6 +61,7 @@ enum xpu_cupti_hello_flags {
 	XPU_CUPTI_HELLO_CLOCK_MONOTONIC = 1u << 0,	/* timestamp callback accepted */
 	XPU_CUPTI_HELLO_GRAPH_MODE = 1u << 1,	/* XPU_CUDA_GRAPHS=graph: one record per launch */
 	XPU_CUPTI_HELLO_NO_CUPTI = 1u << 2,	/* no usable libcupti: no GPU data will follow */
+	XPU_CUPTI_HELLO_ATTACHED = 1u << 3,	/* loaded into a running process (xpu-record -p) */
 };
 
 struct xpu_cupti_hello {

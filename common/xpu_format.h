@@ -832,6 +832,9 @@ enum xpu_gpu_process_state {
 	XPU_GPU_PROC_CLOCK_FALLBACK = 3,/* timestamp callback refused: offset applied */
 	XPU_GPU_PROC_FLUSHED = 4,	/* final flush done, connection closed cleanly */
 	XPU_GPU_PROC_NO_CUPTI = 5,	/* no usable libcupti found in the process */
+	/* since 1.11, xpu-record -p on a running process */
+	XPU_GPU_PROC_ATTACHED = 6,	/* loaded mid-run: its GPU work before this is not recorded */
+	XPU_GPU_PROC_DETACHED = 7,	/* collection stopped at the recorder's end; the process ran on */
 };
 
 /* State of one process's CUPTI side, with CUPTI's own dropped-record count so far. */

@@ -292,6 +292,15 @@ int callbacks__enable_api_records(void)
 	return n;
 }
 
+static CUpti_SubscriberHandle subscriber;
+
+void callbacks__unsubscribe(void)
+{
+	if (subscriber && cupti.cuptiUnsubscribe)
+		cupti.cuptiUnsubscribe(subscriber);
+	subscriber = NULL;
+}
+
 int callbacks__subscribe(void)
 {
 	CUpti_SubscriberHandle sub;
@@ -321,12 +330,14 @@ int callbacks__subscribe(void)
 		       (int)xc_pid);
 		return -EIO;
 	}
+	subscriber = sub;
 	/* XPU_CUPTI_LAUNCH_STACKS=0: no launch callbacks, so no marker and no launch stacks */
 	if (getenv("XPU_CUPTI_LAUNCH_STACKS") && !strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0"))
 		return 0;
 	no_marker = getenv("XPU_CUPTI_NO_MARKER") && !strcmp(getenv("XPU_CUPTI_NO_MARKER"), "1");
 	/* 2 MiB, touched only where ids land; a failure only loses the nested-driver remap */
-	corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));
+	if (!corr_map)	/* kept across a detach and a later attach */
+		corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));
 	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted);
 	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted);
 	xc_info("launch callbacks: %d runtime, %d driver API ids", nrt, ndrv);

@@ -188,6 +188,8 @@ int cupti_loader__load(void)
 	RESOLVE(cuptiSubscribe_v2, false);
 	RESOLVE(cuptiActivityEnableRuntimeApi, false);
 	RESOLVE(cuptiActivityEnableDriverApi, false);
+	RESOLVE(cuptiUnsubscribe, false);
+	RESOLVE(cuptiFinalize, false);
 	RESOLVE(InitializeInjectionNvtx2, false);
 	cupti.handle = h;
 	return 0;

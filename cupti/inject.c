@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Entry points of libxpu-cupti.so. The CUDA driver calls InitializeInjection() once during
- * cuInit() because xpu-record put this library in CUDA_INJECTION64_PATH. Whatever fails, the
- * target keeps running: we log one line, tell the recorder when we can, and step aside.
+ * cuInit() because xpu-record put this library in CUDA_INJECTION64_PATH; or xpu-record -p loads
+ * it into a running process and calls xpu_cupti_attach() there (record/gpu_attach.c). Whatever
+ * fails, the target keeps running: we log one line, tell the recorder when we can, and step
+ * aside. When the recorder asks (STOP: it ended before the process), collection stops and the
+ * process goes on at its own speed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,8 @@
 uint32_t xc_pid;
 
 static bool active;		/* activity collection running in this process */
+static bool attached;		/* loaded by xpu-record -p into a running process */
+static int claimed;		/* 1 while this process reports to a recorder (or tries to) */
 static pthread_t flusher;
 static bool flusher_started;
 static bool flusher_stop;
@@ -64,19 +69,63 @@ static void flush_and_die(int sig)
 	kill(getpid(), sig);
 }
 
+/*
+ * The recorder ended first (STOP, or its socket closed): no callback enters us any more, every
+ * kind goes off, the last records go out with DONE, and CUPTI detaches, so the process runs on
+ * as it did before. Runs on the flusher thread, never inside a callback.
+ */
+static void stop_collecting(void)
+{
+	struct timespec settle = { 0, 20 * 1000000 };
+	uint64_t dropped;
+
+	/*
+	 * Activity off first: a launch after it has a stack and no kernel, which costs nothing,
+	 * where one between an unsubscribe and the disable would have a kernel and no stack.
+	 */
+	activity__stop();
+	callbacks__unsubscribe();
+	/* a callback already past CUPTI's dispatch finishes in this time */
+	nanosleep(&settle, NULL);
+	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	active = false;
+	dropped = activity__cupti_dropped();	/* takes the transport's lock itself */
+	transport__lock();
+	transport__process_state(XPU_GPU_PROC_DETACHED, dropped, 0);
+	transport__unlock();
+	transport__finish(dropped);
+	if (cupti.cuptiFinalize)
+		cupti.cuptiFinalize();
+	xc_info("pid %d: collection stopped at the recorder's request", (int)xc_pid);
+}
+
 static void *flusher_main(void *arg)
 {
-	struct pollfd p = { .fd = wake_pipe[0], .events = POLLIN };
+	struct pollfd p[2] = { { .fd = wake_pipe[0], .events = POLLIN },
+			       { .fd = transport__fd(), .events = POLLIN } };
 
 	while (!__atomic_load_n(&flusher_stop, __ATOMIC_ACQUIRE)) {
 		char drain[16];
 
-		if (poll(&p, 1, (int)flush_ms) > 0 && read(wake_pipe[0], drain, sizeof(drain)) < 0)
-			p.revents = 0;
+		p[0].revents = p[1].revents = 0;
+		if (poll(p, p[1].fd >= 0 ? 2 : 1, (int)flush_ms) > 0 && (p[0].revents & POLLIN) &&
+		    read(wake_pipe[0], drain, sizeof(drain)) < 0)
+			p[0].revents = 0;
 		if (__atomic_load_n(&flusher_stop, __ATOMIC_ACQUIRE))
 			break;
 		if (fatal_signal) {
 			flush_and_die(fatal_signal);
+			break;
+		}
+		if (p[1].revents && transport__stop_requested()) {
+			stop_collecting();
+			flusher_started = false;	/* at exit there is nothing to join */
+			pthread_detach(pthread_self());
+			close(wake_pipe[0]);
+			close(wake_pipe[1]);
+			wake_pipe[0] = wake_pipe[1] = -1;
+			/* a later xpu-record -p may start collecting again */
+			__atomic_store_n(&claimed, 0, __ATOMIC_RELEASE);
 			break;
 		}
 		cupti.cuptiActivityFlushAll(0);
@@ -144,7 +193,8 @@ static void flusher_start(void)
 		xc_err_once("cannot start the flush thread: GPU records arrive late");
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (flusher_started)
+	/* a running process's signal dispositions are its own: an attach leaves them alone */
+	if (flusher_started && !attached)
 		fatal_handlers_install();
 }
 
@@ -231,18 +281,17 @@ static void send_process_env(void)
 	transport__unlock();
 }
 
-__attribute__((visibility("default"))) int InitializeInjection(void)
+
+/* Everything InitializeInjection() and xpu_cupti_attach() share. 0 once collecting. */
+static int start_collection(uint32_t flags)
 {
-	static int once;
 	const char *env;
 	enum xc_graph_mode mode = XC_GRAPH_NODE;
-	uint32_t version = 0, flags = 0;
+	uint32_t version = 0;
 	int64_t offset = 0;
 	CUptiResult r;
 	int err;
 
-	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
-		return 1;
 	xc_pid = (uint32_t)getpid();
 	pthread_atfork(NULL, NULL, atfork_child);
 
@@ -260,19 +309,26 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 			send_process_env();
 			report_and_close(XPU_GPU_PROC_NO_CUPTI);
 		}
-		return 1;
+		return err;
 	}
 	cupti.cuptiGetVersion(&version);
 	/* connect before touching CUPTI: without a recorder there is nothing to collect for */
-	if (transport__connect(version, flags))
-		return 1;
+	err = transport__connect(version, flags);
+	if (err)
+		return err;
 	send_process_env();
+	if (attached) {
+		transport__lock();
+		transport__process_state(XPU_GPU_PROC_ATTACHED, 0, 0);
+		transport__flush();
+		transport__unlock();
+	}
 
 	err = callbacks__subscribe();
 	if (err) {
 		/* Nsight or Kineto owns CUPTI: change nothing of theirs, not even the clock */
 		report_and_close(XPU_GPU_PROC_SUBSCRIBE_FAILED);
-		return 1;
+		return err;
 	}
 	r = cupti.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if (r != CUPTI_SUCCESS)
@@ -286,16 +342,52 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	}
 	err = activity__start(mode);
 	if (err) {
+		callbacks__unsubscribe();
 		report_and_close(XPU_GPU_PROC_SUBSCRIBE_FAILED);
-		return 1;
+		return err;
 	}
 	active = true;
 	atexit(at_exit);
 	flusher_start();
-	xc_info("pid %d: CUPTI %u from %s, graphs as %s", (int)xc_pid, version, cupti.path,
-		mode == XC_GRAPH_WHOLE ? "graph" : "node");
+	xc_info("pid %d: CUPTI %u from %s, graphs as %s%s", (int)xc_pid, version, cupti.path,
+		mode == XC_GRAPH_WHOLE ? "graph" : "node", attached ? ", attached mid-run" : "");
+	return 0;
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	static int once;
+
+	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) ||
+	    __atomic_exchange_n(&claimed, 1, __ATOMIC_ACQ_REL))
+		return 1;
+	if (start_collection(0))
+		__atomic_store_n(&claimed, 0, __ATOMIC_RELEASE);
 	return 1;
 }
+
+/*
+ * xpu-record -p: called in the running process (through ptrace, on one of its threads stopped
+ * in a system call) right after this library was loaded there, with the recorder's socket.
+ * CUPTI starts as InitializeInjection() starts it, mid-run: work queued before is not claimed.
+ * 0, or a negative errno (-EALREADY: this process already reports to a recorder). After a
+ * recording's STOP the process can be attached to again.
+ */
+__attribute__((visibility("default"))) int xpu_cupti_attach(const char *socket_path)
+{
+	int err;
+
+	if (__atomic_exchange_n(&claimed, 1, __ATOMIC_ACQ_REL))
+		return -EALREADY;
+	attached = true;
+	flusher_stop = false;
+	transport__set_socket_path(socket_path);
+	err = start_collection(XPU_CUPTI_HELLO_ATTACHED);
+	if (err)
+		__atomic_store_n(&claimed, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
 
 /*
  * NVTX finds its tool through NVTX_INJECTION64_PATH. Pointing that at this library (rather than

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -129,6 +130,37 @@ static int send_msg(uint16_t type, const void *payload, size_t len)
 	}
 }
 
+static void strings_reset(void);
+
+static char socket_path[108];
+
+void transport__set_socket_path(const char *path)
+{
+	snprintf(socket_path, sizeof(socket_path), "%s", path ? path : "");
+}
+
+int transport__fd(void)
+{
+	return tx.connected ? tx.fd : -1;
+}
+
+bool transport__stop_requested(void)
+{
+	struct xpu_cupti_msg_header h;
+	ssize_t n;
+	int fd = transport__fd();
+
+	if (fd < 0)
+		return false;
+	n = recv(fd, &h, sizeof(h), MSG_DONTWAIT);
+	if (n == 0)
+		return true;	/* the recorder is gone: nothing left to collect for */
+	if (n < 0)
+		return errno != EAGAIN && errno != EINTR;
+	return (size_t)n >= sizeof(h) && h.magic == XPU_CUPTI_WIRE_MAGIC &&
+	       h.type == XPU_CUPTI_MSG_STOP;
+}
+
 int transport__connect(uint32_t cupti_version, uint32_t hello_flags)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -138,7 +170,7 @@ int transport__connect(uint32_t cupti_version, uint32_t hello_flags)
 		.flags = hello_flags,
 		.mono_ns = xc_mono_ns(),
 	};
-	const char *path = getenv(XPU_CUPTI_SOCKET_ENV);
+	const char *path = socket_path[0] ? socket_path : getenv(XPU_CUPTI_SOCKET_ENV);
 	int fd, i, err;
 
 	if (!path || !*path) {
@@ -151,6 +183,15 @@ int transport__connect(uint32_t cupti_version, uint32_t hello_flags)
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
+	if (tx.finished) {
+		/* a later attach to the same process: a new connection, counted from zero */
+		strings_reset();
+		tx.finished = false;
+		tx.seq = 0;
+		tx.len = tx.nrec = 0;
+		tx.sent = tx.dropped = tx.dropped_unreported = 0;
+		tx.next_id = 1;
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		err = errno;

@@ -55,6 +55,8 @@ struct cupti_fns {
 	XC_FN(cuptiSubscribe_v2);
 	XC_FN(cuptiActivityEnableRuntimeApi);
 	XC_FN(cuptiActivityEnableDriverApi);
+	XC_FN(cuptiUnsubscribe);
+	XC_FN(cuptiFinalize);
 	/* NVTX injection entry of libcupti, forwarded to from our own */
 	int (*InitializeInjectionNvtx2)(void *get_export_table);
 };
@@ -80,6 +82,12 @@ static inline uint64_t xc_ts(uint64_t cupti_ts)
 
 /* ---- transport.c: connection to the recorder, batches, strings ------------------------------ */
 int transport__connect(uint32_t cupti_version, uint32_t hello_flags);
+/* xpu-record -p: the recorder's socket, given by the attach call instead of the environment. */
+void transport__set_socket_path(const char *path);
+/* The connection's descriptor (-1 when none), for the flusher's poll. */
+int transport__fd(void);
+/* After the descriptor polled readable: whether the recorder asked to stop (STOP, or gone). */
+bool transport__stop_requested(void);
 bool transport__connected(void);
 /* Serializes batch building: activity conversion runs on CUPTI's worker and on flushing threads. */
 void transport__lock(void);
@@ -110,6 +118,8 @@ uint64_t activity__cupti_dropped(void);
 
 /* ---- callbacks.c ---------------------------------------------------------------------------- */
 int callbacks__subscribe(void);
+/* No more callbacks (the recorder detaches): after it, no launch of the process enters us. */
+void callbacks__unsubscribe(void);
 /*
  * XPU_CUPTI_API=launches (default): API records only for the calls the launch callbacks take
  * (launches, syncs, copies, memsets, allocations), per API id. Returns how many ids, or -1 when

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* xpu-record's options, filled by main.c and read by the session. */
 #ifndef XPU_RECORD_CONFIG_H
+/* -p takes this many processes at most */
+#define XPU_MAX_ATTACH 64
+
 #define XPU_RECORD_CONFIG_H
 
 #include <stdbool.h>
@@ -61,7 +64,9 @@ struct record_config {
 	uint64_t off_cpu_min_ns;	/* --off-cpu-min */
 	const char *cuda_graphs;	/* XPU_CUDA_GRAPHS for the target: "node" or "graph" */
 	int verbose;
-	pid_t attach_pid;		/* 0: launch mode */
+	pid_t attach_pid;		/* 0: launch mode; else the first of attach_pids */
+	pid_t attach_pids[XPU_MAX_ATTACH];	/* -p PID[,PID...]: all ranks of a host, say */
+	unsigned int nattach;
 	unsigned int ringbuf_mb;	/* power of two */
 	uint64_t duration_ns;		/* --duration: stop after this long; 0 = until the end */
 	char **cmd;			/* NULL-terminated, launch mode */

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,11 @@ struct cupti_rx {
 	char dir[96];
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int listen_fd;
-	int wake_fd;			/* eventfd: stop requested */
+	int wake_fd;			/* eventfd: stop, or ask_clients, requested */
+	_Atomic bool stop_requested;
+	_Atomic bool ask_clients;	/* cupti_rx__stop_clients(): STOP to every client */
+	bool asked;
+	_Atomic int open_clients;	/* checked in, not done: what stop_clients waits for */
 	pthread_t thread;
 	bool thread_started;
 	int stop_timeout_ms;
@@ -86,11 +91,31 @@ static void submit_one(struct cupti_rx *rx, struct rx_client *c, uint16_t type, 
 	writer_thread__submit_foreign(rx->wt, c->source_id, buf, h.size);
 }
 
+/*
+ * The recording ends while a client's process may run on (xpu-record -p, -d): STOP makes the
+ * library flush, send DONE and turn CUPTI off there, so the process returns to its own speed.
+ * A library that does not know STOP ignores it and finishes at its exit, as before.
+ */
+static void ask_to_stop(const struct rx_client *c)
+{
+	struct xpu_cupti_msg_header h = {
+		.magic = XPU_CUPTI_WIRE_MAGIC,
+		.type = XPU_CUPTI_MSG_STOP,
+		.version = XPU_CUPTI_WIRE_VERSION,
+	};
+
+	/* a client that is gone cannot be asked: its end of file comes next */
+	if (c->hello && !c->done)
+		(void)!send(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 static void client_close(struct cupti_rx *rx, size_t i)
 {
 	struct rx_client *c = &rx->clients[i];
 
 	close(c->fd);
+	if (c->hello && !c->done)
+		atomic_fetch_sub(&rx->open_clients, 1);
 	if (c->hello)
 		writer_thread__source_closed(rx->wt, c->source_id);
 	rx->clients[i] = rx->clients[--rx->nclients];
@@ -167,6 +192,10 @@ static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 			goto bad;
 		memcpy(&hello, payload, sizeof(hello));
 		c->hello = true;
+		atomic_fetch_add(&rx->open_clients, 1);
+		/* checked in after the recording asked its clients to stop: asked now */
+		if (rx->asked)
+			ask_to_stop(c);
 		p.ts_ns = clock_mono_ns();
 		p.pid = c->pid;
 		p.state = XPU_GPU_PROC_CONNECTED;
@@ -190,6 +219,7 @@ static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 	case XPU_CUPTI_MSG_DONE:
 		if (!c->done) {
 			c->done = true;
+			atomic_fetch_sub(&rx->open_clients, 1);
 			STAT_ADD(rx, clean_exits, 1);
 		}
 		return true;
@@ -260,13 +290,22 @@ static void *rx_main(void *arg)
 			break;
 		if (n <= 0)
 			continue;
-		if ((pfds[0].revents & POLLIN) && !stopping) {
+		if (pfds[0].revents & POLLIN) {
 			uint64_t v;
 
 			if (read(rx->wake_fd, &v, sizeof(v)) < 0)
 				v = 0;
-			stopping = true;
-			deadline = now_ms() + (rx->stop_timeout_ms > 0 ? rx->stop_timeout_ms : 0);
+			if (!rx->asked && (atomic_load(&rx->ask_clients) ||
+					   atomic_load(&rx->stop_requested))) {
+				rx->asked = true;
+				for (i = 0; i < rx->nclients; i++)
+					ask_to_stop(&rx->clients[i]);
+			}
+			if (!stopping && atomic_load(&rx->stop_requested)) {
+				stopping = true;
+				deadline = now_ms() +
+					   (rx->stop_timeout_ms > 0 ? rx->stop_timeout_ms : 0);
+			}
 		}
 		/* clients first (their indexes match pfds), then new connections */
 		for (i = rx->nclients; i-- > 0;) {
@@ -346,6 +385,22 @@ fail:
 	return NULL;
 }
 
+int cupti_rx__stop_clients(struct cupti_rx *rx, int timeout_ms)
+{
+	uint64_t one = 1, deadline;
+	struct timespec tick = { 0, 10 * 1000000 };
+
+	if (!rx || !rx->thread_started)
+		return 0;
+	atomic_store(&rx->ask_clients, true);
+	if (write(rx->wake_fd, &one, sizeof(one)) < 0)
+		return atomic_load(&rx->open_clients);
+	deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	while (atomic_load(&rx->open_clients) > 0 && now_ms() < deadline)
+		nanosleep(&tick, NULL);
+	return atomic_load(&rx->open_clients);
+}
+
 const char *cupti_rx__socket_path(const struct cupti_rx *rx)
 {
 	return rx ? rx->path : NULL;
@@ -366,6 +421,7 @@ void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms, struct cupti_rx_stats *
 		uint64_t one = 1;
 
 		rx->stop_timeout_ms = timeout_ms;
+		atomic_store(&rx->stop_requested, true);
 		if (write(rx->wake_fd, &one, sizeof(one)) < 0)
 			one = 0;
 		pthread_join(rx->thread, NULL);

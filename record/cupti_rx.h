@@ -31,6 +31,13 @@ struct cupti_rx_stats {
 	uint64_t clean_exits;		/* clients that sent DONE */
 };
 
+/*
+ * Asks every client (and any that checks in later) to stop collecting (STOP: its process may
+ * run on) and waits up to timeout_ms for their DONE, while the recording still takes their
+ * launches: called before the probes stop, so every kernel keeps its launch stack. Returns
+ * the clients still open.
+ */
+int cupti_rx__stop_clients(struct cupti_rx *rx, int timeout_ms);
 /* Path to export to the target as XPU_CUPTI_SOCKET. */
 const char *cupti_rx__socket_path(const struct cupti_rx *rx);
 /* A snapshot of the counters, from any thread. */

@@ -19,7 +19,7 @@ int xpu_verbose;
 
 static const char usage[] =
 "Usage: xpu-record [OPTION...] -- COMMAND [ARG...]\n"
-"       xpu-record [OPTION...] -p PID\n"
+"       xpu-record [OPTION...] -p PID[,PID...]\n"
 "Record CPU samples (and, with libxpu-cupti.so next to xpu-record, GPU activity and the\n"
 "CPU stacks that launched it) of a process tree into a .xpu trace.\n"
 "\n"
@@ -45,7 +45,8 @@ static const char usage[] =
 "                         the same events (xpu-report --no-unwind shows the BPF walk's\n"
 "                         stacks, plain xpu-report the copies', so the two compare)\n"
 "      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
-"  -p, --pid=PID          attach to a running process (and follow its new children)\n"
+"  -p, --pid=PID[,PID...] attach to running processes (and follow their new children);\n"
+"                         one that uses CUDA gets its GPU work recorded from now on\n"
 "      --no-python        do not read Python frames (CPython 3.10-3.13 processes of the\n"
 "                         traced tree get them by default, with no change to the target)\n"
 "      --no-autograd      do not probe PyTorch's autograd (by default the forward code\n"
@@ -343,11 +344,28 @@ int main(int argc, char **argv)
 		case OPT_KERNEL_STACKS:
 			cfg.kernel_stacks = true;
 			break;
-		case 'p':
-			if (parse_uint(optarg, 1, INT_MAX, &v))
+		case 'p': {
+			char *list = strdup(optarg), *tok, *save = NULL;
+
+			if (!list)
+				return bad_arg("out of memory");
+			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (parse_uint(tok, 1, INT_MAX, &v)) {
+					free(list);
+					return bad_arg("invalid pid '%s'", optarg);
+				}
+				if (cfg.nattach == XPU_MAX_ATTACH) {
+					free(list);
+					return bad_arg("more than %d pids in -p", XPU_MAX_ATTACH);
+				}
+				cfg.attach_pids[cfg.nattach++] = (pid_t)v;
+			}
+			free(list);
+			if (!cfg.nattach)
 				return bad_arg("invalid pid '%s'", optarg);
-			cfg.attach_pid = (pid_t)v;
+			cfg.attach_pid = cfg.attach_pids[0];
 			break;
+		}
 		case 'd':
 			if (parse_seconds(optarg, &cfg.duration_ns))
 				return bad_arg("invalid duration '%s': expected seconds, more than 0 "

@@ -28,6 +28,7 @@
 #include "cupti_rx.h"
 #include "cfi_loader.h"
 #include "driver_trace.h"
+#include "gpu_attach.h"
 #include "jit_maps.h"
 #include "kallsyms.h"
 #include "output.h"
@@ -457,18 +458,61 @@ static void submit_end(struct session *s, int *exit_code)
 	writer_thread__submit(s->wt, &r);
 }
 
-/* The target runs as the sudo user: let it reach the CUPTI socket in its 0700 directory. */
-static void chown_socket(const struct record_config *cfg, const char *path)
+/*
+ * The target runs as the sudo user (or, attached, as whoever owns it): let it reach the CUPTI
+ * socket in its 0700 directory.
+ */
+static void chown_socket(uid_t uid, gid_t gid, const char *path)
 {
 	char *dir = strdup(path);
 
 	if (!dir)
 		return;
-	if (chown(dirname(dir), cfg->user_uid, cfg->user_gid) ||
-	    chown(path, cfg->user_uid, cfg->user_gid))
+	if (chown(dirname(dir), uid, gid) || chown(path, uid, gid))
 		log_err("GPU data may be missing: cannot give the CUPTI socket to uid %u: %s",
-			(unsigned int)cfg->user_uid, strerror(errno));
+			(unsigned int)uid, strerror(errno));
 	free(dir);
+}
+
+/* The real uid and gid of pid, from /proc/PID/status; false when unreadable. */
+static bool process_owner(pid_t pid, uid_t *uid, gid_t *gid)
+{
+	char path[64], line[256];
+	unsigned int u = 0, g = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		found += sscanf(line, "Uid: %u", &u) == 1;
+		found += sscanf(line, "Gid: %u", &g) == 1;
+	}
+	fclose(f);
+	*uid = u;
+	*gid = g;
+	return found == 2;
+}
+
+/*
+ * -p on a process that uses CUDA: CUPTI started there now (record/gpu_attach.h). Whatever
+ * fails, the CPU recording goes on, and the reason is said once.
+ */
+static void attach_gpu(struct session *s, pid_t pid)
+{
+	char err[512] = "";
+	int e;
+
+	e = gpu_attach__inject(pid, s->gpu_lib, cupti_rx__socket_path(s->rx), err, sizeof(err));
+	if (!e)
+		log_info("GPU: CUPTI started in pid %d mid-run: its GPU work from now on is recorded",
+			 pid);
+	else if (e == -ENOENT && strstr(err, "has not loaded CUDA"))
+		log_err("%s", err);
+	else
+		log_err("GPU work of pid %d not recorded: %s", pid, err);
 }
 
 static int setup_signals(struct session *s)
@@ -495,6 +539,7 @@ static int setup_signals(struct session *s)
 static int session__setup(struct session *s)
 {
 	const struct record_config *cfg = s->cfg;
+	unsigned int i;
 	struct bpf_setup_opts bo = {
 		.freq_hz = cfg->freq_hz,
 		.kernel_stacks = cfg->kernel_stacks,
@@ -517,9 +562,11 @@ static int session__setup(struct session *s)
 		log_info("GPU: %s", s->gpu_lib ? s->gpu_lib : "no " GPU_LIB_NAME " found, CPU only");
 	}
 	bo.gpu_lib = s->gpu_lib;
-	if (cfg->attach_pid && kill(cfg->attach_pid, 0) && errno == ESRCH) {
-		log_err("no process with pid %d", cfg->attach_pid);
-		return -1;
+	for (i = 0; i < cfg->nattach; i++) {
+		if (kill(cfg->attach_pids[i], 0) && errno == ESRCH) {
+			log_err("no process with pid %d", cfg->attach_pids[i]);
+			return -1;
+		}
 	}
 	if (bpf_state__load(&s->bpf, &bo, err, sizeof(err))) {
 		log_err("%s", err);
@@ -582,7 +629,16 @@ static int session__setup(struct session *s)
 		if (!cfg->attach_pid && cfi_loader__prepare(s->cfi, cfg->cmd[0]) < 0)
 			log_info("cfi: cannot read %s's libraries ahead", cfg->cmd[0]);
 	}
-	if (s->gpu_lib && !cfg->attach_pid) {
+	if (s->gpu_lib && cfg->attach_pid) {
+		uid_t uid;
+		gid_t gid;
+
+		s->rx = cupti_rx__start(s->wt, is_traced_cb, s, err, sizeof(err));
+		if (!s->rx)
+			log_err("GPU tracing off: %s", err);
+		else if (process_owner(cfg->attach_pid, &uid, &gid) && uid)
+			chown_socket(uid, gid, cupti_rx__socket_path(s->rx));
+	} else if (s->gpu_lib) {
 		s->rx = cupti_rx__start(s->wt, is_traced_cb, s, err, sizeof(err));
 		if (!s->rx) {
 			log_err("GPU tracing off: %s", err);
@@ -598,7 +654,7 @@ static int session__setup(struct session *s)
 		}
 	}
 	if (s->rx && cfg->drop_root)
-		chown_socket(cfg, cupti_rx__socket_path(s->rx));
+		chown_socket(cfg->user_uid, cfg->user_gid, cupti_rx__socket_path(s->rx));
 	return 0;
 }
 
@@ -610,6 +666,7 @@ static int session__launch(struct session *s)
 {
 	const struct record_config *cfg = s->cfg;
 	char err[512] = "";
+	unsigned int i = 0;
 	int e;
 
 	if (cfg->attach_pid) {
@@ -632,8 +689,12 @@ static int session__launch(struct session *s)
 		return -1;
 	}
 	e = bpf_state__trace_pid(s->bpf, s->pid);
+	for (i = 1; !e && i < cfg->nattach; i++) {
+		proc_tree__add(s->tree, cfg->attach_pids[i]);
+		e = bpf_state__trace_pid(s->bpf, cfg->attach_pids[i]);
+	}
 	if (e) {
-		log_err("cannot trace pid %d: %s", s->pid, strerror(-e));
+		log_err("cannot trace pid %d: %s", i ? cfg->attach_pids[i - 1] : s->pid, strerror(-e));
 		return -1;
 	}
 	if (bpf_state__attach(s->bpf, err, sizeof(err))) {
@@ -652,6 +713,7 @@ static int session__start(struct session *s)
 	const struct record_config *cfg = s->cfg;
 	char err[512] = "";
 	uint64_t start_rt;
+	unsigned int i;
 	int e;
 
 	start_rt = clock_realtime_ns();
@@ -663,9 +725,9 @@ static int session__start(struct session *s)
 		if (e < 0)
 			log_err("kernel symbols not captured: /proc/kallsyms: %s", strerror(-e));
 	}
-	if (cfg->attach_pid) {
-		target__describe_threads(s->pid, s->wt, s->start_mono_ns);
-		procmaps__scan(s->pm, s->pid, s->start_mono_ns, false);
+	for (i = 0; i < cfg->nattach; i++) {
+		target__describe_threads(cfg->attach_pids[i], s->wt, s->start_mono_ns);
+		procmaps__scan(s->pm, cfg->attach_pids[i], s->start_mono_ns, false);
 	}
 	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->py, s->tree,
 				   s->ag);
@@ -692,6 +754,8 @@ static int session__start(struct session *s)
 		log_err("cannot start the target: %s", strerror(errno));
 		return -1;
 	}
+	for (i = 0; s->rx && i < cfg->nattach; i++)
+		attach_gpu(s, cfg->attach_pids[i]);
 	log_info("recording pid %d at %u Hz into %s (ring buffer %u MiB)", s->pid, cfg->freq_hz,
 		 s->out.partial ? s->out.partial : s->out.shown, cfg->ringbuf_mb);
 	if (cfg->duration_ns)
@@ -868,6 +932,10 @@ static int session__finish(struct session *s)
 	unsigned int n;
 	int ret = 1, e;
 
+	/* processes that run on (-p, -d) stop collecting while their launches are still taken */
+	if (s->rx && cupti_rx__stop_clients(s->rx, CUPTI_STOP_TIMEOUT_MS) > 0)
+		log_err("GPU: %s did not finish within %d ms: their last records may be missing",
+			"some processes", CUPTI_STOP_TIMEOUT_MS);
 	bpf_state__log_run_times(s->bpf);
 	bpf_state__stop_sampling(s->bpf);
 	rb_drain__stop(s->drain, &ds);

@@ -810,7 +810,7 @@ static int print_matching(struct gs *g, FILE *out)
 
 struct gproc {
 	uint32_t pid;
-	uint32_t order[6];		/* states in the order first seen */
+	uint32_t order[8];		/* states in the order first seen */
 	int nstates;
 	uint64_t dropped;
 	int64_t offset;
@@ -825,6 +825,8 @@ static const char *state_name(uint32_t s)
 	case XPU_GPU_PROC_CLOCK_FALLBACK: return "clock-fallback";
 	case XPU_GPU_PROC_FLUSHED: return "flushed";
 	case XPU_GPU_PROC_NO_CUPTI: return "no-cupti";
+	case XPU_GPU_PROC_ATTACHED: return "attached mid-run";
+	case XPU_GPU_PROC_DETACHED: return "detached";
 	default: return "unknown";
 	}
 }
@@ -849,7 +851,7 @@ static int collect_procs(const struct trace *t, struct session *ses, struct gpro
 		return -ENOMEM;
 	for (i = 0; i < t->ngpu_procs; i++) {
 		const struct xpu_rec_gpu_process *r = &t->gpu_procs[i];
-		uint32_t st = r->state >= 1 && r->state <= XPU_GPU_PROC_NO_CUPTI ? r->state : 0;
+		uint32_t st = r->state >= 1 && r->state <= XPU_GPU_PROC_DETACHED ? r->state : 0;
 		struct gproc *g;
 		uint32_t *v;
 		bool ins;
@@ -868,7 +870,7 @@ static int collect_procs(const struct trace *t, struct session *ses, struct gpro
 		g = &gp[*v];
 		for (k = 0; k < g->nstates && g->order[k] != st; k++)
 			;
-		if (k == g->nstates && k < 6)
+		if (k == g->nstates && k < (int)(sizeof(g->order) / sizeof(g->order[0])))
 			g->order[g->nstates++] = st;
 		/* CUPTI's dropped count is cumulative: the largest is the latest */
 		if (r->cupti_dropped > g->dropped)

@@ -43,6 +43,27 @@ static void print_cmdline(const struct trace *t, FILE *out)
 	fputc('\n', out);
 }
 
+/*
+ * -p: the processes ran before the recording began, so their earlier work is not in it; GPU
+ * work only from the moment CUPTI started in each (GPU_PROCESS ATTACHED), said with the time.
+ */
+static void print_attached(const struct trace *t, FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "# attached:  to pid %u while it ran: its work before the recording is not in "
+		"it\n", (unsigned int)t->session.target_pid);
+	for (i = 0; i < t->ngpu_procs; i++) {
+		const struct xpu_rec_gpu_process *g = &t->gpu_procs[i];
+
+		if (g->state == XPU_GPU_PROC_ATTACHED)
+			fprintf(out, "#            pid %u: GPU work recorded from %+.3f s (CUPTI started "
+				"mid-run)\n", (unsigned int)g->pid,
+				g->ts_ns >= t->session.start_mono_ns ?
+					(g->ts_ns - t->session.start_mono_ns) / 1e9 : 0.0);
+	}
+}
+
 /* Multi-trace: one line per trace merged, where it starts on the shared axis. */
 static void print_parts(const struct trace *t, FILE *out)
 {
@@ -95,6 +116,8 @@ static void print_header(struct profile *p, FILE *out)
 			strsignal((int)t->end.term_signal));
 	else if (t->has_end && t->end.exit_code > 0)
 		fprintf(out, "# target:    exited with status %d\n", (int)t->end.exit_code);
+	if (t->has_session && (t->session.flags & XPU_SESSION_ATTACHED))
+		print_attached(t, out);
 	fprintf(out, "# samples:   %zu at %u Hz%s\n", t->nsamples, p->s->freq_hz,
 		t->has_session && t->session.sample_freq_hz ? "" : " (assumed)");
 	if (session__has_off_cpu(p->s))

@@ -11,6 +11,10 @@
  * also one cudaMalloc of 1 MiB every K launches, every other one freed again. FAKE_CUDA_IOCTL=FILE:
  * each launch also makes an ioctl (0xc0104629) on FILE inside the call, as the driver does on
  * /dev/nvidia*, and reports the call's API record (cudaLaunchKernel, with its time and thread).
+ * FAKE_CUDA_NO_INJECT=1: LIBXPU_CUPTI is not loaded: the program runs unprofiled until
+ * xpu-record -p loads it (tests/e2e/test_attach_gpu.sh); at the end it also prints how many
+ * launches a subscriber was called back for and whether CUPTI was finalized.
+ * FAKE_CUDA_LIBCUDA=PATH: loads PATH first (a file named libcuda.so.1: a CUDA process to -p).
  *
  * FAKE_TORCH=PATH (a build of fake_libtorch.c named libtorch_cpu.so): PyTorch's autograd instead
  * of the launch loop, for backward attribution (tests/e2e/test_autograd_from_launch.sh). After
@@ -39,6 +43,10 @@ static void (*mock_api)(int, uint32_t, int, uint32_t);
 static void (*mock_record)(const void *, uint32_t);
 static uint64_t (*mock_now)(void);
 static volatile sig_atomic_t stop;
+/* FAKE_CUDA_NO_INJECT=1: run unprofiled, for xpu-record -p to attach to (see main) */
+static int no_inject;
+static unsigned long *mock_callbacks;
+static int *mock_finalized;
 static int ioctl_fd = -1;
 /* FAKE_CUDA_API=1: API records for each launch and for a cheap call after it */
 static int api_records;
@@ -200,21 +208,29 @@ int main(int argc, char **argv)
 	if (getenv("FAKE_CUDA_IOCTL"))
 		ioctl_fd = open(getenv("FAKE_CUDA_IOCTL"), O_RDONLY);
 	api_records = getenv("FAKE_CUDA_API") && !strcmp(getenv("FAKE_CUDA_API"), "1");
+	no_inject = getenv("FAKE_CUDA_NO_INJECT") && !strcmp(getenv("FAKE_CUDA_NO_INJECT"), "1");
 	if (getenv("FAKE_CUDA_ALLOCS"))
 		allocs_every = strtoul(getenv("FAKE_CUDA_ALLOCS"), NULL, 10);
 	if (argc > 4 && !strcmp(argv[4], "catch-sigint"))
 		signal(SIGINT, on_sigint);
+	/* a stand-in libcuda.so, by which xpu-record -p tells a CUDA process */
+	if (getenv("FAKE_CUDA_LIBCUDA") && !dlopen(getenv("FAKE_CUDA_LIBCUDA"), RTLD_NOW))
+		fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
 	m = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
-	l = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (!m || !l) {
+	l = no_inject ? NULL : dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!m || (!l && !no_inject)) {
 		fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
 		return 1;
 	}
 	*(void **)&mock_api = dlsym(m, "mock_api");
 	*(void **)&mock_record = dlsym(m, "mock_record");
 	*(void **)&mock_now = dlsym(m, "mock_now");
-	*(void **)&init = dlsym(l, "InitializeInjection");
-	if (!mock_api || !mock_record || !mock_now || !init || init() != 1) {
+	mock_callbacks = dlsym(m, "mock_callbacks");
+	mock_finalized = dlsym(m, "mock_finalized");
+	init = NULL;
+	if (l)
+		*(void **)&init = dlsym(l, "InitializeInjection");
+	if (!mock_api || !mock_record || !mock_now || (!no_inject && (!init || init() != 1))) {
 		fprintf(stderr, "fake_cuda_app: cannot initialize the injection\n");
 		return 1;
 	}
@@ -231,5 +247,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("launches %lu\n", i);
+	if (mock_callbacks && mock_finalized)
+		printf("callbacks %lu finalized %d\n", *mock_callbacks, *mock_finalized);
 	return 0;
 }

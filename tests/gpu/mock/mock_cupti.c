@@ -155,6 +155,19 @@ CUptiResult cuptiActivityFlushPeriod(uint32_t t) { return CUPTI_SUCCESS; }
 CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) { ts_cb = f; return CUPTI_SUCCESS; }
 CUptiResult cuptiGetTimestamp(uint64_t *t) { *t = ts_cb ? ts_cb() : 0; return CUPTI_SUCCESS; }
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType t) { return CUPTI_SUCCESS; }
+/* a detaching client (xpu-record -p's end): no more callbacks, as CUPTI's own */
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
+{
+	api_cb = NULL;
+	memset(enabled_cb, 0, sizeof(enabled_cb));
+	return CUPTI_SUCCESS;
+}
+int mock_finalized;
+CUptiResult cuptiFinalize(void)
+{
+	mock_finalized = 1;
+	return CUPTI_SUCCESS;
+}
 
 /* ---- driving ---------------------------------------------------------------------------- */
 
@@ -162,12 +175,19 @@ uint64_t mock_now(void) { return ts_cb ? ts_cb() : 0; }
 int mock_kind_enabled(int kind) { return enabled_kind[kind & 63]; }
 int mock_cb_enabled(int driver, uint32_t cbid) { return enabled_cb[!!driver][cbid]; }
 
+/* API calls a subscriber was called back for (an attach's window, not the whole run) */
+unsigned long mock_callbacks;
+
 void mock_api(CUpti_CallbackDomain d, uint32_t cbid, CUpti_ApiCallbackSite site, uint32_t corr)
 {
 	CUpti_CallbackData cb = { .callbackSite = site, .correlationId = corr };
+	CUpti_CallbackFunc f = api_cb;
 
-	if (api_cb && cbid < 1024 && enabled_cb[d == CUPTI_CB_DOMAIN_DRIVER_API][cbid])
-		api_cb(NULL, d, cbid, &cb);
+	if (f && cbid < 1024 && enabled_cb[d == CUPTI_CB_DOMAIN_DRIVER_API][cbid]) {
+		if (site == CUPTI_API_ENTER)
+			__atomic_add_fetch(&mock_callbacks, 1, __ATOMIC_RELAXED);
+		f(NULL, d, cbid, &cb);
+	}
 }
 
 void mock_record(const void *rec, uint32_t size)

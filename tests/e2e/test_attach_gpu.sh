@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# xpu-record -p on a running CUDA program: tests/gpu/mock/fake_cuda_app started unprofiled
+# (FAKE_CUDA_NO_INJECT=1) over the fake libcupti, made to look like a CUDA process by a stand-in
+# libcuda.so.1. The recorder loads libxpu-cupti.so into it through ptrace and starts CUPTI there
+# mid-run; at its end (-d) it asks the library to stop. Checks: kernels recorded and all joined
+# to their launch stacks; the GPU process says "attached mid-run" then "detached"; a later -p
+# records the GPU again, one made meanwhile says the process is taken; the program runs on
+# with no callbacks into the library outside the recordings (CUPTI finalized) and ends
+# normally; -p of a process without CUDA records its CPU only and says so.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+NAME=test_attach_gpu
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+skip() { echo "SKIP $NAME: $*"; exit 77; }
+fail() { echo "FAIL $NAME: $*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root for BPF and ptrace"
+[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
+[ -f "$CUDA_HOME/include/cupti.h" ] || skip "no CUPTI headers at $CUDA_HOME"
+tmp=$(mktemp -d)
+app_pid=
+cleanup() {
+	[ -n "$app_pid" ] && kill -9 "$app_pid" 2>/dev/null
+	[ -n "${KEEP:-}" ] && cp "$tmp"/*.xpu "$tmp"/*.err "$KEEP"/ 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+cc -O1 -g -fno-omit-frame-pointer -shared -fPIC -I"$CUDA_HOME/include" -o "$tmp/libmockcupti.so" \
+	tests/gpu/mock/mock_cupti.c -lpthread || fail "cannot build the fake libcupti"
+cc -O1 -g -fno-omit-frame-pointer -I"$CUDA_HOME/include" -o "$tmp/fake_cuda_app" \
+	tests/gpu/mock/fake_cuda_app.c -ldl || fail "cannot build fake_cuda_app"
+echo 'int fake_libcuda;' | cc -shared -fPIC -x c -o "$tmp/libcuda.so.1" - || fail "cannot build libcuda.so.1"
+LIB=$(realpath "$B/libxpu-cupti.so")
+info() { "$B/xpu-report" -F info "$1" 2>/dev/null; }
+count() { info "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
+
+# the program runs unprofiled; the library it will be given finds the fake libcupti
+XPU_CUPTI_LIB="$tmp/libmockcupti.so" FAKE_CUDA_NO_INJECT=1 FAKE_CUDA_LIBCUDA="$tmp/libcuda.so.1" \
+	"$tmp/fake_cuda_app" "$LIB" "$tmp/libmockcupti.so" 0 catch-sigint >"$tmp/app.out" 2>&1 &
+app_pid=$!
+sleep 0.5
+kill -0 "$app_pid" 2>/dev/null || fail "the fake CUDA program did not start: $(cat "$tmp/app.out")"
+
+# 1. attach for 2 s
+"$B/xpu-record" -v -p "$app_pid" -d 2 -o "$tmp/a.xpu" >"$tmp/a.out" 2>"$tmp/a.err" ||
+	fail "xpu-record -p failed: $(tail -3 "$tmp/a.err")"
+grep -q "CUPTI started in pid $app_pid mid-run" "$tmp/a.err" ||
+	fail "no GPU attach said: $(grep -i 'gpu' "$tmp/a.err" | tail -3)"
+k=$(count "$tmp/a.xpu" gpu_kernel); l=$(count "$tmp/a.xpu" gpu_launch)
+[ "${k:-0}" -gt 100 ] && [ "${l:-0}" -gt 100 ] ||
+	fail "expected kernels and launches from the attach window, got ${k:-0} and ${l:-0}"
+"$B/xpu-report" "$tmp/a.xpu" 2>/dev/null | grep -qE '^  kernels +[0-9]+ +[0-9]+ +100\.00%' ||
+	fail "not every kernel was joined to its launch stack: $("$B/xpu-report" "$tmp/a.xpu" 2>/dev/null | grep -E '^  kernels')"
+"$B/xpu-report" -F folded --view=gpu "$tmp/a.xpu" 2>/dev/null | grep -q 'launch_fake_kernel' ||
+	fail "the launch stacks do not reach the program's launch function"
+states=$("$B/xpu-report" "$tmp/a.xpu" 2>/dev/null | sed -n '/^# gpu processes/,/^#/p' | grep -E "^ +$app_pid ")
+case $states in
+*"attached mid-run"*detached*flushed*) ;;
+*) fail "the GPU process's states: '$states' (want attached mid-run, ..., detached, flushed)" ;;
+esac
+
+# 2. the program runs on, the library no longer called back, CUPTI finalized
+sleep 0.5
+kill -0 "$app_pid" 2>/dev/null || fail "the program died after the detach: $(cat "$tmp/app.out")"
+
+# 3. a later -p of the same process (the library is loaded there now) records its GPU again;
+#    one made while that recording runs says the process already reports to a recorder
+"$B/xpu-record" -v -p "$app_pid" -d 2 -o "$tmp/b.xpu" >"$tmp/b.out" 2>"$tmp/b.err" &
+rec_b=$!
+sleep 1
+"$B/xpu-record" -p "$app_pid" -d 1 -o "$tmp/c.xpu" >"$tmp/c.out" 2>"$tmp/c.err" ||
+	fail "a concurrent xpu-record -p failed: $(tail -3 "$tmp/c.err")"
+wait $rec_b || fail "the second xpu-record -p failed: $(tail -3 "$tmp/b.err")"
+grep -q "CUPTI started in pid $app_pid mid-run" "$tmp/b.err" ||
+	fail "a later attach did not start CUPTI again: $(grep -i 'gpu' "$tmp/b.err" | tail -3)"
+k2=$(count "$tmp/b.xpu" gpu_kernel); l2=$(count "$tmp/b.xpu" gpu_launch)
+[ "${k2:-0}" -gt 100 ] || fail "a later attach recorded ${k2:-0} kernels"
+grep -q "already reports to a recorder" "$tmp/c.err" ||
+	fail "a concurrent attach did not say the process is taken: $(tail -3 "$tmp/c.err")"
+[ "$(count "$tmp/c.xpu" cpu_sample)" -gt 0 ] 2>/dev/null ||
+	fail "the concurrent attach recorded no CPU samples"
+
+kill -INT "$app_pid"
+wait "$app_pid"
+rc=$?
+app_pid=
+[ $rc -eq 0 ] || fail "the program exited $rc after the attach: $(tail -3 "$tmp/app.out")"
+launches=$(awk '$1 == "launches" { print $2 }' "$tmp/app.out")
+read -r _ callbacks _ finalized < <(grep '^callbacks ' "$tmp/app.out")
+[ -n "$launches" ] && [ -n "${callbacks:-}" ] || fail "the program's end lines: $(cat "$tmp/app.out")"
+[ "$finalized" = 1 ] || fail "CUPTI was not finalized at the detach"
+# every callback fires the launch marker, so the launches recorded are the callbacks made
+[ "$callbacks" -ge $((l + l2)) ] && [ "$callbacks" -le $((l + l2 + (l + l2) / 100)) ] &&
+	[ "$callbacks" -lt "$launches" ] ||
+	fail "callbacks $callbacks: want the $l + $l2 recorded launches (none between or after the attaches) of all $launches"
+
+# 4. a process without CUDA: CPU only, said
+sleep 3 &
+cpu_pid=$!
+"$B/xpu-record" -p "$cpu_pid" -d 1 -o "$tmp/d.xpu" >"$tmp/d.out" 2>"$tmp/d.err" ||
+	fail "xpu-record -p of a CPU process failed: $(tail -3 "$tmp/d.err")"
+grep -q "has not loaded CUDA (libcuda.so): CPU only" "$tmp/d.err" ||
+	fail "no 'CPU only' said for a process without CUDA: $(tail -3 "$tmp/d.err")"
+kill "$cpu_pid" 2>/dev/null
+wait "$cpu_pid" 2>/dev/null
+
+echo "PASS $NAME: $k and $k2 kernels in two 2 s attaches, all joined; $callbacks of $launches launches called back, none outside them"
