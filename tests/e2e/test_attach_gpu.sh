@@ -6,7 +6,8 @@
 # to their launch stacks; the GPU process says "attached mid-run" then "detached"; a later -p
 # records the GPU again, one made meanwhile says the process is taken; the program runs on
 # with no callbacks into the library outside the recordings (CUPTI finalized) and ends
-# normally; -p of a process without CUDA records its CPU only and says so.
+# normally; -p of two processes records both; -p of a process without CUDA records its CPU
+# only and says so.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -21,7 +22,7 @@ fail() { echo "FAIL $NAME: $*"; exit 1; }
 tmp=$(mktemp -d)
 app_pid=
 cleanup() {
-	[ -n "$app_pid" ] && kill -9 "$app_pid" 2>/dev/null
+	[ -n "$app_pid" ] && kill -9 $app_pid 2>/dev/null
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.xpu "$tmp"/*.err "$KEEP"/ 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -95,7 +96,25 @@ read -r _ callbacks _ finalized < <(grep '^callbacks ' "$tmp/app.out")
 	[ "$callbacks" -lt "$launches" ] ||
 	fail "callbacks $callbacks: want the $l + $l2 recorded launches (none between or after the attaches) of all $launches"
 
-# 4. a process without CUDA: CPU only, said
+# 4. -p of two processes at once (the ranks of a host): both recorded, GPU included
+start_app() {
+	XPU_CUPTI_LIB="$tmp/libmockcupti.so" FAKE_CUDA_NO_INJECT=1 FAKE_CUDA_LIBCUDA="$tmp/libcuda.so.1" \
+		"$tmp/fake_cuda_app" "$LIB" "$tmp/libmockcupti.so" 0 catch-sigint >"$tmp/$1.out" 2>&1 &
+}
+start_app r0; r0=$!
+start_app r1; r1=$!
+app_pid="$r0 $r1"
+sleep 0.5
+"$B/xpu-record" -p "$r0,$r1" -d 1 -o "$tmp/r.xpu" >"$tmp/r.out" 2>"$tmp/r.err" ||
+	fail "xpu-record -p $r0,$r1 failed: $(tail -3 "$tmp/r.err")"
+ranks=$("$B/xpu-report" "$tmp/r.xpu" 2>/dev/null | sed -n '/^# gpu processes/,/^#/p' |
+	grep -cE "^ +($r0|$r1) .*attached mid-run, detached, flushed")
+[ "$ranks" = 2 ] || fail "-p of two processes: $ranks of 2 attached and detached"
+kill -INT $r0 $r1
+wait $r0 && wait $r1 || fail "a process exited badly after the two-process attach"
+app_pid=
+
+# 5. a process without CUDA: CPU only, said
 sleep 3 &
 cpu_pid=$!
 "$B/xpu-record" -p "$cpu_pid" -d 1 -o "$tmp/d.xpu" >"$tmp/d.out" 2>"$tmp/d.err" ||
