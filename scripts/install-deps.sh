@@ -7,11 +7,13 @@ set -euo pipefail
 # the pprof package's profile.proto: --format=pprof); test: perf (comparison), chromium (viewer
 # tests), strace (tests/unit/test_hostile.sh), golang-go (go tool pprof reads --format=pprof),
 # python3-torch (tests/e2e/test_backward_attr.sh: backward attribution needs Debian's PyTorch,
-# CPU-only, whose autograd runs backward on the caller's thread)
+# CPU-only, whose autograd runs backward on the caller's thread), debuginfod (a real symbol
+# server on the loopback for tests/e2e/test_debuginfod.sh, and libdebuginfod, which xpu-report
+# loads at run time when DEBUGINFOD_URLS is set)
 PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libiberty-dev libzstd-dev
       zlib1g-dev pkg-config zstd linux-perf chromium python3 strace
       libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go
-      python3-torch)
+      python3-torch debuginfod)
 
 missing=()
 for p in "${PKGS[@]}"; do

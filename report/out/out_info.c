@@ -12,6 +12,7 @@
 #include "model/session.h"
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
+#include "sym/debuginfod_fetch.h"
 #include "sym/jitsyms.h"
 
 static const char *end_name(enum trace_reader_end e)
@@ -309,6 +310,20 @@ static void print_places(struct session *ses, FILE *out)
 	}
 }
 
+/* Files looked up on the debuginfod servers of DEBUGINFOD_URLS while reading the DSOs above. */
+static void print_debuginfod(FILE *out)
+{
+	struct debuginfod_stats st;
+
+	debuginfod_fetch__stats(&st);
+	if (!st.asked)
+		return;
+	fprintf(out, "debuginfod\n");
+	fprintf(out, "  %-16s %" PRIu64 " asked, %" PRIu64 " fetched, %" PRIu64
+		" that no server had, %" PRIu64 " failed (unreachable, timed out)\n", "files",
+		st.asked, st.fetched, st.missing, st.failed);
+}
+
 int out_info(struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
@@ -502,5 +517,6 @@ int out_info(struct session *ses, FILE *out)
 	}
 	if (!t->ndsos)
 		fprintf(out, "  (none)\n");
+	print_debuginfod(out);
 	return ferror(out) ? -EIO : 0;
 }

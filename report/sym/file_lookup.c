@@ -10,6 +10,7 @@
 
 #include "elf_buildid.h"
 #include "safe_open.h"
+#include "sym/debuginfod_fetch.h"
 #include "sym/file_lookup.h"
 #include "sym/xpa.h"
 
@@ -131,6 +132,26 @@ static void try_symfs(const struct tr_dso *d, const char *symfs, const char *cle
 	try_path(d, buf, &f->path, &f->mismatch);
 }
 
+/*
+ * What is still missing, from the debuginfod servers of DEBUGINFOD_URLS (also with
+ * --no-host-files: a server is not this machine's files). Checked by build-id as the rest.
+ */
+static void try_debuginfod(const struct tr_dso *d, struct found_file *f)
+{
+	char *p;
+
+	if (!f->path && (p = debuginfod_fetch(DEBUGINFOD_EXECUTABLE, d->rec.build_id,
+					      d->rec.build_id_len))) {
+		f->from_debuginfod = try_path(d, p, &f->path, &f->mismatch);
+		free(p);
+	}
+	if (!f->debug_path && (p = debuginfod_fetch(DEBUGINFOD_DEBUGINFO, d->rec.build_id,
+						    d->rec.build_id_len))) {
+		f->from_debuginfod |= try_path(d, p, &f->debug_path, &f->mismatch);
+		free(p);
+	}
+}
+
 int file_lookup__find(const struct tr_dso *d, const struct file_lookup_opts *o,
 		      struct found_file *f)
 {
@@ -164,6 +185,8 @@ int file_lookup__find(const struct tr_dso *d, const struct file_lookup_opts *o,
 				return -ENOMEM;
 		}
 	}
+	if (d->rec.build_id_len >= 2 && (!f->path || !f->debug_path))
+		try_debuginfod(d, f);
 	return 0;
 }
 

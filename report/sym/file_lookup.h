@@ -6,7 +6,9 @@
  *   2. /usr/lib/debug/.build-id/xx/rest.debug and ~/.debug/.build-id/xx/rest{,/elf,/debug}
  *   3. --symfs DIR + recorded path, when that stays inside DIR (symlinks resolved)
  *   4. the trace's archive (TRACE.xpa, see format-spec/ARCHIVE.md), by build-id
- * With no_host_files only 3 and 4. A recorded path with a ".." component, or a relative one,
+ *   5. the debuginfod servers of DEBUGINFOD_URLS, by build-id, for the ELF file or the debug
+ *      file still missing (debuginfod_fetch.h)
+ * With no_host_files only 3, 4 and 5. A recorded path with a ".." component, or a relative one,
  * is used in none of them: the file is found by build-id or not at all.
  */
 #ifndef XPU_REPORT_SYM_FILE_LOOKUP_H
@@ -31,6 +33,7 @@ struct found_file {
 	char *debug_path;		/* a separate debug file, or NULL */
 	int afd;			/* memfd of the file taken from the archive, or -1 */
 	bool from_archive;		/* path names afd */
+	bool from_debuginfod;		/* path or debug_path came from a debuginfod server */
 	bool mismatch;			/* a candidate was there, with another build-id */
 	bool refused;			/* the recorded path has "..", is relative, or leads
 					 * out of --symfs: no file was looked for by it */
