@@ -50,6 +50,14 @@ xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain)
 
 /* Outermost runtime call of this thread, and how deep we are in runtime calls. */
 static __thread int rt_depth;
+/*
+ * A collection ended by STOP unsubscribes between some thread's API enter and its exit, whose
+ * callback then never comes: that thread's depth would stay above 0 into the next collection
+ * (a later xpu-record -p) and no launch of it would call the marker. Each subscribe starts a
+ * new epoch; a thread's first callback in it starts from depth 0.
+ */
+static unsigned int epoch;
+static __thread unsigned int rt_epoch;
 /* XPU_CUPTI_NO_MARKER=1 (diagnosis only): callbacks run but the probed marker is not called */
 static bool no_marker;
 static __thread uint32_t rt_corr;
@@ -115,7 +123,12 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 			    const void *cbdata)
 {
 	const CUpti_CallbackData *cb = cbdata;
+	unsigned int now = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
 
+	if (rt_epoch != now) {
+		rt_epoch = now;
+		rt_depth = 0;
+	}
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			if (rt_depth++ == 0) {
@@ -331,6 +344,7 @@ int callbacks__subscribe(void)
 		return -EIO;
 	}
 	subscriber = sub;
+	__atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
 	/* XPU_CUPTI_LAUNCH_STACKS=0: no launch callbacks, so no marker and no launch stacks */
 	if (getenv("XPU_CUPTI_LAUNCH_STACKS") && !strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0"))
 		return 0;

@@ -6,8 +6,9 @@
 # to their launch stacks; the GPU process says "attached mid-run" then "detached"; a later -p
 # records the GPU again, one made meanwhile says the process is taken; the program runs on
 # with no callbacks into the library outside the recordings (CUPTI finalized) and ends
-# normally; -p of two processes records both; -p of a process without CUDA records its CPU
-# only and says so.
+# normally; -p of two processes records both; a target that blocks every signal is attached
+# all the same; one under a tracer is said to be and left alone; one that exits while attached
+# ends the recording; -p of a process without CUDA records its CPU only and says so.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -67,9 +68,10 @@ kill -0 "$app_pid" 2>/dev/null || fail "the program died after the detach: $(cat
 
 # 3. a later -p of the same process (the library is loaded there now) records its GPU again;
 #    one made while that recording runs says the process already reports to a recorder
-"$B/xpu-record" -v -p "$app_pid" -d 2 -o "$tmp/b.xpu" >"$tmp/b.out" 2>"$tmp/b.err" &
+"$B/xpu-record" -v -p "$app_pid" -d 3 -o "$tmp/b.xpu" >"$tmp/b.out" 2>"$tmp/b.err" &
 rec_b=$!
-sleep 1
+# the second recording runs once the first has started CUPTI (its start may take a while)
+for _ in $(seq 100); do grep -q "CUPTI started" "$tmp/b.err" 2>/dev/null && break; sleep 0.1; done
 "$B/xpu-record" -p "$app_pid" -d 1 -o "$tmp/c.xpu" >"$tmp/c.out" 2>"$tmp/c.err" ||
 	fail "a concurrent xpu-record -p failed: $(tail -3 "$tmp/c.err")"
 wait $rec_b || fail "the second xpu-record -p failed: $(tail -3 "$tmp/b.err")"
@@ -114,7 +116,45 @@ kill -INT $r0 $r1
 wait $r0 && wait $r1 || fail "a process exited badly after the two-process attach"
 app_pid=
 
-# 5. a process without CUDA: CPU only, said
+# 5. a target that blocks every signal: attached all the same (ptrace needs none of them)
+FAKE_CUDA_BLOCK_SIGNALS=1 start_app blocked; blocked=$!
+app_pid=$blocked
+sleep 0.5
+"$B/xpu-record" -v -p "$blocked" -d 1 -o "$tmp/s.xpu" >"$tmp/s.out" 2>"$tmp/s.err" ||
+	fail "xpu-record -p of a signal-blocking target failed: $(tail -3 "$tmp/s.err")"
+grep -q "CUPTI started in pid $blocked mid-run" "$tmp/s.err" ||
+	fail "a signal-blocking target was not attached: $(grep -i gpu "$tmp/s.err" | tail -2)"
+[ "$(count "$tmp/s.xpu" gpu_kernel)" -gt 0 ] 2>/dev/null || fail "no kernels from the signal-blocking target"
+kill -0 "$blocked" || fail "the signal-blocking target died"
+
+# 6. one already under a tracer (a debugger): said, CPU recorded, the target untouched
+if command -v strace >/dev/null; then
+	strace -p "$blocked" -e trace=none -o /dev/null &
+	tracer=$!
+	sleep 0.5
+	"$B/xpu-record" -p "$blocked" -d 1 -o "$tmp/t.xpu" >"$tmp/t.out" 2>"$tmp/t.err" ||
+		fail "xpu-record -p of a traced target failed: $(tail -3 "$tmp/t.err")"
+	grep -q "already traced" "$tmp/t.err" ||
+		fail "a traced target was not said to be: $(tail -2 "$tmp/t.err")"
+	kill "$tracer"; wait "$tracer" 2>/dev/null
+fi
+kill -9 "$blocked"; wait "$blocked" 2>/dev/null
+app_pid=
+
+# 7. a target that exits while it is attached to: the recording ends, nothing hangs
+start_app gone; gone=$!
+app_pid=$gone
+sleep 0.5
+( sleep 0.7; kill -INT "$gone" ) &
+timeout 20 "$B/xpu-record" -p "$gone" -d 5 -o "$tmp/g.xpu" >"$tmp/g.out" 2>"$tmp/g.err"
+rc=$?
+[ $rc -ne 124 ] || fail "xpu-record hung on a target that exited while attached"
+wait "$gone" || fail "the target did not end normally while attached"
+app_pid=
+[ "$(count "$tmp/g.xpu" gpu_kernel)" -gt 0 ] 2>/dev/null ||
+	fail "no kernels from a target that exited while attached: $(tail -2 "$tmp/g.err")"
+
+# 8. a process without CUDA: CPU only, said
 sleep 3 &
 cpu_pid=$!
 "$B/xpu-record" -p "$cpu_pid" -d 1 -o "$tmp/d.xpu" >"$tmp/d.out" 2>"$tmp/d.err" ||
@@ -124,4 +164,4 @@ grep -q "has not loaded CUDA (libcuda.so): CPU only" "$tmp/d.err" ||
 kill "$cpu_pid" 2>/dev/null
 wait "$cpu_pid" 2>/dev/null
 
-echo "PASS $NAME: $k and $k2 kernels in two 2 s attaches, all joined; $callbacks of $launches launches called back, none outside them"
+echo "PASS $NAME: $k and $k2 kernels in two attaches (2 s, 3 s), all joined; $callbacks of $launches launches called back, none outside them"

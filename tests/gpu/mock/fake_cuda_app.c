@@ -15,6 +15,7 @@
  * xpu-record -p loads it (tests/e2e/test_attach_gpu.sh); at the end it also prints how many
  * launches a subscriber was called back for and whether CUPTI was finalized.
  * FAKE_CUDA_LIBCUDA=PATH: loads PATH first (a file named libcuda.so.1: a CUDA process to -p).
+ * FAKE_CUDA_BLOCK_SIGNALS=1: blocks every signal (then only SIGKILL ends it).
  *
  * FAKE_TORCH=PATH (a build of fake_libtorch.c named libtorch_cpu.so): PyTorch's autograd instead
  * of the launch loop, for backward attribution (tests/e2e/test_autograd_from_launch.sh). After
@@ -209,6 +210,13 @@ int main(int argc, char **argv)
 		ioctl_fd = open(getenv("FAKE_CUDA_IOCTL"), O_RDONLY);
 	api_records = getenv("FAKE_CUDA_API") && !strcmp(getenv("FAKE_CUDA_API"), "1");
 	no_inject = getenv("FAKE_CUDA_NO_INJECT") && !strcmp(getenv("FAKE_CUDA_NO_INJECT"), "1");
+	if (getenv("FAKE_CUDA_BLOCK_SIGNALS")) {
+		/* a target that blocks every signal it can: an attach must not need one */
+		sigset_t all;
+
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+	}
 	if (getenv("FAKE_CUDA_ALLOCS"))
 		allocs_every = strtoul(getenv("FAKE_CUDA_ALLOCS"), NULL, 10);
 	if (argc > 4 && !strcmp(argv[4], "catch-sigint"))
