@@ -258,6 +258,15 @@ $(BUILD)/tests/test_remote_call: tests/unit/test_remote_call.c record/remote_cal
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
 		-o $@ tests/unit/test_remote_call.c record/remote_call.c $(LDFLAGS) -lelf -lpthread
+# a library whose symbol table names versioned symbols, for the tables of a CPU-only report
+$(BUILD)/tests/fixtures/versioned_syms.so: tests/unit/fixtures/versioned_syms.c \
+		tests/unit/fixtures/versioned_syms.map
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -fPIC -shared -nostdlib -Wl,--build-id \
+		-Wl,--version-script=tests/unit/fixtures/versioned_syms.map -o $@ $<
+$(BUILD)/tests/test_cpu_report: $(BUILD)/tests/fixtures/versioned_syms.so
+$(BUILD)/tests/test_cpu_report: CFLAGS += -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"'
 # unit tests link the report library (they never include a .c file of report/)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libxpureport.a $(BUILD)/libxpucommon.a
 	$(call msg,TEST,$@)

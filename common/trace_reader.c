@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -277,6 +278,39 @@ static int check_trailer(struct trace_reader *r)
 	return tr.frame_count == r->st.frames_ok;
 }
 
+/* Whether the n bytes at p are how magic begins (all of it when n is longer). */
+static bool begins_as(const uint8_t *p, size_t n, const char *magic, size_t magic_len)
+{
+	return !memcmp(p, magic, n < magic_len ? n : magic_len);
+}
+
+/*
+ * The end of the file came inside the trailer or a frame header: truncated, as a crash or a
+ * full disk leaves it, when the bytes there begin as that structure does; anything else there
+ * is damage. Returns 1 when it did (status set), 0 when a whole trailer or frame header may
+ * follow.
+ */
+static int short_tail(struct trace_reader *r, size_t left)
+{
+	const uint8_t *p = r->data + r->pos;
+
+	if (begins_as(p, left, XPU_TRAILER_MAGIC, 8)) {
+		if (left >= sizeof(struct xpu_trailer))
+			return 0;
+		set_end(r, TRACE_END_TRUNCATED, "end-of-trace trailer cut short (%zu of %zu bytes)",
+			left, sizeof(struct xpu_trailer));
+		return 1;
+	}
+	if (left >= sizeof(struct xpu_frame_header))
+		return 0;
+	if (begins_as(p, left, XPU_FRAME_MAGIC, 4))
+		set_end(r, TRACE_END_TRUNCATED, "frame %llu header cut short (%zu of %zu bytes)",
+			(unsigned long long)r->st.frames_ok, left, sizeof(struct xpu_frame_header));
+	else
+		set_end(r, TRACE_END_CORRUPT, "bad frame magic at offset %zu", r->pos);
+	return 1;
+}
+
 /* Loads the next frame into r->raw. Returns 1 on success, 0 at the end (status set). */
 static int load_frame(struct trace_reader *r)
 {
@@ -290,7 +324,9 @@ static int load_frame(struct trace_reader *r)
 			(unsigned long long)r->st.frames_ok);
 		return 0;
 	}
-	if (left >= 8 && !memcmp(r->data + r->pos, XPU_TRAILER_MAGIC, 8)) {
+	if (short_tail(r, left))
+		return 0;
+	if (!memcmp(r->data + r->pos, XPU_TRAILER_MAGIC, 8)) {
 		if (check_trailer(r)) {
 			r->st.end = TRACE_END_CLEAN;
 			r->st.reason[0] = 0;
@@ -298,11 +334,6 @@ static int load_frame(struct trace_reader *r)
 			set_end(r, TRACE_END_CORRUPT, "bad trailer after frame %llu",
 				(unsigned long long)r->st.frames_ok);
 		}
-		return 0;
-	}
-	if (left < sizeof(fh)) {
-		set_end(r, TRACE_END_TRUNCATED, "frame %llu header cut short (%zu of %zu bytes)",
-			(unsigned long long)r->st.frames_ok, left, sizeof(fh));
 		return 0;
 	}
 	memcpy(&fh, r->data + r->pos, sizeof(fh));

@@ -26,7 +26,7 @@ enum trace_reader_end {
 	TRACE_END_NONE = 0,		/* still reading */
 	TRACE_END_CLEAN = 1,		/* a valid trailer followed the last frame */
 	TRACE_END_NO_TRAILER = 2,	/* frames ended at EOF without a trailer (crash, kill) */
-	TRACE_END_TRUNCATED = 3,	/* a frame was cut short */
+	TRACE_END_TRUNCATED = 3,	/* the file ended inside a frame or the trailer */
 	TRACE_END_CORRUPT = 4,		/* bad magic, CRC, size or compressed data */
 };
 

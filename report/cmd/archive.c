@@ -207,10 +207,60 @@ static void mark_stack(struct session *ses, uint32_t pid, uint64_t ts, uint32_t 
 	}
 }
 
+/* What the stacks need and what this machine has of it, before anything is written. */
+struct archive_plan {
+	size_t needed;		/* ELF files the stacks go through */
+	size_t found, missing, mismatch;
+};
+
+static void plan_count(struct session *ses, const bool *used, struct archive_plan *p)
+{
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < ses->t->ndsos; i++) {
+		const struct tr_dso *d = &ses->t->dsos[i];
+		int fd;
+
+		if (!used[i] || d->rec.kind != XPU_DSO_ELF)
+			continue;
+		p->needed++;
+		if (symbolizer__dso_elf(&ses->sym, i, &fd) && d->rec.build_id_len)
+			p->found++;
+		else if (symbolizer__dso_found(&ses->sym, i) == SYM_DSO_MISMATCH)
+			p->mismatch++;
+		else
+			p->missing++;
+	}
+}
+
+/*
+ * Whether the archive is worth writing; if not, says why in one line. An archive made where
+ * most files are missing (another machine, rebuilt binaries) would still be used by every
+ * later report in place of a proper one, so none is written.
+ */
+static bool plan_ok(const struct archive_plan *p, const char *trace)
+{
+	if (!p->needed) {
+		fprintf(stderr, "xpu-report: archive: no stack of %s goes through an ELF file: "
+			"nothing to archive, nothing written\n", trace);
+		return false;
+	}
+	if (p->found * 2 >= p->needed)
+		return true;
+	fprintf(stderr, "xpu-report: archive: only %zu of the %zu files the stacks of %s go "
+		"through are on this machine (%zu not found, %zu with another build-id): nothing "
+		"written; run 'xpu-report archive %s' on the recording host\n", p->found, p->needed,
+		trace, p->missing, p->mismatch, trace);
+	return false;
+}
+
 static const char archive_usage[] =
 	"Usage: xpu-report archive [OPTIONS] TRACE.xpu\n"
 	"Pack the ELF files the trace's stacks touch (symbol and unwind tables, by build-id) into\n"
-	"TRACE.xpu.xpa, which xpu-report then uses automatically on any machine.\n"
+	"TRACE.xpu.xpa, which xpu-report then uses automatically on any machine. Run it where\n"
+	"the trace was recorded: where most of those files are missing or differ, it fails and\n"
+	"writes nothing.\n"
 	"\n"
 	"  -o, --output=FILE    archive to write (default TRACE.xpu.xpa)\n"
 	"      --debuginfo      also keep .debug_* sections (inline frames; much larger)\n"
@@ -231,6 +281,7 @@ int archive__main(int argc, char **argv)
 	struct report_opts o = { .view = VIEW_MERGED };
 	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 0,
 				.header_size = sizeof(h) };
+	struct archive_plan plan;
 	struct trace t = { 0 };
 	struct session ses;
 	char err_buf[512] = "", *out_path = NULL, *tmp_path = NULL;
@@ -295,6 +346,9 @@ int archive__main(int argc, char **argv)
 	for (i = 0; i < t.nlaunches; i++)
 		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, session__launch_stack(&ses, i),
 			   used);
+	plan_count(&ses, used, &plan);
+	if (!plan_ok(&plan, o.input))
+		goto out;
 	/* a fresh file: never write through a link someone left at the temporary name */
 	unlink(tmp_path);
 	{
@@ -348,8 +402,9 @@ int archive__main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	printf("%s: %u files, %.1f MiB (%.1f MiB uncompressed)%s\n", output, h.entry_count,
-	       comp / 1048576.0, raw / 1048576.0, missing ? "; some files missing (see above)" : "");
+	printf("%s: %u of the %zu files the stacks go through, %.1f MiB (%.1f MiB uncompressed)%s\n",
+	       output, h.entry_count, plan.needed, comp / 1048576.0, raw / 1048576.0,
+	       missing ? "; the others are missing here (see above)" : "");
 	ret = 0;
 	goto out;
 out_io:

@@ -102,6 +102,8 @@ int diff_run(const struct report_opts *o, char *const files[2])
 {
 	struct side sd[2];
 	struct diff_out w = { .p = { &sd[DIFF_BASE].p, &sd[DIFF_NEW].p } };
+	const struct symbolizer *sym[2];
+	size_t nsym = 0;
 	int ret = 0, i;
 
 	memset(sd, 0, sizeof(sd));
@@ -117,9 +119,14 @@ int diff_run(const struct report_opts *o, char *const files[2])
 		ret = side_build(&sd[i]);
 	if (!ret)
 		ret = report__emit(o, write_diff, &w);
+	/* one warning for both sides: a file both traces lack is one file */
+	for (i = 0; i < 2; i++) {
+		if (sd[i].set_up)
+			sym[nsym++] = &sd[i].s.sym;
+	}
+	symbolizer__warn_unresolved(sym, nsym);
 	for (i = 0; i < 2; i++) {
 		if (sd[i].set_up) {
-			symbolizer__warn_mismatches(&sd[i].s.sym, stderr);
 			profile__free(&sd[i].p);
 			session__teardown(&sd[i].s);
 		}

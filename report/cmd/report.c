@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/progress.h"
+#include "base/warn.h"
 #include "cmd/cmd.h"
 #include "model/profile.h"
 #include "model/trace_parts.h"
@@ -604,12 +607,26 @@ out:
 }
 
 /*
+ * Where the report goes: --output or standard output. A regular file that failed to be
+ * written is removed again (dev, ino: only the file opened), as a half-written report reads
+ * as a whole one; a device or a pipe is left alone.
+ */
+struct output {
+	FILE *f;
+	const char *path;	/* NULL: standard output */
+	bool regular;
+	dev_t dev;
+	ino_t ino;
+	int err;		/* errno of the first failed write, 0 if none */
+};
+
+/*
  * The output stream, behind a byte limit (--max-output): a hostile trace can make an output
  * grow with each event that repeats a string, and a stream that only warned went on for
  * gigabytes. A write past the limit fails, so the output stops there.
  */
 struct limited {
-	FILE *to;
+	struct output *to;
 	uint64_t written, max;
 	bool over;
 };
@@ -624,12 +641,17 @@ static ssize_t limited_write(void *cookie, const char *buf, size_t n)
 		errno = EFBIG;
 		return -1;
 	}
-	done = fwrite(buf, 1, n, l->to);
+	done = fwrite(buf, 1, n, l->to->f);
 	l->written += done;
-	return done == n ? (ssize_t)n : -1;
+	if (done == n)
+		return (ssize_t)n;
+	/* the writer only sees a failed stream: the reason is kept for the one message */
+	if (!l->to->err)
+		l->to->err = errno ? errno : EIO;
+	return -1;
 }
 
-static FILE *limited_open(struct limited *l, FILE *to, uint64_t max)
+static FILE *limited_open(struct limited *l, struct output *to, uint64_t max)
 {
 	cookie_io_functions_t io = { .write = limited_write };
 
@@ -641,7 +663,7 @@ static FILE *limited_open(struct limited *l, FILE *to, uint64_t max)
 }
 
 /* Writes the output through the limit; 0, -EFBIG (past it, said here) or negative errno. */
-static int write_limited(const struct report_opts *o, FILE *out,
+static int write_limited(const struct report_opts *o, struct output *out,
 			 int (*write)(void *arg, FILE *f), void *arg)
 {
 	struct limited lim;
@@ -661,31 +683,76 @@ static int write_limited(const struct report_opts *o, FILE *out,
 	return r;
 }
 
+static int output_open(struct output *out, const char *path)
+{
+	struct stat sb;
+
+	memset(out, 0, sizeof(*out));
+	out->f = stdout;
+	if (!path)
+		return 0;
+	out->path = path;
+	out->f = fopen(path, "w");
+	if (!out->f) {
+		int err = errno;
+
+		fprintf(stderr, "xpu-report: cannot write %s: %s\n", path, strerror(err));
+		return -err;
+	}
+	if (!fstat(fileno(out->f), &sb) && S_ISREG(sb.st_mode)) {
+		out->regular = true;
+		out->dev = sb.st_dev;
+		out->ino = sb.st_ino;
+	}
+	return 0;
+}
+
+/* Removes a regular output file that is still the one opened (see struct output). */
+static void output_remove(const struct output *out)
+{
+	struct stat sb;
+
+	if (out->regular && !lstat(out->path, &sb) && S_ISREG(sb.st_mode) &&
+	    sb.st_dev == out->dev && sb.st_ino == out->ino)
+		unlink(out->path);
+}
+
+/*
+ * Flushes and closes the output and says, once, what failed: the file and errno of a failed
+ * write, or the writer's error r. Returns the exit status, 0 or 1.
+ */
+static int output_close(struct output *out, int r)
+{
+	const char *name = out->path ? out->path : "standard output";
+	int err;
+
+	errno = 0;
+	if ((fflush(out->f) || ferror(out->f)) && !out->err)
+		out->err = errno ? errno : EIO;
+	if (out->path && fclose(out->f) && !out->err)
+		out->err = errno ? errno : EIO;
+	/* a failed write makes any writer error (-EIO) a consequence: the write is the news */
+	err = out->err ? out->err : r == -ENODATA || r == -ENOENT || r == -EFBIG ? 0 : -r;
+	/* -ENODATA, -ENOENT: said already; -EFBIG: write_limited said so, and keeps the cut file */
+	if (err == ENOMEM)
+		fprintf(stderr, "xpu-report: out of memory\n");
+	else if (err)
+		fprintf(stderr, "xpu-report: cannot write %s: %s\n", name, strerror(err));
+	if (err)
+		output_remove(out);
+	return r || err ? 1 : 0;
+}
+
 int report__emit(const struct report_opts *o, int (*write)(void *arg, FILE *f), void *arg)
 {
-	FILE *out = stdout;
-	int ret, r;
+	struct output out;
+	int r;
 
-	if (o->output) {
-		out = fopen(o->output, "w");
-		if (!out) {
-			fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
-			return 1;
-		}
-	}
-	r = write_limited(o, out, write, arg);
+	if (output_open(&out, o->output))
+		return 1;
+	r = write_limited(o, &out, write, arg);
 	progress__end();
-	if (fflush(out) || ferror(out))
-		r = r ? r : -EIO;
-	/* -ENODATA, -ENOENT: said already; -EFBIG: write_limited said so */
-	if (r && r != -ENODATA && r != -ENOENT && r != -EFBIG)
-		fprintf(stderr, "xpu-report: %s\n", r == -ENOMEM ? "out of memory" : "write error");
-	ret = r ? 1 : 0;
-	if (out != stdout && fclose(out) && !ret) {
-		fprintf(stderr, "xpu-report: cannot write %s: %s\n", o->output, strerror(errno));
-		ret = 1;
-	}
-	return ret;
+	return output_close(&out, r);
 }
 
 int report__load(struct trace *t, const char *path, const struct report_opts *o)
@@ -714,11 +781,12 @@ int report__load(struct trace *t, const char *path, const struct report_opts *o)
 		return 1;
 	}
 	if (truncated) {
-		fprintf(stderr, "xpu-report: %s%s%s: trace %s after frame %llu: %llu records recovered (%s)\n",
-			o->diff ? path : "", o->diff ? ": " : "", o->strict ? "error" : "warning",
-			t->st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
-			(unsigned long long)(t->st.frames_ok ? t->st.frames_ok - 1 : 0),
-			(unsigned long long)t->st.records, t->st.reason[0] ? t->st.reason : "no reason given");
+		warn__once("%s%s%s: trace %s after frame %llu: %llu records recovered (%s)",
+			   o->diff ? path : "", o->diff ? ": " : "", o->strict ? "error" : "warning",
+			   t->st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
+			   (unsigned long long)(t->st.frames_ok ? t->st.frames_ok - 1 : 0),
+			   (unsigned long long)t->st.records,
+			   t->st.reason[0] ? t->st.reason : "no reason given");
 		if (o->strict) {
 			trace__free(t);
 			return 2;
@@ -741,8 +809,10 @@ int report_run(const struct report_opts *o)
 		fprintf(stderr, "xpu-report: out of memory\n");
 		ret = 1;
 	} else {
+		const struct symbolizer *sym = &ses.sym;
+
 		ret = report__emit(o, write_output, &ses);
-		symbolizer__warn_mismatches(&ses.sym, stderr);
+		symbolizer__warn_unresolved(&sym, 1);
 	}
 	session__teardown(&ses);
 	trace__free(&t);

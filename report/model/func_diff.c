@@ -25,9 +25,8 @@ static struct func_diff_row *row_of(struct func_diff *d, const struct func_table
 	r.sym = fr->sym ? intern(d, strpool__str(pool, fr->sym)) : 0;
 	if ((fr->comm && !r.comm) || (fr->dso && !r.dso) || (fr->sym && !r.sym))
 		return NULL;
-	/* as in the function table: the file names a row only when --sort keys it */
-	v = kmap__put(&d->idx, (uint64_t)r.comm << 32 | (d->key_dso ? r.dso : 0), r.sym, d->n,
-		      &ins);
+	/* as in the function table: a row per (file, name), its parts as --sort keys them */
+	v = kmap__put(&d->idx, (uint64_t)r.comm << 32 | r.dso, r.sym, d->n, &ins);
 	if (!v || (ins && VEC_PUSH(d->r, d->n, d->cap, r)))
 		return NULL;
 	return &d->r[*v];

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `xpu-report diff`: the function rows (func_table.h) of two sides, base and new, matched by
- * name: the process name, file and function name, as --sort keys them. A side is added one
+ * name: the process name, file and function name, as --sort keys them (a function with its
+ * file, as in the function table: a name in two files is two rows). A side is added one
  * profile at a time, so a side made of several traces sums them. Weights stay in each side's
  * unit; the outputs divide by each side's total (shares), which is what compares.
  */

@@ -7,37 +7,45 @@
 #include "base/progress.h"
 #include "model/func_table.h"
 
-static uint32_t frame_dso_id(struct func_table *ft, uint32_t frame)
+/* The id in ft->dsos of the file of a frame (file: its symbolizer code), 0 without memory. */
+static uint32_t dso_id(struct func_table *ft, uint32_t frame, uint32_t file)
 {
-	const char *d;
+	const char *name = strpool__str(&ft->p->s->pool, frame), *d;
+	uint32_t *v;
+	bool ins;
 
-	if (frame >= ft->nframes)
-		return 0;
-	if (!ft->frame_dso[frame]) {
-		d = strncmp(strpool__str(&ft->p->s->pool, frame), "[gpu] ", 6) ?
-			    symbolizer__frame_dso(&ft->p->s->sym, frame) : "[gpu]";
-		ft->frame_dso[frame] = strpool__intern(&ft->dsos, d, strlen(d));
+	/* leaves the profile adds are in no file: say what they are */
+	if (!strncmp(name, "[gpu] ", 6))
+		return strpool__intern(&ft->dsos, "[gpu]", 5);
+	if (!strncmp(name, "[off-cpu] ", 10))
+		return strpool__intern(&ft->dsos, "[off-cpu]", 9);
+	v = kmap__put(&ft->file_idx, file, 0, 0, &ins);
+	if (v && ins) {
+		d = symbolizer__file_name(&ft->p->s->sym, file);
+		*v = strpool__intern(&ft->dsos, d, strlen(d));
 	}
-	return ft->frame_dso[frame];
+	return v ? *v : 0;
 }
 
-/* The row of frame k of a stack (f[0] is the process name), or NULL without memory. */
-static struct func_row *row_of(struct func_table *ft, const uint32_t *f, uint32_t k)
+/*
+ * The row of frame k of a stack (f[0] is the process name; files[k] the file of f[k]), or
+ * NULL without memory. A name is a row per file it is in: _start of the program is not ld.so's.
+ */
+static struct func_row *row_of(struct func_table *ft, const uint32_t *f, const uint32_t *files,
+			       uint32_t k)
 {
 	struct func_row r = { 0 };
 	uint32_t *v;
 	bool ins;
 
 	r.comm = ft->key[SORT_COMM] ? f[0] : 0;
-	r.dso = ft->key[SORT_DSO] || ft->key[SORT_SYM] ? frame_dso_id(ft, f[k]) : 0;
+	r.dso = ft->key[SORT_DSO] || ft->key[SORT_SYM] ? dso_id(ft, f[k], files[k]) : 0;
 	r.sym = ft->key[SORT_SYM] ? f[k] : 0;
 	if (ft->key[SORT_DSO] || ft->key[SORT_SYM]) {
 		if (!r.dso)
 			return NULL;
 	}
-	/* without the dso key, a name is one row whichever file it came from */
-	v = kmap__put(&ft->idx, (uint64_t)r.comm << 32 | (ft->key[SORT_DSO] ? r.dso : 0), r.sym,
-		      ft->n, &ins);
+	v = kmap__put(&ft->idx, (uint64_t)r.comm << 32 | r.dso, r.sym, ft->n, &ins);
 	if (!v || (ins && VEC_PUSH(ft->r, ft->n, ft->cap, r)))
 		return NULL;
 	return &ft->r[*v];
@@ -51,25 +59,30 @@ static int fill(struct func_table *ft)
 
 	for (i = 0; i < p->n; i++) {
 		double w = profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
-		const uint32_t *f;
-		uint32_t n, k;
+		const uint32_t *f, *files;
+		uint32_t n, k, self;
 		struct func_row *r;
 
-		err = profile__frames(p, &p->e[i], &f, &n);
+		err = profile__frames_files(p, &p->e[i], &f, &files, &n);
 		if (err)
 			return err;
 		if (n < 2)
 			continue;
-		if (profile__dso_match(p, f[n - 1])) {
-			r = row_of(ft, f, n - 1);
+		/*
+		 * Blocked time is the self time of the frame that blocked, not of the state leaf
+		 * under it ("[off-cpu] sleeping"), which only says how: it counts in totals.
+		 */
+		self = p->e[i].off_n && n > 2 ? n - 2 : n - 1;
+		if (profile__dso_match(p, files[self])) {
+			r = row_of(ft, f, files, self);
 			if (!r)
 				return -ENOMEM;
 			r->self += w;
 		}
 		for (k = 1; k < n; k++) {	/* frame 0 is the process name */
-			if (!profile__dso_match(p, f[k]))
+			if (!profile__dso_match(p, files[k]))
 				continue;
-			r = row_of(ft, f, k);
+			r = row_of(ft, f, files, k);
 			if (!r)
 				return -ENOMEM;
 			if (r->stamp == i + 1)	/* recursion: once per stack */
@@ -97,9 +110,7 @@ static int prepare(struct func_table *ft)
 		if (err)
 			return err;
 	}
-	ft->nframes = p->s->pool.n;
-	ft->frame_dso = calloc(ft->nframes ? ft->nframes : 1, sizeof(*ft->frame_dso));
-	return ft->frame_dso ? 0 : -ENOMEM;
+	return 0;
 }
 
 int func_table__build(struct func_table *ft, struct profile *p)
@@ -121,6 +132,7 @@ int func_table__build(struct func_table *ft, struct profile *p)
 	if (!err)
 		err = fill(ft);
 	kmap__free(&ft->idx);	/* rows are final: the outputs sort and cut them */
+	kmap__free(&ft->file_idx);
 	return err;
 }
 
@@ -128,7 +140,7 @@ void func_table__free(struct func_table *ft)
 {
 	free(ft->r);
 	kmap__free(&ft->idx);
-	free(ft->frame_dso);
+	kmap__free(&ft->file_idx);
 	strpool__free(&ft->dsos);
 	memset(ft, 0, sizeof(*ft));
 }

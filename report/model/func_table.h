@@ -13,7 +13,7 @@
 /* One row: a (comm, dso, sym) key, parts not in --sort left 0 (dso: see func_table). */
 struct func_row {
 	uint32_t comm, sym;	/* frame ids in the session's pool */
-	uint32_t dso;		/* id in func_table.dsos: the file of the first frame seen */
+	uint32_t dso;		/* id in func_table.dsos: the file the frame is in */
 	double self, total;	/* in the session's unit (profile__weight) */
 	size_t stamp;		/* last entry whose total counted this row, + 1 */
 };
@@ -23,18 +23,19 @@ struct func_table {
 	uint8_t sort[REPORT_MAX_SORT];	/* --sort, default sym */
 	int nsort;
 	bool key[SORT_COMM + 1];	/* which --sort keys are on */
-	struct strpool dsos;		/* file names ("[gpu]" for GPU leaves) */
-	uint32_t *frame_dso;		/* frame id -> id in dsos, 0 not yet known */
-	size_t nframes;
+	struct strpool dsos;		/* file names ("[gpu]", "[off-cpu]" for those leaves) */
+	struct kmap file_idx;		/* {symbolizer file code, 0} -> id in dsos */
 	struct func_row *r;
 	size_t n, cap;
 	struct kmap idx;
 };
 
 /*
- * Builds the rows of profile p, keyed as p's options' --sort says (sym without it; without
- * the dso key, a name is one row whichever file it came from). Only frames that pass --dso
- * count. Symbolizes every stack of p. 0, or negative errno; func_table__free either way.
+ * Builds the rows of profile p, keyed as p's options' --sort says (sym without it; with sym,
+ * a name in two files is two rows, each with its file). A stack's self weight is its leaf's,
+ * but blocked time's is the frame's that blocked, above the "[off-cpu] STATE" leaf. Only
+ * frames that pass --dso count. Symbolizes every stack of p. 0, or negative errno;
+ * func_table__free either way.
  */
 int func_table__build(struct func_table *ft, struct profile *p);
 /* The file name of a row ("" if the keys leave it out). */

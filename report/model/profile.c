@@ -11,6 +11,8 @@ static uint32_t *frames_buf;
 static size_t frames_cap;
 static struct frame_site *sites_buf;
 static size_t sites_cap;
+static uint32_t *files_buf;
+static size_t files_cap;
 
 /*
  * Adds to the entry of (pid, exec generation, stack, leaf), and with per_thread of the thread
@@ -171,14 +173,14 @@ static int parse_dsos(struct profile *p, const char *arg)
 	return 0;
 }
 
-bool profile__dso_match(const struct profile *p, uint32_t frame)
+bool profile__dso_match(const struct profile *p, uint32_t file)
 {
 	const char *d;
 	int i;
 
 	if (!p->ndsos)
 		return true;
-	d = symbolizer__frame_dso(&p->s->sym, frame);
+	d = symbolizer__file_name(&p->s->sym, file);
 	for (i = 0; i < p->ndsos; i++) {
 		if (!strcmp(d, p->dsos[i]))
 			return true;
@@ -193,13 +195,13 @@ static int filter_dsos(struct profile *p)
 	int err;
 
 	for (i = 0; i < p->n; i++) {
-		const uint32_t *f;
+		const uint32_t *f, *files;
 		uint32_t n, j;
 
-		err = profile__frames(p, &p->e[i], &f, &n);
+		err = profile__frames_files(p, &p->e[i], &f, &files, &n);
 		if (err)
 			return err;
-		for (j = 1; j < n && !profile__dso_match(p, f[j]); j++)	/* f[0]: comm */
+		for (j = 1; j < n && !profile__dso_match(p, files[j]); j++)	/* f[0]: comm */
 			;
 		if (j < n) {
 			p->e[k++] = p->e[i];
@@ -294,8 +296,9 @@ int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_
 	return profile__frames_sites(p, e, frames, &sites, n);
 }
 
-int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
-			  const struct frame_site **sites, uint32_t *n)
+/* An entry's frames, with their sites (NULL without) and files: profile__frames_*(). */
+static int frames_of(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+		     const struct frame_site **sites, const uint32_t **files, uint32_t *n)
 {
 	struct session *s = p->s;
 	const struct frame_site *ss;
@@ -308,7 +311,8 @@ int profile__frames_sites(struct profile *p, const struct prof_entry *e, const u
 	err = symbolizer__stack(&s->sym, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
 	if (err)
 		return err;
-	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)))
+	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)) ||
+	    vec_reserve((void **)&files_buf, &files_cap, sn + 2, sizeof(*files_buf)))
 		return -ENOMEM;
 	ss = symbolizer__sites(&s->sym, sf);
 	*sites = NULL;
@@ -320,14 +324,35 @@ int profile__frames_sites(struct profile *p, const struct prof_entry *e, const u
 		*sites = sites_buf;
 	}
 	comm = trace__comm(s->t, e->pid, buf, sizeof(buf));
+	files_buf[k] = 0;
 	frames_buf[k++] = frame_intern(&s->pool, comm, strlen(comm));
 	memcpy(frames_buf + k, sf, sn * sizeof(*sf));
+	memcpy(files_buf + k, symbolizer__files(&s->sym, sf), sn * sizeof(*files_buf));
 	k += sn;
-	if (e->leaf)
+	if (e->leaf) {
+		files_buf[k] = 0;
 		frames_buf[k++] = e->leaf;
+	}
 	*frames = frames_buf;
+	*files = files_buf;
 	*n = k;
 	return 0;
+}
+
+int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+			  const struct frame_site **sites, uint32_t *n)
+{
+	const uint32_t *files;
+
+	return frames_of(p, e, frames, sites, &files, n);
+}
+
+int profile__frames_files(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+			  const uint32_t **files, uint32_t *n)
+{
+	const struct frame_site *sites;
+
+	return frames_of(p, e, frames, &sites, files, n);
 }
 
 double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns)
@@ -363,5 +388,8 @@ void profile__free(struct profile *p)
 	free(sites_buf);
 	sites_buf = NULL;
 	sites_cap = 0;
+	free(files_buf);
+	files_buf = NULL;
+	files_cap = 0;
 	memset(p, 0, sizeof(*p));
 }

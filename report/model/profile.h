@@ -58,8 +58,14 @@ int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_
  */
 int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 			  const struct frame_site **sites, uint32_t *n);
-/* Whether a frame passes --dso (every frame does without it). */
-bool profile__dso_match(const struct profile *p, uint32_t frame);
+/*
+ * The frames with the file of each (symbolizer__files(): the file this frame is in, where one
+ * name is in several; 0 for the comm and the GPU or off-CPU leaf).
+ */
+int profile__frames_files(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+			  const uint32_t **files, uint32_t *n);
+/* Whether a frame in file (profile__frames_files) passes --dso (every frame does without it). */
+bool profile__dso_match(const struct profile *p, uint32_t file);
 /*
  * Entry weight in the session's unit (samples, or microseconds), not rounded; in the memory
  * view, bytes (gpu_ns holds them), whatever --weight says.

@@ -52,6 +52,14 @@ size_t out__shown_rows(const struct report_opts *o, size_t n, const double *shar
 /* "(N more rows)" when more > 0: one, many are the singular and plural of what is left out. */
 void out__print_more(FILE *out, size_t more, const char *one, const char *many,
 		     const struct report_opts *o);
+/* The widest the dso column of the function tables grows: longer names are cut (out__fit). */
+#define OUT_DSO_WIDTH_MAX 32
+/*
+ * s for a column of width w: s itself if it fits (or w is 0, the last column), else its head
+ * and its tail around "...", so that a long file name keeps its start and its version and the
+ * next column stays in place. Returns s or buf, which holds at least w + 1 bytes.
+ */
+const char *out__fit(const char *s, int w, char *buf);
 
 /*
  * The folded (stack, weight) pairs behind --format=folded, for the outputs drawn from the

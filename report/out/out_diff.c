@@ -137,6 +137,7 @@ static const char *row_in(const struct func_diff_row *r)
 static void print_row(const struct func_diff *d, const struct drow *x, int dw, FILE *out)
 {
 	const struct func_diff_row *r = x->r;
+	char fit[OUT_DSO_WIDTH_MAX + 1];
 
 	fputs(" ", out);
 	put_share(out, r->seen[DIFF_BASE], x->self[DIFF_BASE]);
@@ -147,9 +148,10 @@ static void print_row(const struct func_diff *d, const struct drow *x, int dw, F
 	put_delta(out, delta_total(x));
 	fprintf(out, "  %-4s", row_in(r));
 	if (r->comm)
-		fprintf(out, "  %-16s", strpool__str(&d->names, r->comm));
+		fprintf(out, "  %-16s", out__fit(strpool__str(&d->names, r->comm), 16, fit));
 	if (r->dso)
-		fprintf(out, "  %-*s", r->sym ? dw : 0, strpool__str(&d->names, r->dso));
+		fprintf(out, "  %-*s", r->sym ? dw : 0,
+			out__fit(strpool__str(&d->names, r->dso), r->sym ? dw : 0, fit));
 	if (r->sym)
 		fprintf(out, "  %s", strpool__str(&d->names, r->sym));
 	fputc('\n', out);
@@ -202,7 +204,7 @@ static int print_table(const struct func_diff *d, const struct report_opts *o, F
 
 		dw = l > dw ? l : dw;
 	}
-	dw = dw > 32 ? 32 : dw;
+	dw = dw > OUT_DSO_WIDTH_MAX ? OUT_DSO_WIDTH_MAX : dw;
 	/* as the text tables say: what a row is follows --sort */
 	fprintf(out, "# %s by change of %s share (new - base)\n", d->key_sym ? "functions" :
 		d->key_dso ? "files" : "processes", o->diff_order_total ? "total" : "self");

@@ -11,7 +11,9 @@
  * Lines the function and, with --inline, the calls inlined there, leaf first, with DWARF's
  * source lines where the symbolizer found them (its frame sites). Frames without an address
  * (Python, JIT, kernel, unknown code, GPU leaves) get a Location per name, Python's with file
- * and line. A Function is one per frame name, so pprof's per-function view is folded's.
+ * and line. A Function is one per frame name, so pprof's per-function view is folded's; the
+ * names of frames that are no C++ symbol are written so that pprof shows them whole
+ * (pprof_name). The traced program's executable is the first Mapping, pprof's main binary.
  */
 #include <errno.h>
 #include <math.h>
@@ -84,7 +86,7 @@ static const char *const label_keys[LK_NR] = { "pid", "tid", "comm", "host", "ra
 					       "device" };
 
 struct pp_func {
-	uint32_t name, file;	/* string table indexes */
+	uint32_t name, system, file;	/* string table indexes */
 };
 
 struct pp_line {
@@ -218,6 +220,14 @@ static uint32_t mapping_of(struct pp *pp, const struct tr_dso *d, const char *na
 	return *ix + 1;
 }
 
+/* A file's basename, "[unknown]" without a path (mapping_of's name for it). */
+static const char *dso_name(const struct tr_dso *d)
+{
+	const char *b = strrchr(d->path, '/');
+
+	return b ? b + 1 : *d->path ? d->path : "[unknown]";
+}
+
 /* A Python frame, "qualname (file.py)" or with --python-lines "qualname (file.py:42)". */
 static void python_file_line(struct pp *pp, const char *name, struct pp_func *fn,
 			     struct pp_line *l)
@@ -234,15 +244,76 @@ static void python_file_line(struct pp *pp, const char *name, struct pp_func *fn
 	fn->file = str_idn(pp, open + 1, colon - open - 1);
 }
 
-/* Function (index + 1) of a frame name, made on first use with file; 0 when out of memory. */
-static uint32_t function_of(struct pp *pp, uint32_t frame, uint32_t file)
+/* What a frame is, for the names of its Function. */
+enum pp_frame {
+	PF_SYMBOL,	/* an ELF symbol (demangled C++): pprof may simplify it as C++ */
+	PF_OTHER,	/* no symbol: JIT code, kernel, pseudo frames ("[off-cpu] sleeping") */
+	PF_PYTHON,	/* "qualname (file.py)" */
+	PF_GPU,		/* a GPU leaf, "[gpu] " and the kernel's name */
+};
+
+/* UTF-8 look-alikes of the characters go tool pprof reads as C++ syntax in a name */
+static const struct { char c; const char *as; } pp_brackets[] = {
+	{ '<', "\xe2\x80\xb9" }, { '>', "\xe2\x80\xba" },	/* U+2039, U+203A */
+	{ '[', "\xe2\x9f\xa6" }, { ']', "\xe2\x9f\xa7" },	/* U+27E6, U+27E7 */
+};
+
+/*
+ * The name pprof is to show of a frame that is no C++ symbol (its string id, 0 without memory).
+ * pprof takes a Function name that equals its system_name and holds <>, [] or :: for demangled
+ * C++, and drops every (...) and <...> of it: "<module> (train.py)" would show blank, and
+ * kernels that differ only in their template arguments would be one row. It leaves a name that
+ * differs from its system_name as it is, so this one has look-alikes for <> (and [] with
+ * square: in Python names, not in the "[gpu] " of GPU leaves), and the system_name is exact.
+ */
+static uint32_t pprof_name(struct pp *pp, const char *name, bool square)
 {
-	struct pp_func fn = { str_id(pp, strpool__str(&pp->p->s->pool, frame)), file };
+	size_t len = strlen(name), i, k, n = 0;
+	char *buf = malloc(3 * len + 1);
+	uint32_t id;
+
+	if (!buf)
+		return 0;
+	for (i = 0; i < len; i++) {
+		for (k = 0; k < (square ? 4u : 2u) && pp_brackets[k].c != name[i]; k++)
+			;
+		if (k < (square ? 4u : 2u)) {
+			memcpy(buf + n, pp_brackets[k].as, 3);
+			n += 3;
+		} else {
+			buf[n++] = name[i];
+		}
+	}
+	id = str_idn(pp, buf, n);
+	free(buf);
+	return id;
+}
+
+/* The name and system_name of a frame's Function; 0 when out of memory. */
+static int function_names(struct pp *pp, uint32_t frame, enum pp_frame kind, struct pp_func *fn)
+{
+	const char *name = strpool__str(&pp->p->s->pool, frame);
+
+	fn->system = str_id(pp, name);
+	fn->name = kind == PF_SYMBOL ? fn->system : pprof_name(pp, name, kind == PF_PYTHON);
+	/* the kernel's own name: never its name in pprof, which has "[gpu] " */
+	if (kind == PF_GPU && !strncmp(name, "[gpu] ", 6))
+		fn->system = str_id(pp, name + 6);
+	return fn->name && fn->system ? 0 : -ENOMEM;
+}
+
+/* Function (index + 1) of a frame name, made on first use with file; 0 when out of memory. */
+static uint32_t function_of(struct pp *pp, uint32_t frame, enum pp_frame kind, uint32_t file)
+{
+	struct pp_func fn = { .file = file };
 	uint32_t *ix;
 	bool ins;
 
 	ix = kmap__put(&pp->func_idx, 0, frame, pp->nfuncs, &ins);
-	if (!ix || !fn.name || (ins && VEC_PUSH(pp->funcs, pp->nfuncs, pp->funcs_cap, fn)))
+	if (!ix)
+		return 0;
+	if (ins && (function_names(pp, frame, kind, &fn) ||
+		    VEC_PUSH(pp->funcs, pp->nfuncs, pp->funcs_cap, fn)))
 		return 0;
 	return *ix + 1;
 }
@@ -269,19 +340,19 @@ static uint64_t address_location(struct pp *pp, const uint32_t *f, const struct 
 	uint64_t key[2] = { 1ull << 32 | st[0].dso, st[0].off };
 	struct pp_loc l = { .address = st[0].off, .n = n };
 	const uint32_t *ix = kmap__get(&pp->loc_idx, key[0], key[1]);
-	const char *b = strrchr(d->path, '/');
 	uint32_t i;
 
 	if (ix)
 		return *ix + 1;
-	l.mapping = mapping_of(pp, d, b ? b + 1 : *d->path ? d->path : "[unknown]");
+	l.mapping = mapping_of(pp, d, dso_name(d));
 	if (!l.mapping)
 		return 0;
 	if (pp->maps[l.mapping - 1].limit <= l.address)
 		pp->maps[l.mapping - 1].limit = l.address + 1;	/* a file size not recorded */
 	for (i = n; i-- > 0;) {
 		const char *file = strpool__str(&pp->p->s->pool, st[i].file);
-		struct pp_line ln = { function_of(pp, f[i], str_id(pp, file)), st[i].line };
+		struct pp_line ln = { function_of(pp, f[i], PF_SYMBOL, str_id(pp, file)),
+				      st[i].line };
 
 		if (!ln.func || VEC_PUSH(pp->lines, pp->nlines, pp->lines_cap, ln))
 			return 0;
@@ -315,7 +386,8 @@ static uint64_t name_location(struct pp *pp, uint32_t frame, bool gpu_leaf)
 		python_file_line(pp, name, &fn, &ln);
 		pp->maps[l.mapping - 1].lines |= ln.line > 0;
 	}
-	ln.func = function_of(pp, frame, fn.file);
+	ln.func = function_of(pp, frame, gpu_leaf ? PF_GPU : pp->maps[l.mapping - 1].python ?
+				  PF_PYTHON : PF_OTHER, fn.file);
 	if (!ln.func || VEC_PUSH(pp->lines, pp->nlines, pp->lines_cap, ln))
 		return 0;
 	return push_location(pp, &l, key) ? 0 : pp->nlocs;
@@ -387,7 +459,7 @@ static int add_sample(struct pp *pp, const struct prof_entry *e)
 	err = profile__frames_sites(pp->p, e, &f, &st, &n);
 	if (err)
 		return err;
-	/* made root first, so that the executable is the first mapping (pprof's main binary) */
+	/* root first: the mappings made first are the program's own (after main_executable) */
 	pp->nrun = 0;
 	for (i = 1; i < n; i = j) {
 		uint64_t id;
@@ -417,6 +489,57 @@ static int add_sample(struct pp *pp, const struct prof_entry *e)
 	    VEC_PUSH(pp->sloc_end, pp->nsamples, pp->sloc_end_cap, pp->nloc_ids))
 		return -ENOMEM;
 	return 0;
+}
+
+/* The pid with the most weight in the profile, 0 when it is empty. */
+static uint32_t heaviest_pid(const struct profile *p)
+{
+	struct kmap idx = { 0 };
+	double *w = NULL, best = -1;
+	size_t i, n = 0, cap = 0;
+	uint32_t pid = 0, *v;
+	bool ins;
+
+	for (i = 0; i < p->n; i++) {
+		v = kmap__put(&idx, p->e[i].pid, 0, n, &ins);
+		if (!v || (ins && VEC_PUSH(w, n, cap, 0.0)))
+			break;
+		w[*v] += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		if (w[*v] > best) {
+			best = w[*v];
+			pid = p->e[i].pid;
+		}
+	}
+	kmap__free(&idx);
+	free(w);
+	return pid;
+}
+
+/*
+ * The traced program's executable: of the process with the most weight, the ELF file mapped
+ * lowest in its last address space (a program is loaded below its libraries and ld.so), or
+ * NULL. pprof calls the first Mapping the main binary ("File:" in its reports); the first
+ * one a stack reaches is often ld.so's, from the samples before the program's own code ran.
+ */
+static const struct tr_dso *main_executable(const struct profile *p)
+{
+	const struct trace *t = p->s->t;
+	uint32_t pid = heaviest_pid(p), gen = trace__generation(t, pid, UINT64_MAX);
+	const struct tr_dso *best = NULL;
+	uint64_t lowest = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; pid && i < t->nmappings; i++) {
+		const struct xpu_rec_mapping *m = &t->mappings[i];
+		const struct tr_dso *d = trace__dso(t, m->dso_id);
+
+		if (m->pid != pid || !d || d->rec.kind != XPU_DSO_ELF || m->start >= lowest ||
+		    trace__generation(t, pid, m->ts_ns) != gen)
+			continue;
+		lowest = m->start;
+		best = d;
+	}
+	return best;
 }
 
 /* GPU leaf frame -> the kind of work it names, for the "kind" label. */
@@ -597,7 +720,8 @@ static void msg_locations(struct pp_msg *m, const struct pp *pp)
 		pb_function f = PERFTOOLS__PROFILES__FUNCTION__INIT;
 
 		f.id = i + 1;
-		f.name = f.system_name = pp->funcs[i].name;
+		f.name = pp->funcs[i].name;
+		f.system_name = pp->funcs[i].system;
 		f.filename = pp->funcs[i].file;
 		m->funcs[i] = f;
 		m->func_ptrs[i] = &m->funcs[i];
@@ -712,6 +836,7 @@ int out_pprof(struct profile *p, FILE *out)
 {
 	const struct trace *t = p->s->t;
 	struct pp pp = { .p = p };
+	const struct tr_dso *exe;
 	const char *host;
 	size_t i;
 	int err;
@@ -722,6 +847,9 @@ int out_pprof(struct profile *p, FILE *out)
 		return -ENODATA;
 	}
 	err = index_kinds(&pp);
+	exe = main_executable(p);
+	if (!err && exe)	/* made first: the main binary */
+		err = mapping_of(&pp, exe, dso_name(exe)) ? 0 : -ENOMEM;
 	host = t->has_session ? trace__string(t, t->session.host_str) : NULL;
 	if (!err && host && *host) {
 		pp.host_label = label(&pp, LK_HOST, host);

@@ -372,14 +372,17 @@ static const char svg_script[] =
 	"    for (var i = 0; i < frames.length; i++) if (frames[i].name === name) return i; return -1; } };\n"
 	"init();\n";
 
-static const char *view_name(enum report_view v)
+/* The subtitle: what the graph shows (the merged view of a trace without GPU work: samples). */
+static const char *view_name(const struct session *s)
 {
+	enum report_view v = s->opts->view;
+
 	return v == VIEW_MEMORY ? "GPU memory held at the peak (bytes) under its allocating stacks" :
 	       v == VIEW_GPU ? "GPU work under its launch stacks" :
 	       v == VIEW_CPU ? "CPU samples" :
 	       v == VIEW_OFF_CPU ? "Off-CPU time under the stacks that blocked" :
 	       v == VIEW_WALL ? "Wall time: CPU samples and off-CPU time" :
-				"CPU samples and GPU work under launch stacks";
+	       session__has_gpu(s) ? "CPU samples and GPU work under launch stacks" : "CPU samples";
 }
 
 static const char *base_name(const char *path)
@@ -488,7 +491,7 @@ int out_svg(struct profile *p, FILE *out)
 	struct flame f = { 0 };
 	struct draw d = { .p = p, .f = &f, .out = out, .color = name_color, .tip = weight_tip };
 	struct svg_titles t = { .title = "Flame graph: ", .file = { p->s->opts->input },
-				.what = view_name(p->s->opts->view) };
+				.what = view_name(p->s) };
 	size_t n = 0;
 	int err;
 

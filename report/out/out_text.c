@@ -20,6 +20,7 @@
 #include "out/driver_ioctls.h"
 #include "out/gpu_memory.h"
 #include "out/gpu_stats.h"
+#include "out/out.h"
 
 static void print_cmdline(const struct trace *t, FILE *out)
 {
@@ -209,6 +210,24 @@ void out__print_more(FILE *out, size_t more, const char *one, const char *many,
 			o->percent_limit > 0 ? ", or under --percent-limit" : "");
 }
 
+const char *out__fit(const char *s, int w, char *buf)
+{
+	int len = (int)strlen(s), tail = (w - 3) / 2;
+
+	if (w <= 3 || len <= w)
+		return s;
+	memcpy(buf, s, w - 3 - tail);
+	memcpy(buf + w - 3 - tail, "...", 3);
+	memcpy(buf + w - tail, s + len - tail, tail + 1);	/* with the NUL */
+	return buf;
+}
+
+/* A column of width w (0: the last, as long as s), s cut to fit. */
+static void print_column(FILE *out, const char *s, int w, char *fit)
+{
+	fprintf(out, "  %-*s", w, out__fit(s, w, fit));
+}
+
 /* One table of the rows with weight of its kind (self or total), heaviest first. */
 static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_total)
 {
@@ -217,6 +236,7 @@ static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_
 	struct func_row *rows;
 	size_t i, k, nshow;
 	double *share;
+	char fit[OUT_DSO_WIDTH_MAX + 1];
 	int dw = 3;
 
 	rows = calloc(ft->n ? ft->n : 1, sizeof(*rows));
@@ -240,7 +260,7 @@ static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_
 
 		dw = l > dw ? l : dw;
 	}
-	dw = dw > 32 ? 32 : dw;
+	dw = dw > OUT_DSO_WIDTH_MAX ? OUT_DSO_WIDTH_MAX : dw;
 	fprintf(out, "# top %s by %s\n", ft->key[SORT_SYM] ? "functions" : ft->key[SORT_DSO] ?
 		"files" : "processes", by_total ? "total (with children)" : "self");
 	fprintf(out, "%8s %12s", "share", by_total ? "total" : "self");
@@ -261,11 +281,12 @@ static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_
 		fprintf(out, "%7.2f%% %12.0f", share[i], by_total ? r->total : r->self);
 		for (j = 0; j < (size_t)ft->nsort; j++) {
 			if (ft->sort[j] == SORT_COMM)
-				fprintf(out, "  %-*s", j + 1 < (size_t)ft->nsort ? 16 : 0,
-					strpool__str(pool, r->comm));
+				print_column(out, strpool__str(pool, r->comm),
+					     j + 1 < (size_t)ft->nsort ? 16 : 0, fit);
 			else if (ft->sort[j] == SORT_DSO || !ft->key[SORT_DSO])
-				fprintf(out, "  %-*s", j + 1 < (size_t)ft->nsort ||
-					ft->sort[j] == SORT_SYM ? dw : 0, func_table__dso(ft, r));
+				print_column(out, func_table__dso(ft, r),
+					     j + 1 < (size_t)ft->nsort || ft->sort[j] == SORT_SYM ?
+					     dw : 0, fit);
 			if (ft->sort[j] == SORT_SYM)
 				fprintf(out, "  %s", strpool__str(pool, r->sym));
 		}

@@ -227,6 +227,33 @@ static const char *status_text(uint32_t status)
 	}
 }
 
+static bool same_runtime(const struct xpu_rec_py_runtime *a, const struct xpu_rec_py_runtime *b)
+{
+	return a->version_hex == b->version_hex && a->status == b->status;
+}
+
+/*
+ * The processes with a runtime like t->py_runtimes[first] (its first): each pid once, since
+ * one process can have several records (the recorder finds the interpreter again after an
+ * exec or a later library load).
+ */
+static size_t runtime_pids(const struct trace *t, size_t first)
+{
+	const struct xpu_rec_py_runtime *r = t->py_runtimes;
+	size_t i, j, n = 0;
+
+	for (i = first; i < t->npy_runtimes; i++) {
+		if (!same_runtime(&r[i], &r[first]))
+			continue;
+		for (j = first; j < i; j++) {
+			if (same_runtime(&r[j], &r[first]) && r[j].pid == r[i].pid)
+				break;
+		}
+		n += j == i;
+	}
+	return n;
+}
+
 /*
  * One line per distinct (version, status), with how many processes and the first pid: a
  * shell loop that starts 300 interpreters says so once.
@@ -237,18 +264,14 @@ void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *pref
 
 	for (i = 0; i < t->npy_runtimes; i++) {
 		const struct xpu_rec_py_runtime *r = &t->py_runtimes[i];
-		size_t procs = 0;
+		size_t procs;
 		char v[32];
 
-		for (j = 0; j < i; j++)
-			if (t->py_runtimes[j].version_hex == r->version_hex &&
-			    t->py_runtimes[j].status == r->status)
-				break;
+		for (j = 0; j < i && !same_runtime(&t->py_runtimes[j], r); j++)
+			;
 		if (j < i)
 			continue;
-		for (j = i; j < t->npy_runtimes; j++)
-			procs += t->py_runtimes[j].version_hex == r->version_hex &&
-				 t->py_runtimes[j].status == r->status;
+		procs = runtime_pids(t, i);
 		version_str(r->version_hex, v, sizeof(v));
 		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s\n", prefix, v, procs,
 			procs == 1 ? "" : "es", r->pid, status_text(r->status));

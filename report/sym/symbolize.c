@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/warn.h"
 #include "sym/backward.h"
 #include "sym/demangle.h"
 #include "sym/fde.h"
@@ -28,6 +29,9 @@
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/xpa.h"
+
+/* The unresolved files the symbol warning names; the rest are counted. */
+#define UNRESOLVED_NAMED 3
 
 enum {
 	SF_UNTRIED = 0,
@@ -40,6 +44,7 @@ enum {
 struct sym_entry {
 	uint64_t addr, size;
 	const char *name;	/* into the ELF string table, or sym_file.plt */
+	uint32_t len;		/* of the name without its symbol version (unversioned_len) */
 	uint8_t bind;		/* STB_* */
 };
 
@@ -67,6 +72,7 @@ struct sym_file {
 	bool from_trace;	/* elf is the vdso image the trace carries */
 	const char *base;	/* basename of the recorded path */
 	bool cuda_internal;	/* libcuda*, libcudart*, libcupti*, libxpu-cupti*: trimmed */
+	uint64_t stack_frames;	/* frames of it in the stacks symbolized (the unwinder loads more) */
 };
 
 static uint32_t frame_internf(struct strpool *pool, const char *fmt, ...)
@@ -87,16 +93,40 @@ static uint32_t frame_internf(struct strpool *pool, const char *fmt, ...)
 	return frame_intern(pool, buf, n);
 }
 
-static uint32_t intern_symbol(struct strpool *pool, const char *name, const char *suffix)
+/*
+ * How much of a symbol table's name is the function's: a static symbol table names a versioned
+ * symbol with its version ("memcpy@GLIBC_2.2.5", "__libc_start_main@@GLIBC_2.34"), which no
+ * report should show and which keeps a C++ name from demangling. No symbol name holds an '@'
+ * otherwise (the "@plt" of PLT stubs is ours, added after this).
+ */
+static size_t unversioned_len(const char *name)
 {
-	char dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 64];
-	const char *n = name;
+	const char *at = strchr(name, '@');
 
-	if (!strncmp(name, "_Z", 2) && xpu_demangle(name, dem, sizeof(dem)) >= 0)
+	return at && at > name ? (size_t)(at - name) : strlen(name);
+}
+
+/* The frame of name's first len bytes, demangled, with suffix (or NULL) appended. */
+static uint32_t intern_symbol(struct strpool *pool, const char *name, size_t len,
+			      const char *suffix)
+{
+	char cut[DEMANGLE_MAX_INPUT + 1], dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 64];
+	const char *n = name;
+	int dlen;
+
+	/* the demangler reads to the NUL: cut a versioned name (a longer one never demangles) */
+	if (name[len] && len < sizeof(cut)) {
+		memcpy(cut, name, len);
+		cut[len] = '\0';
+		n = cut;
+	}
+	if (!n[len] && !strncmp(n, "_Z", 2) && (dlen = xpu_demangle(n, dem, sizeof(dem))) >= 0) {
 		n = dem;
+		len = dlen;
+	}
 	if (!suffix)
-		return frame_intern(pool, n, strlen(n));
-	snprintf(buf, sizeof(buf), "%s%s", n, suffix);
+		return frame_intern(pool, n, len);
+	snprintf(buf, sizeof(buf), "%.*s%s", (int)len, n, suffix);
 	return frame_intern(pool, buf, strlen(buf));
 }
 
@@ -106,7 +136,7 @@ static uint32_t kernel_frame(struct symbolizer *s, uint64_t addr)
 
 	if (!name)
 		return frame_intern(s->pool, "[kernel.kallsyms]_[k]", 21);
-	return intern_symbol(s->pool, name, "_[k]");
+	return intern_symbol(s->pool, name, strlen(name), "_[k]");
 }
 
 /* ---- ELF files ------------------------------------------------------------------------------ */
@@ -155,8 +185,8 @@ static int cmp_sym(const void *a, const void *b)
 		return bind_rank(x->bind) - bind_rank(y->bind);
 	if (strspn(x->name, "_") != strspn(y->name, "_"))
 		return strspn(x->name, "_") < strspn(y->name, "_") ? -1 : 1;
-	if (strlen(x->name) != strlen(y->name))
-		return strlen(x->name) < strlen(y->name) ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -170,7 +200,8 @@ static int add_plt(struct sym_file *f, Elf *code_elf, size_t *n, size_t *cap)
 		return 0;
 	err = plt__synthesize(code_elf, &f->plt, &f->nplt);
 	for (i = 0; !err && i < f->nplt; i++) {
-		struct sym_entry se = { f->plt[i].addr, f->plt[i].size, f->plt[i].name, STB_GLOBAL };
+		struct sym_entry se = { f->plt[i].addr, f->plt[i].size, f->plt[i].name,
+					(uint32_t)strlen(f->plt[i].name), STB_GLOBAL };
 
 		err = VEC_PUSH(f->syms, *n, *cap, se);
 	}
@@ -226,6 +257,7 @@ static int load_symtab(struct sym_file *f, Elf *e, Elf *code_elf)
 				se.addr = sym.st_value;
 				se.size = sym.st_size;
 				se.name = name;
+				se.len = unversioned_len(name);
 				se.bind = GELF_ST_BIND(sym.st_info);
 				if (VEC_PUSH(f->syms, n, cap, se))
 					return -ENOMEM;
@@ -342,7 +374,7 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		if (ff.mismatch) {
 			f->state = SF_MISMATCH;
 			s->files_mismatch++;
-			/* one summary for all (symbolizer__warn_mismatches); each with -v */
+			/* one summary for all (symbolizer__warn_unresolved); each with -v */
 			if (s->opts.verbose)
 				fprintf(stderr, "xpu-report: build-id mismatch for %s: symbols not used\n",
 					d->path);
@@ -414,6 +446,22 @@ const char *symbolizer__dso_status(struct symbolizer *s, size_t idx)
 		return "-";
 	default:
 		return "not found";
+	}
+}
+
+enum sym_dso_found symbolizer__dso_found(struct symbolizer *s, size_t idx)
+{
+	if (idx >= s->t->ndsos)
+		return SYM_DSO_NO_FILE;
+	switch (sym_file_get(s, idx)->state) {
+	case SF_OK:
+		return SYM_DSO_FOUND;
+	case SF_MISMATCH:
+		return SYM_DSO_MISMATCH;
+	case SF_NOT_ELF:
+		return SYM_DSO_NO_FILE;
+	default:
+		return SYM_DSO_MISSING;
 	}
 }
 
@@ -532,7 +580,7 @@ static const char *die_name(Dwarf_Die *die)
 	return n;
 }
 
-/* Appends a frame of an address to frame_ids, with its site when sites are kept. */
+/* Appends a frame of an address to frame_ids, with its file, and its site when sites are kept. */
 static int push_frame(struct symbolizer *s, uint32_t id, const struct frame_site *site)
 {
 	if (s->opts.sites) {
@@ -540,6 +588,10 @@ static int push_frame(struct symbolizer *s, uint32_t id, const struct frame_site
 			return -ENOMEM;
 		s->sites[s->nframe_ids] = *site;
 	}
+	if (vec_reserve((void **)&s->frame_files, &s->frame_files_cap, s->nframe_ids,
+			sizeof(*s->frame_files)))
+		return -ENOMEM;
+	s->frame_files[s->nframe_ids] = site->dso;
 	return VEC_PUSH(s->frame_ids, s->nframe_ids, s->frame_ids_cap, id);
 }
 
@@ -609,7 +661,7 @@ static int add_inlines(struct symbolizer *s, struct sym_file *f, uint64_t v,
 			continue;
 		if (s->opts.inline_frames) {
 			name = die_name(&scopes[i]);
-			id = name ? intern_symbol(s->pool, name, " (inlined)") : 0;
+			id = name ? intern_symbol(s->pool, name, strlen(name), " (inlined)") : 0;
 			if (id && !push_frame(s, id, site))
 				added++;
 		}
@@ -646,7 +698,7 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 			add_inlines(s, f, v, &site);
 	}
 	if (e) {
-		id = intern_symbol(s->pool, e->name, NULL);
+		id = intern_symbol(s->pool, e->name, e->len, NULL);
 		s->addrs_resolved++;
 	} else if (f->state == SF_OK && fde_start(f, v, &fstart)) {
 		/* stripped code: one frame per function, as its unwind entry delimits it */
@@ -689,7 +741,11 @@ static int note_dso(struct symbolizer *s, uint32_t id, uint32_t code)
 
 const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t id)
 {
-	uint32_t code = id < s->frame_dso_cap ? s->frame_dso[id] : 0;
+	return symbolizer__file_name(s, id < s->frame_dso_cap ? s->frame_dso[id] : 0);
+}
+
+const char *symbolizer__file_name(const struct symbolizer *s, uint32_t code)
+{
 	const char *p, *b;
 
 	if (code == FRAME_DSO_KERNEL)
@@ -710,6 +766,11 @@ const struct frame_site *symbolizer__sites(const struct symbolizer *s, const uin
 	return s->opts.sites && frames ? s->sites + (frames - s->frame_ids) : NULL;
 }
 
+const uint32_t *symbolizer__files(const struct symbolizer *s, const uint32_t *frames)
+{
+	return frames ? s->frame_files + (frames - s->frame_ids) : NULL;
+}
+
 const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint32_t id)
 {
 	uint32_t code = id < s->frame_dso_cap ? s->frame_dso[id] : 0;
@@ -720,10 +781,17 @@ const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint3
 	return &s->t->dsos[code - 1];
 }
 
-/* Appends a frame to the stack being assembled; site NULL: not an address of an ELF file. */
-static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id, const struct frame_site *site)
+/*
+ * Appends a frame to the stack being assembled, in file (a dso index + 1 or a FRAME_DSO_ code;
+ * 0 unknown), which it also notes as the name's file if it is the first; site NULL: not an
+ * address of an ELF file.
+ */
+static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id, const struct frame_site *site,
+			uint32_t file)
 {
-	if (vec_reserve((void **)&s->scratch, &s->scratch_cap, *n, sizeof(*s->scratch)))
+	if (vec_reserve((void **)&s->scratch, &s->scratch_cap, *n, sizeof(*s->scratch)) ||
+	    vec_reserve((void **)&s->scratch_files, &s->scratch_files_cap, *n,
+			sizeof(*s->scratch_files)) || (file && note_dso(s, id, file)))
 		return -ENOMEM;
 	if (s->opts.sites) {
 		if (vec_reserve((void **)&s->scratch_sites, &s->scratch_sites_cap, *n,
@@ -731,6 +799,7 @@ static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id, const stru
 			return -ENOMEM;
 		s->scratch_sites[*n] = site ? *site : (struct frame_site){ 0 };
 	}
+	s->scratch_files[*n] = file;
 	s->scratch[(*n)++] = id;
 	return 0;
 }
@@ -828,7 +897,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		const struct xpu_rec_mapping *m;
 		uint32_t *didx;
 		const struct tr_dso *d;
-		uint32_t ref, j, id;
+		uint32_t ref, j, id, file;
 
 		if (BWF_IS(ip)) {
 			char name[160];
@@ -837,42 +906,40 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 			unnamed_node |= !BWF_CLASS(ip);
 			id = frame_intern(s->pool, name, (size_t)len < sizeof(name) ? (size_t)len :
 									     sizeof(name) - 1);
-			if (!id || note_dso(s, id, FRAME_DSO_AUTOGRAD) || scratch_push(s, n, id, NULL))
+			if (!id || scratch_push(s, n, id, NULL, FRAME_DSO_AUTOGRAD))
 				return -ENOMEM;
 			continue;
 		}
 		if (PYF_IS(ip)) {
 			id = python_frame(s, ip);
-			if (!id || note_dso(s, id, FRAME_DSO_PYTHON) || scratch_push(s, n, id, NULL))
+			if (!id || scratch_push(s, n, id, NULL, FRAME_DSO_PYTHON))
 				return -ENOMEM;
 			continue;
 		}
 		m = maps__find(&s->maps, pid, look, ts);
 		didx = m ? kmap__get(&s->t->dso_ids, m->dso_id, 0) : NULL;
 		d = didx ? &s->t->dsos[*didx] : NULL;
+		file = didx ? *didx + 1 : 0;
 		if (!m || (d && d->rec.kind == XPU_DSO_ANON)) {
 			bool fold;
 
 			id = jit_frame(s, pid, look, i > nk && PYF_IS(st->ips[i - 1]), &fold);
 			if (fold)
 				continue;
+			/* JIT code and anonymous memory: the mapping's DSO, if it has one */
 			if (!id)
 				id = m ? frame_intern(s->pool, "[anon]", 6) :
 					 frame_intern(s->pool, "[unknown]", 9);
-			/* JIT code and anonymous memory: the mapping's DSO, if it has one */
-			if (id && didx && note_dso(s, id, *didx + 1))
-				return -ENOMEM;
 		} else if (!d) {
 			id = frame_internf(s->pool, "[unknown dso %u]", m->dso_id);
 		} else if (d->rec.kind == XPU_DSO_VDSO && !d->image) {
 			id = frame_intern(s->pool, "[vdso]", 6);
-			if (id && note_dso(s, id, *didx + 1))
-				return -ENOMEM;
 		} else {
 			struct sym_file *f = sym_file_get(s, *didx);
 
 			if (trim && f->cuda_internal)
 				continue;
+			f->stack_frames++;
 			err = resolve_user(s, *didx, look - m->start + m->pgoff, &ref);
 			if (err)
 				return err;
@@ -881,15 +948,14 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 				uint32_t at = s->refs[ref].first + j;
 
 				id = s->frame_ids[at];
-				err = note_dso(s, id, *didx + 1);
-				if (!err)
-					err = scratch_push(s, n, id, s->opts.sites ? &s->sites[at] : NULL);
+				err = scratch_push(s, n, id, s->opts.sites ? &s->sites[at] : NULL,
+						   file);
 				if (err)
 					return err;
 			}
 			continue;
 		}
-		if (!id || scratch_push(s, n, id, NULL))
+		if (!id || scratch_push(s, n, id, NULL, file))
 			return -ENOMEM;
 	}
 	/* kernel frames, outermost first; index 0 is the kernel leaf */
@@ -897,7 +963,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		uint64_t ip = st->ips[i];
 		uint32_t id = kernel_frame(s, i == 0 ? ip : ip - 1);
 
-		if (!id || note_dso(s, id, FRAME_DSO_KERNEL) || scratch_push(s, n, id, NULL))
+		if (!id || scratch_push(s, n, id, NULL, FRAME_DSO_KERNEL))
 			return -ENOMEM;
 	}
 	return unnamed_node ? name_unnamed_nodes(s, *n) : 0;
@@ -927,7 +993,8 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 		}
 		if (!cnt) {
 			err = scratch_push(s, &cnt, frame_intern(s->pool, stack_id ? "[unknown stack]" :
-								 "[no stack]", stack_id ? 15 : 10), NULL);
+								 "[no stack]", stack_id ? 15 : 10),
+					   NULL, 0);
 			if (err)
 				return err;
 		}
@@ -937,6 +1004,11 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 				sizeof(*s->frame_ids)))
 			return -ENOMEM;
 		memcpy(s->frame_ids + s->nframe_ids, s->scratch, cnt * sizeof(*s->scratch));	/* cnt >= 1 */
+		if (vec_reserve((void **)&s->frame_files, &s->frame_files_cap, s->nframe_ids + cnt,
+				sizeof(*s->frame_files)))
+			return -ENOMEM;
+		memcpy(s->frame_files + s->nframe_ids, s->scratch_files,
+		       cnt * sizeof(*s->frame_files));
 		if (s->opts.sites) {
 			if (vec_reserve((void **)&s->sites, &s->sites_cap, s->nframe_ids + cnt,
 					sizeof(*s->sites)))
@@ -995,13 +1067,154 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 	return kallsyms__load(&s->ksyms, t->ksyms, t->ksyms_len);
 }
 
-void symbolizer__warn_mismatches(const struct symbolizer *s, FILE *err)
+/* A file the stacks went through that gave no symbols (symbolizer__warn_unresolved). */
+struct unresolved {
+	const struct tr_dso *d;
+	uint64_t frames;	/* in the stacks: the files that matter most are named */
+	size_t order;		/* of collection: ties keep the trace's order */
+	bool mismatch;
+};
+
+static bool same_file(const struct tr_dso *a, const struct tr_dso *b)
 {
-	if (!s->files_mismatch)
+	return a->rec.build_id_len == b->rec.build_id_len &&
+	       !memcmp(a->rec.build_id, b->rec.build_id, a->rec.build_id_len) &&
+	       !strcmp(a->path, b->path);
+}
+
+/* Adds the files s's stacks went through that gave no symbols to *u, each once over all. */
+static int collect_unresolved(const struct symbolizer *s, struct unresolved **u, size_t *n,
+			      size_t *cap)
+{
+	size_t i, k;
+
+	for (i = 0; s->files && i < s->t->ndsos; i++) {
+		const struct sym_file *f = &s->files[i];
+		struct unresolved x = { &s->t->dsos[i], f->stack_frames, *n,
+					f->state == SF_MISMATCH };
+
+		if (!f->stack_frames || (f->state != SF_MISSING && f->state != SF_MISMATCH))
+			continue;
+		for (k = 0; k < *n && !same_file((*u)[k].d, x.d); k++)
+			;
+		if (k < *n)
+			(*u)[k].frames += x.frames;
+		else if (VEC_PUSH(*u, *n, *cap, x))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Most frames first (qsort is not stable: order breaks ties). */
+static int cmp_unresolved(const void *a, const void *b)
+{
+	const struct unresolved *x = a, *y = b;
+
+	if (x->frames != y->frames)
+		return x->frames > y->frames ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Appends to the string in buf, as far as it fits. */
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= size)
 		return;
-	fprintf(err, "xpu-report: warning: %" PRIu64 " file%s differ%s from the recording host (build-id mismatch%s): their frames stay unnamed; use the trace's archive (xpu-report archive, run where it was recorded) or --symfs=DIR\n",
-		s->files_mismatch, s->files_mismatch == 1 ? "" : "s",
-		s->files_mismatch == 1 ? "s" : "", s->opts.verbose ? "" : "; -v lists them");
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
+}
+
+/* How many, missing and mismatched, and the first few by name. */
+static void describe_unresolved(const struct unresolved *u, size_t n, bool verbose, char *buf,
+				size_t size)
+{
+	size_t i, nmis = 0;
+
+	for (i = 0; i < n; i++)
+		nmis += u[i].mismatch;
+	appendf(buf, size, "%zu file%s the stacks go through could not be symbolized (", n,
+		n == 1 ? "" : "s");
+	if (nmis && nmis < n)
+		appendf(buf, size, "%zu not found, %zu with another build-id", n - nmis, nmis);
+	else
+		appendf(buf, size, "%s", nmis ? "another build-id here" : "not found here");
+	appendf(buf, size, "): ");
+	for (i = 0; i < n && i < UNRESOLVED_NAMED; i++) {
+		const char *b = strrchr(u[i].d->path, '/');
+
+		appendf(buf, size, "%s%s", i ? ", " : "", b ? b + 1 : u[i].d->path);
+	}
+	if (n > UNRESOLVED_NAMED)
+		appendf(buf, size, " and %zu more%s", n - UNRESOLVED_NAMED,
+			verbose ? "" : " (-v lists them)");
+}
+
+/* The trace whose archive was looked for: the first one without an archive, else the first. */
+static const char *archive_trace(const struct symbolizer *const *s, size_t n, size_t *nmissing)
+{
+	const char *first = NULL, *without = NULL;
+	size_t i, k;
+
+	*nmissing = 0;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < s[i]->narchives; k++) {
+			const char *p = k ? s[i]->opts.more_paths[k - 1] : s[i]->opts.trace_path;
+
+			first = first ? first : p;
+			if (s[i]->archives[k])
+				continue;
+			without = without ? without : p;
+			(*nmissing)++;
+		}
+	}
+	return without ? without : first;
+}
+
+/* Which archive was looked for, and the command that makes it. */
+static void describe_archive(const struct symbolizer *const *s, size_t n, char *buf, size_t size)
+{
+	size_t nmissing;
+	const char *trace = archive_trace(s, n, &nmissing);
+
+	if (!trace || !strcmp(trace, "-")) {
+		appendf(buf, size, "; no archive for a trace read from standard input: save it "
+			"as TRACE and run 'xpu-report archive TRACE' on the recording host");
+		return;
+	}
+	if (!nmissing) {
+		appendf(buf, size, "; not in the archive %s.xpa either: remake it with "
+			"'xpu-report archive %s' on the recording host", trace, trace);
+		return;
+	}
+	appendf(buf, size, "; no archive %s.xpa", trace);
+	if (nmissing > 1)
+		appendf(buf, size, " (nor beside %zu other trace%s)", nmissing - 1,
+			nmissing > 2 ? "s" : "");
+	appendf(buf, size, ": make it with 'xpu-report archive %s' on the recording host", trace);
+}
+
+void symbolizer__warn_unresolved(const struct symbolizer *const *s, size_t n)
+{
+	struct unresolved *u = NULL;
+	size_t nu = 0, cap = 0, i;
+	char line[1536] = "";
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = collect_unresolved(s[i], &u, &nu, &cap);
+	if (!err && nu) {
+		qsort(u, nu, sizeof(*u), cmp_unresolved);
+		describe_unresolved(u, nu, n && s[0]->opts.verbose, line, sizeof(line));
+		describe_archive(s, n, line, sizeof(line));
+		warn__once("warning: %s", line);
+	}
+	free(u);
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -1042,7 +1255,9 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->refs);
 	free(s->scratch);
 	free(s->scratch_sites);
+	free(s->scratch_files);
 	free(s->sites);
+	free(s->frame_files);
 	free(s->frame_dso);
 	kmap__free(&s->addr_cache);
 	kmap__free(&s->stack_cache);

@@ -69,6 +69,8 @@ struct symbolizer {
 	size_t nframe_ids, frame_ids_cap;
 	struct frame_site *sites;	/* with opts.sites: one per frame_ids entry */
 	size_t sites_cap;
+	uint32_t *frame_files;		/* one per frame_ids entry: the file of that frame */
+	size_t frame_files_cap;
 	struct frames_ref *refs;
 	size_t nrefs, refs_cap;
 	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
@@ -83,6 +85,8 @@ struct symbolizer {
 	size_t scratch_cap;
 	struct frame_site *scratch_sites;
 	size_t scratch_sites_cap;
+	uint32_t *scratch_files;
+	size_t scratch_files_cap;
 
 	/* shown by `info` and -v */
 	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
@@ -105,6 +109,15 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
  */
 const struct frame_site *symbolizer__sites(const struct symbolizer *s, const uint32_t *frames);
 /*
+ * The file of each frame symbolizer__stack() returned (same index), as a code for
+ * symbolizer__file_name(): unlike symbolizer__frame_dso(), the file this frame of this stack
+ * is in, where one name is in several files (_start, in the program and in ld.so). Valid as
+ * long as the frames.
+ */
+const uint32_t *symbolizer__files(const struct symbolizer *s, const uint32_t *frames);
+/* A file code's name: "libc.so.6", "[kernel.kallsyms]", "[python]", "[autograd]", "[unknown]". */
+const char *symbolizer__file_name(const struct symbolizer *s, uint32_t file);
+/*
  * For the DWARF unwinder (unwind.c): the ELF file found for a DSO (loads it) and an open
  * descriptor of it, or NULL; and the load bias of that file in mapping m (address - bias is
  * an ELF virtual address). -ENOENT when there is no file or no PT_LOAD holds m's offset.
@@ -122,12 +135,23 @@ const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t frame);
 const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint32_t frame);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
+/* The same as a value, for counting (`archive`). */
+enum sym_dso_found {
+	SYM_DSO_FOUND,		/* a file with the recorded build-id, or the trace's vdso image */
+	SYM_DSO_MISSING,	/* no file, or none this report may open */
+	SYM_DSO_MISMATCH,	/* only files with another build-id */
+	SYM_DSO_NO_FILE,	/* kernel, anonymous memory, a vdso without image: none to find */
+};
+enum sym_dso_found symbolizer__dso_found(struct symbolizer *s, size_t dso_index);
 /*
- * One warning line for the files found with another build-id than the recorded one (their
- * symbols were not used), with what to do; nothing when there were none. Each file is named
- * when it is found, with -v.
+ * One warning line (once per process, base/warn.h) for the files that the stacks symbolized so
+ * far go through and that gave no symbols here, missing or with another build-id, over the n
+ * symbolizers of one run (diff has two): how many, the first few by name, the archive that was
+ * looked for and the command that makes it. Nothing when every such file resolved. Files only
+ * the unwinder read, which no stack shows, don't count. Each file is named as it is looked
+ * up, with -v.
  */
-void symbolizer__warn_mismatches(const struct symbolizer *s, FILE *err);
+void symbolizer__warn_unresolved(const struct symbolizer *const *s, size_t n);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "base/containers.h"
+#include "base/warn.h"
 #include "crc32c.h"
 #include "safe_open.h"
 #include "sym/xpa.h"
@@ -89,8 +90,8 @@ int xpa__open_for_trace(struct xpa **out, const char *trace_path)
 	a->fd = safe_open__ro(a->path, NULL);
 	if (a->fd < 0) {
 		if (a->fd == -EINVAL || a->fd == -EPERM)
-			fprintf(stderr, "xpu-report: warning: %s is not an archive (a device, FIFO, "
-				"pseudo-file or empty file): not read\n", a->path);
+			warn__once("warning: %s is not an archive (a device, FIFO, pseudo-file or "
+				   "empty file): not read", a->path);
 		free(a->path);
 		free(a);
 		return 0;
@@ -102,8 +103,7 @@ int xpa__open_for_trace(struct xpa **out, const char *trace_path)
 	}
 	/* entries before the damage stay usable, as for a damaged trace */
 	if (err)
-		fprintf(stderr, "xpu-report: warning: %s is damaged after %zu entries; using those\n",
-			a->path, a->n);
+		warn__once("warning: %s is damaged after %zu entries; using those", a->path, a->n);
 	*out = a;
 	return 0;
 }
@@ -164,7 +164,7 @@ out:
 	if (err) {
 		if (fd >= 0)
 			close(fd);
-		fprintf(stderr, "xpu-report: warning: %s: a damaged entry was skipped\n", a->path);
+		warn__once("warning: %s: a damaged entry was skipped", a->path);
 		return err;
 	}
 	return fd;

@@ -34,8 +34,8 @@ build_synthetic() {
 # The synthetic trace holds the checkout's path, so its size depends on where the tree is.
 SIZE_MASK='s|^  size  *[0-9]* of [0-9]* bytes valid$|  size             @SIZE@|'
 mask() {	# the synthetic trace holds this checkout's path and test binary; recorded ones don't
-	if [ "${RECORDED:-0}" = 1 ]; then
-		cat
+	if [ "${RECORDED:-0}" = 1 ]; then	# only where the trace is (warnings name it)
+		sed -e "s|$ROOT/samples/traces/|@TRACES@/|g"
 		return
 	fi
 	bid=""

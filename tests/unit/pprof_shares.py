@@ -8,9 +8,14 @@ list exactly the functions folded output has. Folded weights are rounded per lin
 remainder carried), so a function may differ by one unit per folded line that holds it;
 pprof prints shares to 0.01%.
 
+Python frames and GPU leaves are also read back with pprof's default symbolization, which
+simplifies names it takes for C++: each must show whole (<> are written as look-alikes there,
+which this maps back), not blank nor merged with another.
+
 usage: pprof_shares.py XPU_REPORT GO TRACES_DIR TMPDIR [TRACE [ARG...]]
 (with TRACE: that trace of TRACES_DIR alone, with ARGs, instead of the committed cases)
 """
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -47,9 +52,15 @@ def folded_shares(lines):
             {f: 100 * v / total for f, v in cum.items()}, nlines, total)
 
 
-def pprof_shares(path):
-    out = subprocess.run([GO, "tool", "pprof", "-symbolize=none", "-top", "-nodecount=1000000",
-                          "-nodefraction=0", "-edgefraction=0", path],
+# the look-alikes out_pprof.c writes for the brackets pprof reads as C++ syntax
+LOOK_ALIKES = str.maketrans({"\u2039": "<", "\u203a": ">", "\u27e6": "[", "\u27e7": "]"})
+# "qualname (file.py)", "qualname (<frozen x>)", with --python-lines ":LINE"
+PYTHON_FRAME = re.compile(r"^\S+ \((?:<[^>]*>|[^()]*\.py)(?::\d+)?\)$")
+
+
+def pprof_shares(path, symbolize="none"):
+    out = subprocess.run([GO, "tool", "pprof", f"-symbolize={symbolize}", "-top",
+                          "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0", path],
                          capture_output=True, text=True, check=True).stdout
     flat, cum = {}, {}
     rows = False
@@ -60,8 +71,9 @@ def pprof_shares(path):
         if not rows:
             continue
         f = line.split(None, 5)
-        flat[f[5]] = float(f[1].rstrip("%"))
-        cum[f[5]] = float(f[4].rstrip("%"))
+        name = f[5].translate(LOOK_ALIKES) if len(f) > 5 else ""
+        flat[name] = float(f[1].rstrip("%"))
+        cum[name] = float(f[4].rstrip("%"))
     if not rows:
         raise SystemExit("pprof -top printed no table:\n" + out)
     return flat, cum
@@ -93,6 +105,11 @@ def check(trace, args):
         for what, a, b in (("flat", fflat.get(fn, 0.0), pflat[fn]), ("cum", fcum[fn], pcum[fn])):
             if abs(a - b) > tol:
                 bad.append(f"{name}: {fn}: {what} {b}% in pprof, {a:.3f}% in folded")
+    # what pprof's default symbolization shows of Python frames and GPU leaves: all of them
+    shown = set(pprof_shares(pb, "local")[1])
+    for fn in sorted(fn for fn in fcum if fn.startswith("[gpu] ") or PYTHON_FRAME.match(fn)):
+        if fn not in shown:
+            bad.append(f"{name}: {fn[:100]} is not shown whole by pprof's default symbolization")
     print(f"{name}: {len(fcum)} functions, {len(folded)} folded lines: "
           f"{'ok' if not bad else 'MISMATCH'}")
     return bad

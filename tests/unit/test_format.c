@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Trace format: every record type round-trips; a trace cut at every byte offset yields every
- * complete frame and never crashes; a flipped byte anywhere is detected.
+ * complete frame, never crashes and is called truncated (never corrupt, even when the cut
+ * falls in the trailer or a frame header); a flipped byte anywhere is detected, and bytes at
+ * the end that begin no frame or trailer are damage.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -179,13 +182,27 @@ static int frame_ends(const uint8_t *buf, size_t size, size_t *ends, uint64_t *c
 	return n;
 }
 
+/* How a cut at byte cut must end: nothing yet, the trailer gone, or a truncation. */
+static enum trace_reader_end cut_end(size_t cut, const size_t *ends, int nframes)
+{
+	if (cut < sizeof(struct xpu_file_header))
+		return TRACE_END_NONE;	/* refused: no reader at all */
+	if (cut == sizeof(struct xpu_file_header))
+		return TRACE_END_NO_TRAILER;
+	for (int k = 0; k < nframes; k++) {
+		if (ends[k] == cut)
+			return TRACE_END_NO_TRAILER;
+	}
+	return TRACE_END_TRUNCATED;
+}
+
 static void test_truncation(int no_compress)
 {
 	size_t size, ends[64];
 	uint64_t cum[64];
 	uint8_t *buf = write_trace(&size, no_compress, 0, 1);
 	int nframes = frame_ends(buf, size, ends, cum, 64);
-	int bad = 0;
+	int bad = 0, bad_end = 0;
 
 	CHECK(nframes > 5, "several frames (%d)", nframes);
 	for (size_t cut = 0; cut < size; cut++) {
@@ -202,9 +219,48 @@ static void test_truncation(int no_compress)
 			want = 0;
 		if (got != want || end == TRACE_END_CLEAN)
 			bad++;
+		/* the end of the file inside the last frame or the trailer is no damage */
+		if (end != cut_end(cut, ends, nframes)) {
+			if (!bad_end)
+				fprintf(stderr, "cut at %zu of %zu: end %d\n", cut, size, end);
+			bad_end++;
+		}
 		free(copy);
 	}
 	CHECK(bad == 0, "%d cut offsets recovered the wrong number of records", bad);
+	CHECK(bad_end == 0, "%d cut offsets not called truncated (no trailer at frame ends)",
+	      bad_end);
+	free(buf);
+}
+
+/* Bytes after the last frame that begin neither a frame nor the trailer: corrupt. */
+static void test_bad_tail(void)
+{
+	static const uint8_t tails[][8] = {
+		{ 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee },
+		{ 'X', 'Q', 0xee, 0xee, 0xee, 0xee, 0xee, 0xee },
+		{ 'X', 'F', 'R', 'X', 0xee, 0xee, 0xee, 0xee },
+		{ 'X', 'P', 'U', 'E', 'N', 'D', 0, 1 },
+	};
+	size_t size, ends[64];
+	uint64_t cum[64];
+	uint8_t *buf = write_trace(&size, 0, 0, 1);
+	int nframes = frame_ends(buf, size, ends, cum, 64);
+
+	CHECK(nframes > 1, "frames %d", nframes);
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+		size_t len = ends[nframes - 1];
+		uint8_t *copy = malloc(len + 10);
+		enum trace_reader_end end;
+		uint64_t frames;
+
+		memcpy(copy, buf, len);
+		memset(copy + len, 0xee, 10);
+		memcpy(copy + len, tails[i], sizeof(tails[i]));
+		count_records(copy, len + 10, &end, &frames);
+		CHECK(end == TRACE_END_CORRUPT, "tail %zu: end %d", i, end);
+		free(copy);
+	}
 	free(buf);
 }
 
@@ -289,6 +345,7 @@ int main(void)
 	test_truncation(0);
 	test_truncation(1);
 	test_corruption();
+	test_bad_tail();
 	test_forward_compat();
 	test_bad_headers();
 	return unit_finish();

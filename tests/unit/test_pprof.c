@@ -4,8 +4,13 @@
  * (every id and string index resolves), the sample types of each view, values that add up to
  * the trace's own totals (CPU samples, GPU records and their time), labels, mappings with
  * build-ids, and Python frames with file and line. Reads committed traces (samples/traces/).
+ * What go tool pprof shows of the function names, after the simplification it applies to
+ * names it takes for C++ (reimplemented here from google/pprof: internal/symbolizer's
+ * demangling heuristics and internal/graph's ShortenFunctionName), stays whole: Python frames
+ * keep function and file, GPU kernels stay apart; and the main binary is the program.
  */
 #include <fcntl.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -257,6 +262,221 @@ static void test_python_lines(void)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* ---- go tool pprof's name simplification (google/pprof: internal/symbolizer, internal/graph) */
+
+/* symbolizer.looksLikeDemangledCPlusPlus (Go's ".<" is a Java "class.<init>") */
+static bool looks_like_cpp(const char *s)
+{
+	if (strstr(s, ".<") || strstr(s, "]).")) /* the second: Go "foo.(*Bar[...]).Method" */
+		return false;
+	return strpbrk(s, "<>[]") || strstr(s, "::");
+}
+
+/* symbolizer.removeMatching: drops each outermost open..close; stops at an unmatched close */
+static void remove_matching(char *s, char open, char close)
+{
+	size_t cur = 0, first = 0;
+	int nesting = 0;
+
+	for (; s[cur]; cur++) {
+		if (s[cur] == open && ++nesting == 1)
+			first = cur;
+		if (s[cur] != close)
+			continue;
+		if (--nesting < 0)
+			return;
+		if (nesting == 0) {
+			memmove(s + first, s + cur + 1, strlen(s + cur + 1) + 1);
+			cur = first - 1;	/* wraps to first with cur++, as pprof's */
+		}
+	}
+}
+
+/*
+ * What `go tool pprof -top` shows of a Function (default -symbolize), malloc'd: a name that
+ * differs from the system_name as it is, else the system_name, simplified if it looks like
+ * C++ (demangleSingleFunction; ours are never mangled "_Z" names here).
+ */
+static char *pprof_top_name(const char *name, const char *system)
+{
+	char *out;
+
+	if (*name && strcmp(name, system))
+		return strdup(name);
+	out = strdup(system);
+	if (out && looks_like_cpp(out)) {
+		remove_matching(out, '(', ')');
+		remove_matching(out, '<', '>');
+	}
+	return out;
+}
+
+/* graph.go's regular expressions, in POSIX form (\w is [_[:alnum:]] in the C locale) */
+static regex_t re_go, re_java, re_cpp;
+
+static bool compile_pprof_res(void)
+{
+	return !regcomp(&re_go, "^([-_.[:alnum:]]+/)+(.+)", REG_EXTENDED) &&
+	       !regcomp(&re_java, "^([a-z][_[:alnum:]]*\\.)*([A-Z][_$[:alnum:]]*\\.(<init>|"
+			"[a-z][_$[:alnum:]]*(\\$[0-9]+)?))(\\(|$)", REG_EXTENDED) &&
+	       !regcomp(&re_cpp, "^([_a-zA-Z][_[:alnum:]]*::)+(_*[A-Z][_[:alnum:]]*::~?"
+			"[_a-zA-Z][_[:alnum:]]*(<.*>)?)", REG_EXTENDED);
+}
+
+/* goVerRegExp, ^(.*?)/v(?:[2-9]|[1-9][0-9]+)([./].*)$ -> $1$2: the first "/vN" goes */
+static void drop_go_version(char *s)
+{
+	char *v;
+
+	for (v = strstr(s, "/v"); v; v = strstr(v + 1, "/v")) {
+		size_t d = strspn(v + 2, "0123456789");
+
+		if (d && (v[2 + d] == '.' || v[2 + d] == '/') && v[2] != '0' &&
+		    (d > 1 || v[2] >= '2')) {
+			memmove(v, v + 2 + d, strlen(v + 2 + d) + 1);
+			return;
+		}
+	}
+}
+
+/* graph.ShortenFunctionName: what pprof's graph and flame graph views show */
+static void pprof_short_name(char *s)
+{
+	static const char anon[] = "(anonymous namespace)::";
+	regex_t *res[] = { &re_go, &re_java, &re_cpp };
+	regmatch_t m[6];
+	size_t i;
+
+	if (!strncmp(s, anon, strlen(anon)))
+		memmove(s, s + strlen(anon), strlen(s) - strlen(anon) + 1);
+	drop_go_version(s);
+	for (i = 0; i < 3; i++) {
+		if (regexec(res[i], s, 6, m, 0) || m[2].rm_so < 0)
+			continue;
+		memmove(s, s + m[2].rm_so, m[2].rm_eo - m[2].rm_so);
+		s[m[2].rm_eo - m[2].rm_so] = '\0';
+		return;
+	}
+}
+
+static bool blank(const char *s)
+{
+	return strspn(s, " ") == strlen(s);
+}
+
+/* Our look-alikes of <>[] back to ASCII, for comparing with the frame's own file name. */
+static void ascii_brackets(char *s)
+{
+	static const char *const from[] = { "\xe2\x80\xb9", "\xe2\x80\xba", "\xe2\x9f\xa6",
+					     "\xe2\x9f\xa7" };
+	static const char to[] = "<>[]";
+	char *p;
+	size_t k;
+
+	for (k = 0; k < 4; k++) {
+		while ((p = strstr(s, from[k]))) {
+			*p = to[k];
+			memmove(p + 1, p + 3, strlen(p + 3) + 1);
+		}
+	}
+}
+
+/* The mapping file name of function index i (through the first location that uses it). */
+static const char *function_mapping(const pb_profile *p, size_t i)
+{
+	size_t l, k;
+
+	for (l = 0; l < p->n_location; l++) {
+		for (k = 0; k < p->location[l]->n_line; k++) {
+			if (p->location[l]->line[k]->function_id == i + 1)
+				return str(p, p->mapping[p->location[l]->mapping_id - 1]->filename);
+		}
+	}
+	return "";
+}
+
+/*
+ * Every Python and GPU function of one profile: what pprof -top and its graphs show of it is
+ * not blank, tells it from every other one, and a Python frame's shows its file.
+ */
+static void check_names_survive(const char *trace, enum report_view view, bool lines)
+{
+	pb_profile *p = report_pprof(trace, view, lines);
+	size_t i, j, checked = 0, blanks = 0, clashes = 0, fileless = 0;
+	char **top, **shown;
+
+	if (!p)
+		return;
+	top = calloc(p->n_function, sizeof(*top));
+	shown = calloc(p->n_function, sizeof(*shown));
+	for (i = 0; top && shown && i < p->n_function; i++) {
+		const Perftools__Profiles__Function *f = p->function[i];
+		const char *map = function_mapping(p, i), *file = str(p, f->filename);
+
+		if (strcmp(map, "[python]") && strcmp(map, "[gpu]"))
+			continue;
+		checked++;
+		top[i] = pprof_top_name(str(p, f->name), str(p, f->system_name));
+		shown[i] = top[i] ? strdup(top[i]) : NULL;
+		if (!shown[i])
+			break;
+		pprof_short_name(shown[i]);
+		if (blank(top[i]) || blank(shown[i])) {
+			if (blanks++ < 3)
+				fprintf(stderr, "  %s: '%s' shows as '%s'\n", trace,
+					str(p, f->system_name), top[i]);
+			continue;
+		}
+		for (j = 0; j < i; j++) {
+			if (!top[j] || (strcmp(top[i], top[j]) && strcmp(shown[i], shown[j])))
+				continue;
+			if (clashes++ < 3)
+				fprintf(stderr, "  %s: '%.80s' and '%.80s' both show as '%.200s'\n",
+					trace, str(p, f->system_name),
+					str(p, p->function[j]->system_name), shown[i]);
+		}
+		ascii_brackets(shown[i]);	/* last: pprof's graphs show the file too */
+		fileless += !strcmp(map, "[python]") && *file && !strstr(shown[i], file);
+	}
+	CHECK(checked > 10, "%s: %zu Python and GPU functions", trace, checked);
+	CHECK(!blanks && !clashes && !fileless, "%s: of %zu Python and GPU functions, %zu show "
+	      "blank, %zu like another, %zu without their file, in go tool pprof", trace, checked,
+	      blanks, clashes, fileless);
+	for (i = 0; top && shown && i < p->n_function; i++) {
+		free(top[i]);
+		free(shown[i]);
+	}
+	free(top);
+	free(shown);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+static void test_names_survive_pprof(void)
+{
+	CHECK(compile_pprof_res(), "pprof's regular expressions compile");
+	check_names_survive("torch-python.xpu", VIEW_GPU, false);	/* <module>, kernels */
+	check_names_survive("torch-python.xpu", VIEW_GPU, true);	/* file.py:LINE */
+	check_names_survive("torch-python.xpu", VIEW_CPU, false);	/* <frozen ...> files */
+	check_names_survive("torch-backward.xpu", VIEW_MERGED, false);
+	regfree(&re_go);
+	regfree(&re_java);
+	regfree(&re_cpp);
+}
+
+/* pprof's main binary, its first mapping ("File:"), is the traced program, not ld.so. */
+static void test_main_binary(const char *trace, const char *exe)
+{
+	pb_profile *p = report_pprof(trace, VIEW_MERGED, false);
+	const char *f, *b;
+
+	if (!p)
+		return;
+	f = p->n_mapping ? str(p, p->mapping[0]->filename) : "";
+	b = strrchr(f, '/');
+	CHECK(!strcmp(b ? b + 1 : f, exe), "%s: main binary %s, not %s", trace, f, exe);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 /*
  * The golden synthetic trace (tests/golden/run.sh builds it and passes it here): its stacks
  * point at the function starts of tests/golden/target.c, built with -g, so each native
@@ -312,6 +532,9 @@ int main(int argc, char **argv)
 	test_gpu_view(&t);
 	test_merged_view(&t);
 	test_python_lines();
+	test_names_survive_pprof();
+	test_main_binary("pipeline.xpu", "cuda_pipeline");
+	test_main_binary("torch-python.xpu", "python3.12");
 	trace__free(&t);
 	return unit_finish();
 }

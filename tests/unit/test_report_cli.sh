@@ -2,7 +2,8 @@
 # xpu-report's command line for navigation and defaults: no FILE reads record.xpu (what
 # xpu-record writes by default), and bad --sort/--rows/--percent-limit/--dso/--callers values
 # are usage errors (exit 2, one line); so are diff's, and a bad trace on either side of a diff
-# is one line naming it (exit 1).
+# is one line naming it (exit 1). --callers/--callees name a Python function with or without its
+# file ("train_step" for "train_step (torch_train.py)"), and say which functions a name stands for.
 set -u
 NAME=test_report_cli
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,4 +59,22 @@ done
 "$R" diff --no-host-files "$T" - <"$T" >/dev/null 2>&1 || fail "diff TRACE - (stdin) failed"
 "$R" --rows=0 --percent-limit=0.5% --sort=comm,dso,sym "$T" >/dev/null 2>&1 ||
 	fail "--rows=0 --percent-limit=0.5% --sort=comm,dso,sym refused"
-echo "PASS $NAME: record.xpu by default; $n bad values refused with exit 2"
+P=$ROOT/samples/traces/torch-python.xpu
+"$R" --no-host-files --callees=train_step "$P" >"$tmp/out" 2>"$tmp/err" ||
+	fail "--callees=train_step: $(head -1 "$tmp/err")"
+head -1 "$tmp/out" | grep -qx "# callees of train_step (torch_train.py)" ||
+	fail "--callees=train_step: $(head -1 "$tmp/out")"
+grep -q "^ 100.00% .*  train_step (torch_train.py) (" "$tmp/out" ||
+	fail "--callees=train_step: no root row train_step (torch_train.py)"
+"$R" --no-host-files --callees='train_step (torch_train.py)' "$P" >"$tmp/full" 2>/dev/null &&
+	cmp -s "$tmp/out" "$tmp/full" || fail "--callees=train_step differs from its full name"
+# a method by its name alone: every class's, as one, named in the header
+"$R" --no-host-files --callers=forward "$P" >"$tmp/out" 2>/dev/null || fail "--callers=forward"
+grep -q "^# forward: [0-9]* Python functions of that name, as one: .*Net.forward (torch_train.py)" \
+	"$tmp/out" || fail "--callers=forward: $(sed -n 2p "$tmp/out")"
+# native names as before: exactly, and a Python frame is not a native function's prefix match
+"$R" --no-host-files --callers=ioctl "$T" >"$tmp/out" 2>/dev/null &&
+	head -1 "$tmp/out" | grep -qx "# callers of ioctl (the direct caller first)" ||
+	fail "--callers=ioctl: $(head -1 "$tmp/out")"
+echo "PASS $NAME: record.xpu by default; $n bad values refused with exit 2;" \
+	"Python functions by name"
