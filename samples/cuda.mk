@@ -13,4 +13,12 @@ $(BUILD)/samples/%: samples/%.cu
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(NVCC_FLAGS) -o $@ $< -lcudart -ldl
 
-samples: $(CUDA_SAMPLE_BIN)
+# the same pipeline linked as nvcc links by default (cudart static, inside the executable):
+# launch sites must be found by symbol there, not by file (tests/gpu/static_cudart.sh)
+NVCC_STATIC_FLAGS := $(subst -cudart shared,-cudart static,$(NVCC_FLAGS))
+$(BUILD)/samples/cuda_pipeline_static: samples/cuda_pipeline.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(NVCC_STATIC_FLAGS) -o $@ $< -ldl
+
+samples: $(CUDA_SAMPLE_BIN) $(BUILD)/samples/cuda_pipeline_static

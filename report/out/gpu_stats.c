@@ -155,6 +155,12 @@ static bool is_launch_stub(const char *name, const char *below)
 	       (name[len] == '(' || name[len] == '<');
 }
 
+/* "libtorch_cuda.so+0x261502d", "[unknown]": a frame without a name here */
+static bool unnamed_frame(const char *name)
+{
+	return !name || name[0] == '[' || strstr(name, "+0x");
+}
+
 /*
  * The trimmed stack's innermost frame less launch stubs (*site, a frame id of ses->pool) and
  * its last max frames root first, joined with " > " and followed by leaf when given (*path, an id of g->names).
@@ -176,6 +182,11 @@ static int stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack_id
 		;
 	n = i;
 	*site = n ? f[n - 1] : 0;
+	/* a site this machine cannot name: the innermost frame it can (a Python one, say) */
+	for (i = n; i > 0 && unnamed_frame(strpool__str(&g->ses->pool, f[i - 1])); i--)
+		;
+	if (i > 0)
+		*site = f[i - 1];
 	if (n > max)
 		buf_add(buf, sizeof(buf), &len, "... > ");
 	for (i = n > max ? n - max : 0; i < n; i++) {
@@ -382,7 +393,7 @@ static int print_sites(struct gs *g, FILE *out)
 	}
 	qsort(sites, nsites, sizeof(*sites), cmp_site);
 	fprintf(out, "# top gpu launch sites (first caller outside the CUDA libraries and nvcc's "
-		"launch stubs; share of GPU time)\n%8s %12s %8s %8s %8s  %s\n", "share", "gpu_us", "kernels", "copies",
+		"launch stubs, else the innermost named frame; share of GPU time)\n%8s %12s %8s %8s %8s  %s\n", "share", "gpu_us", "kernels", "copies",
 		"memsets", "site / heaviest call path");
 	for (i = 0; i < nsites && i < TOP_N; i++) {
 		const struct site_stat *s = &sites[i];

@@ -71,7 +71,7 @@ struct sym_file {
 	struct fde_table fdes;	/* its functions' starts */
 	bool from_trace;	/* elf is the vdso image the trace carries */
 	const char *base;	/* basename of the recorded path */
-	bool cuda_internal;	/* libcuda*, libcudart*, libcupti*, libxpu-cupti*: trimmed */
+	bool cuda_internal;	/* CUDA's and NVIDIA's libraries, ours: trimmed (is_cuda_internal) */
 	uint64_t stack_frames;	/* frames of it in the stacks symbolized (the unwinder loads more) */
 };
 
@@ -298,9 +298,18 @@ static int load_segs(struct sym_file *f, Elf *e)
 	return 0;
 }
 
+/*
+ * Files whose frames a launch site is never in: the CUDA runtime and driver, CUPTI and our
+ * library, and NVIDIA's libraries (cuBLAS and cuBLASLt, cuDNN, cuFFT, cuSPARSE, cuRAND,
+ * cuSOLVER, NCCL, NVTX, NVRTC, nvJitLink): the site is the first caller outside them.
+ */
 static bool is_cuda_internal(const char *base)
 {
-	static const char *const pfx[] = { "libcuda", "libcudart", "libcupti", "libxpu-cupti" };
+	static const char *const pfx[] = {
+		"libcuda", "libcudart", "libcupti", "libxpu-cupti", "libcublas", "libcudnn",
+		"libcufft", "libcusparse", "libcurand", "libcusolver", "libnccl", "libnvToolsExt",
+		"libnvtx", "libnvrtc", "libnvJitLink",
+	};
 	size_t i;
 
 	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++) {
@@ -308,6 +317,19 @@ static bool is_cuda_internal(const char *base)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The CUDA runtime linked into the program itself (nvcc's default, -cudart static): its entry
+ * points (cudaLaunchKernel, cudaMemcpyAsync), the registration calls nvcc emits (__cuda*) and
+ * its internals (libcudart_static_<hash>, cudart::, __cudart*) are trimmed by name, as the
+ * shared runtime is by file.
+ */
+static bool is_cudart_symbol(const char *name)
+{
+	return (!strncmp(name, "cuda", 4) && name[4] >= 'A' && name[4] <= 'Z') ||
+	       !strncmp(name, "__cuda", 6) || !strncmp(name, "libcudart_static_", 17) ||
+	       !strncmp(name, "cudart::", 8);
 }
 
 /* The vdso has no file anywhere: its image comes from the trace (VDSO_IMAGE, since 1.4). */
@@ -943,6 +965,11 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 			err = resolve_user(s, *didx, look - m->start + m->pgoff, &ref);
 			if (err)
 				return err;
+			/* the function (outermost of its inline frames) of a static cudart */
+			if (trim && s->refs[ref].n &&
+			    is_cudart_symbol(strpool__str(s->pool,
+				s->frame_ids[s->refs[ref].first + s->refs[ref].n - 1])))
+				continue;
 			/* stored leaf first; emit outermost (the function) first */
 			for (j = s->refs[ref].n; j-- > 0;) {
 				uint32_t at = s->refs[ref].first + j;

@@ -23,7 +23,7 @@ make --no-print-directory BUILD="$B" samples bench >/dev/null
 rm -rf "$DEST"
 mkdir -p "$DEST/build/samples" "$DEST/build/tests/gpu" "$DEST/lib" "$DEST/lib-cuda"
 cp -a "$B/xpu-record" "$B/xpu-report" "$B/libxpu-cupti.so" "$DEST/build/"
-cp -a "$B/samples/cuda_pipeline" "$DEST/build/samples/"
+cp -a "$B/samples/cuda_pipeline" "$B/samples/cuda_pipeline_static" "$DEST/build/samples/"
 cp -a "$B/tests/gpu/check_trace" "$DEST/build/tests/gpu/"
 mkdir -p "$DEST/build/bench"
 cp -a "$B/bench/cfi_tables" "$DEST/build/bench/"
