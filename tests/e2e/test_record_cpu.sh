@@ -29,9 +29,11 @@ awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | grep -q '(no
 	fail "events or mappings were lost: $(awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | head -2 | tr -s ' ')"
 
 # Main thread: func_a 50%, func_b 25%, plugin_work 25% of its CPU time. About 1500 samples
-# land there in 2 s, so one standard deviation of a share is ~1.3 points; samples inside the
-# vDSO's clock_gettime may lose their caller frame (~1%). 6 points is over 4 sigma.
-awk -v tol=6 '
+# land there in 2 s on an idle machine, so one standard deviation of a share is ~1.3 points;
+# samples inside the vDSO's clock_gettime may lose their caller frame (~1%). On a busy machine
+# the threads get less CPU and fewer samples: the tolerance is 4.5 sigma of the samples there
+# are (at least 6 points), and the floors are what a share can still be told from.
+awk -v mintol=6 '
 {
 	n = $NF; line = $0; total += n
 	if (line ~ /^cpu_burn;/ && line !~ /run_child|func_child/) {
@@ -48,11 +50,13 @@ awk -v tol=6 '
 }
 END {
 	m = a + b + p
-	if (total < 1000) { print "only " total " samples in 2 s of 3 busy threads"; exit 1 }
-	if (m < 500) { print "only " m " main-thread samples in func_a/func_b/plugin_work"; exit 1 }
+	if (total < 200) { print "only " total " samples in 2 s of 3 busy threads"; exit 1 }
+	if (m < 100) { print "only " m " main-thread samples in func_a/func_b/plugin_work"; exit 1 }
+	tol = 4.5 * 100 * sqrt(0.25 / m)
+	if (tol < mintol) tol = mintol
 	sa = 100 * a / m; sb = 100 * b / m; sp = 100 * p / m
 	if (sa < 50 - tol || sa > 50 + tol || sb < 25 - tol || sb > 25 + tol || sp < 25 - tol || sp > 25 + tol) {
-		printf "main-thread split func_a/func_b/plugin_work = %.1f/%.1f/%.1f%%, expected 50/25/25 +-%d\n", sa, sb, sp, tol
+		printf "main-thread split func_a/func_b/plugin_work = %.1f/%.1f/%.1f%%, expected 50/25/25 +-%.1f (%d samples)\n", sa, sb, sp, tol, m
 		exit 1
 	}
 	if (p == 0) { print "no samples in the dlopened plugin_work"; exit 1 }
