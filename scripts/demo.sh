@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: shows every part of xpu-perf this machine can show. Records a C program and a
 # Python script with real eBPF (CPU samples, Python frames), then reads the traces recorded on
-# an H100 and an H200 that ship in samples/traces (merged CPU+GPU, GPU-only and timeline views,
+# an H200 that ship in samples/traces (GPU flame graph, text and timeline views,
 # PyTorch backward work under its forward code), so the GPU
 # views show without a GPU. Fails loudly when a part it expects is missing.
 set -euo pipefail
@@ -52,7 +52,7 @@ awk '{ w = $NF; all += w; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); delete see
 grep -q 'count (py_demo\.py)' "$out/py.folded" || die "no Python frame of py_demo.py in the profile"
 
 T=samples/traces
-say "3. GPU, from a trace recorded on an H100 ($T/pipeline.xpu, symbols from its .xpa archive)"
+say "3. GPU, from a trace recorded on an H200 ($T/pipeline.xpu, symbols from its .xpa archive)"
 echo "   GPU time under the CPU stacks that launched it (--view=gpu --weight=time, microseconds):"
 "$B"/xpu-report --format=folded --view=gpu --weight=time "$T/pipeline.xpu" >"$out/gpu.folded"
 top_stacks 4 3 <"$out/gpu.folded"
@@ -62,15 +62,15 @@ say "   the text report's GPU sections (top kernels, launch sites, busy time)"
 sed -n '/^# top gpu kernels/,/^$/p' "$out/gpu.text" | sed -n '1,8p'
 sed -n '/^# gpu busy/,/^$/p' "$out/gpu.text" | sed -n '1,5p'
 grep -q '^# top gpu kernels' "$out/gpu.text" || die "the text report of $T/pipeline.xpu has no GPU section"
-say "   merged view (CPU samples and GPU work in one flame graph): $out/merged.svg"
-"$B"/xpu-report --format=svg "$T/pipeline.xpu" >"$out/merged.svg"
+say "   flame graph of GPU time under the stacks that launched it: $out/gpu.svg"
+"$B"/xpu-report --format=svg --view=gpu --weight=time "$T/pipeline.xpu" >"$out/gpu.svg"
 say "   timeline: $out/timeline.json (open it in ui.perfetto.dev or chrome://tracing)"
 "$B"/xpu-report --format=chrome "$T/pipeline.xpu" >"$out/timeline.json"
 grep -q '"cat":"kernel"' "$out/timeline.json" || die "the timeline has no GPU kernel"
 echo "   $(grep -o '"cat":"kernel"' "$out/timeline.json" | wc -l) kernels on GPU tracks," \
 	"$(grep -o '"cat":"cuda_api"' "$out/timeline.json" | wc -l) CUDA API calls on CPU threads"
 
-say "4. PyTorch with Python frames, from $T/torch-python.xpu (H100): GPU time by the Python function that launched it"
+say "4. PyTorch with Python frames, from $T/torch-python.xpu (H200): GPU time by the innermost Python function above it"
 "$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time "$T/torch-python.xpu" \
 	>"$out/torch.folded"
 # the innermost Python frame of each stack (native frames of PyTorch's libraries have no names
@@ -79,16 +79,16 @@ awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); py = "(no Python fra
 	for (i = 1; i <= n; i++) if (f[i] ~ /\.py\)$/) py = f[i]
 	by[py " > " substr(f[n], 1, 60)] += w }
 	END { for (k in by) printf "%8d  %s\n", by[k], k }' "$out/torch.folded" | sort -nr | awk 'NR <= 4'
-echo "   (recorded before backward attribution: the backward's kernels, launched from autograd's"
-echo "   thread, have no Python frame; section 5 shows the same loop recorded with it)"
+echo "   (backward kernels are under the forward function that made their node: section 5)"
 grep -q 'train_step (torch_train\.py)' "$out/torch.folded" || die "no train_step frame in $T/torch-python.xpu"
 
 say "5. PyTorch's backward pass under the forward code that caused it, from $T/torch-backward.xpu (H200)"
 # --no-host-files: the trace's PyTorch files are not this machine's; Python frames are in it
 "$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time \
 	"$T/torch-backward.xpu" >"$out/backward.folded"
+# the same trace's symbol warning was said just above: once is enough
 "$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time --no-backward \
-	"$T/torch-backward.xpu" >"$out/backward-off.folded"
+	"$T/torch-backward.xpu" >"$out/backward-off.folded" 2>/dev/null
 share() { awk '{ w = $NF; t += w; if (index($0, "(torch_train.py)")) s += w }
 	END { printf "%.1f%%", t ? 100 * s / t : 0 }' "$1"; }
 echo "   GPU time under a line of torch_train.py: $(share "$out/backward.folded")" \
