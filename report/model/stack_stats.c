@@ -20,8 +20,14 @@ static bool is_root_frame(const char *n)
 	return false;
 }
 
+/* "libtorch_cuda.so+0x2615", "[unknown]": a frame whose file gave no name here */
+static bool unnamed(const char *n)
+{
+	return n[0] == '[' || strstr(n, "+0x") != NULL;
+}
+
 static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
-			  uint32_t flags, bool *complete)
+			  uint32_t flags, bool *complete, bool *unjudged)
 {
 	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
 	const uint32_t *f;
@@ -29,6 +35,7 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 	int err;
 
 	*complete = false;
+	*unjudged = false;
 	if (!st || !st->nr_user)
 		return 0;
 	err = symbolizer__stack(&ses->sym, pid, ts, stack_id, false, &f, &n);
@@ -44,39 +51,54 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 			  unwind__outermost(&ses->uw, stack_id) ||
 			  backward__outermost(&ses->bw, stack_id) ||
 			  (flags & XPU_EVENT_USER_OUTERMOST));
+	/* not said at record time, and the outermost frame has no name here: cannot tell */
+	*unjudged = n && !*complete && unnamed(strpool__str(&ses->pool, f[0]));
 	return 0;
 }
 
 int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			       uint64_t *gpu_complete, uint64_t *gpu_total)
 {
+	uint64_t unjudged;
+
+	return stack_stats__completeness(ses, cpu_complete, cpu_total, gpu_complete, gpu_total,
+					 &unjudged);
+}
+
+int stack_stats__completeness(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
+			      uint64_t *gpu_complete, uint64_t *gpu_total, uint64_t *unjudged)
+{
 	const struct trace *t = ses->t;
-	bool c;
+	bool c, u;
 	size_t i;
 	int err;
 
-	*cpu_complete = *cpu_total = *gpu_complete = *gpu_total = 0;
+	*cpu_complete = *cpu_total = *gpu_complete = *gpu_total = *unjudged = 0;
 	for (i = 0; i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
 		if (!filter__at(&ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
-		err = stack_complete(ses, s->pid, s->ts_ns, session__sample_stack(ses, i), s->flags, &c);
+		err = stack_complete(ses, s->pid, s->ts_ns, session__sample_stack(ses, i), s->flags, &c,
+				     &u);
 		if (err)
 			return err;
 		*cpu_total += 1;
 		*cpu_complete += c;
+		*unjudged += u;
 	}
 	for (i = 0; i < t->nlaunches; i++) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[i];
 
 		if (!filter__at(&ses->filter, l->pid, l->tid, l->ts_ns))
 			continue;
-		err = stack_complete(ses, l->pid, l->ts_ns, session__launch_stack(ses, i), l->flags, &c);
+		err = stack_complete(ses, l->pid, l->ts_ns, session__launch_stack(ses, i), l->flags, &c,
+				     &u);
 		if (err)
 			return err;
 		*gpu_total += 1;
 		*gpu_complete += c;
+		*unjudged += u;
 	}
 	return 0;
 }

@@ -15,5 +15,12 @@ struct session;
  */
 int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			       uint64_t *gpu_complete, uint64_t *gpu_total);
+/*
+ * The same, and *unjudged: samples and launches that no walk said were complete at record
+ * time (-g fp and dwarf traces, short cfi walks) and whose outermost frame has no name here
+ * (its file is not on this machine): their completeness cannot be told on this machine.
+ */
+int stack_stats__completeness(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
+			      uint64_t *gpu_complete, uint64_t *gpu_total, uint64_t *unjudged);
 
 #endif

@@ -450,10 +450,10 @@ int out_info(struct session *ses, FILE *out)
 		fprintf(out, "  (none)\n");
 
 	{
-		uint64_t cc, ct, gc, gt;
+		uint64_t cc, ct, gc, gt, unjudged;
 		const char *hint;
 
-		if (stack_stats__complete_rate(ses, &cc, &ct, &gc, &gt))
+		if (stack_stats__completeness(ses, &cc, &ct, &gc, &gt, &unjudged))
 			return -ENOMEM;
 		fprintf(out, "stacks\n");
 		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%)", "complete", cc,
@@ -462,6 +462,9 @@ int out_info(struct session *ses, FILE *out)
 			fprintf(out, ", %" PRIu64 " of %" PRIu64 " gpu launches (%.1f%%)", gc, gt,
 				gt ? 100.0 * gc / gt : 0.0);
 		fputc('\n', out);
+		if (unjudged)
+			fprintf(out, "  %-16s %" PRIu64 " (outermost frame in a file not available here)\n",
+				"unknown", unjudged);
 		if (ses->uw.copies)
 			fprintf(out, "  %-16s %" PRIu64 " copies (%.0f bytes each), %" PRIu64
 				" matched, %" PRIu64 " unwound (%.1f frames each), %" PRIu64

@@ -148,11 +148,11 @@ static void print_header(struct profile *p, FILE *out)
 	fprintf(out, "# trace:     %s\n", t->st.end == TRACE_END_CLEAN ? "complete" :
 		t->st.end == TRACE_END_CORRUPT ? "corrupt (read up to the damage)" : "truncated");
 	{
-		uint64_t cc, ct, gc, gt;
+		uint64_t cc, ct, gc, gt, unjudged;
 		const char *hint;
 
 		/* complete: the outermost frame is main or a thread's start (see unwind.h) */
-		if (!stack_stats__complete_rate(p->s, &cc, &ct, &gc, &gt) && ct + gt) {
+		if (!stack_stats__completeness(p->s, &cc, &ct, &gc, &gt, &unjudged) && ct + gt) {
 			fprintf(out, "# stacks:    %.1f%% of samples complete", ct ? 100.0 * cc / ct : 0.0);
 			if (gt)
 				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
@@ -160,6 +160,9 @@ static void print_header(struct profile *p, FILE *out)
 				stack_mode_note(out, p->s);
 			else
 				fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
+			if (unjudged)
+				fprintf(out, "#            unknown for %" PRIu64 " of them: their outermost "
+					"frames are in files not available here\n", unjudged);
 			hint = unwind__hint(p->s->t, &p->s->uw, cc + gc, ct + gt);
 			if (hint)
 				fprintf(out, "#            %s\n", hint);
