@@ -58,14 +58,15 @@ ls "$tmp"/esc.xpu.xpa* >/dev/null 2>&1 && bad "archive with every file missing w
 cp "$S/pipeline.xpu" "$S/pipeline.xpu.xpa" "$tmp/"
 "$R" archive -o "$tmp/again.xpa" "$tmp/pipeline.xpu" >"$tmp/out" 2>"$tmp/err" ||
 	bad "archive of pipeline.xpu failed: $(cat "$tmp/err")"
-grep -q "again.xpa: 7 of the 7 files the stacks go through" "$tmp/out" ||
+grep -qE "again.xpa: ([0-9]+) of the \1 files the stacks go through" "$tmp/out" ||
 	bad "archive summary: $(cat "$tmp/out")"
 
 # ---- 3. truncated, corrupt ------------------------------------------------------------------
-size=$(wc -c < "$S/pipeline.xpu")
+# a trace of many frames (torch-small.xpu), so that a cut leaves frames to read
+CUT_SRC=$S/torch-small.xpu
+size=$(wc -c < "$CUT_SRC")
 for cut in 1 10 24 31 32 33 1000 $((size / 2)); do
-	head -c $((size - cut)) "$S/pipeline.xpu" >"$tmp/cut.xpu"
-	cp "$S/pipeline.xpu.xpa" "$tmp/cut.xpu.xpa"
+	head -c $((size - cut)) "$CUT_SRC" >"$tmp/cut.xpu"
 	"$R" -F folded --no-host-files "$tmp/cut.xpu" >"$tmp/out" 2>"$tmp/err" ||
 		bad "cut $cut bytes short: exit $?"
 	grep -q "warning: trace truncated after" "$tmp/err" && ! grep -q corrupt "$tmp/err" ||
@@ -75,7 +76,7 @@ for cut in 1 10 24 31 32 33 1000 $((size / 2)); do
 	[ $? = 2 ] || bad "cut $cut bytes short: --strict did not exit 2"
 done
 python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0xff; open(sys.argv[2], "wb").write(b)' \
-	"$S/pipeline.xpu" "$tmp/cut.xpu"
+	"$CUT_SRC" "$tmp/cut.xpu"
 "$R" -F folded --no-host-files "$tmp/cut.xpu" >/dev/null 2>"$tmp/err"
 grep -q "warning: trace corrupt after" "$tmp/err" || bad "a flipped byte: $(cat "$tmp/err")"
 
@@ -141,7 +142,7 @@ EOF
 [ "$(lines "a damaged entry was skipped" "$tmp/err")" = 1 ] ||
 	bad "damaged archive entries: $(cat "$tmp/err")"
 # diff of a truncated trace with itself: its warning once; both sides' files in one line
-head -c $((size - 10)) "$S/pipeline.xpu" >"$tmp/cut.xpu"
+head -c $((size - 10)) "$CUT_SRC" >"$tmp/cut.xpu"
 rm -f "$tmp/cut.xpu.xpa"
 "$R" diff --no-host-files "$tmp/cut.xpu" "$tmp/cut.xpu" >/dev/null 2>"$tmp/err"
 [ "$(lines "trace truncated" "$tmp/err")" = 1 ] && [ "$(lines "$w" "$tmp/err")" = 1 ] ||
