@@ -258,6 +258,32 @@ $(BUILD)/tests/test_remote_call: tests/unit/test_remote_call.c record/remote_cal
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
 		-o $@ tests/unit/test_remote_call.c record/remote_call.c $(LDFLAGS) -lelf -lpthread
+# the BPF stack walkers as user code, checked against libdw on snapshots of real processes
+# (tests/walker/): tests/e2e/dwarf's chain, a library and a program, without frame pointers and
+# with them
+WALKER_FIX := $(BUILD)/tests/fixtures/walker
+WALKER_FIXTURES := $(WALKER_FIX)/walker_chain $(WALKER_FIX)/walker_chain_fp
+$(WALKER_FIX)/walker_chain: WALKER_FP := -fomit-frame-pointer
+$(WALKER_FIX)/walker_chain_fp: WALKER_FP := -fno-omit-frame-pointer
+$(WALKER_FIXTURES): tests/e2e/dwarf/chain_main.c tests/e2e/dwarf/chain_lib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 $(WALKER_FP) -fno-optimize-sibling-calls -fPIC -shared \
+		-o $(@D)/lib$(@F).so tests/e2e/dwarf/chain_lib.c
+	$(Q)$(CC) -O2 $(WALKER_FP) -fno-optimize-sibling-calls -o $@ tests/e2e/dwarf/chain_main.c \
+		-L$(@D) -l$(@F) -Wl,-rpath,'$$ORIGIN'
+# -fno-sanitize=alignment: the walkers read 8-byte words at any offset of their windows (the
+# CFI window starts 4 bytes past an 8-byte boundary in struct cfi_scratch), which BPF on x86-64
+# allows; UBSan would stop every walk at its first read.
+WALKER_SRC := tests/walker/test_walker.c tests/walker/walker_host.c tests/walker/snapshot.c \
+	tests/walker/capture.c record/cfi_build.c record/py_layout.c
+$(BUILD)/tests/test_walker: $(WALKER_SRC) $(wildcard tests/walker/*.h) bpf/cfi_walk.bpf.h \
+		bpf/py_walk.bpf.h bpf/xpu_bpf_abi.h $(WALKER_FIXTURES)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Itests/walker -Irecord -Ibpf \
+		-DFIXTURE_DIR='"$(abspath $(WALKER_FIX))"' -DWALKER_SRC_DIR='"$(abspath tests/walker)"' \
+		-o $@ $(WALKER_SRC) $(LDFLAGS) -fno-sanitize=alignment -ldw -lelf
 # a library whose symbol table names versioned symbols, for the tables of a CPU-only report
 $(BUILD)/tests/fixtures/versioned_syms.so: tests/unit/fixtures/versioned_syms.c \
 		tests/unit/fixtures/versioned_syms.map
@@ -287,7 +313,7 @@ $(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/py_layout.c re
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Irecord -Ibpf -o $@ $< $(LDFLAGS) -lelf
 
-unit: $(UNIT_BIN) $(BUILD)/tests/py_layout_ours
+unit: $(UNIT_BIN) $(BUILD)/tests/py_layout_ours $(BUILD)/tests/test_walker
 
 # ---- fuzzing: clang + libFuzzer, ASan + UBSan, in build-fuzz/ (tests/fuzz/run.sh) -------------
 # The targets link the report library built for fuzzing (no main(): libFuzzer owns it).
