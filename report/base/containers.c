@@ -189,3 +189,25 @@ uint32_t frame_intern(struct strpool *pool, const char *name, size_t len)
 	buf[len] = '\0';
 	return strpool__intern(pool, buf, len);
 }
+
+size_t str__cut_len(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	/* not inside a UTF-8 character */
+	while (max && ((uint8_t)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+const char *str__cut(const char *s, size_t max, char *buf)
+{
+	size_t n = strnlen(s, max + 1);
+
+	if (n <= max)
+		return s;
+	n = str__cut_len(s, n, max);
+	memcpy(buf, s, n);
+	memcpy(buf + n, "...", 4);
+	return buf;
+}

@@ -55,4 +55,12 @@ void strpool__free(struct strpool *sp);
 /* Interns a frame name with ';' and line breaks replaced (folded output separators). */
 uint32_t frame_intern(struct strpool *pool, const char *name, size_t len);
 
+/*
+ * s when it has at most max bytes, else its head (whole UTF-8 characters) and "..." in buf,
+ * which holds max + 4 bytes: how a string of the trace is cut for a message or an output.
+ */
+const char *str__cut(const char *s, size_t max, char *buf);
+/* How many of the len bytes at s to show within max: len, or a cut on a character boundary. */
+size_t str__cut_len(const char *s, size_t len, size_t max);
+
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "base/warn.h"
 #include "cmd/cmd.h"
 #include "crc32c.h"
 #include "model/session.h"
@@ -159,6 +160,11 @@ static int write_entry(FILE *f, const struct tr_dso *d, int fd, bool debuginfo,
 	err = load_zeroed(fd, debuginfo, &raw, &raw_len);
 	if (err)
 		return err;
+	/* a reader refuses an entry larger than the file the trace recorded (sym/xpa.h) */
+	if (d->rec.size_bytes && raw_len > d->rec.size_bytes) {
+		err = -EFBIG;
+		goto out;
+	}
 	cap = ZSTD_compressBound(raw_len);
 	comp = malloc(cap);
 	if (!comp) {
@@ -207,6 +213,67 @@ static void mark_stack(struct session *ses, uint32_t pid, uint64_t ts, uint32_t 
 	}
 }
 
+/*
+ * A file of the archive is a build-id (without one, a recorded path): a trace can name one
+ * file in any number of DSO records, and one entry serves them all.
+ */
+static int cmp_file_key(const struct xpu_rec_dso *x, const struct xpu_rec_dso *y)
+{
+	if (x->build_id_len != y->build_id_len)
+		return x->build_id_len < y->build_id_len ? -1 : 1;
+	if (x->build_id_len)
+		return memcmp(x->build_id, y->build_id, x->build_id_len);
+	return (x->path_str > y->path_str) - (x->path_str < y->path_str);
+}
+
+/* DSO indexes by file, then by index */
+static int cmp_file(const void *a, const void *b, void *arg)
+{
+	const struct trace *t = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = cmp_file_key(&t->dsos[i].rec, &t->dsos[j].rec);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+/*
+ * Keeps in used one used ELF DSO record of each file: the first whose file was found here
+ * (records of one build-id can name it by paths that lead nowhere, or that are refused), else
+ * the first.
+ */
+static int pick_files(struct session *ses, bool *used)
+{
+	const struct trace *t = ses->t;
+	size_t *ix = malloc((t->ndsos ? t->ndsos : 1) * sizeof(*ix)), n = 0, i, j, k, keep;
+
+	if (!ix)
+		return -ENOMEM;
+	for (i = 0; i < t->ndsos; i++) {
+		if (used[i] && t->dsos[i].rec.kind == XPU_DSO_ELF)
+			ix[n++] = i;
+		else
+			used[i] = false;
+	}
+	qsort_r(ix, n, sizeof(*ix), cmp_file, (void *)t);
+	for (i = 0; i < n; i = j) {
+		bool found = false;
+
+		keep = ix[i];
+		for (j = i; j < n && !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++) {
+			int fd;
+
+			if (!found && symbolizer__dso_elf(&ses->sym, ix[j], &fd)) {
+				keep = ix[j];
+				found = true;
+			}
+		}
+		for (k = i; k < j; k++)
+			used[ix[k]] = ix[k] == keep;
+	}
+	free(ix);
+	return 0;
+}
+
 /* What the stacks need and what this machine has of it, before anything is written. */
 struct archive_plan {
 	size_t needed;		/* ELF files the stacks go through */
@@ -222,7 +289,7 @@ static void plan_count(struct session *ses, const bool *used, struct archive_pla
 		const struct tr_dso *d = &ses->t->dsos[i];
 		int fd;
 
-		if (!used[i] || d->rec.kind != XPU_DSO_ELF)
+		if (!used[i])
 			continue;
 		p->needed++;
 		if (symbolizer__dso_elf(&ses->sym, i, &fd) && d->rec.build_id_len)
@@ -255,6 +322,60 @@ static bool plan_ok(const struct archive_plan *p, const char *trace)
 	return false;
 }
 
+/*
+ * Files left out, by reason: one line per reason at the end, with a count and the first few
+ * names (cut), however many DSO records the trace has.
+ */
+enum left_out {
+	LEFT_NO_FILE,		/* no local file with the build-id */
+	LEFT_NO_BUILD_ID,
+	LEFT_TOO_BIG,		/* larger than the file the trace recorded */
+	LEFT_UNREADABLE,	/* not an ELF file this could read */
+	LEFT_NCLASSES,
+};
+
+#define LEFT_EXAMPLES 3
+
+struct left_outs {
+	size_t n[LEFT_NCLASSES];
+	const char *ex[LEFT_NCLASSES][LEFT_EXAMPLES];
+	int err;		/* of the first unreadable file */
+};
+
+static void left_add(struct left_outs *l, enum left_out c, const char *path, int err)
+{
+	if (l->n[c] < LEFT_EXAMPLES)
+		l->ex[c][l->n[c]] = path;
+	if (c == LEFT_UNREADABLE && !l->n[c])
+		l->err = err;
+	l->n[c]++;
+}
+
+static void left_say(const struct left_outs *l)
+{
+	static const char *const why[LEFT_NCLASSES] = {
+		[LEFT_NO_FILE] = "no local file with its build-id",
+		[LEFT_NO_BUILD_ID] = "no build-id",
+		[LEFT_TOO_BIG] = "larger than the file the trace recorded",
+		[LEFT_UNREADABLE] = "not readable as ELF",
+	};
+	char cut[WARN_STR_MAX + 4];
+	size_t c, i;
+
+	for (c = 0; c < LEFT_NCLASSES; c++) {
+		if (!l->n[c])
+			continue;
+		fprintf(stderr, "xpu-report: warning: %zu file%s not archived (%s", l->n[c],
+			l->n[c] == 1 ? "" : "s", why[c]);
+		if (c == LEFT_UNREADABLE)
+			fprintf(stderr, ": %s", strerror(l->err));
+		fputs("): ", stderr);
+		for (i = 0; i < l->n[c] && i < LEFT_EXAMPLES; i++)
+			fprintf(stderr, "%s%s", i ? ", " : "", warn__cut(l->ex[c][i], cut));
+		fprintf(stderr, "%s\n", l->n[c] > LEFT_EXAMPLES ? ", ..." : "");
+	}
+}
+
 static const char archive_usage[] =
 	"Usage: xpu-report archive [OPTIONS] TRACE.xpu\n"
 	"Pack the ELF files the trace's stacks touch (symbol and unwind tables, by build-id) into\n"
@@ -282,9 +403,10 @@ int archive__main(int argc, char **argv)
 	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 0,
 				.header_size = sizeof(h) };
 	struct archive_plan plan;
+	struct left_outs left = { 0 };
 	struct trace t = { 0 };
 	struct session ses;
-	char err_buf[512] = "", *out_path = NULL, *tmp_path = NULL;
+	char err_buf[512] = "", *out_path = NULL, *tmp_path = NULL, cut[WARN_STR_MAX + 4];
 	const char *output = NULL;
 	uint64_t raw = 0, comp = 0;
 	bool debuginfo = false, *used = NULL;
@@ -346,6 +468,10 @@ int archive__main(int argc, char **argv)
 	for (i = 0; i < t.nlaunches; i++)
 		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, session__launch_stack(&ses, i),
 			   used);
+	if (pick_files(&ses, used)) {
+		fprintf(stderr, "xpu-report: out of memory\n");
+		goto out;
+	}
 	plan_count(&ses, used, &plan);
 	if (!plan_ok(&plan, o.input))
 		goto out;
@@ -369,28 +495,32 @@ int archive__main(int argc, char **argv)
 		const char *file;
 		int fd;
 
-		if (!used[i] || d->rec.kind != XPU_DSO_ELF)
+		if (!used[i])
 			continue;
 		file = symbolizer__dso_elf(&ses.sym, i, &fd);
 		if (!file || !d->rec.build_id_len) {
-			missing++;
-			fprintf(stderr, "xpu-report: warning: %s: %s, not archived\n", d->path,
-				file ? "no build-id" : "no matching local file");
+			left_add(&left, file ? LEFT_NO_BUILD_ID : LEFT_NO_FILE, d->path, 0);
 			continue;
 		}
 		err = write_entry(f, d, fd, debuginfo, &raw, &comp);
 		if (err == -EIO)
 			goto out_io;
+		if (err == -ENOMEM) {
+			fprintf(stderr, "xpu-report: out of memory\n");
+			goto out;
+		}
 		if (err) {
-			fprintf(stderr, "xpu-report: warning: %s: %s, not archived\n", file,
-				strerror(-err));
-			missing++;
+			left_add(&left, err == -EFBIG ? LEFT_TOO_BIG : LEFT_UNREADABLE, d->path,
+				 -err);
 			continue;
 		}
 		h.entry_count++;
 		if (o.verbose)
-			fprintf(stderr, "xpu-report: archived %s\n", d->path);
+			fprintf(stderr, "xpu-report: archived %s\n", warn__cut(d->path, cut));
 	}
+	left_say(&left);
+	for (i = 0; i < LEFT_NCLASSES; i++)
+		missing += left.n[i];
 	h.hdr_crc32c = crc32c(0, &h, 28);
 	if (fseek(f, 0, SEEK_SET) || write_all(f, &h, sizeof(h)) || fclose(f)) {
 		f = NULL;

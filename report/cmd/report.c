@@ -74,6 +74,8 @@ static const char usage_text[] =
 	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
 	"      --max-output=SIZE  stop (an error) once the output passes SIZE bytes (K, M,\n"
 	"                       G suffixes; default 1G; 0: no limit)\n"
+	"      --archive-max=SIZE  extract archive entries (TRACE.xpa) only while they hold\n"
+	"                       at most SIZE bytes of memory in all (default 1G; 0: no limit)\n"
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        print the version\n"
@@ -109,6 +111,7 @@ enum {
 	OPT_CALLERS,
 	OPT_CALLEES,
 	OPT_MAX_OUTPUT,
+	OPT_ARCHIVE_MAX,
 	OPT_INLINE,
 	OPT_NO_INLINE,
 	OPT_NO_UNWIND,
@@ -140,6 +143,7 @@ static const struct option long_opts[] = {
 	{ "callers", required_argument, NULL, OPT_CALLERS },
 	{ "callees", required_argument, NULL, OPT_CALLEES },
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+	{ "archive-max", required_argument, NULL, OPT_ARCHIVE_MAX },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
@@ -197,8 +201,7 @@ static bool comm_list_ok(const char *arg)
 	return n <= FILTER_MAX_COMMS;
 }
 
-/* "START,END": seconds (decimal) from the session start. */
-/* --max-output: bytes with an optional K, M or G suffix; 0 means no limit (UINT64_MAX). */
+/* --max-output, --archive-max: bytes, with an optional K, M or G suffix; 0: none (UINT64_MAX). */
 static int parse_size(const char *arg, uint64_t *out)
 {
 	unsigned long long v;
@@ -223,6 +226,7 @@ static int parse_size(const char *arg, uint64_t *out)
 	return 0;
 }
 
+/* "START,END": seconds (decimal) from the session start. */
 static int parse_time_range(struct report_opts *o, const char *arg)
 {
 	char *end;
@@ -399,6 +403,13 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_MAX_OUTPUT:
 			if (parse_size(optarg, &o->max_output_bytes)) {
 				fprintf(stderr, "xpu-report: bad --max-output '%s': expected bytes, with an optional K, M or G suffix\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_ARCHIVE_MAX:
+			if (parse_size(optarg, &o->archive_max_bytes)) {
+				fprintf(stderr, "xpu-report: bad --archive-max '%s': expected bytes, with an optional K, M or G suffix\n",
 					optarg);
 				return -EINVAL;
 			}

@@ -67,6 +67,7 @@ struct report_opts {
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	int verbose;
 	uint64_t max_output_bytes;	/* --max-output; 0: REPORT_MAX_OUTPUT_DEFAULT; UINT64_MAX: none */
+	uint64_t archive_max_bytes;	/* --archive-max; 0: default (sym/xpa.h); UINT64_MAX: none */
 	/* --time-range, seconds from the session start */
 	bool has_range;
 	double range_start_s, range_end_s;

@@ -19,6 +19,7 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 		.python_lines = opts->python_lines,
 		.inline_frames = opts->inline_frames,
 		.sites = opts->format == FMT_PPROF,	/* addresses and source lines */
+		.archive_max_bytes = opts->archive_max_bytes,
 		.verbose = opts->verbose,
 	};
 	int err;

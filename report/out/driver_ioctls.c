@@ -7,6 +7,7 @@
 
 #include "out/driver_ioctls.h"
 #include "out/ioctl_names.h"
+#include "out/out.h"
 
 #define TOP_N 25
 /* API records examined back from an ioctl's start: enough for a driver call nested in a
@@ -89,11 +90,13 @@ static struct row *row_of(struct row **rows, size_t *n, size_t *cap, struct kmap
 	return &(*rows)[*v];
 }
 
-static const char *str_or(const struct trace *t, uint32_t id, const char *none)
+/* A string of the trace, cut as names are (into buf), or none. */
+static const char *str_or(const struct trace *t, uint32_t id, const char *none,
+			  char buf[OUT_NAME_MAX_BYTES + 4])
 {
 	const char *s = id ? trace__string(t, id) : NULL;
 
-	return s ? s : none;
+	return s ? str__cut(s, OUT_NAME_MAX_BYTES, buf) : none;
 }
 
 static void print_rows(const struct trace *t, struct row *rows, size_t n, bool by_api, FILE *out)
@@ -104,19 +107,20 @@ static void print_rows(const struct trace *t, struct row *rows, size_t n, bool b
 		qsort(rows, n, sizeof(*rows), cmp_row);
 	for (i = 0; i < n && i < TOP_N; i++) {
 		const struct row *r = &rows[i];
+		char cut[OUT_NAME_MAX_BYTES + 4];
 		const char *name = by_api ? NULL :
-			ioctl_request_name((uint32_t)r->key, str_or(t, r->file_str, NULL));
+			ioctl_request_name((uint32_t)r->key, str_or(t, r->file_str, NULL, cut));
 
 		if (by_api)
 			fprintf(out, "  %8" PRIu64 " %8" PRIu64 " %12.1f %12.1f  %s\n", r->calls,
 				r->count, r->ns / 1e3, r->driver_ns / 1e3,
-				r->key ? str_or(t, (uint32_t)(r->key - 1), "(unnamed call)") :
+				r->key ? str_or(t, (uint32_t)(r->key - 1), "(unnamed call)", cut) :
 					 "(outside any recorded CUDA call)");
 		else
 			fprintf(out, "  %#10" PRIx64 " %8" PRIu64 " %12.1f %12.1f %7" PRIu64 "  %-30s %s\n",
 				r->key, r->count, r->ns / 1e3, r->driver_ns / 1e3, r->errors,
 				name ? name : "-",
-				str_or(t, r->file_str, "?"));
+				str_or(t, r->file_str, "?", cut));
 	}
 }
 

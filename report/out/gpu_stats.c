@@ -476,14 +476,16 @@ static int print_busy(struct gs *g, FILE *out)
 		span = last > first ? last - first : 0;
 		const char *host;
 		uint32_t dev = trace__real_device(t, iv[i].key, &host);
+		char cut[OUT_NAME_MAX_BYTES + 4], cut2[OUT_NAME_MAX_BYTES + 4];
 
 		if (session)
 			snprintf(sess, sizeof(sess), "%.2f%%", pct(busy, session));
 		/* several traces: a GPU is its host's device number, on that host */
 		fprintf(out, "%8u %12.1f %12.1f %12.1f %7.2f%% %10s  %s%s%s\n", dev, span / 1e3,
 			busy / 1e3, (span - busy) / 1e3, pct(busy, span), sess,
-			device_name(g, iv[i].key), t->nparts > 1 && *host ? " on " : "",
-			t->nparts > 1 ? host : "");
+			str__cut(device_name(g, iv[i].key), OUT_NAME_MAX_BYTES, cut),
+			t->nparts > 1 && *host ? " on " : "",
+			t->nparts > 1 ? str__cut(host, OUT_NAME_MAX_BYTES, cut2) : "");
 	}
 	fprintf(out, "\n");
 	free(iv);
@@ -929,12 +931,13 @@ static int print_procs_text(struct gs *g, FILE *out)
 			"mode)\n%8s %10s %16s  %-16s  %s\n", "pid", "dropped", "clock_offset_ns",
 			"comm", "states");
 	for (i = 0; i < n; i++) {
-		char off[24] = "-";
+		char off[24] = "-", cut[OUT_NAME_MAX_BYTES + 4];
 
 		if (gp[i].fallback)
 			snprintf(off, sizeof(off), "%" PRId64, gp[i].offset);
 		fprintf(out, "%8u %10" PRIu64 " %16s  %-16s  ", gp[i].pid, gp[i].dropped, off,
-			trace__comm(g->t, gp[i].pid, buf, sizeof(buf)));
+			str__cut(trace__comm(g->t, gp[i].pid, buf, sizeof(buf)), OUT_NAME_MAX_BYTES,
+				 cut));
 		print_states(&gp[i], out);
 		fputc('\n', out);
 	}

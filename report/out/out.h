@@ -12,6 +12,16 @@
  */
 #define OUT_NAME_MAX_BYTES 4096
 
+/*
+ * Whether the output stream failed: past --max-output (cmd/report.c), or a write error. A
+ * failed stream takes every byte and writes none, so a writer checks this once per event (or
+ * line) and stops producing, returning -EIO: the work past the limit is work for nothing.
+ */
+static inline bool out__failed(FILE *out)
+{
+	return ferror(out);
+}
+
 
 /* --format=text: the summary, like perf report --stdio and nsys stats. */
 int out_text(struct profile *p, FILE *out);

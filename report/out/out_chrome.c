@@ -42,15 +42,28 @@ struct clock_pair {
 	uint64_t mono, real;
 };
 
+/* Open frames of a thread opened by one sample: from depth on, up to the next run's depth. */
+struct open_run {
+	uint32_t depth;
+	uint32_t samples_before;	/* the thread's samples before the one that opened them */
+	uint64_t start;
+};
+
+/*
+ * Sampled flame chart state. The open frames are the last sample's (root first), so only its
+ * stack is kept, symbolized again when needed (the symbolizer caches it), and where the open
+ * frames began, per run: a copy of every thread's open stack grew with threads times depth,
+ * gigabytes for a small trace of many threads with deep stacks.
+ */
 struct thread_track {
 	uint32_t pid, tid;
 	bool has_events, has_samples;
-	/* sampled flame chart state: open frames, root first */
-	uint32_t *frames;
-	uint64_t *starts;
-	uint32_t *counts;
-	size_t nopen, cap;
+	uint32_t last_stack;		/* of the last sample: the open frames are its frames */
 	uint64_t last_ts;
+	uint32_t nopen;
+	uint32_t nsamples;
+	struct open_run *runs;		/* by depth */
+	size_t nruns, runs_cap;
 };
 
 struct stream_track {
@@ -91,6 +104,10 @@ struct chrome {
 	const struct gpu_join *j;
 	uint8_t *launch_marked;
 	uint64_t next_flow;
+
+	uint32_t *cur;			/* the frames of the sample being drawn */
+	size_t cur_cap;
+	uint32_t unknown;		/* "[unknown]", interned when first needed */
 };
 
 /* ---- output ------------------------------------------------------------------------------- */
@@ -267,7 +284,8 @@ static void begin_ev(struct chrome *c, char ph, uint32_t pid, uint32_t tid, uint
 static void end_ev(struct chrome *c)
 {
 	putb(c, "}", 1);
-	if (!c->warned && c->bytes > c->warn_bytes) {
+	/* only about bytes written: past --max-output nothing is, and that is said instead */
+	if (!c->warned && c->bytes > c->warn_bytes && !out__failed(c->out)) {
 		c->warned = true;
 		fprintf(stderr, "xpu-report: warning: the chrome output passed %llu MB; viewers may fail to open it: narrow it with --time-range=START,END (seconds) or --pid=PID\n",
 			(unsigned long long)(c->warn_bytes >> 20));
@@ -370,6 +388,8 @@ static int emit_apis(struct chrome *c)
 		const struct gpu_work *w;
 		char buf[32];
 
+		if (out__failed(c->out))
+			return -EIO;
 		if (!filter__span(&c->ses->filter, a->pid, a->tid, a->start_ns, a->end_ns))
 			continue;
 		if (!thread_get(c, a->pid, a->tid))
@@ -408,6 +428,8 @@ static int emit_nvtx(struct chrome *c)
 		const char *n = trace__string(t, r->name_str), *dom = trace__string(t, r->domain_str);
 		bool marker = r->kind == XPU_NVTX_MARKER || r->end_ns <= r->start_ns;
 
+		if (out__failed(c->out))
+			return -EIO;
 		if (!filter__span(&c->ses->filter, r->pid, r->tid, r->start_ns,
 				  marker ? r->start_ns : r->end_ns))
 			continue;
@@ -472,6 +494,8 @@ static int emit_off_cpu(struct chrome *c)
 		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
 		char name[48];
 
+		if (out__failed(c->out))
+			return -EIO;
 		if (!filter__span(&c->ses->filter, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
 			continue;
 		if (!thread_get(c, o->pid, o->tid))
@@ -495,113 +519,167 @@ static int emit_off_cpu(struct chrome *c)
 }
 
 /*
- * Closes the open frames above keep_n at end. They are written root first: all end together,
- * and a parent that began with its child spans exactly the same time; viewers that nest equal
- * spans in file order (speedscope) then draw the parent below, not upside down. args carry the
- * depth: speedscope tells slices apart by name and args only, and where a closing slice looks
- * like the sibling opening at the same time, it opens that one first and its stack never
- * unwinds (past ~10k levels the import fails); with the depth, no open slice looks like a
- * sibling opening at keep_n (its name differs there, the depth elsewhere).
+ * The frames of a sample's stack, root first; "[unknown]" for none. Valid until the next call.
  */
-static void close_frames(struct chrome *c, struct thread_track *th, size_t keep_n, uint64_t end)
+static int sample_frames(struct chrome *c, uint32_t pid, uint64_t ts, uint32_t stack_id,
+			 const uint32_t **f, uint32_t *n)
 {
-	size_t k;
+	int err = symbolizer__stack(&c->ses->sym, pid, ts, stack_id, false, f, n);
 
+	if (err || *n)
+		return err;
+	if (!c->unknown)
+		c->unknown = frame_intern(&c->ses->pool, "[unknown]", 9);
+	if (!c->unknown)
+		return -ENOMEM;
+	*f = &c->unknown;
+	*n = 1;
+	return 0;
+}
+
+/* The open frames of th, those of its last sample. */
+static int open_frames(struct chrome *c, const struct thread_track *th, const uint32_t **f)
+{
+	uint32_t n;
+	int err = sample_frames(c, th->pid, th->last_ts, th->last_stack, f, &n);
+
+	/* the same stack, the same frames: the symbolizer answers from its cache */
+	return err ? err : n < th->nopen ? -EINVAL : 0;
+}
+
+/*
+ * Closes the open frames above keep_n at end (f: the open frames). They are written root
+ * first: all end together, and a parent that began with its child spans exactly the same time;
+ * viewers that nest equal spans in file order (speedscope) then draw the parent below, not
+ * upside down. args carry the depth: speedscope tells slices apart by name and args only, and
+ * where a closing slice looks like the sibling opening at the same time, it opens that one
+ * first and its stack never unwinds (past ~10k levels the import fails); with the depth, no
+ * open slice looks like a sibling opening at keep_n (its name differs there, the depth
+ * elsewhere).
+ */
+static void close_frames(struct chrome *c, struct thread_track *th, const uint32_t *f,
+			 size_t keep_n, uint64_t end)
+{
+	size_t k, r = th->nruns;
+
+	if (keep_n >= th->nopen)
+		return;
+	while (r > 0 && th->runs[r - 1].depth > keep_n)
+		r--;
+	/* runs[r - 1] holds keep_n: the runs from there on close, the part below keep_n stays */
 	for (k = keep_n; k < th->nopen; k++) {
+		const struct open_run *run;
+
+		while (r < th->nruns && th->runs[r].depth <= k)
+			r++;
+		run = &th->runs[r - 1];
 		/*
 		 * Nothing to draw when the span rounds to 0 on the grid (two samples of the thread
 		 * at one instant), and speedscope's importer takes the end of a zero-length slice
 		 * before its begin, leaving its stack unbalanced; its samples stay in the parents.
 		 */
-		if (grid_ns(realtime_ns(c, end)) <= grid_ns(realtime_ns(c, th->starts[k])))
+		if (grid_ns(realtime_ns(c, end)) <= grid_ns(realtime_ns(c, run->start)))
 			continue;
-		begin_ev(c, 'X', th->pid, SAMPLE_TID_BASE + th->tid, th->starts[k]);
-		put_dur(c, th->starts[k], end);
+		begin_ev(c, 'X', th->pid, SAMPLE_TID_BASE + th->tid, run->start);
+		put_dur(c, run->start, end);
 		put(c, ",\"cat\":\"cpu\",\"name\":");
-		put_cstr(c, strpool__str(&c->ses->pool, th->frames[k]));
-		put(c, ",\"args\":{\"samples\":%u,\"depth\":%zu}", th->counts[k], k);
+		put_cstr(c, strpool__str(&c->ses->pool, f[k]));
+		put(c, ",\"args\":{\"samples\":%u,\"depth\":%zu}",
+		    th->nsamples - run->samples_before, k);
 		end_ev(c);
 	}
-	if (th->nopen > keep_n)
-		th->nopen = keep_n;
+	while (th->nruns && th->runs[th->nruns - 1].depth >= keep_n)
+		th->nruns--;
+	th->nopen = keep_n;
+}
+
+/* The sample's frames become the open ones: those past the common prefix k open now. */
+static int open_sample(struct thread_track *th, uint32_t k, uint32_t n, uint32_t stack_id,
+		       uint64_t ts)
+{
+	struct open_run run = { k, th->nsamples, ts };
+
+	if (k < n && VEC_PUSH(th->runs, th->nruns, th->runs_cap, run))
+		return -ENOMEM;
+	th->nopen = n;
+	th->nsamples++;
+	th->last_stack = stack_id;
+	th->last_ts = ts;
+	return 0;
 }
 
 /*
- * A sample at t stands for the period up to the next sample of its thread, or one period
- * when the thread was not seen again within two periods (it slept): frames shared with the
- * previous sample continue, the others close at t.
+ * One sample of th: it stands for the period up to the next sample of its thread, or one
+ * period when the thread was not seen again within two periods (it slept): frames shared with
+ * the previous sample continue, the others close at its time.
  */
+static int draw_sample(struct chrome *c, struct thread_track *th,
+		       const struct xpu_rec_cpu_sample *s, uint32_t stack_id)
+{
+	const uint32_t *f, *open;
+	uint32_t n, k = 0;
+	int err = sample_frames(c, s->pid, s->ts_ns, stack_id, &f, &n);
+
+	if (err)
+		return err;
+	/* a copy: the open frames come from the symbolizer too, which may move these */
+	if (n > c->cur_cap) {
+		uint32_t *nc = realloc(c->cur, n * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		c->cur = nc;
+		c->cur_cap = n;
+	}
+	memcpy(c->cur, f, n * sizeof(*f));
+	if (th->nopen) {
+		err = open_frames(c, th, &open);
+		if (err)
+			return err;
+		if (s->ts_ns - th->last_ts > 2 * c->period_ns)
+			close_frames(c, th, open, 0, th->last_ts + c->period_ns);
+		for (; k < n && k < th->nopen && open[k] == c->cur[k]; k++)
+			;
+		close_frames(c, th, open, k, s->ts_ns);
+	}
+	return open_sample(th, k, n, stack_id, s->ts_ns);
+}
+
 static int emit_samples(struct chrome *c)
 {
 	const struct trace *t = c->t;
-	uint32_t unknown = 0;
+	const uint32_t *open;
 	size_t i;
+	int err;
 
 	for (i = 0; i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 		struct thread_track *th;
-		const uint32_t *f;
-		uint32_t n, k;
-		int err;
 
 		progress__update("writing samples", i, t->nsamples);
+		if (out__failed(c->out))
+			return -EIO;
 		if (!filter__at(&c->ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
 		th = thread_get(c, s->pid, s->tid);
 		if (!th)
 			return -ENOMEM;
 		th->has_samples = true;
-		err = symbolizer__stack(&c->ses->sym, s->pid, s->ts_ns, session__sample_stack(c->ses, i),
-					false, &f, &n);
+		err = draw_sample(c, th, s, session__sample_stack(c->ses, i));
 		if (err)
 			return err;
-		if (!n) {
-			if (!unknown)
-				unknown = frame_intern(&c->ses->pool, "[unknown]", 9);
-			if (!unknown)
-				return -ENOMEM;
-			f = &unknown;
-			n = 1;
-		}
-		if (th->nopen && s->ts_ns - th->last_ts > 2 * c->period_ns)
-			close_frames(c, th, 0, th->last_ts + c->period_ns);
-		for (k = 0; k < n && k < th->nopen && th->frames[k] == f[k]; k++)
-			;
-		close_frames(c, th, k, s->ts_ns);
-		if (n > th->cap) {
-			size_t cap = n * 2;
-			uint32_t *nf = realloc(th->frames, cap * sizeof(*nf));
-			uint64_t *ns;
-			uint32_t *nc;
-
-			if (!nf)
-				return -ENOMEM;
-			th->frames = nf;
-			ns = realloc(th->starts, cap * sizeof(*ns));
-			if (!ns)
-				return -ENOMEM;
-			th->starts = ns;
-			nc = realloc(th->counts, cap * sizeof(*nc));
-			if (!nc)
-				return -ENOMEM;
-			th->counts = nc;
-			th->cap = cap;
-		}
-		for (; k < n; k++) {
-			th->frames[k] = f[k];
-			th->starts[k] = s->ts_ns;
-			th->counts[k] = 0;
-		}
-		th->nopen = n;
-		for (k = 0; k < n; k++)
-			th->counts[k]++;
-		th->last_ts = s->ts_ns;
 	}
 	for (i = 0; i < c->nth; i++) {
 		struct thread_track *th = &c->th[i];
 
-		if (th->nopen)
-			close_frames(c, th, 0, th->last_ts + c->period_ns);
+		if (out__failed(c->out))
+			return -EIO;
+		if (!th->nopen)
+			continue;
+		err = open_frames(c, th, &open);
+		if (err)
+			return err;
+		close_frames(c, th, open, 0, th->last_ts + c->period_ns);
 	}
 	return 0;
 }
@@ -816,6 +894,8 @@ static int emit_gpu(struct chrome *c, struct gpu_ctx *g)
 	for (i = 0; i < c->j->n; i++) {
 		const struct gpu_work *w = &c->j->w[i];
 
+		if (out__failed(c->out))
+			return -EIO;
 		work_stream(c->t, w, &context, &stream);
 		err = gpu_begin(c, g, w, context, stream, &s);
 		if (err)
@@ -954,6 +1034,8 @@ static int emit_ioctls(struct chrome *c)
 		const char *file = io->file_str ? trace__string(t, io->file_str) : NULL;
 		const char *name = ioctl_request_name(io->request, file);
 
+		if (out__failed(c->out))
+			return -EIO;
 		if (!filter__span(&c->ses->filter, io->pid, io->tid, io->start_ns, io->end_ns))
 			continue;
 		if (!thread_get(c, io->pid, io->tid))
@@ -1049,6 +1131,10 @@ static int emit_memory(struct chrome *c)
 		uint64_t b = x->op == XPU_GPU_MEM_ALLOC ? x->bytes : recs[m->r[by[i]].pair - 1].bytes;
 		uint64_t g = grid_ns(realtime_ns(c, x->ts_ns));
 
+		if (out__failed(c->out)) {
+			err = -EIO;
+			goto out;
+		}
 		device_index(c, x->device, &d);
 		/* a value waiting at an earlier grid point is final now */
 		if (pend_mono[d] && pend_grid[d] != g)
@@ -1431,11 +1517,9 @@ int out_chrome(struct session *ses, FILE *out)
 			(unsigned long long)c.events, (unsigned long long)c.bytes,
 			(unsigned long long)c.next_flow);
 out:
-	for (i = 0; i < c.nth; i++) {
-		free(c.th[i].frames);
-		free(c.th[i].starts);
-		free(c.th[i].counts);
-	}
+	for (i = 0; i < c.nth; i++)
+		free(c.th[i].runs);
+	free(c.cur);
 	free(c.th);
 	free(c.pids);
 	free(c.st);

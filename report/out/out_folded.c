@@ -139,8 +139,12 @@ int out_folded(struct profile *p, FILE *out)
 	int err;
 
 	err = folded__collect(p, &lines, &n);
-	for (i = 0; !err && i < n; i++)
-		fprintf(out, "%s %.0f\n", lines[i].text, lines[i].weight);
+	for (i = 0; !err && i < n; i++) {
+		if (out__failed(out))
+			err = -EIO;
+		else
+			fprintf(out, "%s %.0f\n", lines[i].text, lines[i].weight);
+	}
 	folded__free(lines, n);
 	return err;
 }

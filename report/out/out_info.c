@@ -12,6 +12,7 @@
 #include "model/session.h"
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
+#include "out/out.h"
 #include "sym/debuginfod_fetch.h"
 #include "sym/jitsyms.h"
 
@@ -145,11 +146,11 @@ static const char *stat_name(uint32_t id)
 	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
 }
 
-/* Prints a string field; NUL-separated lists (argv) are joined with spaces. */
+/* Prints a string field, cut like names; NUL-separated lists (argv) are joined with spaces. */
 static void print_str(const struct trace *t, FILE *out, const char *label, uint32_t id)
 {
 	const uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
-	uint32_t i, len;
+	uint32_t i, len, n;
 	const char *s;
 
 	fprintf(out, "  %-16s ", label);
@@ -161,12 +162,13 @@ static void print_str(const struct trace *t, FILE *out, const char *label, uint3
 	len = t->strings[*v].len;
 	while (len && s[len - 1] == '\0')
 		len--;
-	for (i = 0; i < len; i++) {
+	n = str__cut_len(s, len, OUT_NAME_MAX_BYTES);
+	for (i = 0; i < n; i++) {
 		unsigned char c = s[i];
 
 		fputc(c == '\0' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
 	}
-	fputc('\n', out);
+	fputs(n < len ? "...\n" : "\n", out);
 }
 
 struct stop_row {
@@ -268,7 +270,7 @@ static int print_selected(struct session *ses, FILE *out)
 static void print_places(struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
-	char cb[32];
+	char cb[32], cut[OUT_NAME_MAX_BYTES + 4], cut2[OUT_NAME_MAX_BYTES + 4];
 	size_t i;
 
 	if (t->nparts > 1) {
@@ -278,7 +280,8 @@ static void print_places(struct session *ses, FILE *out)
 			const char *h = p->has_session ? trace__string(t, p->session.host_str) : NULL;
 
 			fprintf(out, "  %-16s %s\n", "file", p->path);
-			fprintf(out, "    %-14s %s\n", "host", h && *h ? h : "?");
+			fprintf(out, "    %-14s %s\n", "host",
+				h && *h ? str__cut(h, OUT_NAME_MAX_BYTES, cut) : "?");
 			if (p->has_session && t->has_session)
 				fprintf(out, "    %-14s %+.6f s\n", "starts at",
 					((double)p->session.start_mono_ns -
@@ -304,9 +307,11 @@ static void print_places(struct session *ses, FILE *out)
 
 		fprintf(out, "  pid %u (%s): rank %d local_rank %d world_size %d "
 			"local_world_size %d%s%s\n", session__process_pid(ses, e->pid),
-			trace__comm(t, e->pid, cb, sizeof(cb)), e->rank, e->local_rank, e->world_size,
-			e->local_world_size, t->nparts > 1 ? " on " : "",
-			t->nparts > 1 ? session__process_host(ses, e->pid) : "");
+			str__cut(trace__comm(t, e->pid, cb, sizeof(cb)), OUT_NAME_MAX_BYTES, cut),
+			e->rank, e->local_rank, e->world_size, e->local_world_size,
+			t->nparts > 1 ? " on " : "",
+			t->nparts > 1 ? str__cut(session__process_host(ses, e->pid),
+						 OUT_NAME_MAX_BYTES, cut2) : "");
 	}
 }
 
@@ -510,12 +515,13 @@ int out_info(struct session *ses, FILE *out)
 	fprintf(out, "dsos\n");
 	for (i = 0; i < t->ndsos; i++) {
 		const struct tr_dso *d = &t->dsos[i];
-		char hex[2 * XPU_BUILD_ID_MAX + 1] = "-";
+		char hex[2 * XPU_BUILD_ID_MAX + 1] = "-", cut[OUT_NAME_MAX_BYTES + 4];
 		int k;
 
 		for (k = 0; k < d->rec.build_id_len; k++)
 			sprintf(hex + 2 * k, "%02x", d->rec.build_id[k]);
-		fprintf(out, "  %s %s local: %s\n", hex, d->path[0] ? d->path : "(unknown path)",
+		fprintf(out, "  %s %s local: %s\n", hex,
+			d->path[0] ? str__cut(d->path, OUT_NAME_MAX_BYTES, cut) : "(unknown path)",
 			symbolizer__dso_status(&ses->sym, i));
 	}
 	if (!t->ndsos)

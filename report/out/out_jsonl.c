@@ -373,7 +373,7 @@ int out_jsonl(struct session *ses, FILE *out)
 	if (!err && l.n)
 		qsort(l.ev, l.n, sizeof(*l.ev), cmp_ev);
 	for (i = 0; !err && i < l.n; i++)
-		err = put_event(&l, &l.ev[i]);
+		err = out__failed(out) ? -EIO : put_event(&l, &l.ev[i]);
 	free(l.ev);
 	clock_map__free(&l.clk);
 	return err;

@@ -289,17 +289,20 @@ static uint32_t pprof_name(struct pp *pp, const char *name, bool square)
 	return id;
 }
 
-/* The name and system_name of a frame's Function; 0 when out of memory. */
+/*
+ * The name and system_name of a frame's Function; 0 or -ENOMEM. An empty name (a kernel the
+ * trace names "") is string 0, pprof's "": only a non-empty name without an id is a failure.
+ */
 static int function_names(struct pp *pp, uint32_t frame, enum pp_frame kind, struct pp_func *fn)
 {
-	const char *name = strpool__str(&pp->p->s->pool, frame);
+	const char *name = strpool__str(&pp->p->s->pool, frame), *system = name;
 
-	fn->system = str_id(pp, name);
-	fn->name = kind == PF_SYMBOL ? fn->system : pprof_name(pp, name, kind == PF_PYTHON);
 	/* the kernel's own name: never its name in pprof, which has "[gpu] " */
 	if (kind == PF_GPU && !strncmp(name, "[gpu] ", 6))
-		fn->system = str_id(pp, name + 6);
-	return fn->name && fn->system ? 0 : -ENOMEM;
+		system = name + 6;
+	fn->system = str_id(pp, system);
+	fn->name = kind == PF_SYMBOL ? fn->system : pprof_name(pp, name, kind == PF_PYTHON);
+	return (fn->name || !*name) && (fn->system || !*system) ? 0 : -ENOMEM;
 }
 
 /* Function (index + 1) of a frame name, made on first use with file; 0 when out of memory. */

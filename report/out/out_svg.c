@@ -268,7 +268,7 @@ static void draw_node(struct draw *d, uint32_t i, double x)
 	char color[32];
 	uint32_t c;
 
-	if (w < MIN_WIDTH_PX)
+	if (w < MIN_WIDTH_PX || out__failed(d->out))
 		return;
 	d->frames++;
 	d->color(d, i, color, sizeof(color));

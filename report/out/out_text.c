@@ -26,7 +26,7 @@ static void print_cmdline(const struct trace *t, FILE *out)
 {
 	const uint32_t *v = t->has_session && t->session.cmdline_str ?
 				    kmap__get(&t->string_ids, t->session.cmdline_str, 0) : NULL;
-	uint32_t i, len;
+	uint32_t i, len, n;
 
 	fprintf(out, "# command:   ");
 	if (!v) {
@@ -36,12 +36,13 @@ static void print_cmdline(const struct trace *t, FILE *out)
 	len = t->strings[*v].len;
 	while (len && t->strings[*v].s[len - 1] == '\0')
 		len--;
-	for (i = 0; i < len; i++) {
+	n = str__cut_len(t->strings[*v].s, len, OUT_NAME_MAX_BYTES);
+	for (i = 0; i < n; i++) {
 		unsigned char c = t->strings[*v].s[i];
 
 		fputc(c == '\0' ? ' ' : c < 0x20 ? '?' : c, out);
 	}
-	fputc('\n', out);
+	fputs(n < len ? "...\n" : "\n", out);
 }
 
 /*
@@ -73,12 +74,14 @@ static void print_parts(const struct trace *t, FILE *out)
 	for (i = 0; i < t->nparts; i++) {
 		const struct tr_part *pt = &t->parts[i];
 		const char *h = pt->has_session ? trace__string(t, pt->session.host_str) : NULL;
+		char cut[OUT_NAME_MAX_BYTES + 4];
 		double at = pt->has_session && t->has_session ?
 				    ((double)pt->session.start_mono_ns -
 				     (double)t->session.start_mono_ns) / 1e9 : 0;
 
 		fprintf(out, "# trace %zu:%*s%s: host %s, starts at %+.3f s, clock sync +-%" PRIu64
-			" ns\n", i + 1, i + 1 < 10 ? 3 : 2, "", pt->path, h && *h ? h : "?", at,
+			" ns\n", i + 1, i + 1 < 10 ? 3 : 2, "", pt->path,
+			h && *h ? str__cut(h, OUT_NAME_MAX_BYTES, cut) : "?", at,
 			pt->clock_unc_min_ns);
 	}
 }
@@ -426,11 +429,12 @@ static int print_tasks(struct profile *p, FILE *out)
 	fprintf(out, "# cpu samples by process\n%8s %10s %8s  %s\n", "share", "samples", "pid", "comm");
 	shown = task_rows(o, t->nprocs, total, proc_samples, pr);
 	for (i = 0; i < shown; i++) {
-		char place[300];
+		char place[300], cut[OUT_NAME_MAX_BYTES + 4];
 
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u  %s", total ? 100.0 * pr[i].samples / total : 0,
 			pr[i].samples, session__process_pid(p->s, pr[i].pid),
-			trace__comm(t, pr[i].pid, buf, sizeof(buf)));
+			str__cut(trace__comm(t, pr[i].pid, buf, sizeof(buf)), OUT_NAME_MAX_BYTES,
+				 cut));
 		/* multi-trace: the host and rank of each process */
 		if (session__has_places(p->s) &&
 		    *session__process_place(p->s, pr[i].pid, place, sizeof(place)))
@@ -443,11 +447,13 @@ static int print_tasks(struct profile *p, FILE *out)
 	shown = task_rows(o, t->nthreads, total, thread_samples, th);
 	for (i = 0; i < shown; i++) {
 		const char *c = trace__string(t, th[i].comm_str);
+		char cut[OUT_NAME_MAX_BYTES + 4];
 
 		fprintf(out, "%7.2f%% %10" PRIu64 " %8u %8u  %s\n",
 			total ? 100.0 * th[i].samples / total : 0, th[i].samples,
 			session__process_pid(p->s, th[i].pid), session__process_pid(p->s, th[i].tid),
-			c ? c : trace__comm(t, th[i].pid, buf, sizeof(buf)));
+			str__cut(c ? c : trace__comm(t, th[i].pid, buf, sizeof(buf)),
+				 OUT_NAME_MAX_BYTES, cut));
 	}
 	out__print_more(out, nonzero(t->nthreads, thread_samples, th) - shown, "thread", "threads", o);
 	fprintf(out, "\n");

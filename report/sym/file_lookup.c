@@ -45,6 +45,25 @@ static int check_file(const struct tr_dso *d, const char *path)
 	return 1;
 }
 
+/*
+ * Whether a clean path is in /proc, /sys or /dev. safe_open.h refuses what resolves there,
+ * but not what resolves through there: /proc/self/cwd/X is X in the report's own directory,
+ * /proc/PID/root/... a file of another process's root, /dev/fd/N an open descriptor of the
+ * report. No library is loaded from any of them, so none is looked at.
+ */
+static bool pseudo_dir(const char *clean)
+{
+	static const char *const dirs[] = { "/proc", "/sys", "/dev" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		n = strlen(dirs[i]);
+		if (!strncmp(clean, dirs[i], n) && (clean[n] == '/' || !clean[n]))
+			return true;
+	}
+	return false;
+}
+
 int file_lookup__clean_path(const char *path, char *out, size_t len)
 {
 	const char *p = path;
@@ -70,7 +89,7 @@ int file_lookup__clean_path(const char *path, char *out, size_t len)
 	if (!n)
 		return -EINVAL;
 	out[n] = '\0';
-	return 0;
+	return pseudo_dir(out) ? -EINVAL : 0;
 }
 
 /* Whether path, symlinks resolved, is inside root (itself resolved); lstat only, no open. */
@@ -175,7 +194,8 @@ int file_lookup__find(const struct tr_dso *d, const struct file_lookup_opts *o,
 	for (i = 0; !f->path && !f->debug_path && i < o->narchives && d->rec.build_id_len; i++) {
 		if (!o->archives[i])
 			continue;
-		f->afd = xpa__extract(o->archives[i], d->rec.build_id, d->rec.build_id_len);
+		f->afd = xpa__extract(o->archives[i], d->rec.build_id, d->rec.build_id_len,
+				      d->rec.size_bytes, o->archive_budget);
 		if (f->afd >= 0) {
 			snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f->afd);
 			f->path = strdup(buf);

@@ -8,7 +8,8 @@
  *   4. the trace's archive (TRACE.xpa, see format-spec/ARCHIVE.md), by build-id
  *   5. the debuginfod servers of DEBUGINFOD_URLS, by build-id, for the ELF file or the debug
  *      file still missing (debuginfod_fetch.h)
- * With no_host_files only 3, 4 and 5. A recorded path with a ".." component, or a relative one,
+ * With no_host_files only 3, 4 and 5. A recorded path with a ".." component, a relative one or
+ * one in /proc, /sys or /dev (/proc/self/cwd/X is a file of this machine's current directory)
  * is used in none of them: the file is found by build-id or not at all.
  */
 #ifndef XPU_REPORT_SYM_FILE_LOOKUP_H
@@ -20,12 +21,14 @@
 #include "trace/trace.h"
 
 struct xpa;
+struct xpa_budget;
 
 struct file_lookup_opts {
 	const char *symfs;
 	bool no_host_files;
 	struct xpa *const *archives;	/* the traces' archives (NULL entries: none) */
 	size_t narchives;
+	struct xpa_budget *archive_budget;	/* what their entries may hold (xpa.h) */
 };
 
 struct found_file {
@@ -35,8 +38,9 @@ struct found_file {
 	bool from_archive;		/* path names afd */
 	bool from_debuginfod;		/* path or debug_path came from a debuginfod server */
 	bool mismatch;			/* a candidate was there, with another build-id */
-	bool refused;			/* the recorded path has "..", is relative, or leads
-					 * out of --symfs: no file was looked for by it */
+	bool refused;			/* the recorded path has "..", is relative, is in
+					 * /proc, /sys or /dev, or leads out of --symfs: no
+					 * file was looked for by it */
 };
 
 /* Fills out (nothing found: both paths NULL). 0 or -ENOMEM; out is freed by the caller. */
@@ -55,7 +59,8 @@ Elf *file_lookup__elf_fd(int *fd);
 /*
  * A recorded path made canonical for joining to --symfs: "//" and "." components dropped.
  * -EINVAL for a path that is relative, empty or has a ".." component (it could name a file
- * outside the root it is joined to), -ENAMETOOLONG when out (len bytes) is too small.
+ * outside the root it is joined to), or that is in /proc, /sys or /dev (it can lead anywhere:
+ * /proc/self/cwd, /proc/PID/root, /dev/fd); -ENAMETOOLONG when out (len bytes) is too small.
  */
 int file_lookup__clean_path(const char *path, char *out, size_t len);
 

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * Mappings of one pid can overlap over time (munmap + mmap, dlclose + dlopen, exec), so each
- * pid keeps all of them sorted by start with a running maximum of end: a lookup walks back from
- * the last start <= addr only while an earlier mapping could still reach addr.
+ * Mappings of one pid can overlap over time (munmap + mmap, dlclose + dlopen, exec), and a
+ * hostile trace can make every mapping overlap every other (one that spans the address space).
+ * A walk over the mappings that could hold an address is then a walk over all of them, for
+ * every lookup: quadratic. So each pid gets an interval index instead: a segment tree over
+ * the distinct starts and ends, each mapping stored in the O(log n) nodes that tile its range,
+ * each node's mappings sorted by (ts, index). A lookup walks one leaf-to-root path and binary
+ * searches each node: O(log^2 n), whatever the overlap. Memory: O(n log n) indexes at worst,
+ * about one node per mapping where mappings do not overlap.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,17 +30,158 @@ static int cmp_mapping(const void *a, const void *b)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct ts_idx {
+	uint64_t ts;
+	uint32_t idx;
+};
+
+static int cmp_ts_idx(const void *a, const void *b)
+{
+	const struct ts_idx *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Index of the last xs[i] <= v (xs sorted, xs[0] <= v), among nx. */
+static size_t slot_of(const uint64_t *xs, size_t nx, uint64_t v)
+{
+	size_t lo = 0, hi = nx;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (xs[mid] <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/* The distinct starts and ends of pm's mappings, sorted. */
+static int build_coords(struct pid_maps *pm)
+{
+	size_t i, k = 0;
+
+	pm->xs = malloc(2 * pm->n * sizeof(*pm->xs));
+	if (!pm->xs)
+		return -ENOMEM;
+	for (i = 0; i < pm->n; i++) {
+		pm->xs[2 * i] = pm->m[i].start;
+		pm->xs[2 * i + 1] = pm->m[i].end;
+	}
+	qsort(pm->xs, 2 * pm->n, sizeof(*pm->xs), cmp_u64);
+	for (i = 0; i < 2 * pm->n; i++) {
+		if (!k || pm->xs[k - 1] != pm->xs[i])
+			pm->xs[k++] = pm->xs[i];
+	}
+	pm->nx = k;	/* >= 2: every mapping has start < end */
+	return 0;
+}
+
+/* Nodes of a segment tree of at most 2^64 leaves that tile a range: two per level at most. */
+#define TILE_MAX 128
+
+/*
+ * The nodes that tile leaves [a, b) of the iterative segment tree of nl leaves (leaf j is node
+ * nl + j, node i's parent i / 2): their mappings are those of every leaf below them.
+ */
+static size_t tile(size_t nl, size_t a, size_t b, size_t nodes[TILE_MAX])
+{
+	size_t l = a + nl, r = b + nl, n = 0;
+
+	for (; l < r; l >>= 1, r >>= 1) {
+		if (l & 1)
+			nodes[n++] = l++;
+		if (r & 1)
+			nodes[n++] = --r;
+	}
+	return n;
+}
+
+/* Fills the tree: first a count per node, then the mappings in (ts, index) order. */
+static int build_tree(struct pid_maps *pm)
+{
+	size_t nl = pm->nx - 1, nn = 2 * nl, i, k, nt, total, nodes[TILE_MAX];
+	struct ts_idx *order;
+	size_t *fill;
+
+	pm->first = calloc(nn + 1, sizeof(*pm->first));
+	order = malloc(pm->n * sizeof(*order));
+	if (!pm->first || !order) {
+		free(order);
+		return -ENOMEM;
+	}
+	for (i = 0; i < pm->n; i++) {
+		size_t a = slot_of(pm->xs, pm->nx, pm->m[i].start);
+		size_t b = slot_of(pm->xs, pm->nx, pm->m[i].end);
+
+		order[i] = (struct ts_idx){ pm->m[i].ts_ns, (uint32_t)i };
+		nt = tile(nl, a, b, nodes);
+		for (k = 0; k < nt; k++)
+			pm->first[nodes[k] + 1]++;
+	}
+	for (i = 1; i <= nn; i++)
+		pm->first[i] += pm->first[i - 1];
+	total = pm->first[nn];
+	pm->ids = malloc((total ? total : 1) * sizeof(*pm->ids));
+	fill = malloc((nn ? nn : 1) * sizeof(*fill));
+	if (!pm->ids || !fill) {
+		free(order);
+		free(fill);
+		return -ENOMEM;
+	}
+	memcpy(fill, pm->first, nn * sizeof(*fill));
+	qsort(order, pm->n, sizeof(*order), cmp_ts_idx);
+	for (i = 0; i < pm->n; i++) {
+		const struct xpu_rec_mapping *m = &pm->m[order[i].idx];
+		size_t a = slot_of(pm->xs, pm->nx, m->start);
+		size_t b = slot_of(pm->xs, pm->nx, m->end);
+
+		nt = tile(nl, a, b, nodes);
+		for (k = 0; k < nt; k++)
+			pm->ids[fill[nodes[k]]++] = order[i].idx;
+	}
+	free(order);
+	free(fill);
+	return 0;
+}
+
+static int build_index(struct pid_maps *pm)
+{
+	/* indexes are u32: a pid with more mappings than that is no trace this report reads */
+	if (pm->n > UINT32_MAX)
+		return -ENOMEM;
+	if (build_coords(pm))
+		return -ENOMEM;
+	return build_tree(pm);
+}
+
+static void pid_maps_free(struct pid_maps *pm)
+{
+	free(pm->xs);
+	free(pm->first);
+	free(pm->ids);
+}
+
 int maps__build(struct maps *ms, const struct xpu_rec_mapping *m, size_t n)
 {
 	struct xpu_rec_mapping *all;
-	uint64_t *maxend;
 	size_t i, j, nv = 0;
 
 	memset(ms, 0, sizeof(*ms));
-	all = calloc(n ? n : 1, sizeof(*all));
-	maxend = calloc(n ? n : 1, sizeof(*maxend));
+	all = ms->all = calloc(n ? n : 1, sizeof(*all));
 	ms->pids = calloc(n ? n : 1, sizeof(*ms->pids));
-	if (!all || !maxend || !ms->pids)
+	if (!all || !ms->pids)
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		if (m[i].end <= m[i].start) {
@@ -48,88 +194,100 @@ int maps__build(struct maps *ms, const struct xpu_rec_mapping *m, size_t n)
 		qsort(all, nv, sizeof(*all), cmp_mapping);
 	for (i = 0; i < nv; i = j) {
 		struct pid_maps *pm = &ms->pids[ms->npids];
-		uint64_t mx = 0;
 
-		for (j = i; j < nv && all[j].pid == all[i].pid; j++) {
-			if (all[j].end > mx)
-				mx = all[j].end;
-			maxend[j] = mx;
-		}
+		for (j = i; j < nv && all[j].pid == all[i].pid; j++)
+			;
 		pm->pid = all[i].pid;
 		pm->m = all + i;
-		pm->maxend = maxend + i;
 		pm->n = j - i;
-		if (!kmap__put(&ms->pid_idx, pm->pid, 0, ms->npids, NULL))
-			goto nomem;
 		ms->npids++;
-	}
-	/* the first pid_maps owns the arrays (freed through pids[0]) */
-	if (!ms->npids) {
-		free(all);
-		free(maxend);
+		if (build_index(pm) || !kmap__put(&ms->pid_idx, pm->pid, 0, ms->npids - 1, NULL))
+			goto nomem;
 	}
 	return 0;
 nomem:
-	free(all);
-	free(maxend);
-	free(ms->pids);
-	ms->pids = NULL;
-	ms->npids = 0;
+	maps__free(ms);
 	return -ENOMEM;
 }
 
-static const struct xpu_rec_mapping *find_in(const struct pid_maps *pm, uint64_t addr, uint64_t ts)
+/* The better of the candidates so far and node's mappings for (before, after) ts (maps.h). */
+static void search_node(const struct pid_maps *pm, size_t node, uint64_t ts, long *before,
+			long *after)
 {
-	const struct xpu_rec_mapping *before = NULL, *after = NULL;
-	size_t lo = 0, hi = pm->n;
+	const uint32_t *ids = pm->ids + pm->first[node];
+	size_t n = pm->first[node + 1] - pm->first[node], lo = 0, hi = n, c;
+	uint64_t t1;
 
-	/* first index with start > addr */
+	/* first entry with ts_ns > ts */
 	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (pm->m[mid].start <= addr)
+		if (pm->m[ids[mid]].ts_ns <= ts)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	while (lo > 0 && pm->maxend[lo - 1] > addr) {
-		const struct xpu_rec_mapping *c = &pm->m[--lo];
-
-		if (addr >= c->end)
-			continue;
-		if (c->ts_ns <= ts) {
-			if (!before || c->ts_ns > before->ts_ns)
-				before = c;
-		} else if (!after || c->ts_ns < after->ts_ns) {
-			after = c;
-		}
+	/* ties in ts go to the highest index, as before the index existed (goldens) */
+	if (lo > 0) {
+		c = ids[lo - 1];
+		if (*before < 0 || pm->m[c].ts_ns > pm->m[*before].ts_ns ||
+		    (pm->m[c].ts_ns == pm->m[*before].ts_ns && c > (size_t)*before))
+			*before = (long)c;
 	}
-	return before ? before : after;
+	if (lo == n || *before >= 0)
+		return;
+	t1 = pm->m[ids[lo]].ts_ns;
+	for (hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->m[ids[mid]].ts_ns <= t1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	c = ids[lo - 1];
+	if (*after < 0 || t1 < pm->m[*after].ts_ns ||
+	    (t1 == pm->m[*after].ts_ns && c > (size_t)*after))
+		*after = (long)c;
+}
+
+static const struct xpu_rec_mapping *find_in(const struct pid_maps *pm, uint64_t addr, uint64_t ts)
+{
+	size_t nl = pm->nx - 1, node;
+	long before = -1, after = -1;
+
+	if (addr < pm->xs[0] || addr >= pm->xs[nl])
+		return NULL;
+	for (node = slot_of(pm->xs, pm->nx, addr) + nl; node >= 1; node >>= 1)
+		search_node(pm, node, ts, &before, &after);
+	return before >= 0 ? &pm->m[before] : after >= 0 ? &pm->m[after] : NULL;
+}
+
+const struct pid_maps *maps__pid(const struct maps *ms, uint32_t pid)
+{
+	uint32_t *v = kmap__get(&ms->pid_idx, pid, 0);
+
+	return v ? &ms->pids[*v] : NULL;
 }
 
 const struct xpu_rec_mapping *maps__find(const struct maps *ms, uint32_t pid, uint64_t addr,
 					 uint64_t ts)
 {
-	const struct xpu_rec_mapping *r = NULL;
-	uint32_t *v;
+	const struct pid_maps *pm = maps__pid(ms, pid);
+	const struct xpu_rec_mapping *r = pm ? find_in(pm, addr, ts) : NULL;
 
-	v = kmap__get(&ms->pid_idx, pid, 0);
-	if (v)
-		r = find_in(&ms->pids[*v], addr, ts);
-	if (!r && pid) {
-		v = kmap__get(&ms->pid_idx, 0, 0);
-		if (v)
-			r = find_in(&ms->pids[*v], addr, ts);
-	}
+	if (!r && pid && (pm = maps__pid(ms, 0)))
+		r = find_in(pm, addr, ts);
 	return r;
 }
 
 void maps__free(struct maps *ms)
 {
-	if (ms->npids) {
-		free(ms->pids[0].m);
-		free(ms->pids[0].maxend);
-	}
+	size_t i;
+
+	for (i = 0; i < ms->npids; i++)
+		pid_maps_free(&ms->pids[i]);
+	free(ms->all);
 	free(ms->pids);
 	kmap__free(&ms->pid_idx);
 	memset(ms, 0, sizeof(*ms));

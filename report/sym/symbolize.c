@@ -362,9 +362,11 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		.no_host_files = s->opts.no_host_files,
 		.archives = s->archives,
 		.narchives = s->narchives,
+		.archive_budget = &s->archive_budget,
 	};
 	struct found_file ff;
 	Elf *sym_elf = NULL;
+	char cut[WARN_STR_MAX + 4], cut2[WARN_STR_MAX + 4];
 
 	f->state = SF_MISSING;
 	if (d->rec.kind == XPU_DSO_VDSO && d->image) {
@@ -399,7 +401,7 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 			/* one summary for all (symbolizer__warn_unresolved); each with -v */
 			if (s->opts.verbose)
 				fprintf(stderr, "xpu-report: build-id mismatch for %s: symbols not used\n",
-					d->path);
+					warn__cut(d->path, cut));
 		} else {
 			char hex[2 * XPU_BUILD_ID_MAX + 1];
 
@@ -407,8 +409,9 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 			file_lookup__hex(d, hex);
 			if (s->opts.verbose)
 				fprintf(stderr, "xpu-report: no local file for %s (build-id %s)%s\n",
-					d->path, hex[0] ? hex : "none", ff.refused ?
-					": its path has \"..\", is relative or leaves --symfs" : "");
+					warn__cut(d->path, cut), hex[0] ? hex : "none", ff.refused ?
+					": its path has \"..\", is relative, is in /proc, /sys or "
+					"/dev, or leaves --symfs" : "");
 		}
 		return;
 	}
@@ -432,8 +435,8 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 		f->dw = dwarf_begin_elf(f->delf, DWARF_C_READ, NULL);
 	f->state = SF_OK;
 	if (s->opts.verbose)
-		fprintf(stderr, "xpu-report: %s: %s%s%s, %zu symbols%s\n", d->path,
-			f->from_archive ? "archive" : f->path ? f->path : "",
+		fprintf(stderr, "xpu-report: %s: %s%s%s, %zu symbols%s\n", warn__cut(d->path, cut),
+			f->from_archive ? "archive" : f->path ? warn__cut(f->path, cut2) : "",
 			f->path && f->debug_path ? " + " : "",
 			f->debug_path ? f->debug_path : "", f->nsyms, f->dw ? ", dwarf" : "");
 }
@@ -1078,6 +1081,7 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		s->files[i].base = b ? b + 1 : t->dsos[i].path;
 		s->files[i].cuda_internal = is_cuda_internal(s->files[i].base);
 	}
+	s->archive_budget.max_bytes = opts->archive_max_bytes;
 	s->archives = calloc(1 + opts->nmore_paths, sizeof(*s->archives));
 	if (!s->archives)
 		return -ENOMEM;

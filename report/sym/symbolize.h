@@ -18,6 +18,7 @@
 
 #include "sym/kallsyms.h"
 #include "sym/maps.h"
+#include "sym/xpa.h"
 #include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
@@ -35,6 +36,7 @@ struct sym_opts {
 	bool python_lines;
 	bool inline_frames;		/* --inline: a frame per DWARF inlined callee */
 	bool sites;			/* keep each frame's site and source line (pprof) */
+	uint64_t archive_max_bytes;	/* --archive-max (xpa.h); 0: the default */
 	int verbose;
 };
 
@@ -77,6 +79,7 @@ struct symbolizer {
 	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
 	struct xpa **archives;		/* TRACE.xpa next to each trace, or NULL */
 	size_t narchives;
+	struct xpa_budget archive_budget;	/* what their extracted entries hold */
 	struct jitsyms *jit;		/* JIT_SYMBOL names, or NULL */
 
 	uint32_t *frame_dso;		/* frame id -> its file (see symbolizer__frame_dso) */

@@ -162,7 +162,7 @@ static struct uw_session *session_get(struct unwinder *u, uint32_t pid, uint64_t
 {
 	uint32_t gen = trace__generation(u->t, pid, ts), *v;
 	struct uw_session ns = { 0 };
-	const struct pid_maps *pm = NULL;
+	const struct pid_maps *pm = maps__pid(&u->s->maps, pid);
 	bool ins;
 	size_t i;
 
@@ -173,10 +173,6 @@ static struct uw_session *session_get(struct unwinder *u, uint32_t pid, uint64_t
 		return &u->sess[*v];
 	if (VEC_PUSH(u->sess, u->nsess, u->sess_cap, ns))
 		return NULL;
-	for (i = 0; i < u->s->maps.npids; i++) {
-		if (u->s->maps.pids[i].pid == pid)
-			pm = &u->s->maps.pids[i];
-	}
 	ns.dwfl = dwfl_begin(&dwfl_cbs);
 	if (!ns.dwfl || !pm)
 		goto out;

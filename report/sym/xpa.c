@@ -8,8 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +23,18 @@
 #include "safe_open.h"
 #include "sym/xpa.h"
 
+/* What became of an entry: extracted once, whatever the number of DSO records naming it. */
+enum xpa_state {
+	XPA_UNTRIED,
+	XPA_EXTRACTED,			/* fd holds it */
+	XPA_FAILED,			/* damaged, not ELF or over the budget: never tried again */
+};
+
 struct xpa_index {
 	struct xpa_entry e;
 	uint64_t payload_off;
+	int fd;
+	uint8_t state;			/* enum xpa_state */
 };
 
 struct xpa {
@@ -34,6 +42,7 @@ struct xpa {
 	char *path;
 	struct xpa_index *idx;
 	size_t n, cap;
+	uint32_t *by_id;		/* indexes into idx by (build-id, index): binary search */
 };
 
 /* ---- reader ------------------------------------------------------------------------------- */
@@ -64,6 +73,8 @@ static int xpa_scan(struct xpa *a)
 		    x.e.raw_size > XPA_MAX_RAW_BYTES || x.e.comp_size > size)
 			return -EINVAL;
 		x.payload_off = off + x.e.entry_size + xpa_pad8(x.e.path_len);
+		x.fd = -1;
+		x.state = XPA_UNTRIED;
 		if (x.payload_off + x.e.comp_size > size)
 			return -EINVAL;
 		if (VEC_PUSH(a->idx, a->n, a->cap, x))
@@ -71,6 +82,65 @@ static int xpa_scan(struct xpa *a)
 		off = x.payload_off + xpa_pad8(x.e.comp_size);
 	}
 	return 0;
+}
+
+/* Orders entries by (build-id length, build-id, position): the first of equal ones wins. */
+static int cmp_key(const struct xpa_entry *e, uint32_t i, const uint8_t *bid, unsigned int len,
+		   uint32_t j)
+{
+	int c;
+
+	if (e->build_id_len != len)
+		return e->build_id_len < len ? -1 : 1;
+	c = memcmp(e->build_id, bid, len);
+	if (c)
+		return c;
+	return i < j ? -1 : i > j;
+}
+
+static int cmp_by_id(const void *a, const void *b, void *arg)
+{
+	const struct xpa *x = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct xpa_entry *y = &x->idx[j].e;
+
+	return cmp_key(&x->idx[i].e, i, y->build_id, y->build_id_len, j);
+}
+
+/* A lookup per DSO record must not walk every entry: 65,536 of each would be 4 billion steps. */
+static int index_build_ids(struct xpa *a)
+{
+	uint32_t i;
+
+	a->by_id = malloc((a->n ? a->n : 1) * sizeof(*a->by_id));
+	if (!a->by_id)
+		return -ENOMEM;
+	for (i = 0; i < a->n; i++)
+		a->by_id[i] = i;
+	qsort_r(a->by_id, a->n, sizeof(*a->by_id), cmp_by_id, a);
+	return 0;
+}
+
+/* The first entry with this build-id, or NULL. */
+static struct xpa_index *find_entry(const struct xpa *a, const uint8_t *bid, unsigned int len)
+{
+	size_t lo = 0, hi = a->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		/* position 0 sorts before every equal key's position: lower bound */
+		if (cmp_key(&a->idx[a->by_id[mid]].e, a->by_id[mid], bid, len, 0) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == a->n)
+		return NULL;
+	lo = a->by_id[lo];
+	if (a->idx[lo].e.build_id_len != len || memcmp(a->idx[lo].e.build_id, bid, len))
+		return NULL;
+	return &a->idx[lo];
 }
 
 int xpa__open_for_trace(struct xpa **out, const char *trace_path)
@@ -104,89 +174,239 @@ int xpa__open_for_trace(struct xpa **out, const char *trace_path)
 	/* entries before the damage stay usable, as for a damaged trace */
 	if (err)
 		warn__once("warning: %s is damaged after %zu entries; using those", a->path, a->n);
+	if (index_build_ids(a)) {
+		xpa__close(a);
+		return -ENOMEM;
+	}
 	*out = a;
 	return 0;
 }
 
-/* Decompresses an entry into a sparse memfd: runs of zeros become holes, not memory. */
-static int extract_entry(struct xpa *a, const struct xpa_index *x)
+/*
+ * Whether the first bytes of an entry (n of them) start an ELF file whose header and tables
+ * fit in raw_size bytes: a payload that is not one is never decompressed further. Entries are
+ * the files of x86-64 and arm64 traces: little-endian only.
+ */
+static bool elf_head_ok(const uint8_t *p, size_t n, uint64_t raw_size)
 {
-	size_t out_cap = ZSTD_DStreamOutSize(), i;
-	uint8_t *comp = NULL, *obuf = NULL;
-	ZSTD_DStream *ds = NULL;
-	ZSTD_inBuffer in;
-	uint64_t written = 0;
-	int fd = -1, err = -EINVAL;
+	uint64_t phoff, shoff, phsize, shsize;
 
-	comp = malloc(x->e.comp_size ? x->e.comp_size : 1);
-	obuf = malloc(out_cap);
-	ds = ZSTD_createDStream();
-	if (!comp || !obuf || !ds) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (pread(a->fd, comp, x->e.comp_size, (off_t)x->payload_off) != (ssize_t)x->e.comp_size ||
-	    crc32c(0, comp, x->e.comp_size) != x->e.payload_crc32c)
-		goto out;
-	fd = memfd_create("xpu-archive", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)x->e.raw_size)) {
-		err = -errno;
-		goto out;
-	}
-	in = (ZSTD_inBuffer){ comp, x->e.comp_size, 0 };
-	while (in.pos < in.size) {
-		ZSTD_outBuffer ob = { obuf, out_cap, 0 };
-		size_t r = ZSTD_decompressStream(ds, &ob, &in);
+	if (n < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) || p[EI_DATA] != ELFDATA2LSB ||
+	    p[EI_VERSION] != EV_CURRENT)
+		return false;
+	if (p[EI_CLASS] == ELFCLASS64 && n >= sizeof(Elf64_Ehdr)) {
+		Elf64_Ehdr h;
 
-		if (ZSTD_isError(r) || written + ob.pos > x->e.raw_size)
-			goto out;
-		for (i = 0; i < ob.pos; i += 4096) {
-			size_t n = ob.pos - i < 4096 ? ob.pos - i : 4096, k;
+		memcpy(&h, p, sizeof(h));
+		phoff = h.e_phoff;
+		phsize = (uint64_t)h.e_phnum * h.e_phentsize;
+		shoff = h.e_shoff;
+		shsize = (uint64_t)h.e_shnum * h.e_shentsize;
+	} else if (p[EI_CLASS] == ELFCLASS32 && n >= sizeof(Elf32_Ehdr)) {
+		Elf32_Ehdr h;
 
-			for (k = 0; k < n && !obuf[i + k]; k++)
-				;
-			if (k < n && pwrite(fd, obuf + i, n, (off_t)(written + i)) != (ssize_t)n) {
-				err = -errno;
-				goto out;
-			}
-		}
-		written += ob.pos;
-		if (!r)
-			break;
+		memcpy(&h, p, sizeof(h));
+		phoff = h.e_phoff;
+		phsize = (uint64_t)h.e_phnum * h.e_phentsize;
+		shoff = h.e_shoff;
+		shsize = (uint64_t)h.e_shnum * h.e_shentsize;
+	} else {
+		return false;
 	}
-	if (written != x->e.raw_size)
-		goto out;
-	err = 0;
-out:
-	ZSTD_freeDStream(ds);
-	free(comp);
-	free(obuf);
-	if (err) {
-		if (fd >= 0)
-			close(fd);
-		warn__once("warning: %s: a damaged entry was skipped", a->path);
-		return err;
-	}
-	return fd;
+	return phoff <= raw_size && phsize <= raw_size - phoff && shoff <= raw_size &&
+	       shsize <= raw_size - shoff;
 }
 
-int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len)
+/* One entry's decompression: compressed bytes read in slices, output written when full. */
+struct xpa_stream {
+	struct xpa *a;
+	const struct xpa_index *x;
+	struct xpa_budget *budget;
+	ZSTD_DStream *ds;
+	uint8_t *ibuf, *obuf;
+	size_t icap, ocap;
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer out;
+	uint64_t read;			/* payload bytes read */
+	uint64_t written;		/* raw bytes flushed to the memfd (holes included) */
+	uint64_t held;			/* non-zero bytes written to the memfd */
+	uint32_t crc;
+	bool done;			/* the frame ended */
+	bool not_elf;			/* said so */
+	int fd;				/* the memfd, once the header checked out */
+};
+
+/* Decompresses until out is full or the frame ends: 0, -EINVAL (damaged) or -errno. */
+static int stream_fill(struct xpa_stream *st)
 {
+	while (!st->done && st->out.pos < st->out.size) {
+		size_t r;
+
+		if (st->in.pos == st->in.size) {
+			size_t n = st->x->e.comp_size - st->read < st->icap ?
+					   st->x->e.comp_size - st->read : st->icap;
+
+			if (!n)
+				return -EINVAL;	/* the payload ended inside the frame */
+			if (pread(st->a->fd, st->ibuf, n, (off_t)(st->x->payload_off + st->read)) !=
+			    (ssize_t)n)
+				return -EINVAL;
+			st->crc = crc32c(st->crc, st->ibuf, n);
+			st->read += n;
+			st->in = (ZSTD_inBuffer){ st->ibuf, n, 0 };
+		}
+		r = ZSTD_decompressStream(st->ds, &st->out, &st->in);
+		if (ZSTD_isError(r))
+			return -EINVAL;
+		st->done = !r;
+	}
+	return 0;
+}
+
+/*
+ * Writes out's bytes to the memfd: 4 KiB blocks of zeros become holes, not memory. Past the
+ * budget: -EFBIG. Flushed only when full (or at the end), so offsets stay block-aligned.
+ */
+static int stream_flush(struct xpa_stream *st)
+{
+	static const uint8_t zero[4096];
+	uint64_t max = st->budget->max_bytes ? st->budget->max_bytes : XPA_DEFAULT_MAX_HELD_BYTES;
 	size_t i;
 
-	for (i = 0; a && i < a->n; i++) {
-		if (a->idx[i].e.build_id_len == len && !memcmp(a->idx[i].e.build_id, build_id, len))
-			return extract_entry(a, &a->idx[i]);
+	if (st->written + st->out.pos > st->x->e.raw_size)
+		return -EINVAL;
+	for (i = 0; i < st->out.pos; i += sizeof(zero)) {
+		size_t n = st->out.pos - i < sizeof(zero) ? st->out.pos - i : sizeof(zero);
+
+		if (!memcmp(st->obuf + i, zero, n))
+			continue;
+		if (st->budget->held_bytes + st->held + n > max)
+			return -EFBIG;
+		if (pwrite(st->fd, st->obuf + i, n, (off_t)(st->written + i)) != (ssize_t)n)
+			return errno ? -errno : -EIO;
+		st->held += n;
 	}
-	return -ENOENT;
+	st->written += st->out.pos;
+	st->out.pos = 0;
+	return 0;
+}
+
+/* The header first (nothing written before it checks out), then the rest, slice by slice. */
+static int stream_run(struct xpa_stream *st)
+{
+	int err;
+
+	err = stream_fill(st);
+	if (err)
+		return err;
+	if (!elf_head_ok(st->obuf, st->out.pos, st->x->e.raw_size)) {
+		warn__once("warning: %s: an entry is not an ELF file: skipped", st->a->path);
+		st->not_elf = true;
+		return -EINVAL;
+	}
+	st->fd = memfd_create("xpu-archive", MFD_CLOEXEC);
+	if (st->fd < 0 || ftruncate(st->fd, (off_t)st->x->e.raw_size))
+		return -errno;
+	for (;;) {
+		err = stream_flush(st);
+		if (err || st->done)
+			break;
+		err = stream_fill(st);
+		if (err)
+			break;
+	}
+	/* one frame, the whole payload, exactly raw_size bytes (ARCHIVE.md 2.2) */
+	if (!err && (st->written != st->x->e.raw_size || st->read != st->x->e.comp_size ||
+		     st->in.pos != st->in.size || st->crc != st->x->e.payload_crc32c))
+		err = -EINVAL;
+	return err;
+}
+
+static void say_over_budget(struct xpa *a, const struct xpa_budget *b)
+{
+	uint64_t max = b->max_bytes ? b->max_bytes : XPA_DEFAULT_MAX_HELD_BYTES;
+
+	warn__once("warning: %s: entries not extracted: together they would hold more than "
+		   "--archive-max=%llu bytes of memory; raise it to use them", a->path,
+		   (unsigned long long)max);
+}
+
+/* Decompresses an entry into a sparse memfd: the memfd, or a negative errno (said). */
+static int extract_entry(struct xpa *a, const struct xpa_index *x, struct xpa_budget *budget)
+{
+	struct xpa_stream st = { .a = a, .x = x, .budget = budget, .fd = -1 };
+	int err = -ENOMEM;
+
+	st.icap = ZSTD_DStreamInSize();
+	st.ocap = ZSTD_DStreamOutSize();
+	st.ibuf = malloc(st.icap);
+	st.obuf = malloc(st.ocap);
+	st.ds = ZSTD_createDStream();
+	if (st.ibuf && st.obuf && st.ds) {
+		st.out = (ZSTD_outBuffer){ st.obuf, st.ocap, 0 };
+		err = stream_run(&st);
+	}
+	ZSTD_freeDStream(st.ds);
+	free(st.ibuf);
+	free(st.obuf);
+	if (!err) {
+		budget->held_bytes += st.held;
+		return st.fd;
+	}
+	if (st.fd >= 0)
+		close(st.fd);
+	if (err == -EFBIG) {
+		if (!budget->said)
+			say_over_budget(a, budget);
+		budget->said = true;
+	} else if (err == -EINVAL && !st.not_elf) {
+		warn__once("warning: %s: a damaged entry was skipped", a->path);
+	} else if (err != -EINVAL && err != -ENOMEM) {
+		warn__once("warning: %s: an entry could not be extracted: %s", a->path,
+			   strerror(-err));
+	}
+	return err;
+}
+
+int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len, uint64_t file_size,
+		 struct xpa_budget *budget)
+{
+	struct xpa_index *x = a ? find_entry(a, build_id, len) : NULL;
+	int fd;
+
+	if (!x)
+		return -ENOENT;
+	/* the trace knows the file's size: an entry that decompresses to more is not that file */
+	if (file_size && x->e.raw_size > file_size) {
+		warn__once("warning: %s: an entry is larger than the file the trace recorded for "
+			   "its build-id: not used", a->path);
+		return -EFBIG;
+	}
+	if (x->state == XPA_UNTRIED) {
+		fd = extract_entry(a, x, budget);
+		x->state = fd >= 0 ? XPA_EXTRACTED : XPA_FAILED;
+		x->fd = fd;
+	}
+	if (x->state != XPA_EXTRACTED)
+		return -EINVAL;
+	/* each caller closes its own descriptor; the memory is the entry's, held once */
+	fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 0);
+	return fd >= 0 ? fd : -errno;
 }
 
 void xpa__close(struct xpa *a)
 {
+	size_t i;
+
 	if (!a)
 		return;
+	for (i = 0; i < a->n; i++) {
+		if (a->idx[i].fd >= 0)
+			close(a->idx[i].fd);
+	}
 	close(a->fd);
 	free(a->path);
 	free(a->idx);
+	free(a->by_id);
 	free(a);
 }

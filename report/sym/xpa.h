@@ -7,6 +7,7 @@
 #ifndef XPU_REPORT_SYM_XPA_H
 #define XPU_REPORT_SYM_XPA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define XPA_MAGIC "XPUARCH\0"
@@ -59,10 +60,30 @@ static inline uint64_t xpa_pad8(uint64_t n)
 
 struct xpa;
 
+/*
+ * What the entries extracted for one report may hold in memory, in all (--archive-max): the
+ * bytes of their memfds that are not zero (zeroed sections are holes and cost nothing). An
+ * archive of kilobytes can decompress to gigabytes; the cap keeps that out of memory.
+ */
+#define XPA_DEFAULT_MAX_HELD_BYTES (1ull << 30)
+
+struct xpa_budget {
+	uint64_t max_bytes;		/* 0: XPA_DEFAULT_MAX_HELD_BYTES */
+	uint64_t held_bytes;		/* by the entries extracted so far */
+	bool said;			/* the cap stopped an entry, and that was said */
+};
+
 /* Opens TRACE.xpa next to trace_path if it exists (*out NULL otherwise). 0 or -ENOMEM. */
 int xpa__open_for_trace(struct xpa **out, const char *trace_path);
-/* A memfd holding the file with this build-id, or a negative errno (-ENOENT: not there). */
-int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len);
+/*
+ * A memfd holding the file with this build-id (the caller's own descriptor: close it), or a
+ * negative errno: -ENOENT (not there), -EINVAL (damaged or not an ELF file), -EFBIG (larger
+ * than file_size, the size the trace recorded for the file when not 0, or past the budget).
+ * An entry is decompressed once, however many DSO records name its build-id, and only after
+ * its ELF header checks out.
+ */
+int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len, uint64_t file_size,
+		 struct xpa_budget *budget);
 void xpa__close(struct xpa *a);
 
 #endif

@@ -1,26 +1,51 @@
 // SPDX-License-Identifier: MIT
 /*
- * Writes the hostile traces of issue 18 for tests/unit/test_hostile.sh (valid frames and
+ * Writes the hostile traces of issues 18 and 28 for tests/unit/test_hostile.sh (valid frames and
  * CRCs, every record legal on its own):
  *   longname OUT          one API-name string of 1 MiB, named by 2,252 API calls
  *   files OUT DIR         DSOs named /dev/zero, /dev/null, /proc/kmsg, /proc/self/mem, a FIFO,
  *                         a directory and an empty file (DIR/fifo, DIR/dir, DIR/empty)
  *   escape OUT BIN        DSOs with BIN's build-id named ../../../../BIN, /escape-link,
  *                         /usr//bin/./copy, /usr/bin/copy and //usr/bin/copy (the test puts
- *                         a symlink and a copy under --symfs: `archive` finds most files)
+ *                         a symlink and a copy under --symfs: `archive` packs the copy, once)
  *   deep OUT              a stack of 1,025 addresses and one of 1,024
- * Every DSO is mapped by pid 100 and sampled once per mapping.
+ *   spanmaps OUT          one mapping over the whole address space, 40,000 small ones under
+ *                         it, and 8,000 stacks of 100 addresses above the small ones: every
+ *                         lookup once walked back over every mapping (issue 28)
+ *   archive OUT           and OUT.xpa: 20 DSO records each of three build-ids, whose archive
+ *                         entries are 16 MiB of 'A' (no ELF file), an ELF header and 16 MiB
+ *                         for a file the trace says is 4 KiB, and an ELF header and 8 MiB
+ *                         (issue 28: each record decompressed its entry, up to 8 GiB each)
+ *   threads OUT           50,000 threads of pid 100, each sampled 4 times in a stack of 1,000
+ *                         addresses: output past --max-output was still produced (jsonl),
+ *                         and chrome held every thread's open frames (gigabytes)
+ *   dsowarn OUT BIN       1,000 DSO records of BIN (its path and build-id), and 1,000 of one
+ *                         1 MiB path with a build-id nowhere: `archive` wrote an entry per
+ *                         record and a warning with the whole path per record (gigabytes)
+ *   procpaths OUT DIR     DSOs named /proc/self/cwd/victim.so, /proc/self/root/DIR/victim.so
+ *                         and /proc/1/root/DIR/victim.so: files of the report's directory
+ *                         and root, and another process's root, reached through /proc
+ *   names OUT             a host, command line and thread name of 1 MiB each, and a kernel
+ *                         with an empty name (pprof failed "out of memory" on it)
+ * Every DSO is mapped by pid 100 and sampled once (spanmaps and threads map their own).
  */
+#include <elf.h>
 #include <stdint.h>
 #include <string.h>
+#include <zstd.h>
 
 #define TRACE_BUILD_PROG "make_hostile"
 #include "../lib/trace_build.h"
+#include "../../report/sym/xpa.h"
+#include "crc32c.h"
 #include "elf_buildid.h"
 
 #define T0 1000000000ull
 
 static uint32_t next_dso = 1;
+
+static const char *host = "hostile", *comm = "victim";
+static uint32_t cmdline;
 
 static void session(void)
 {
@@ -29,9 +54,10 @@ static void session(void)
 				       .start_mono_ns = T0 };
 	struct xpu_rec_task task = { .ts_ns = T0, .kind = XPU_TASK_EXEC, .pid = 100, .tid = 100 };
 
-	ses.host_str = str("hostile");
+	ses.host_str = str(host);
+	ses.cmdline_str = cmdline;
 	rec(XPU_REC_SESSION, &ses, sizeof(ses), 0);
-	task.comm_str = str("victim");
+	task.comm_str = str(comm);
 	rec(XPU_REC_TASK, &task, sizeof(task), T0);
 }
 
@@ -43,9 +69,9 @@ static void sample(uint64_t ts, uint32_t stack_id)
 }
 
 /* A DSO at path (with build-id bid, n bytes), mapped at 0x10000000 * its id, sampled once. */
-static void dso(const char *path, const uint8_t *bid, int n)
+static void dso_sized(const char *path, const uint8_t *bid, int n, uint64_t size_bytes)
 {
-	struct xpu_rec_dso d = { .id = next_dso++, .kind = XPU_DSO_ELF };
+	struct xpu_rec_dso d = { .id = next_dso++, .kind = XPU_DSO_ELF, .size_bytes = size_bytes };
 	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .prot = 5 };
 	uint64_t ip;
 
@@ -61,6 +87,11 @@ static void dso(const char *path, const uint8_t *bid, int n)
 	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
 	ip = m.start + 0x1234;
 	sample(T0 + 1000 * d.id, stack(&ip, 0, 1));
+}
+
+static void dso(const char *path, const uint8_t *bid, int n)
+{
+	dso_sized(path, bid, n, 0);
 }
 
 static void longname(void)
@@ -108,7 +139,7 @@ static void escape(const char *bin)
 	dso(path, bid, n);
 	dso("/escape-link", bid, n);
 	dso("/usr//bin/./copy", bid, n);
-	/* found too: `archive` refuses a trace whose files are mostly missing */
+	/* one file, found by several records: `archive` writes one entry, under a clean name */
 	dso("/usr/bin/copy", bid, n);
 	dso("//usr/bin/copy", bid, n);
 }
@@ -135,15 +166,201 @@ static void deep(void)
 	sample(T0 + 2, 5001);
 }
 
+static void spanmaps(void)
+{
+	enum { NMAPS = 40000, NSTACKS = 8000, DEPTH = 100 };
+	struct xpu_rec_dso d = { .id = 1, .kind = XPU_DSO_ELF };
+	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .dso_id = 1, .prot = 5 };
+	uint64_t ips[DEPTH];
+	uint32_t i, k;
+
+	d.path_str = str("/nonexistent/span.so");
+	rec(XPU_REC_DSO, &d, sizeof(d), 0);
+	m.end = UINT64_MAX;
+	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	for (i = 1; i <= NMAPS; i++) {
+		m.start = 0x10000ull * i;
+		m.end = m.start + 0x1000;
+		rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	}
+	for (i = 0; i < NSTACKS; i++) {
+		/* distinct stacks (each is symbolized) that compress well: one address differs */
+		for (k = 0; k < DEPTH; k++)
+			ips[k] = 0x10000ull * (NMAPS + 2) + k * 16;
+		ips[0] += 0x100000ull + i * 16;
+		sample(T0 + 1000 + i, stack(ips, 0, DEPTH));
+	}
+}
+
+static void write_xpa_entry(FILE *f, const uint8_t bid[20], const uint8_t *raw, size_t len)
+{
+	struct xpa_entry e = { .magic = XPA_ENTRY_MAGIC, .entry_size = sizeof(e),
+			       .build_id_len = 20, .content = XPA_CONTENT_ZEROED };
+	size_t cap = ZSTD_compressBound(len), n;
+	uint8_t *comp = malloc(cap), pad[8] = { 0 };
+
+	if (!comp)
+		die("malloc");
+	n = ZSTD_compress(comp, cap, raw, len, 3);
+	if (ZSTD_isError(n))
+		die("compress");
+	memcpy(e.build_id, bid, 20);
+	e.raw_size = len;
+	e.comp_size = n;
+	e.payload_crc32c = crc32c(0, comp, n);
+	e.hdr_crc32c = crc32c(0, &e, 60);
+	if (fwrite(&e, sizeof(e), 1, f) != 1 || fwrite(comp, 1, n, f) != n ||
+	    fwrite(pad, 1, xpa_pad8(n) - n, f) != xpa_pad8(n) - n)
+		die("write archive");
+	free(comp);
+}
+
+/* len bytes of 'A', behind an ELF header that checks out when elf */
+static uint8_t *junk(size_t len, int elf)
+{
+	uint8_t *p = malloc(len);
+	Elf64_Ehdr h = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+				      EV_CURRENT },
+			 .e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			 .e_ehsize = sizeof(h) };
+
+	if (!p)
+		die("malloc");
+	memset(p, 'A', len);
+	if (elf)
+		memcpy(p, &h, sizeof(h));
+	return p;
+}
+
+static void archive(const char *out)
+{
+	static const char *const names[3] = { "/nonexistent/notelf.so", "/nonexistent/big.so",
+					      "/nonexistent/elf.so" };
+	static const size_t sizes[3] = { 16 << 20, 16 << 20, 8 << 20 };
+	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .header_size = sizeof(h),
+				.entry_count = 3 };
+	uint8_t bid[3][20];
+	char path[4096];
+	FILE *f;
+	int i, k;
+
+	for (i = 0; i < 3; i++) {
+		memset(bid[i], 0xb0 + i, sizeof(bid[i]));
+		for (k = 0; k < 20; k++)
+			dso_sized(names[i], bid[i], 20, i == 1 ? 4096 : 0);
+	}
+	snprintf(path, sizeof(path), "%s.xpa", out);
+	f = fopen(path, "wb");
+	if (!f)
+		die("open archive");
+	h.hdr_crc32c = crc32c(0, &h, 28);
+	if (fwrite(&h, sizeof(h), 1, f) != 1)
+		die("write archive");
+	for (i = 0; i < 3; i++) {
+		uint8_t *raw = junk(sizes[i], i > 0);
+
+		write_xpa_entry(f, bid[i], raw, sizes[i]);
+		free(raw);
+	}
+	if (fclose(f))
+		die("close archive");
+}
+
+static void dsowarn(const char *bin)
+{
+	static char path[1 << 20];
+	uint8_t bid[XPU_BUILD_ID_MAX], none[20];
+	int n = elf_buildid__read_path(bin, bid, sizeof(bid)), i;
+
+	if (n <= 0)
+		die("build-id of BIN");
+	memset(path, 'P', sizeof(path) - 1);
+	path[0] = '/';
+	memset(none, 0xee, sizeof(none));
+	for (i = 0; i < 1000; i++) {
+		dso(bin, bid, n);
+		dso(path, none, sizeof(none));
+	}
+}
+
+static void procpaths(const char *dir)
+{
+	char path[4096];
+
+	dso("/proc/self/cwd/victim.so", NULL, 0);
+	snprintf(path, sizeof(path), "/proc/self/root%s/victim.so", dir);
+	dso(path, NULL, 0);
+	snprintf(path, sizeof(path), "/proc/1/root%s/victim.so", dir);
+	dso(path, NULL, 0);
+}
+
+static void threads(void)
+{
+	enum { NTHREADS = 50000, ROUNDS = 4, DEPTH = 1000 };
+	struct xpu_rec_dso d = { .id = 1, .kind = XPU_DSO_ELF };
+	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .dso_id = 1, .prot = 5,
+				     .start = 0x7f0000000000ull, .end = 0x7f0000100000ull };
+	static uint64_t ips[DEPTH];
+	uint32_t i, r, id;
+
+	/* frames named "libdeep.so+0x...": each sample is 1,000 of them in jsonl */
+	d.path_str = str("/nonexistent/libdeep.so");
+	rec(XPU_REC_DSO, &d, sizeof(d), 0);
+	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	for (i = 0; i < DEPTH; i++)
+		ips[i] = m.start + i * 64;
+	id = stack(ips, 0, DEPTH);
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < NTHREADS; i++) {
+			struct xpu_rec_cpu_sample s = { .ts_ns = T0 + r * 10000000ull + i,
+							.pid = 100, .tid = 1000 + i,
+							.stack_id = id };
+
+			rec(XPU_REC_CPU_SAMPLE, &s, sizeof(s), s.ts_ns);
+		}
+	}
+}
+
+/* names(): 1 MiB names for the session, set before it is written */
+static void long_names(void)
+{
+	static char h[1 << 20], c[1 << 20], a[1 << 20];
+
+	memset(h, 'H', sizeof(h) - 1);
+	memset(c, 'T', sizeof(c) - 1);
+	memset(a, 'C', sizeof(a) - 1);
+	host = h;
+	comm = c;
+	cmdline = str(a);
+}
+
+static void names(void)
+{
+	struct xpu_rec_gpu_launch l = { .ts_ns = T0 + 100, .pid = 100, .tid = 100, .corr_id = 1,
+					.cbid = 1 };
+	struct xpu_rec_gpu_kernel k = { .start_ns = T0 + 200, .end_ns = T0 + 300, .pid = 100,
+					.corr_id = 1 };
+	uint64_t ip = 0x401000;
+
+	l.stack_id = stack(&ip, 0, 1);
+	rec(XPU_REC_GPU_LAUNCH, &l, sizeof(l), l.ts_ns);
+	k.name_str = str("");
+	rec(XPU_REC_GPU_KERNEL, &k, sizeof(k), k.start_ns);
+	sample(T0 + 400, l.stack_id);
+}
+
 int main(int argc, char **argv)
 {
 	struct trace_writer_opts wo = { 0 };
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: make_hostile longname|files|escape|deep OUT [ARG]\n");
+		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
+			"names|threads|dsowarn|procpaths OUT [ARG]\n");
 		return 2;
 	}
 	open_trace(argv[2], &wo);
+	if (!strcmp(argv[1], "names"))
+		long_names();
 	session();
 	if (!strcmp(argv[1], "longname"))
 		longname();
@@ -153,6 +370,18 @@ int main(int argc, char **argv)
 		escape(argv[3]);
 	else if (!strcmp(argv[1], "deep"))
 		deep();
+	else if (!strcmp(argv[1], "spanmaps"))
+		spanmaps();
+	else if (!strcmp(argv[1], "archive"))
+		archive(argv[2]);
+	else if (!strcmp(argv[1], "names"))
+		names();
+	else if (!strcmp(argv[1], "threads"))
+		threads();
+	else if (!strcmp(argv[1], "dsowarn") && argc == 4)
+		dsowarn(argv[3]);
+	else if (!strcmp(argv[1], "procpaths") && argc == 4)
+		procpaths(argv[3]);
 	else
 		die("arguments");
 	if (trace_writer__close(w))

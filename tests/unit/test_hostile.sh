@@ -3,6 +3,10 @@
 # long name, DSO paths naming devices, FIFOs and pseudo-files, recorded paths that escape
 # --symfs, and a stack over the format's depth limit. xpu-report must stay bounded, open none
 # of those files (checked with strace), and use nothing outside --symfs with --no-host-files.
+# Then issue 28, resource exhaustion from small files, each report under limits (lim): a
+# mapping over the whole address space, archive entries decompressed per DSO record, work past
+# --max-output, `archive` warnings per DSO record, long names in text and info, an empty
+# kernel name in pprof, and DSO paths through /proc.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -15,9 +19,25 @@ trap 'rm -rf "$T"' EXIT
 bad() { echo "FAIL $NAME: $*"; fail=1; }
 command -v strace >/dev/null || { echo "SKIP $NAME: no strace (scripts/install-deps.sh)"; exit 77; }
 [ -x "$R" ] || { echo "FAIL $NAME: $R not built"; exit 1; }
+lib=$ROOT/build/libxpucommon.a
+[ -f "$lib" ] || lib=$ROOT/$BUILD/libxpucommon.a
 ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$T/make_hostile" \
-	"$ROOT/tests/unit/make_hostile.c" "$ROOT/build/libxpucommon.a" -lzstd ||
+	"$ROOT/tests/unit/make_hostile.c" "$lib" -lzstd ||
 	{ echo "FAIL $NAME: cannot build make_hostile"; exit 1; }
+
+# Issue 28's limits for one command: 10 s of CPU, 100 MiB per file written (stdout, stderr,
+# -o) and 512 MiB of address space, but under ASan, whose shadow memory reserves terabytes of
+# it. A command the limits kill exits 128 + the signal: SIGKILL or SIGXCPU for CPU time,
+# SIGXFSZ for a file.
+asan=0
+nm "$R" 2>/dev/null | grep -q __asan_init && asan=1
+lim() {
+	(
+		ulimit -t 10 && ulimit -f 102400 || exit 125
+		[ $asan = 1 ] || ulimit -v 524288 || exit 125
+		exec "$@"
+	)
+}
 
 # 1. a 1 MiB API name, 2,252 calls: every output bounded (names cut at 4 KB), and
 #    --max-output stops the output with a clear error
@@ -70,7 +90,7 @@ grep -q "/usr//bin/./copy local: $T/symfs/usr/bin/copy$" "$T/esc.info" ||
 	bad "the copy under --symfs not found: $(grep copy "$T/esc.info")"
 grep -E "open.*(\.\./|escape-link)" "$T/st.esc" && bad "escaping path opened"
 "$R" archive --symfs="$T/symfs" -o "$T/esc.xpa" "$T/esc.xpu" >/dev/null 2>"$T/err" ||
-	bad "archive of 3 files found of 5 failed: $(cat "$T/err")"
+	bad "archive of one file (5 DSO records of one build-id) failed: $(cat "$T/err")"
 grep -aq "/usr/bin/copy" "$T/esc.xpa" && ! grep -aq "\.\./\|/usr//bin" "$T/esc.xpa" ||
 	bad "archive entry names not cleaned"
 
@@ -81,6 +101,95 @@ grep -q "bad records      1$" "$T/deep.info" && grep -q "bad stack refs   1$" "$
 	bad "deep stacks: $(grep bad "$T/deep.info")"
 "$R" -F folded "$T/deep.xpu" | grep -q '^victim;\[unknown stack\] 1$' ||
 	bad "the 1,025-address stack is not an unknown stack"
+
+# 5. issue 28: a mapping over the whole address space under 40,000 small ones; every lookup
+#    walked back over all of them (5 CPU-minutes for a 196 KB trace). An interval index now.
+"$T/make_hostile" spanmaps "$T/span.xpu" || exit 1
+for f in folded text; do
+	lim "$R" -F $f -o "$T/span.$f" "$T/span.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] || bad "spanning mapping: -F $f: exit $rc: $(head -c 300 "$T/err")"
+done
+lim "$R" archive -o "$T/span.xpa" "$T/span.xpu" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc = 1 ] && grep -q "only 0 of the 1 files" "$T/err" ||
+	bad "spanning mapping: archive: exit $rc: $(head -c 300 "$T/err")"
+
+# 6. issue 28: archive entries of 20 DSO records each: 16 MiB of 'A' (no ELF file), an ELF
+#    header over 16 MiB for a file the trace says is 4 KiB, an ELF header over 8 MiB. Each
+#    record decompressed its entry into a memfd (60 of them); now one memfd, for the last.
+"$T/make_hostile" archive "$T/arch.xpu" || exit 1
+# (LeakSanitizer fails under ptrace: off for the runs under strace, which check exit codes)
+ASAN_OPTIONS=detect_leaks=0 lim strace -f -qq -e trace=memfd_create -o "$T/st.arch" "$R" \
+	-F info "$T/arch.xpu" >"$T/arch.info" 2>"$T/err"
+rc=$?
+memfds=$(grep -c memfd_create "$T/st.arch")
+[ $rc = 0 ] && [ "$memfds" = 1 ] ||
+	bad "archive entries: exit $rc, $memfds memfds (1 expected): $(head -c 300 "$T/err")"
+[ "$(grep -c "notelf.so local: not found$" "$T/arch.info")" = 20 ] &&
+	[ "$(grep -c "big.so local: not found$" "$T/arch.info")" = 20 ] &&
+	[ "$(grep -c "/elf.so local: archive$" "$T/arch.info")" = 20 ] ||
+	bad "archive entries: $(grep local: "$T/arch.info" | sort | uniq -c)"
+[ "$(grep -c "an entry is not an ELF file" "$T/err")" = 1 ] &&
+	[ "$(grep -c "larger than the file the trace recorded" "$T/err")" = 1 ] ||
+	bad "archive entries: not said once each: $(head -c 600 "$T/err")"
+lim "$R" -F info --archive-max=1M "$T/arch.xpu" >"$T/arch.info" 2>"$T/err"
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c "archive-max=1048576" "$T/err")" = 1 ] &&
+	[ "$(grep -c "/elf.so local: not found$" "$T/arch.info")" = 20 ] ||
+	bad "--archive-max=1M: exit $rc: $(head -c 600 "$T/err")"
+
+# 7. issue 28: 50,000 threads, 4 samples each in a stack of 1,000 frames. Past --max-output
+#    jsonl went on formatting every event (CPU time), chrome held every thread's open frames
+#    (gigabytes) and warned of the size of output it never wrote.
+"$T/make_hostile" threads "$T/thr.xpu" || exit 1
+for f in jsonl chrome; do
+	XPU_REPORT_CHROME_WARN_BYTES=2000000 lim "$R" -F $f --max-output=1M -o "$T/thr.$f" \
+		"$T/thr.xpu" 2>"$T/err"
+	rc=$?
+	size=$(cat "$T/thr.$f" 2>/dev/null | wc -c)
+	[ $rc = 1 ] && [ "$size" -le $((1 << 20)) ] &&
+		[ "$(grep -c "passed --max-output=1048576" "$T/err")" = 1 ] ||
+		bad "threads: -F $f --max-output=1M: exit $rc, $size bytes: $(head -c 300 "$T/err")"
+	grep -q "viewers may fail" "$T/err" && bad "threads: -F $f warned of bytes not written"
+done
+
+# 8. issue 28: `archive` of 1,000 DSO records of one file and 1,000 of one 1 MiB path with a
+#    build-id found nowhere: one entry per build-id, one warning line, the path cut.
+"$T/make_hostile" dsowarn "$T/dw.xpu" /usr/bin/dash || exit 1
+lim "$R" archive -o "$T/dw.xpa" "$T/dw.xpu" >/dev/null 2>"$T/err"
+rc=$?
+entries=$(od -An -tu4 -j16 -N4 "$T/dw.xpa" 2>/dev/null | tr -d ' ')
+[ $rc = 0 ] && [ "$entries" = 1 ] && [ "$(wc -c < "$T/err")" -le 1024 ] &&
+	grep -q "1 file not archived (no local file with its build-id): /P*\.\.\.$" "$T/err" ||
+	bad "archive warnings: exit $rc, $entries entries, $(wc -c < "$T/err") bytes on stderr"
+
+# 9. issue 28: a host, command line and thread name of 1 MiB, cut at 4 KB by text and info;
+#    a kernel named "" in pprof (it failed "out of memory")
+"$T/make_hostile" names "$T/names.xpu" || exit 1
+for f in text info; do
+	lim "$R" -F $f -o "$T/names.$f" "$T/names.xpu" 2>"$T/err" ||
+		bad "long names: -F $f failed: $(head -c 300 "$T/err")"
+	long=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$T/names.$f")
+	[ "$long" -le 4200 ] || bad "long names: -F $f wrote a line of $long bytes"
+	[ "$(grep -c '\.\.\.$' "$T/names.$f")" -ge 2 ] || bad "long names: -F $f: cuts not marked"
+done
+if "$R" --help | grep -q pprof && lim "$R" -F pprof -o "$T/names.pprof" "$T/names.xpu" \
+	2>"$T/err"; then
+	:
+else
+	grep -q "not in this build" "$T/err" || bad "empty kernel name: -F pprof: $(cat "$T/err")"
+fi
+
+# 10. issue 28: DSOs at /proc/self/cwd/victim.so, /proc/self/root/DIR/victim.so and
+#     /proc/1/root/DIR/victim.so, no build-id, a file there: none is opened, none is found
+mkdir "$T/cwd" && cp /usr/bin/dash "$T/cwd/victim.so"
+"$T/make_hostile" procpaths "$T/proc.xpu" "$T/cwd" || exit 1
+(cd "$T/cwd" && lim strace -f -qq -e trace=open,openat,openat2 -o "$T/st.proc" "$R" -F info \
+	"$T/proc.xpu" >"$T/proc.info" 2>&1)
+[ "$(grep -c "victim.so local: not found$" "$T/proc.info")" = 3 ] ||
+	bad "/proc paths: $(grep victim "$T/proc.info")"
+grep "victim" "$T/st.proc" && bad "/proc paths opened"
 
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
