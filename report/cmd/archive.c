@@ -315,10 +315,11 @@ static bool plan_ok(const struct archive_plan *p, const char *trace)
 	}
 	if (p->found * 2 >= p->needed)
 		return true;
-	fprintf(stderr, "xpu-report: archive: only %zu of the %zu files the stacks of %s go "
-		"through are on this machine (%zu not found, %zu with another build-id): nothing "
+	fprintf(stderr, "xpu-report: archive: only %zu of the %zu file%s the stacks of %s go "
+		"through %s on this machine (%zu not found, %zu with another build-id): nothing "
 		"written; run 'xpu-report archive %s' on the recording host\n", p->found, p->needed,
-		trace, p->missing, p->mismatch, trace);
+		p->needed == 1 ? "" : "s", trace, p->found == 1 ? "is" : "are", p->missing,
+		p->mismatch, trace);
 	return false;
 }
 
@@ -532,8 +533,9 @@ int archive__main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	printf("%s: %u of the %zu files the stacks go through, %.1f MiB (%.1f MiB uncompressed)%s\n",
-	       output, h.entry_count, plan.needed, comp / 1048576.0, raw / 1048576.0,
+	printf("%s: %u of the %zu file%s the stacks go through, %.1f MiB (%.1f MiB uncompressed)%s\n",
+	       output, h.entry_count, plan.needed, plan.needed == 1 ? "" : "s", comp / 1048576.0,
+	       raw / 1048576.0,
 	       missing ? "; the others are missing here (see above)" : "");
 	ret = 0;
 	goto out;

@@ -112,7 +112,7 @@ for f in folded text; do
 done
 lim "$R" archive -o "$T/span.xpa" "$T/span.xpu" >/dev/null 2>"$T/err"
 rc=$?
-[ $rc = 1 ] && grep -q "only 0 of the 1 files" "$T/err" ||
+[ $rc = 1 ] && grep -q "only 0 of the 1 file the stacks" "$T/err" ||
 	bad "spanning mapping: archive: exit $rc: $(head -c 300 "$T/err")"
 
 # 6. issue 28: archive entries of 20 DSO records each: 16 MiB of 'A' (no ELF file), an ELF
