@@ -145,8 +145,10 @@ app_pid=
 start_app gone; gone=$!
 app_pid=$gone
 sleep 0.5
-( sleep 0.7; kill -INT "$gone" ) &
-timeout 20 "$B/xpu-record" -p "$gone" -d 5 -o "$tmp/g.xpu" >"$tmp/g.out" 2>"$tmp/g.err"
+# the target ends once CUPTI runs in it (however long the recorder takes to start)
+( for _ in $(seq 200); do grep -q "CUPTI started" "$tmp/g.err" 2>/dev/null && break; sleep 0.1; done
+  sleep 0.3; kill -INT "$gone" ) &
+timeout 30 "$B/xpu-record" -v -p "$gone" -d 10 -o "$tmp/g.xpu" >"$tmp/g.out" 2>"$tmp/g.err"
 rc=$?
 [ $rc -ne 124 ] || fail "xpu-record hung on a target that exited while attached"
 wait "$gone" || fail "the target did not end normally while attached"
