@@ -32,6 +32,8 @@ run() {
 	0) pass=$((pass + 1)); printf 'PASS  %-40s %3ss\n' "$name" $((SECONDS - t0)) ;;
 	77) skip=$((skip + 1)); printf 'SKIP  %-40s %s\n' "$name" "$(tail -n 1 "$log")" ;;
 	*) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL  %-40s (exit %d)\n' "$name" $rc
+	   # the lines that say what failed, wherever they are in a long log, then its end
+	   grep -m 8 'FAIL' "$log" | sed 's/^/      ! /'
 	   sed 's/^/      | /' "$log" | tail -n 40 ;;
 	esac
 	rm -f "$log"
