@@ -154,41 +154,38 @@ static int hold_signal(struct remote_thread *t, const siginfo_t *si)
 	return 0;
 }
 
-static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
-		return 0;
-	/* /proc/PID/mem, where seccomp filters process_vm_writev out (some containers) */
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = pwrite(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
-}
-
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+/*
+ * len bytes between buf and the target's addr, written when write: process_vm_{readv,writev},
+ * else /proc/PID/mem, where seccomp filters those out (some containers).
+ */
+static int access_mem(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	char path[64];
 	ssize_t n;
 	int fd;
 
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+	n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
+		  : process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = pread(fd, buf, len, (off_t)addr);
+	n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
 	close(fd);
 	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	return access_mem(pid, addr, (void *)buf, len, true);
+}
+
+static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return access_mem(pid, addr, buf, len, false);
 }
 
 /* Puts the registers and FPU state back as seized. */
