@@ -741,7 +741,6 @@ static int session__start(struct session *s)
 			log_err("%s", err);
 			rb_drain__set_driver(s->drain, NULL);
 			driver_trace__destroy(s->driver);
-	cfi_loader__free(s->cfi);
 			s->driver = NULL;
 		}
 	}
@@ -1029,6 +1028,7 @@ static void session__free(struct session *s)
 	py_procs__free(s->py);
 	jit_maps__free(s->jit);
 	autograd_probe__free(s->ag);
+	cfi_loader__free(s->cfi);
 	driver_trace__destroy(s->driver);
 	proc_tree__free(s->tree);
 	bpf_state__destroy(s->bpf);
