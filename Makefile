@@ -66,7 +66,7 @@ REPORT_LIBS += -lprotobuf-c -lz
 REPORT_DEFS += -DXPU_HAVE_PPROF
 PPROF_GEN_SRC := gen/profile.pb-c.c
 endif
-RECORD_SRC := $(wildcard record/*.c)
+RECORD_SRC := $(wildcard record/*.c record/*/*.c)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/%.o)
 BPF_SRC := $(wildcard bpf/*.bpf.c)
 BPF_OBJ := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
@@ -114,10 +114,10 @@ $(BUILD)/bench/deep_chain_fp: bench/deep_chain.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
 # -g cfi table build time per file, for bench/cfi_tables.py (record's builder, no BPF)
-$(BUILD)/bench/cfi_tables: bench/cfi_tables.c record/cfi_build.c record/cfi_build.h
+$(BUILD)/bench/cfi_tables: bench/cfi_tables.c record/cfi/cfi_build.c record/cfi/cfi_build.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Irecord -Ibpf -o $@ bench/cfi_tables.c record/cfi_build.c $(LDFLAGS) -lelf
+	$(Q)$(CC) $(CFLAGS) -Irecord/cfi -Irecord -Ibpf -o $@ bench/cfi_tables.c record/cfi/cfi_build.c $(LDFLAGS) -lelf
 # writes a large synthetic trace for bench/report_speed.py
 $(BUILD)/bench/gen_trace: bench/gen_trace.c $(BUILD)/libxpucommon.a
 	$(call msg,CC,$@)
@@ -172,7 +172,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 $(RECORD_OBJ): $(BPF_SKEL)
-$(RECORD_OBJ): CFLAGS += -Ibpf -I$(BUILD)/bpf
+$(RECORD_OBJ): CFLAGS += -Irecord -Ibpf -I$(BUILD)/bpf
 
 $(BUILD)/xpu-record: $(RECORD_OBJ) $(BUILD)/libxpucommon.a
 	$(call msg,LINK,$@)
@@ -204,29 +204,29 @@ endif
 
 # ---- tests -----------------------------------------------------------------------------------
 # the JIT file parsers are record code without libbpf; their test builds them in
-$(BUILD)/tests/test_jit_parse: tests/unit/test_jit_parse.c record/jit_parse.c record/jit_parse.h
+$(BUILD)/tests/test_jit_parse: tests/unit/test_jit_parse.c record/jit/jit_parse.c record/jit/jit_parse.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -o $@ $(filter %.c,$^) $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ $(filter %.c,$^) $(LDFLAGS)
 # the unwind-table builder is record code; its test checks it against libdw
-$(BUILD)/tests/test_cfi_build: tests/unit/test_cfi_build.c record/cfi_build.c record/cfi_build.h
+$(BUILD)/tests/test_cfi_build: tests/unit/test_cfi_build.c record/cfi/cfi_build.c record/cfi/cfi_build.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -o $@ tests/unit/test_cfi_build.c \
-		record/cfi_build.c $(LDFLAGS) -ldw -lelf
+		record/cfi/cfi_build.c $(LDFLAGS) -ldw -lelf
 # the command's libraries that -g cfi prepares, checked against this test's own mappings
-$(BUILD)/tests/test_elf_deps: tests/unit/test_elf_deps.c record/elf_deps.c record/elf_deps.h
+$(BUILD)/tests/test_elf_deps: tests/unit/test_elf_deps.c record/cfi/elf_deps.c record/cfi/elf_deps.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_elf_deps.c \
-		record/elf_deps.c $(LDFLAGS) -lelf
+		record/cfi/elf_deps.c $(LDFLAGS) -lelf
 # the autograd probes' symbol reading is record code without libbpf
-$(BUILD)/tests/test_autograd_syms: tests/unit/test_autograd_syms.c record/autograd_syms.c \
-		record/autograd_syms.h record/tls_ref.c record/tls_ref.h
+$(BUILD)/tests/test_autograd_syms: tests/unit/test_autograd_syms.c record/autograd/autograd_syms.c \
+		record/autograd/autograd_syms.h record/autograd/tls_ref.c record/autograd/tls_ref.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_autograd_syms.c \
-		record/autograd_syms.c record/tls_ref.c $(LDFLAGS) -lelf
+		record/autograd/autograd_syms.c record/autograd/tls_ref.c $(LDFLAGS) -lelf
 # the node counter's thread-local, located in stand-ins built with each TLS model
 SEQ_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/seq_counter_,ld.so gd.so desc.so)
 $(BUILD)/tests/fixtures/seq_counter_ld.so: TLS_FLAGS := -ftls-model=local-dynamic
@@ -236,12 +236,12 @@ $(SEQ_FIXTURES): tests/unit/fixtures/seq_counter.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -fPIC -shared $(TLS_FLAGS) -o $@ $<
-$(BUILD)/tests/test_tls_ref: tests/unit/test_tls_ref.c record/autograd_syms.c record/tls_ref.c \
-		record/autograd_syms.h record/tls_ref.h $(SEQ_FIXTURES)
+$(BUILD)/tests/test_tls_ref: tests/unit/test_tls_ref.c record/autograd/autograd_syms.c record/autograd/tls_ref.c \
+		record/autograd/autograd_syms.h record/autograd/tls_ref.h $(SEQ_FIXTURES)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
-		-o $@ tests/unit/test_tls_ref.c record/autograd_syms.c record/tls_ref.c $(LDFLAGS) -lelf -ldl
+		-o $@ tests/unit/test_tls_ref.c record/autograd/autograd_syms.c record/autograd/tls_ref.c $(LDFLAGS) -lelf -ldl
 # calls into a live process over ptrace: a target with threads to check, a library to load
 REMOTE_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/,remote_call_target remote_call_lib.so)
 $(BUILD)/tests/fixtures/remote_call_target: tests/unit/remote_call_target.c
@@ -276,7 +276,7 @@ $(WALKER_FIXTURES): tests/e2e/dwarf/chain_main.c tests/e2e/dwarf/chain_lib.c
 # CFI window starts 4 bytes past an 8-byte boundary in struct cfi_scratch), which BPF on x86-64
 # allows; UBSan would stop every walk at its first read.
 WALKER_SRC := tests/walker/test_walker.c tests/walker/walker_host.c tests/walker/snapshot.c \
-	tests/walker/capture.c record/cfi_build.c record/py_layout.c
+	tests/walker/capture.c record/cfi/cfi_build.c record/python/py_layout.c
 $(BUILD)/tests/test_walker: $(WALKER_SRC) $(wildcard tests/walker/*.h) bpf/cfi_walk.bpf.h \
 		bpf/py_walk.bpf.h bpf/xpu_bpf_abi.h $(WALKER_FIXTURES)
 	$(call msg,CC,$@)
@@ -306,9 +306,9 @@ $(BUILD)/tests/test_pprof: $(BUILD)/gen/profile.pb-c.h
 $(BUILD)/tests/test_pprof: CFLAGS += $(REPORT_DEFS) -I$(BUILD)/gen
 endif
 
-# what record/py_layout.c says about each CPython, for tests/unit/test_py_layout.sh (it
+# what record/python/py_layout.c says about each CPython, for tests/unit/test_py_layout.sh (it
 # includes py_layout.c, to print its private _Py_DebugOffsets indexes)
-$(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/py_layout.c record/py_layout.h
+$(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/python/py_layout.c record/python/py_layout.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Irecord -Ibpf -o $@ $< $(LDFLAGS) -lelf

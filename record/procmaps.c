@@ -16,12 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "autograd_probe.h"
-#include "cfi_loader.h"
+#include "autograd/autograd_probe.h"
+#include "cfi/cfi_loader.h"
 #include "elf_buildid.h"
-#include "jit_maps.h"
+#include "jit/jit_maps.h"
 #include "procmaps.h"
-#include "py_procs.h"
+#include "python/py_procs.h"
 #include "writer_thread.h"
 
 #define PM_BUCKETS 1024

@@ -14,15 +14,15 @@
 
 #include <bpf/libbpf.h>
 
-#include "ag_launch_cache.h"
-#include "autograd_probe.h"
+#include "autograd/ag_launch_cache.h"
+#include "autograd/autograd_probe.h"
 #include "clock.h"
 #include "config.h"
 #include "driver_bpf_abi.h"
 #include "driver_trace.h"
 #include "proc_tree.h"
 #include "procmaps.h"
-#include "py_procs.h"
+#include "python/py_procs.h"
 #include "rb_drain.h"
 #include "writer_thread.h"
 #include "xpu_bpf_abi.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Prints, as "name value" lines, where one CPython build keeps what the recorder's Python
- * walk reads: the truth that tests/unit/test_py_layout.sh holds record/py_layout.c to. Built
+ * walk reads: the truth that tests/unit/test_py_layout.sh holds record/python/py_layout.c to. Built
  * by that script once per installed CPython, against that version's own headers:
  *   cc -I include/python3.X -I include/python3.X/internal py_layout_dump.c
  * Names are those of struct xpu_py_layout and struct py_code_layout; a field that the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Prints what record/py_layout.c says about a CPython, in the "name value" lines of
+ * Prints what record/python/py_layout.c says about a CPython, in the "name value" lines of
  * py_layout_dump.c, for tests/unit/test_py_layout.sh to compare with the real headers:
  *   py_layout_ours version 3.X      py_layout__for_version() (the table)
  *   py_layout_ours probe FILE       py_layout__probe() on an interpreter file (3.13: its
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "py_layout.c"
+#include "python/py_layout.c"
 
 #define SHOW(name, value) printf("%s %lu\n", name, (unsigned long)(value))
 

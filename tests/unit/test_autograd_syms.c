@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * record/autograd_syms.c: class names from mangled vtable symbols, the vtable lookup and the
+ * record/autograd/autograd_syms.c: class names from mangled vtable symbols, the vtable lookup and the
  * load bias, and reading a PyTorch library: this test's own executable holds no autograd
  * symbols (-ENOENT, a clear reason); Debian's libtorch_cpu.so, where installed, holds both
  * probed functions and hundreds of node classes, MmBackward0 among them.
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "autograd_syms.h"
+#include "autograd/autograd_syms.h"
 
 #define DEBIAN_TORCH "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
 

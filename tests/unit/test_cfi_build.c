@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * record/cfi_build.c against libdw's own CFI evaluation (dwarf_cfi_addrframe) on real
+ * record/cfi/cfi_build.c against libdw's own CFI evaluation (dwarf_cfi_addrframe) on real
  * binaries of this machine: at the start and the end of every row's range (sampled in big
  * files), the row must say what libdw says about the CFA, rbp and the return address, or be
  * UNSUPPORTED where libdw gives a rule the walk does not evaluate.
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "cfi_build.h"
+#include "cfi/cfi_build.h"
 
 #define MAX_CHECKS 200000
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The JIT file parsers (record/jit_parse.c) on good and hostile input: perf-map lines with
+ * The JIT file parsers (record/jit/jit_parse.c) on good and hostile input: perf-map lines with
  * missing fields, bad numbers, NULs, over-long lines; jitdumps with bad magic, sizes that lie,
  * names that run off their record, moves of unknown code, a truncated tail.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../record/jit_parse.h"
+#include "jit/jit_parse.h"
 #include "unit.h"
 
 #define MAX_SYMS 64

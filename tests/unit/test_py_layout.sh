@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record/py_layout.c against the real CPython builds. For each installed CPython 3.10-3.13
+# record/python/py_layout.c against the real CPython builds. For each installed CPython 3.10-3.13
 # (pyenv, and the system's /usr/bin/python3.X where its headers are installed) it compiles
 # tests/unit/py_layout_dump.c against that version's own headers and compares every offset
 # the Python walk uses with what the recorder's code yields:
@@ -7,7 +7,7 @@
 #   py_layout__probe()        run on the interpreter file (libpython3.X.so.1.0, or the
 #                             executable); for 3.13 this reads its _Py_DebugOffsets
 # It also checks the widths the BPF walk reads, that frame_read covers every frame field,
-# that the str state bits read_str() (record/py_procs.c) decodes are where the headers put
+# that the str state bits read_str() (record/python/py_procs.c) decodes are where the headers put
 # them, and (3.13) that the indexes py_layout.c reads _Py_DebugOffsets at are the header's.
 # Any mismatch fails, naming the field. Exit 77 when no CPython 3.10-3.13 is found.
 set -u
@@ -34,13 +34,13 @@ compared=0
 # The bit positions read_str() decodes a str's state with: kind = state >> K & 7,
 # compact = state >> C & 1, ascii = state >> A & 1.
 shift_in() {
-	grep -oE "$1" record/py_procs.c | head -n 1 | grep -oE '>> [0-9]+' | tr -dc 0-9
+	grep -oE "$1" record/python/py_procs.c | head -n 1 | grep -oE '>> [0-9]+' | tr -dc 0-9
 }
 kind_shift=$(shift_in 'kind = state >> [0-9]+ & 7')
 compact_shift=$(shift_in '!\(state >> [0-9]+ & 1\)')
 ascii_shift=$(shift_in '\(state >> [0-9]+ & 1\) \?')
 if [ -z "$kind_shift" ] || [ -z "$compact_shift" ] || [ -z "$ascii_shift" ]; then
-	echo "cannot find the str state bits read_str() uses in record/py_procs.c;" \
+	echo "cannot find the str state bits read_str() uses in record/python/py_procs.c;" \
 	     "update this test with it"
 	exit 1
 fi

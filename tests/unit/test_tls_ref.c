@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * record/tls_ref.c and the glibc layout that bpf/autograd.bpf.h reads: for stand-ins of
+ * record/autograd/tls_ref.c and the glibc layout that bpf/autograd.bpf.h reads: for stand-ins of
  * libtorch_cpu.so's node counter built with each TLS model (tests/unit/fixtures/seq_counter.c),
  * the tls_index found in peek()'s code is the one the dynamic linker filled for this process
  * (its module id is dl_iterate_phdr's), and the path BPF takes from the thread pointer
@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "autograd_syms.h"
-#include "tls_ref.h"
+#include "autograd/autograd_syms.h"
+#include "autograd/tls_ref.h"
 #include "xpu_bpf_abi.h"
 
 #define DEBIAN_TORCH "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"

@@ -17,8 +17,8 @@
 #include "py_walk.bpf.h"
 #include "cfi_walk.bpf.h"
 
-#include "cfi_build.h"
-#include "py_layout.h"
+#include "cfi/cfi_build.h"
+#include "python/py_layout.h"
 #include "walker_host.h"
 #include "xpu_format.h"
 
@@ -333,7 +333,7 @@ static int load_cfi(char *err, size_t errlen)
 	return ret;
 }
 
-/* py_procs' value, when a mapped file holds a CPython runtime (as record/py_procs.c). */
+/* py_procs' value, when a mapped file holds a CPython runtime (as record/python/py_procs.c). */
 static int load_python(char *err, size_t errlen)
 {
 	struct py_elf_info info;

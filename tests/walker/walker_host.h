@@ -2,7 +2,7 @@
 /*
  * bpf/cfi_walk.bpf.h and bpf/py_walk.bpf.h run in user space (walker_host.c) against one
  * loaded snapshot: the maps xpu-record would fill are filled from it (CFI rows built from its
- * mapped files by record/cfi_build.c, the CPython layout by record/py_layout.c), and the
+ * mapped files by record/cfi/cfi_build.c, the CPython layout by record/python/py_layout.c), and the
  * walkers' user-memory reads are served from it.
  */
 #ifndef XPU_WALKER_HOST_H
