@@ -68,6 +68,8 @@ PPROF_GEN_SRC := gen/profile.pb-c.c
 endif
 RECORD_SRC := $(wildcard record/*.c record/*/*.c)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/%.o)
+RECORD_MAIN := record/main.c
+RECORD_LIBS := -lbpf -lelf -lzstd -lpthread
 BPF_SRC := $(wildcard bpf/*.bpf.c)
 BPF_OBJ := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKEL := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
@@ -78,7 +80,8 @@ SAMPLE_SRC := $(wildcard samples/*.c)
 
 HAVE_CUDA := $(shell test -x $(NVCC) -a -f $(CUDA_HOME)/include/cupti.h && echo 1)
 
-TARGETS := $(BUILD)/xpu-report $(BUILD)/xpu-record $(BUILD)/libxpucommon.a $(BUILD)/libxpureport.a
+TARGETS := $(BUILD)/xpu-report $(BUILD)/xpu-record $(BUILD)/libxpucommon.a $(BUILD)/libxpureport.a \
+	   $(BUILD)/libxpurecord.a
 ifeq ($(HAVE_CUDA),1)
 ifneq ($(CUPTI_SRC),)
 TARGETS += $(BUILD)/libxpu-cupti.so
@@ -171,12 +174,18 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(RECORD_OBJ): $(BPF_SKEL)
+# the objects that include a BPF skeleton
+$(BUILD)/record/bpf_setup.o $(BUILD)/record/driver_trace.o: $(BPF_SKEL)
 $(RECORD_OBJ): CFLAGS += -Irecord -Ibpf -I$(BUILD)/bpf
 
-$(BUILD)/xpu-record: $(RECORD_OBJ) $(BUILD)/libxpucommon.a
+# every part of record/ but main() is the record library, which the record unit tests link
+$(BUILD)/libxpurecord.a: $(filter-out $(BUILD)/$(RECORD_MAIN:.c=.o),$(RECORD_OBJ))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/xpu-record: $(BUILD)/$(RECORD_MAIN:.c=.o) $(BUILD)/libxpurecord.a $(BUILD)/libxpucommon.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lzstd -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RECORD_LIBS)
 
 # ---- CUPTI injection library (CUDA optional) -------------------------------------------------
 CUPTI_CFLAGS := -I$(CUDA_HOME)/include -fPIC -fvisibility=hidden
@@ -203,30 +212,16 @@ $(BUILD)/bench/launch_bench: bench/gpu/launch_bench.cu
 endif
 
 # ---- tests -----------------------------------------------------------------------------------
-# the JIT file parsers are record code without libbpf; their test builds them in
-$(BUILD)/tests/test_jit_parse: tests/unit/test_jit_parse.c record/jit/jit_parse.c record/jit/jit_parse.h
-	$(call msg,CC,$@)
+# Record unit tests link the record library (they never include a .c file of record/); those
+# of code without libbpf pull in no BPF object.
+RECORD_TESTS := test_jit_parse test_cfi_build test_elf_deps test_autograd_syms test_tls_ref \
+	test_remote_call test_cupti_rx
+RECORD_TEST_LIBS := $(BUILD)/libxpurecord.a $(BUILD)/libxpucommon.a
+$(RECORD_TESTS:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(RECORD_TEST_LIBS)
+	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ $(filter %.c,$^) $(LDFLAGS)
-# the unwind-table builder is record code; its test checks it against libdw
-$(BUILD)/tests/test_cfi_build: tests/unit/test_cfi_build.c record/cfi/cfi_build.c record/cfi/cfi_build.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -o $@ tests/unit/test_cfi_build.c \
-		record/cfi/cfi_build.c $(LDFLAGS) -ldw -lelf
-# the command's libraries that -g cfi prepares, checked against this test's own mappings
-$(BUILD)/tests/test_elf_deps: tests/unit/test_elf_deps.c record/cfi/elf_deps.c record/cfi/elf_deps.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_elf_deps.c \
-		record/cfi/elf_deps.c $(LDFLAGS) -lelf
-# the autograd probes' symbol reading is record code without libbpf
-$(BUILD)/tests/test_autograd_syms: tests/unit/test_autograd_syms.c record/autograd/autograd_syms.c \
-		record/autograd/autograd_syms.h record/autograd/tls_ref.c record/autograd/tls_ref.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -o $@ tests/unit/test_autograd_syms.c \
-		record/autograd/autograd_syms.c record/autograd/tls_ref.c $(LDFLAGS) -lelf
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -o $@ $< $(RECORD_TEST_LIBS) $(LDFLAGS) \
+		$(RECORD_LIBS) -ldw -ldl
 # the node counter's thread-local, located in stand-ins built with each TLS model
 SEQ_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/seq_counter_,ld.so gd.so desc.so)
 $(BUILD)/tests/fixtures/seq_counter_ld.so: TLS_FLAGS := -ftls-model=local-dynamic
@@ -236,12 +231,7 @@ $(SEQ_FIXTURES): tests/unit/fixtures/seq_counter.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -fPIC -shared $(TLS_FLAGS) -o $@ $<
-$(BUILD)/tests/test_tls_ref: tests/unit/test_tls_ref.c record/autograd/autograd_syms.c record/autograd/tls_ref.c \
-		record/autograd/autograd_syms.h record/autograd/tls_ref.h $(SEQ_FIXTURES)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
-		-o $@ tests/unit/test_tls_ref.c record/autograd/autograd_syms.c record/autograd/tls_ref.c $(LDFLAGS) -lelf -ldl
+$(BUILD)/tests/test_tls_ref: $(SEQ_FIXTURES)
 # calls into a live process over ptrace: a target with threads to check, a library to load
 REMOTE_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/,remote_call_target remote_call_lib.so)
 $(BUILD)/tests/fixtures/remote_call_target: tests/unit/remote_call_target.c
@@ -252,12 +242,9 @@ $(BUILD)/tests/fixtures/remote_call_lib.so: tests/unit/remote_call_lib.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g $(WARN) -std=gnu11 -fPIC -shared -o $@ $<
-$(BUILD)/tests/test_remote_call: tests/unit/test_remote_call.c record/remote_call.c \
-		record/remote_call.h $(REMOTE_FIXTURES)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"' \
-		-o $@ tests/unit/test_remote_call.c record/remote_call.c $(LDFLAGS) -lelf -lpthread
+$(BUILD)/tests/test_remote_call: $(REMOTE_FIXTURES)
+$(BUILD)/tests/test_tls_ref $(BUILD)/tests/test_remote_call: \
+	CFLAGS += -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"'
 # the BPF stack walkers as user code, checked against libdw on snapshots of real processes
 # (tests/walker/): tests/e2e/dwarf's chain, a library and a program, without frame pointers and
 # with them
@@ -276,14 +263,14 @@ $(WALKER_FIXTURES): tests/e2e/dwarf/chain_main.c tests/e2e/dwarf/chain_lib.c
 # CFI window starts 4 bytes past an 8-byte boundary in struct cfi_scratch), which BPF on x86-64
 # allows; UBSan would stop every walk at its first read.
 WALKER_SRC := tests/walker/test_walker.c tests/walker/walker_host.c tests/walker/snapshot.c \
-	tests/walker/capture.c record/cfi/cfi_build.c record/python/py_layout.c
+	tests/walker/capture.c
 $(BUILD)/tests/test_walker: $(WALKER_SRC) $(wildcard tests/walker/*.h) bpf/cfi_walk.bpf.h \
-		bpf/py_walk.bpf.h bpf/xpu_bpf_abi.h $(WALKER_FIXTURES)
+		bpf/py_walk.bpf.h bpf/xpu_bpf_abi.h $(WALKER_FIXTURES) $(RECORD_TEST_LIBS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Itests/walker -Irecord -Ibpf \
 		-DFIXTURE_DIR='"$(abspath $(WALKER_FIX))"' -DWALKER_SRC_DIR='"$(abspath tests/walker)"' \
-		-o $@ $(WALKER_SRC) $(LDFLAGS) -fno-sanitize=alignment -ldw -lelf
+		-o $@ $(WALKER_SRC) $(RECORD_TEST_LIBS) $(LDFLAGS) -fno-sanitize=alignment -ldw -lelf
 # a library whose symbol table names versioned symbols, for the tables of a CPU-only report
 $(BUILD)/tests/fixtures/versioned_syms.so: tests/unit/fixtures/versioned_syms.c \
 		tests/unit/fixtures/versioned_syms.map

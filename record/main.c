@@ -15,8 +15,6 @@
 #include "config.h"
 #include "session.h"
 
-int xpu_verbose;
-
 static const char usage[] =
 "Usage: xpu-record [OPTION...] -- COMMAND [ARG...]\n"
 "       xpu-record [OPTION...] -p PID[,PID...]\n"

@@ -6,10 +6,27 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include "../../record/cupti_rx.c"
+#include "cupti_rx.h"
+#include "cupti_wire.h"
+#include "mono_clock.h"
 #include "unit.h"
+#include "writer_thread.h"
+
+static uint64_t now_ms(void)
+{
+	return clock_mono_ns() / 1000000;
+}
 
 /* ---- stub writer thread --------------------------------------------------------------------- */
 
