@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * `xpu-report archive`: writes TRACE.xpa (format-spec/ARCHIVE.md; read by sym/xpa.c). An entry
- * is an ELF file whose section contents the report never reads (code, data) are replaced by
- * zeros: the layout, program headers and offsets stay those of the original, so a mapping's
- * file offsets still apply, and the zeros cost nothing once compressed. Symbol tables,
- * .eh_frame(_hdr), .debug_frame, notes and the PLT (for "sym@plt") are kept; .debug_* only
- * with --debuginfo.
+ * `xpu-report archive`: writes TRACE.xpa (format-spec/ARCHIVE.md; read by sym/xpa.c). By
+ * default a symbol pack: the names this machine gives every address the trace's stacks touch
+ * (NAMES, one entry per build-id, both renderings: with and without inline frames) and the
+ * DWARF walks of its stack copies (WALKS): what the report prints, made where the files are,
+ * so it prints the same anywhere. With --elf, the files themselves: ELF files whose section
+ * contents the report never reads (code, data) are zeroed, symbol and unwind tables kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "model/session.h"
 #include "sym/file_lookup.h"
 #include "sym/xpa.h"
+#include "sym/xpa_pack.h"
 
 static bool keep_section(const GElf_Shdr *sh, const char *name, bool debuginfo)
 {
@@ -137,80 +138,103 @@ static int write_all(FILE *f, const void *p, size_t n)
 	return 0;
 }
 
-/*
- * One entry: the file (fd) under the DSO's build-id and its recorded path, cleaned of "//"
- * and "." (a path that cannot be cleaned, one with "..", is stored as its base name).
- */
-static int write_entry(FILE *f, const struct tr_dso *d, int fd, bool debuginfo,
-		       uint64_t *raw_total, uint64_t *comp_total)
+/* The recorded path cleaned of "//" and "." (one with "..": its base name), into clean. */
+static const char *entry_path(const struct tr_dso *d, char *clean, size_t size)
 {
-	char clean[4096];
 	const char *name = clean;
-	struct xpa_entry e = { .magic = XPA_ENTRY_MAGIC, .entry_size = sizeof(e),
-			       .content = XPA_CONTENT_ZEROED };
-	uint8_t *raw = NULL, *comp = NULL;
-	size_t raw_len = 0, cap, n;
-	int err;
 
-	if (file_lookup__clean_path(d->path, clean, sizeof(clean))) {
+	if (file_lookup__clean_path(d->path, clean, size)) {
 		name = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
 		if (!strcmp(name, "..") || !strcmp(name, "."))
 			name = "";
 	}
-	err = load_zeroed(fd, debuginfo, &raw, &raw_len);
-	if (err)
-		return err;
-	/* a reader refuses an entry larger than the file the trace recorded (sym/xpa.h) */
-	if (d->rec.size_bytes && raw_len > d->rec.size_bytes) {
-		err = -EFBIG;
-		goto out;
-	}
-	cap = ZSTD_compressBound(raw_len);
-	comp = malloc(cap);
-	if (!comp) {
-		err = -ENOMEM;
-		goto out;
-	}
+	return name;
+}
+
+/* One entry: raw (raw_len bytes) compressed under its content kind and key, with a path. */
+static int write_payload(FILE *f, uint8_t content, const uint8_t *key, uint8_t key_len,
+			 const char *path, uint32_t flags, const void *raw, size_t raw_len,
+			 uint64_t *raw_total, uint64_t *comp_total)
+{
+	struct xpa_entry e = { .magic = XPA_ENTRY_MAGIC, .entry_size = sizeof(e),
+			       .content = content, .build_id_len = key_len, .flags = flags };
+	size_t cap = ZSTD_compressBound(raw_len), n;
+	uint8_t *comp = malloc(cap);
+	int err;
+
+	if (!comp)
+		return -ENOMEM;
 	n = ZSTD_compress(comp, cap, raw, raw_len, 9);
 	if (ZSTD_isError(n)) {
-		err = -EIO;
-		goto out;
+		free(comp);
+		return -EIO;
 	}
-	e.build_id_len = d->rec.build_id_len;
-	memcpy(e.build_id, d->rec.build_id, sizeof(e.build_id));
-	e.path_len = (uint16_t)(strlen(name) > 4096 ? 4096 : strlen(name));
+	memcpy(e.build_id, key, key_len);
+	e.path_len = (uint16_t)(strlen(path) > 4096 ? 4096 : strlen(path));
 	e.raw_size = raw_len;
 	e.comp_size = n;
-	e.flags = debuginfo ? XPA_ENTRY_DEBUGINFO : 0;
 	e.payload_crc32c = crc32c(0, comp, n);
 	e.hdr_crc32c = crc32c(0, &e, 60);
 	err = write_all(f, &e, sizeof(e));
 	if (!err)
-		err = write_all(f, name, e.path_len);
+		err = write_all(f, path, e.path_len);
 	if (!err)
 		err = write_all(f, comp, n);
 	*raw_total += raw_len;
 	*comp_total += n;
-out:
-	free(raw);
 	free(comp);
 	return err;
 }
 
-static void mark_stack(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
-		       bool *used)
+/* A whole-file entry (--elf): the file (fd) under the DSO's build-id and its recorded path. */
+static int write_entry(FILE *f, const struct tr_dso *d, int fd, bool debuginfo,
+		       uint64_t *raw_total, uint64_t *comp_total)
 {
-	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
-	uint32_t i;
+	char clean[4096];
+	const char *name = entry_path(d, clean, sizeof(clean));
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	int err;
 
-	for (i = 0; st && i < st->nr_user; i++) {
-		uint64_t ip = st->ips[st->nr_kernel + i];
-		const struct xpu_rec_mapping *m = maps__find(&ses->sym.maps, pid, i ? ip - 1 : ip, ts);
-		uint32_t *didx = m ? kmap__get(&ses->t->dso_ids, m->dso_id, 0) : NULL;
+	err = load_zeroed(fd, debuginfo, &raw, &raw_len);
+	if (err)
+		return err;
+	/* a reader refuses an entry larger than the file the trace recorded (sym/xpa.h) */
+	if (d->rec.size_bytes && raw_len > d->rec.size_bytes)
+		err = -EFBIG;
+	else
+		err = write_payload(f, XPA_CONTENT_ZEROED, d->rec.build_id, d->rec.build_id_len,
+				    name, debuginfo ? XPA_ENTRY_DEBUGINFO : 0, raw, raw_len,
+				    raw_total, comp_total);
+	free(raw);
+	return err;
+}
 
-		if (didx)
-			used[*didx] = true;
-	}
+/*
+ * Names every stack the trace's events use, as the outputs would (the symbolizer lists each
+ * address it names): what a pack must hold is exactly what this touches.
+ */
+static int name_all_stacks(struct session *ses)
+{
+	const struct trace *t = ses->t;
+	const uint32_t *f;
+	uint32_t n;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < t->nsamples; i++)
+		err = symbolizer__stack(&ses->sym, t->samples[i].pid, t->samples[i].ts_ns,
+					session__sample_stack(ses, i), false, &f, &n);
+	for (i = 0; !err && i < t->nlaunches; i++)
+		err = symbolizer__stack(&ses->sym, t->launches[i].pid, t->launches[i].ts_ns,
+					session__launch_stack(ses, i), false, &f, &n);
+	for (i = 0; !err && i < t->noffcpus; i++)
+		err = symbolizer__stack(&ses->sym, t->offcpus[i].pid, t->offcpus[i].ts_ns,
+					session__offcpu_stack(ses, i), false, &f, &n);
+	for (i = 0; !err && i < t->nag_nodes; i++)
+		err = symbolizer__stack(&ses->sym, t->ag_nodes[i].pid, t->ag_nodes[i].ts_ns,
+					ses->stacks.ag_node_stack[i], false, &f, &n);
+	return err;
 }
 
 /*
@@ -237,11 +261,11 @@ static int cmp_file(const void *a, const void *b, void *arg)
 }
 
 /*
- * Keeps in used one used ELF DSO record of each file: the first whose file was found here
- * (records of one build-id can name it by paths that lead nowhere, or that are refused), else
- * the first.
+ * For each used ELF DSO record, the one record of its file that stands for it (keep[i];
+ * SIZE_MAX: not used): the first whose file was found here (records of one build-id can name
+ * it by paths that lead nowhere, or that are refused), else the first. used[] keeps only those.
  */
-static int pick_files(struct session *ses, bool *used)
+static int pick_files(struct session *ses, bool *used, size_t *keep_of)
 {
 	const struct trace *t = ses->t;
 	size_t *ix = malloc((t->ndsos ? t->ndsos : 1) * sizeof(*ix)), n = 0, i, j, k, keep;
@@ -249,6 +273,7 @@ static int pick_files(struct session *ses, bool *used)
 	if (!ix)
 		return -ENOMEM;
 	for (i = 0; i < t->ndsos; i++) {
+		keep_of[i] = SIZE_MAX;
 		if (used[i] && t->dsos[i].rec.kind == XPU_DSO_ELF)
 			ix[n++] = i;
 		else
@@ -260,15 +285,15 @@ static int pick_files(struct session *ses, bool *used)
 
 		keep = ix[i];
 		for (j = i; j < n && !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++) {
-			int fd;
-
-			if (!found && symbolizer__dso_elf(&ses->sym, ix[j], &fd)) {
+			if (!found && symbolizer__dso_found(&ses->sym, ix[j]) == SYM_DSO_FOUND) {
 				keep = ix[j];
 				found = true;
 			}
 		}
-		for (k = i; k < j; k++)
+		for (k = i; k < j; k++) {
 			used[ix[k]] = ix[k] == keep;
+			keep_of[ix[k]] = keep;
+		}
 	}
 	free(ix);
 	return 0;
@@ -287,12 +312,11 @@ static void plan_count(struct session *ses, const bool *used, struct archive_pla
 	memset(p, 0, sizeof(*p));
 	for (i = 0; i < ses->t->ndsos; i++) {
 		const struct tr_dso *d = &ses->t->dsos[i];
-		int fd;
 
 		if (!used[i])
 			continue;
 		p->needed++;
-		if (symbolizer__dso_elf(&ses->sym, i, &fd) && d->rec.build_id_len)
+		if (symbolizer__dso_found(&ses->sym, i) == SYM_DSO_FOUND && d->rec.build_id_len)
 			p->found++;
 		else if (symbolizer__dso_found(&ses->sym, i) == SYM_DSO_MISMATCH)
 			p->mismatch++;
@@ -377,15 +401,192 @@ static void left_say(const struct left_outs *l)
 	}
 }
 
+/* What a pack holds, for the summary line. */
+struct pack_counts {
+	size_t files;		/* NAMES entries */
+	size_t addrs;
+	size_t walks;
+};
+
+static int cmp_sym_addr(const void *x, const void *y)
+{
+	const struct sym_addr *a = x, *b = y;
+
+	if (a->dso != b->dso)
+		return a->dso < b->dso ? -1 : 1;
+	return (a->off > b->off) - (a->off < b->off);
+}
+
+/* One rendering of an address as pack frames (names and files stay in the session's pool). */
+static int render(struct session *ses, size_t dso, uint64_t off, bool inline_frames,
+		  struct xpa_frame_in *out, uint16_t *n)
+{
+	const struct frame_site *sites;
+	const uint32_t *frames;
+	uint32_t cnt, i;
+	bool named;
+	int err = symbolizer__address(&ses->sym, dso, off, inline_frames, &frames, &sites, &cnt,
+				      &named);
+
+	if (err)
+		return err;
+	if (!cnt || cnt > XPA_MAX_ADDR_FRAMES)
+		return -EINVAL;
+	for (i = 0; i < cnt; i++) {
+		out[i] = (struct xpa_frame_in){
+			.name = strpool__str(ses->sym.pool, frames[i]),
+			.file = sites[i].file ? strpool__str(ses->sym.pool, sites[i].file) : NULL,
+			.line = sites[i].line,
+			.flags = (sites[i].outer ? XPA_FRAME_OUTER : 0) |
+				 (sites[i].outer && named ? XPA_FRAME_NAMED : 0),
+		};
+	}
+	*n = (uint16_t)cnt;
+	return 0;
+}
+
+/* The NAMES entry of one file: every address of it that the stacks touch (a[0..n)). */
+static int write_names(FILE *f, struct session *ses, size_t dso, const struct sym_addr *a, size_t n,
+		       uint64_t *raw, uint64_t *comp)
+{
+	static struct xpa_frame_in plain[XPA_MAX_ADDR_FRAMES], inl[XPA_MAX_ADDR_FRAMES];
+	const struct tr_dso *d = &ses->t->dsos[dso];
+	struct xpa_names_builder b = { 0 };
+	char clean[4096];
+	void *buf = NULL;
+	size_t i, size;
+	uint16_t np, ni;
+	int err = 0;
+
+	for (i = 0; !err && i < n; i++) {
+		err = render(ses, dso, a[i].off, false, plain, &np);
+		if (!err)
+			err = render(ses, dso, a[i].off, true, inl, &ni);
+		if (!err)
+			err = xpa_names__add(&b, a[i].off, plain, np, inl, ni);
+	}
+	if (!err)
+		err = xpa_names__finish(&b, &buf, &size);
+	if (!err)
+		err = write_payload(f, XPA_CONTENT_NAMES, d->rec.build_id, d->rec.build_id_len,
+				    entry_path(d, clean, sizeof(clean)), 0, buf, size, raw, comp);
+	free(buf);
+	xpa_names__free(&b);
+	return err;
+}
+
+/*
+ * The symbol pack: a NAMES entry per file the stacks go through, by build-id, and the walks
+ * of the trace's stack copies. 0, -ENOMEM or -EIO.
+ */
+static int write_pack(FILE *f, struct session *ses, const size_t *keep_of, struct left_outs *left,
+		      struct pack_counts *pc, uint64_t *raw, uint64_t *comp, uint32_t *entries)
+{
+	const struct trace *t = ses->t;
+	struct xpa_walks_builder *wb = ses->uw.walks;
+	struct sym_addr *a;
+	size_t n = 0, i, j;
+	int err = 0;
+
+	a = malloc((ses->sym.naddr_list ? ses->sym.naddr_list : 1) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	/* the addresses of all records of one file under the record that stands for it */
+	for (i = 0; i < ses->sym.naddr_list; i++) {
+		size_t k = keep_of[ses->sym.addr_list[i].dso];
+
+		if (k != SIZE_MAX)
+			a[n++] = (struct sym_addr){ .dso = (uint32_t)k,
+						    .off = ses->sym.addr_list[i].off };
+	}
+	qsort(a, n, sizeof(*a), cmp_sym_addr);
+	for (i = 0; !err && i < n; i = j) {
+		const struct tr_dso *d = &t->dsos[a[i].dso];
+
+		for (j = i; j < n && a[j].dso == a[i].dso; j++)
+			;
+		if (!d->rec.build_id_len ||
+		    symbolizer__dso_found(&ses->sym, a[i].dso) != SYM_DSO_FOUND) {
+			left_add(left, d->rec.build_id_len ? LEFT_NO_FILE : LEFT_NO_BUILD_ID,
+				 d->path, 0);
+			continue;
+		}
+		err = write_names(f, ses, a[i].dso, a + i, j - i, raw, comp);
+		if (!err) {
+			pc->files++;
+			pc->addrs += j - i;
+			(*entries)++;
+		}
+	}
+	free(a);
+	if (!err && wb && wb->nwalks) {
+		char clean[] = "";
+		void *buf = NULL;
+		size_t size;
+
+		wb->h.copies = ses->uw.copies;
+		wb->h.fp_frames = ses->uw.fp_frames;
+		wb->h.fp_scanned = ses->uw.fp_scanned;
+		wb->h.fp_walks = ses->uw.fp_walks;
+		err = xpa_walks__finish(wb, &buf, &size);
+		if (!err)
+			err = write_payload(f, XPA_CONTENT_WALKS, t->hdr.uuid, sizeof(t->hdr.uuid),
+					    clean, 0, buf, size, raw, comp);
+		if (!err) {
+			pc->walks = wb->nwalks;
+			(*entries)++;
+		}
+		free(buf);
+	}
+	return err == -EINVAL ? -ENOMEM : err;
+}
+
+/* The whole files (--elf): one zeroed ELF entry per file. 0, -ENOMEM or -EIO. */
+static int write_files(FILE *f, struct session *ses, const bool *used, bool debuginfo,
+		       struct left_outs *left, uint64_t *raw, uint64_t *comp, uint32_t *entries)
+{
+	char cut[WARN_STR_MAX + 4];
+	size_t i;
+	int err;
+
+	for (i = 0; i < ses->t->ndsos; i++) {
+		const struct tr_dso *d = &ses->t->dsos[i];
+		const char *file;
+		int fd;
+
+		if (!used[i])
+			continue;
+		file = symbolizer__dso_elf(&ses->sym, i, &fd);
+		if (!file || !d->rec.build_id_len) {
+			left_add(left, file ? LEFT_NO_BUILD_ID : LEFT_NO_FILE, d->path, 0);
+			continue;
+		}
+		err = write_entry(f, d, fd, debuginfo, raw, comp);
+		if (err == -EIO || err == -ENOMEM)
+			return err;
+		if (err) {
+			left_add(left, err == -EFBIG ? LEFT_TOO_BIG : LEFT_UNREADABLE, d->path, -err);
+			continue;
+		}
+		(*entries)++;
+		if (ses->opts->verbose)
+			fprintf(stderr, "xpu-report: archived %s\n", warn__cut(d->path, cut));
+	}
+	return 0;
+}
+
 static const char archive_usage[] =
 	"Usage: xpu-report archive [OPTIONS] TRACE.xpu\n"
-	"Pack the ELF files the trace's stacks touch (symbol and unwind tables, by build-id) into\n"
-	"TRACE.xpu.xpa, which xpu-report then uses automatically on any machine. Run it where\n"
-	"the trace was recorded: where most of those files are missing or differ, it fails and\n"
-	"writes nothing.\n"
+	"Write TRACE.xpu.xpa, a symbol pack: the names this machine gives every address the\n"
+	"trace's stacks go through (from symbol tables, debug files, debuginfod) and its unwinding\n"
+	"of the trace's stack copies. xpu-report uses it automatically, so the trace reads the\n"
+	"same on any machine. Run it where the trace was recorded (xpu-record does at its end):\n"
+	"where most of the files are missing or differ, it fails and writes nothing.\n"
 	"\n"
 	"  -o, --output=FILE    archive to write (default TRACE.xpu.xpa)\n"
-	"      --debuginfo      also keep .debug_* sections (inline frames; much larger)\n"
+	"      --elf            pack the files' whole symbol and unwind tables instead (any\n"
+	"                       report option works later, e.g. --inline; much larger)\n"
+	"      --debuginfo      with --elf: also keep .debug_* sections (inline frames)\n"
 	"      --symfs=DIR      also look for binaries under DIR\n"
 	"  -v, --verbose        list what is packed\n"
 	"  -h, --help           this text\n";
@@ -394,6 +595,7 @@ int archive__main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "elf", no_argument, NULL, 'e' },
 		{ "debuginfo", no_argument, NULL, 'd' },
 		{ "symfs", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -401,16 +603,18 @@ int archive__main(int argc, char **argv)
 		{ 0 },
 	};
 	struct report_opts o = { .view = VIEW_MERGED };
-	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 0,
+	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 1,
 				.header_size = sizeof(h) };
 	struct archive_plan plan;
 	struct left_outs left = { 0 };
+	struct pack_counts pc = { 0 };
 	struct trace t = { 0 };
 	struct session ses;
-	char err_buf[512] = "", *out_path = NULL, *tmp_path = NULL, cut[WARN_STR_MAX + 4];
+	char err_buf[512] = "", *out_path = NULL, *tmp_path = NULL;
 	const char *output = NULL;
 	uint64_t raw = 0, comp = 0;
-	bool debuginfo = false, *used = NULL;
+	bool debuginfo = false, elf = false, *used = NULL, set_up = false;
+	size_t *keep_of = NULL;
 	FILE *f = NULL;
 	size_t i, missing = 0;
 	int c, err, ret = 1;
@@ -420,6 +624,9 @@ int archive__main(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			output = optarg;
+			break;
+		case 'e':
+			elf = true;
 			break;
 		case 'd':
 			debuginfo = true;
@@ -443,7 +650,15 @@ int archive__main(int argc, char **argv)
 				"archive --help)\n");
 		return 2;
 	}
+	if (debuginfo && !elf) {
+		fprintf(stderr, "xpu-report: archive: --debuginfo goes with --elf (a symbol pack "
+				"holds inline frames and lines wherever this machine has DWARF)\n");
+		return 2;
+	}
 	o.input = argv[optind];
+	o.pack_writer = !elf;
+	/* what this host gives, never what an older pack of the trace holds */
+	o.no_packs = true;
 	if (!strcmp(o.input, "-")) {
 		fprintf(stderr, "xpu-report: archive needs a trace file, not stdin\n");
 		return 2;
@@ -458,21 +673,17 @@ int archive__main(int argc, char **argv)
 	}
 	/* symbolizing and unwinding here finds the files, and the DWARF stacks' DSOs */
 	err = session__setup(&ses, &t, &o);
+	set_up = true;
 	if (err)
-		goto out_trace;
+		goto out_nomem;
 	used = calloc(t.ndsos ? t.ndsos : 1, sizeof(*used));
-	if (!used || asprintf(&tmp_path, "%s.tmp", output) < 0)
-		goto out;
-	for (i = 0; i < t.nsamples; i++)
-		mark_stack(&ses, t.samples[i].pid, t.samples[i].ts_ns, session__sample_stack(&ses, i),
-			   used);
-	for (i = 0; i < t.nlaunches; i++)
-		mark_stack(&ses, t.launches[i].pid, t.launches[i].ts_ns, session__launch_stack(&ses, i),
-			   used);
-	if (pick_files(&ses, used)) {
-		fprintf(stderr, "xpu-report: out of memory\n");
-		goto out;
-	}
+	keep_of = calloc(t.ndsos ? t.ndsos : 1, sizeof(*keep_of));
+	if (!used || !keep_of || asprintf(&tmp_path, "%s.tmp", output) < 0 || name_all_stacks(&ses))
+		goto out_nomem;
+	for (i = 0; i < ses.sym.naddr_list; i++)
+		used[ses.sym.addr_list[i].dso] = true;
+	if (pick_files(&ses, used, keep_of))
+		goto out_nomem;
 	plan_count(&ses, used, &plan);
 	if (!plan_ok(&plan, o.input))
 		goto out;
@@ -491,34 +702,12 @@ int archive__main(int argc, char **argv)
 	}
 	if (write_all(f, &h, sizeof(h)))
 		goto out_io;
-	for (i = 0; i < t.ndsos; i++) {
-		const struct tr_dso *d = &t.dsos[i];
-		const char *file;
-		int fd;
-
-		if (!used[i])
-			continue;
-		file = symbolizer__dso_elf(&ses.sym, i, &fd);
-		if (!file || !d->rec.build_id_len) {
-			left_add(&left, file ? LEFT_NO_BUILD_ID : LEFT_NO_FILE, d->path, 0);
-			continue;
-		}
-		err = write_entry(f, d, fd, debuginfo, &raw, &comp);
-		if (err == -EIO)
-			goto out_io;
-		if (err == -ENOMEM) {
-			fprintf(stderr, "xpu-report: out of memory\n");
-			goto out;
-		}
-		if (err) {
-			left_add(&left, err == -EFBIG ? LEFT_TOO_BIG : LEFT_UNREADABLE, d->path,
-				 -err);
-			continue;
-		}
-		h.entry_count++;
-		if (o.verbose)
-			fprintf(stderr, "xpu-report: archived %s\n", warn__cut(d->path, cut));
-	}
+	err = elf ? write_files(f, &ses, used, debuginfo, &left, &raw, &comp, &h.entry_count) :
+		    write_pack(f, &ses, keep_of, &left, &pc, &raw, &comp, &h.entry_count);
+	if (err == -EIO)
+		goto out_io;
+	if (err)
+		goto out_nomem;
 	left_say(&left);
 	for (i = 0; i < LEFT_NCLASSES; i++)
 		missing += left.n[i];
@@ -533,11 +722,20 @@ int archive__main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	printf("%s: %u of the %zu file%s the stacks go through, %.1f MiB (%.1f MiB uncompressed)%s\n",
-	       output, h.entry_count, plan.needed, plan.needed == 1 ? "" : "s", comp / 1048576.0,
-	       raw / 1048576.0,
-	       missing ? "; the others are missing here (see above)" : "");
+	if (elf)
+		printf("%s: %u of the %zu file%s the stacks go through, %.1f MiB (%.1f MiB "
+		       "uncompressed)%s\n", output, h.entry_count, plan.needed,
+		       plan.needed == 1 ? "" : "s", comp / 1048576.0, raw / 1048576.0,
+		       missing ? "; the others are missing here (see above)" : "");
+	else
+		printf("%s: symbol pack of %zu of the %zu file%s the stacks go through (%zu "
+		       "addresses, %zu stack walks), %.1f KiB%s\n", output, pc.files, plan.needed,
+		       plan.needed == 1 ? "" : "s", pc.addrs, pc.walks, comp / 1024.0,
+		       missing ? "; the others are missing here (see above)" : "");
 	ret = 0;
+	goto out;
+out_nomem:
+	fprintf(stderr, "xpu-report: out of memory\n");
 	goto out;
 out_io:
 	fprintf(stderr, "xpu-report: writing %s: %s\n", tmp_path, strerror(errno ? errno : EIO));
@@ -546,10 +744,11 @@ out:
 		fclose(f);
 	if (ret && tmp_path)
 		unlink(tmp_path);
-	session__teardown(&ses);
-out_trace:
+	if (set_up)
+		session__teardown(&ses);
 	trace__free(&t);
 	free(used);
+	free(keep_of);
 	free(tmp_path);
 	free(out_path);
 	return ret;

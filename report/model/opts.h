@@ -65,6 +65,8 @@ struct report_opts {
 	bool no_unwind;		/* --no-unwind: keep recorded stacks, ignore stack copies */
 	bool no_backward;	/* --no-backward: PyTorch backward work on the engine's stacks */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
+	bool pack_writer;	/* `archive`: list the addresses named, keep the DWARF walks */
+	bool no_packs;		/* `archive`: this host's names, never an older pack's */
 	int verbose;
 	uint64_t max_output_bytes;	/* --max-output; 0: REPORT_MAX_OUTPUT_DEFAULT; UINT64_MAX: none */
 	uint64_t archive_max_bytes;	/* --archive-max; 0: default (sym/xpa.h); UINT64_MAX: none */

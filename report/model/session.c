@@ -20,6 +20,9 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 		.inline_frames = opts->inline_frames,
 		.sites = opts->format == FMT_PPROF,	/* addresses and source lines */
 		.archive_max_bytes = opts->archive_max_bytes,
+		.list_addrs = opts->pack_writer,
+		.no_packs = opts->no_packs,
+		.keep_walks = opts->pack_writer,
 		.verbose = opts->verbose,
 	};
 	int err;

@@ -29,6 +29,7 @@
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/xpa.h"
+#include "sym/xpa_pack.h"
 
 /* The unresolved files the symbol warning names; the rest are counted. */
 #define UNRESOLVED_NAMED 3
@@ -39,6 +40,7 @@ enum {
 	SF_MISSING,
 	SF_MISMATCH,
 	SF_NOT_ELF,		/* kernel, vdso, anonymous: nothing to open */
+	SF_PACK,		/* named from a symbol pack (names); no local file tried yet */
 };
 
 struct sym_entry {
@@ -72,6 +74,7 @@ struct sym_file {
 	bool from_trace;	/* elf is the vdso image the trace carries */
 	const char *base;	/* basename of the recorded path */
 	bool cuda_internal;	/* CUDA's and NVIDIA's libraries, ours: trimmed (is_cuda_internal) */
+	const struct xpa_names *names;	/* a symbol pack's, held by the archive, or NULL */
 	uint64_t stack_frames;	/* frames of it in the stacks symbolized (the unwinder loads more) */
 };
 
@@ -353,7 +356,55 @@ static void vdso_load(struct symbolizer *s, struct sym_file *f, const struct tr_
 		fprintf(stderr, "xpu-report: [vdso]: image in the trace, %zu symbols\n", f->nsyms);
 }
 
+/*
+ * A symbol pack's names for the file, before any local file: they are what the recording
+ * host printed, from every source it had (debug files included), so a report reads the same
+ * wherever it runs. Whether they were found.
+ */
+static bool pack_load(struct symbolizer *s, struct sym_file *f, const struct tr_dso *d)
+{
+	char cut[WARN_STR_MAX + 4];
+	size_t i;
+
+	/* `archive` writes what this host gives: never an older pack's names */
+	for (i = 0; i < s->narchives && d->rec.build_id_len && !s->opts.no_packs; i++) {
+		f->names = xpa__names(s->archives[i], d->rec.build_id, d->rec.build_id_len,
+				      &s->archive_budget);
+		if (!f->names)
+			continue;
+		f->state = SF_PACK;
+		s->files_packed++;
+		if (s->opts.verbose)
+			fprintf(stderr, "xpu-report: %s: symbol pack, %u addresses\n",
+				warn__cut(d->path, cut), f->names->h->naddrs);
+		return true;
+	}
+	return false;
+}
+
+static void load_local(struct symbolizer *s, size_t idx);
+
 static void sym_file_load(struct symbolizer *s, size_t idx)
+{
+	struct sym_file *f = &s->files[idx];
+	const struct tr_dso *d = &s->t->dsos[idx];
+
+	f->state = SF_MISSING;
+	if (d->rec.kind == XPU_DSO_VDSO && d->image) {
+		vdso_load(s, f, d);
+		return;
+	}
+	if (d->rec.kind != XPU_DSO_ELF || !d->path[0]) {
+		f->state = SF_NOT_ELF;
+		return;
+	}
+	if (pack_load(s, f, d))
+		return;
+	load_local(s, idx);
+}
+
+/* The file of a DSO record from this machine: local, debug dirs, --symfs, archive, debuginfod. */
+static void load_local(struct symbolizer *s, size_t idx)
 {
 	struct sym_file *f = &s->files[idx];
 	const struct tr_dso *d = &s->t->dsos[idx];
@@ -369,14 +420,6 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 	char cut[WARN_STR_MAX + 4], cut2[WARN_STR_MAX + 4];
 
 	f->state = SF_MISSING;
-	if (d->rec.kind == XPU_DSO_VDSO && d->image) {
-		vdso_load(s, f, d);
-		return;
-	}
-	if (d->rec.kind != XPU_DSO_ELF || !d->path[0]) {
-		f->state = SF_NOT_ELF;
-		return;
-	}
 	if (file_lookup__find(d, &lo, &ff)) {
 		found_file__free(&ff);
 		return;
@@ -457,6 +500,8 @@ const char *symbolizer__dso_status(struct symbolizer *s, size_t idx)
 	if (idx >= s->t->ndsos)
 		return "?";
 	f = sym_file_get(s, idx);
+	if (f->names)
+		return "symbol pack";
 	switch (f->state) {
 	case SF_OK:
 		/* the memfd's number depends on what else is open: never print it */
@@ -478,7 +523,9 @@ enum sym_dso_found symbolizer__dso_found(struct symbolizer *s, size_t idx)
 {
 	if (idx >= s->t->ndsos)
 		return SYM_DSO_NO_FILE;
-	switch (sym_file_get(s, idx)->state) {
+	if (sym_file_get(s, idx)->names)
+		return SYM_DSO_FOUND;
+	switch (s->files[idx].state) {
 	case SF_OK:
 		return SYM_DSO_FOUND;
 	case SF_MISMATCH:
@@ -698,23 +745,71 @@ static int add_inlines(struct symbolizer *s, struct sym_file *f, uint64_t v,
 	return added;
 }
 
-/* Resolves one user address of a DSO; returns the refs index of its frames (leaf first). */
-static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off, uint32_t *ref)
+/*
+ * The frames of a symbol pack's address (leaf first), in the rendering the options ask for.
+ * An address the pack does not have is named as in a missing file. Whether it had it.
+ */
+static int pack_frames(struct symbolizer *s, struct sym_file *f, size_t dso_idx,
+		       uint64_t file_off)
+{
+	const struct tr_dso *d = &s->t->dsos[dso_idx];
+	const struct xpa_names *names = f->names;
+	const struct xpa_names_addr *a = xpa_names__find(names, file_off);
+	uint32_t first, n, i;
+	size_t k;
+
+	/* traces read as one: each pack has the addresses its own trace touched */
+	for (k = 0; !a && k < s->narchives; k++) {
+		names = xpa__names(s->archives[k], d->rec.build_id, d->rec.build_id_len,
+				   &s->archive_budget);
+		a = names && names != f->names ? xpa_names__find(names, file_off) : NULL;
+	}
+	if (!a)
+		return 0;
+	first = a->first + (s->opts.inline_frames ? a->nplain : 0);
+	n = s->opts.inline_frames ? a->ninline : a->nplain;
+	for (i = 0; i < n; i++) {
+		const struct xpa_names_frame *pf = &names->frames[first + i];
+		const char *name = xpa_names__str(names, pf->name);
+		struct frame_site site = { .dso = dso_idx + 1, .off = file_off, .line = pf->line,
+					   .outer = pf->flags & XPA_FRAME_OUTER };
+		uint32_t id = frame_intern(s->pool, name, strlen(name));
+
+		if (pf->file)
+			site.file = intern_file(s, xpa_names__str(names, pf->file));
+		if (!id || (pf->file && !site.file) || push_frame(s, id, &site))
+			return -ENOMEM;
+		if (pf->flags & XPA_FRAME_OUTER) {
+			if (pf->flags & XPA_FRAME_NAMED)
+				s->addrs_resolved++;
+			else
+				s->addrs_unknown++;
+		}
+	}
+	return 1;
+}
+
+/*
+ * Appends the frames of one user address of a DSO to frame_ids, leaf first; *named: the
+ * function's name came from a symbol (not from its address). 0 or -ENOMEM.
+ */
+static int name_address(struct symbolizer *s, size_t dso_idx, uint64_t file_off, bool *named)
 {
 	struct sym_file *f = sym_file_get(s, dso_idx);
-	struct frames_ref fr = { .first = s->nframe_ids };
 	struct frame_site site = { .dso = dso_idx + 1, .off = file_off };
 	const struct sym_entry *e = NULL;
-	uint32_t *cached, id;
 	uint64_t v = 0, fstart;
-	bool ins;
+	uint32_t id;
+	int err;
 
-	cached = kmap__put(&s->addr_cache, dso_idx + 1, file_off, s->nrefs, &ins);
-	if (!cached)
-		return -ENOMEM;
-	if (!ins) {
-		*ref = *cached;
-		return 0;
+	*named = false;
+	if (f->names) {
+		err = pack_frames(s, f, dso_idx, file_off);
+		if (err)
+			return err < 0 ? err : 0;
+		/* an address no pack has: this machine's file, if it has one */
+		if (f->state == SF_PACK)
+			load_local(s, dso_idx);
 	}
 	if (f->state == SF_OK) {
 		v = off_to_vaddr(f, file_off);
@@ -725,6 +820,7 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 	if (e) {
 		id = intern_symbol(s->pool, e->name, e->len, NULL);
 		s->addrs_resolved++;
+		*named = true;
 	} else if (f->state == SF_OK && fde_start(f, v, &fstart)) {
 		/* stripped code: one frame per function, as its unwind entry delimits it */
 		id = frame_internf(s->pool, "%s+0x%" PRIx64, f->base, vaddr_to_off(f, fstart));
@@ -738,10 +834,60 @@ static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 	site.outer = true;
 	if (!id || push_frame(s, id, &site))
 		return -ENOMEM;
+	return 0;
+}
+
+/* Resolves one user address of a DSO; returns the refs index of its frames (leaf first). */
+static int resolve_user(struct symbolizer *s, size_t dso_idx, uint64_t file_off, uint32_t *ref)
+{
+	struct frames_ref fr = { .first = s->nframe_ids };
+	uint32_t *cached;
+	bool ins, named;
+	int err;
+
+	cached = kmap__put(&s->addr_cache, dso_idx + 1, file_off, s->nrefs, &ins);
+	if (!cached)
+		return -ENOMEM;
+	if (!ins) {
+		*ref = *cached;
+		return 0;
+	}
+	if (s->opts.list_addrs &&
+	    VEC_PUSH(s->addr_list, s->naddr_list, s->addr_list_cap,
+		     ((struct sym_addr){ .dso = (uint32_t)dso_idx, .off = file_off })))
+		return -ENOMEM;
+	err = name_address(s, dso_idx, file_off, &named);
+	if (err)
+		return err;
 	fr.n = s->nframe_ids - fr.first;
 	if (VEC_PUSH(s->refs, s->nrefs, s->refs_cap, fr))
 		return -ENOMEM;
 	*ref = *cached;
+	return 0;
+}
+
+int symbolizer__address(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
+			bool inline_frames, const uint32_t **frames, const struct frame_site **sites,
+			uint32_t *n, bool *named)
+{
+	bool saved_inline = s->opts.inline_frames, saved_sites = s->opts.sites;
+	size_t first = s->nframe_ids;
+	int err;
+
+	if (dso_idx >= s->t->ndsos)
+		return -EINVAL;
+	s->opts.inline_frames = inline_frames;
+	s->opts.sites = true;
+	err = name_address(s, dso_idx, file_off, named);
+	s->opts.inline_frames = saved_inline;
+	s->opts.sites = saved_sites;
+	if (err)
+		return err;
+	/* not kept: the next call writes over them */
+	*frames = s->frame_ids + first;
+	*sites = s->sites + first;
+	*n = (uint32_t)(s->nframe_ids - first);
+	s->nframe_ids = first;
 	return 0;
 }
 
@@ -1284,6 +1430,7 @@ void symbolizer__free(struct symbolizer *s)
 	kallsyms__free(&s->ksyms);
 	free(s->frame_ids);
 	free(s->refs);
+	free(s->addr_list);
 	free(s->scratch);
 	free(s->scratch_sites);
 	free(s->scratch_files);

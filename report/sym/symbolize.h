@@ -37,6 +37,9 @@ struct sym_opts {
 	bool inline_frames;		/* --inline: a frame per DWARF inlined callee */
 	bool sites;			/* keep each frame's site and source line (pprof) */
 	uint64_t archive_max_bytes;	/* --archive-max (xpa.h); 0: the default */
+	bool list_addrs;		/* keep symbolizer.addr_list */
+	bool no_packs;			/* a symbol pack's entries are not used (`archive`) */
+	bool keep_walks;		/* the unwinder keeps its walks (unwind_stats.walks) */
 	int verbose;
 };
 
@@ -51,6 +54,11 @@ struct frame_site {
 	uint64_t off;
 	uint32_t line;			/* 0 if unknown */
 	bool outer;
+};
+
+struct sym_addr {
+	uint32_t dso;			/* trace DSO index */
+	uint64_t off;			/* file offset */
 };
 
 struct frames_ref {
@@ -93,6 +101,10 @@ struct symbolizer {
 
 	/* shown by `info` and -v */
 	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
+	uint64_t files_packed;		/* named from a symbol pack */
+	/* with opts.list_addrs: every (DSO index, file offset) named, in order (`archive`) */
+	struct sym_addr *addr_list;
+	size_t naddr_list, addr_list_cap;
 	uint64_t jit_named;		/* frames named by a JIT symbol */
 };
 
@@ -136,6 +148,14 @@ int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xp
 const char *symbolizer__frame_dso(const struct symbolizer *s, uint32_t frame);
 /* The trace's DSO a frame name came from (as above), or NULL for kernel, Python, unknown. */
 const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint32_t frame);
+/*
+ * For `xpu-report archive`: the frames of one address of a DSO (a file offset), leaf first,
+ * with their sites, named with or without inline frames whatever the options say; *named: the
+ * function is named by a symbol. Not cached; valid until the next call. 0 or negative errno.
+ */
+int symbolizer__address(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
+			bool inline_frames, const uint32_t **frames, const struct frame_site **sites,
+			uint32_t *n, bool *named);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
 /* The same as a value, for counting (`archive`). */

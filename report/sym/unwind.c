@@ -45,6 +45,7 @@ struct unwinder {
 	struct uw_session *sess;
 	size_t nsess, sess_cap;
 	struct stack_maker made;
+	const struct xpa_walks *pack;	/* the host's walks of the trace being streamed, or NULL */
 	/* the copy being unwound */
 	const struct tr_ucopy *cur;
 	uint64_t ips[UW_MAX_FRAMES];
@@ -401,6 +402,17 @@ static enum unwind_stop stop_reason(struct unwinder *u, Dwfl *dwfl)
 	return rule == CFI_NONE ? UW_STOP_NO_CFI : UW_STOP_BAD_FRAME;
 }
 
+/* A walk for a symbol pack, keyed by its event as recorded (the archive reads one trace). */
+static int keep_walk(struct xpa_walks_builder *b, const struct tr_ucopy *c, enum unwind_stop why,
+		     const uint64_t *ips, unsigned int nips)
+{
+	struct xpa_walk w = { .ts = c->raw_ts, .pid = c->raw_pid, .tid = c->raw_tid,
+			      .for_type = (uint16_t)c->rec.for_type, .reason = (uint8_t)why,
+			      .nips = nips };
+
+	return xpa_walks__add(b, &w, ips);
+}
+
 static int count_stop(struct unwind_stats *st, enum unwind_stop why, const struct tr_ucopy *c,
 		      uint32_t stack_id)
 {
@@ -455,7 +467,36 @@ static int unwind_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t sta
 	st->frames += u->nips;
 	err = derived_stacks__make(u->d, &u->made, old ? old->ips : none, old ? old->nr_kernel : 0,
 				   u->ips, (uint16_t)u->nips, out);
+	if (!err && st->walks)
+		err = keep_walk(st->walks, c, why, u->ips, u->nips);
 	return err ? err : count_stop(st, why, c, *out);
+}
+
+/*
+ * The host's walk of copy c from the symbol pack in place of unwinding it here: the same
+ * frames and the same reason it ended, so completeness reads as on the host. A copy the pack
+ * has no walk for failed there too.
+ */
+static int pack_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t stack_id,
+		    uint32_t *out, struct unwind_stats *st)
+{
+	const struct tr_stack *old = derived_stacks__get(u->d, stack_id);
+	const struct xpa_walk *w = xpa_walks__find(u->pack, c->rec.for_type, c->raw_pid,
+						   c->raw_tid, c->raw_ts);
+	static const uint64_t none[1];
+	int err;
+
+	*out = stack_id;
+	if (!w || w->reason >= UW_STOP_N || w->nips > UW_MAX_FRAMES) {
+		st->failed++;
+		return 0;
+	}
+	st->used++;
+	st->pack_walks++;
+	st->frames += w->nips;
+	err = derived_stacks__make(u->d, &u->made, old ? old->ips : none, old ? old->nr_kernel : 0,
+				   u->pack->ips + w->first, (uint16_t)w->nips, out);
+	return err ? err : count_stop(st, w->reason, c, *out);
 }
 
 const char *unwind__stop_name(enum unwind_stop r)
@@ -516,6 +557,9 @@ void unwind__free(struct unwind_stats *st)
 {
 	free(st->stop_recs);
 	kmap__free(&st->stop_idx);
+	if (st->walks)
+		xpa_walks__free(st->walks);
+	free(st->walks);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -525,6 +569,9 @@ static bool get_copy(const struct trace_record *rec, struct tr_remap *rm, struct
 	uint32_t tail_size = 0;
 
 	c->data = trace_record__get(rec, &c->rec, sizeof(c->rec), &tail_size);
+	c->raw_pid = c->rec.pid;
+	c->raw_tid = c->rec.tid;
+	c->raw_ts = c->rec.ts_ns;
 	if (rm)
 		tr_remap__record(rm, rec->type, &c->rec);
 	if (c->rec.size > tail_size)
@@ -616,6 +663,8 @@ static int apply_copy(struct unwinder *u, struct kmap *owners, const struct tr_u
 		return 0;
 	*v = OWNER_DONE;
 	st->matched++;
+	if (u->pack)
+		return pack_one(u, c, *stack_id, stack_id, st);
 	return unwind_one(u, c, *stack_id, stack_id, st);
 }
 
@@ -640,6 +689,29 @@ static bool attach_top(const struct trace_record *rec, struct tr_remap *rm, stru
 }
 
 /*
+ * The host's walks of the trace in bytes (by the uuid of its header) from any symbol pack the
+ * symbolizer opened, or NULL. The frame-pointer counts are the host's too.
+ */
+static const struct xpa_walks *pack_walks(struct symbolizer *s, const void *bytes, size_t size,
+					  struct unwind_stats *st)
+{
+	const struct xpu_file_header *h = bytes;
+	const struct xpa_walks *w = NULL;
+	size_t i;
+
+	if (size < sizeof(*h) || s->opts.no_packs)
+		return NULL;
+	for (i = 0; i < s->narchives && !w; i++)
+		w = xpa__walks(s->archives[i], h->uuid, &s->archive_budget);
+	if (w) {
+		st->fp_frames += w->h->fp_frames;
+		st->fp_scanned += w->h->fp_scanned;
+		st->fp_walks += w->h->fp_walks;
+	}
+	return w;
+}
+
+/*
  * Streams the copies of one trace file from a second pass over its bytes (through rm: a part
  * of merged traces), so memory stays bounded by one copy however many there are. The first
  * copy of a (record type, tid, timestamp) is used. A copy waits (its bytes saved) for the
@@ -658,6 +730,7 @@ static int stream_copies(struct unwinder *u, struct kmap *owners, const struct t
 	int err = 0;
 
 	bytes = trace_reader__bytes(src, &size);
+	u->pack = pack_walks(u->s, bytes, size, st);
 	r = trace_reader__open_mem(bytes, size, errbuf, sizeof(errbuf));
 	if (!r)
 		return -ENOMEM;		/* the same bytes opened once already */
@@ -702,6 +775,11 @@ int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_
 	int err;
 
 	unwind__free(st);
+	if (s->opts.keep_walks) {
+		st->walks = calloc(1, sizeof(*st->walks));
+		if (!st->walks)
+			return -ENOMEM;
+	}
 	if (!t->nucopies || (!t->reader && !t->nparts))
 		return 0;
 	err = map_owners(t, &owners);

@@ -22,6 +22,7 @@
 #include "crc32c.h"
 #include "safe_open.h"
 #include "sym/xpa.h"
+#include "sym/xpa_pack.h"
 
 /* What became of an entry: extracted once, whatever the number of DSO records naming it. */
 enum xpa_state {
@@ -33,8 +34,13 @@ enum xpa_state {
 struct xpa_index {
 	struct xpa_entry e;
 	uint64_t payload_off;
-	int fd;
+	int fd;				/* content ZEROED: the memfd it was extracted to */
 	uint8_t state;			/* enum xpa_state */
+	void *buf;			/* NAMES, WALKS: the decompressed entry, checked */
+	union {
+		struct xpa_names names;
+		struct xpa_walks walks;
+	} view;
 };
 
 struct xpa {
@@ -64,7 +70,7 @@ static int xpa_scan(struct xpa *a)
 		return -EINVAL;
 	off = h.header_size;
 	for (i = 0; i < h.entry_count; i++) {
-		struct xpa_index x;
+		struct xpa_index x = { 0 };
 
 		if (off + sizeof(x.e) > size || pread(a->fd, &x.e, sizeof(x.e), (off_t)off) != sizeof(x.e))
 			return -EINVAL;
@@ -84,12 +90,17 @@ static int xpa_scan(struct xpa *a)
 	return 0;
 }
 
-/* Orders entries by (build-id length, build-id, position): the first of equal ones wins. */
-static int cmp_key(const struct xpa_entry *e, uint32_t i, const uint8_t *bid, unsigned int len,
-		   uint32_t j)
+/*
+ * Orders entries by (content, key length, key, position): the first of equal ones wins. The
+ * key is a build-id, or a trace's uuid for WALKS.
+ */
+static int cmp_key(const struct xpa_entry *e, uint32_t i, uint8_t content, const uint8_t *bid,
+		   unsigned int len, uint32_t j)
 {
 	int c;
 
+	if (e->content != content)
+		return e->content < content ? -1 : 1;
 	if (e->build_id_len != len)
 		return e->build_id_len < len ? -1 : 1;
 	c = memcmp(e->build_id, bid, len);
@@ -104,7 +115,7 @@ static int cmp_by_id(const void *a, const void *b, void *arg)
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	const struct xpa_entry *y = &x->idx[j].e;
 
-	return cmp_key(&x->idx[i].e, i, y->build_id, y->build_id_len, j);
+	return cmp_key(&x->idx[i].e, i, y->content, y->build_id, y->build_id_len, j);
 }
 
 /* A lookup per DSO record must not walk every entry: 65,536 of each would be 4 billion steps. */
@@ -121,8 +132,9 @@ static int index_build_ids(struct xpa *a)
 	return 0;
 }
 
-/* The first entry with this build-id, or NULL. */
-static struct xpa_index *find_entry(const struct xpa *a, const uint8_t *bid, unsigned int len)
+/* The first entry of this content with this key, or NULL. */
+static struct xpa_index *find_entry(const struct xpa *a, uint8_t content, const uint8_t *bid,
+				    unsigned int len)
 {
 	size_t lo = 0, hi = a->n;
 
@@ -130,7 +142,7 @@ static struct xpa_index *find_entry(const struct xpa *a, const uint8_t *bid, uns
 		size_t mid = lo + (hi - lo) / 2;
 
 		/* position 0 sorts before every equal key's position: lower bound */
-		if (cmp_key(&a->idx[a->by_id[mid]].e, a->by_id[mid], bid, len, 0) < 0)
+		if (cmp_key(&a->idx[a->by_id[mid]].e, a->by_id[mid], content, bid, len, 0) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -138,7 +150,8 @@ static struct xpa_index *find_entry(const struct xpa *a, const uint8_t *bid, uns
 	if (lo == a->n)
 		return NULL;
 	lo = a->by_id[lo];
-	if (a->idx[lo].e.build_id_len != len || memcmp(a->idx[lo].e.build_id, bid, len))
+	if (a->idx[lo].e.content != content || a->idx[lo].e.build_id_len != len ||
+	    memcmp(a->idx[lo].e.build_id, bid, len))
 		return NULL;
 	return &a->idx[lo];
 }
@@ -371,7 +384,7 @@ static int extract_entry(struct xpa *a, const struct xpa_index *x, struct xpa_bu
 int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len, uint64_t file_size,
 		 struct xpa_budget *budget)
 {
-	struct xpa_index *x = a ? find_entry(a, build_id, len) : NULL;
+	struct xpa_index *x = a ? find_entry(a, XPA_CONTENT_ZEROED, build_id, len) : NULL;
 	int fd;
 
 	if (!x)
@@ -394,6 +407,90 @@ int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len, uint6
 	return fd >= 0 ? fd : -errno;
 }
 
+/*
+ * Decompresses a NAMES or WALKS entry into memory once and checks it (parse): 0, -EINVAL
+ * (damaged: said once) or -EFBIG (past the budget: said once).
+ */
+static int load_pack_entry(struct xpa *a, struct xpa_index *x, struct xpa_budget *budget,
+			   bool (*parse)(struct xpa_index *x))
+{
+	uint64_t max = budget->max_bytes ? budget->max_bytes : XPA_DEFAULT_MAX_HELD_BYTES;
+	void *comp = NULL;
+	size_t n;
+	int err = -EINVAL;
+
+	if (x->state != XPA_UNTRIED)
+		return x->state == XPA_EXTRACTED ? 0 : -EINVAL;
+	x->state = XPA_FAILED;
+	/* the declared size is what is allocated: it must fit the budget before anything */
+	if (budget->held_bytes + x->e.raw_size > max) {
+		if (!budget->said)
+			say_over_budget(a, budget);
+		budget->said = true;
+		return -EFBIG;
+	}
+	comp = malloc(x->e.comp_size ? x->e.comp_size : 1);
+	x->buf = malloc(x->e.raw_size ? x->e.raw_size : 1);
+	if (!comp || !x->buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (pread(a->fd, comp, x->e.comp_size, (off_t)x->payload_off) != (ssize_t)x->e.comp_size ||
+	    crc32c(0, comp, x->e.comp_size) != x->e.payload_crc32c ||
+	    ZSTD_getFrameContentSize(comp, x->e.comp_size) != x->e.raw_size)
+		goto out;
+	n = ZSTD_decompress(x->buf, x->e.raw_size, comp, x->e.comp_size);
+	if (ZSTD_isError(n) || n != x->e.raw_size || !parse(x))
+		goto out;
+	budget->held_bytes += x->e.raw_size;
+	x->state = XPA_EXTRACTED;
+	err = 0;
+out:
+	free(comp);
+	if (err) {
+		free(x->buf);
+		x->buf = NULL;
+		if (err == -EINVAL)
+			warn__once("warning: %s: a damaged entry was skipped", a->path);
+	}
+	return err;
+}
+
+static bool parse_names(struct xpa_index *x)
+{
+	return xpa_names__parse(&x->view.names, x->buf, x->e.raw_size);
+}
+
+static bool parse_walks(struct xpa_index *x)
+{
+	return xpa_walks__parse(&x->view.walks, x->buf, x->e.raw_size);
+}
+
+const struct xpa_names *xpa__names(struct xpa *a, const uint8_t *build_id, unsigned int len,
+				   struct xpa_budget *budget)
+{
+	struct xpa_index *x = a && len ? find_entry(a, XPA_CONTENT_NAMES, build_id, len) : NULL;
+
+	return x && !load_pack_entry(a, x, budget, parse_names) ? &x->view.names : NULL;
+}
+
+bool xpa__has_names(const struct xpa *a, const uint8_t *build_id, unsigned int len)
+{
+	return a && len && find_entry(a, XPA_CONTENT_NAMES, build_id, len);
+}
+
+const struct xpa_walks *xpa__walks(struct xpa *a, const uint8_t uuid[16], struct xpa_budget *budget)
+{
+	struct xpa_index *x = a ? find_entry(a, XPA_CONTENT_WALKS, uuid, 16) : NULL;
+
+	return x && !load_pack_entry(a, x, budget, parse_walks) ? &x->view.walks : NULL;
+}
+
+const char *xpa__path(const struct xpa *a)
+{
+	return a ? a->path : NULL;
+}
+
 void xpa__close(struct xpa *a)
 {
 	size_t i;
@@ -403,6 +500,7 @@ void xpa__close(struct xpa *a)
 	for (i = 0; i < a->n; i++) {
 		if (a->idx[i].fd >= 0)
 			close(a->idx[i].fd);
+		free(a->idx[i].buf);
 	}
 	close(a->fd);
 	free(a->path);

@@ -18,6 +18,8 @@
 
 enum xpa_content {
 	XPA_CONTENT_ZEROED = 1,		/* unneeded section contents zeroed */
+	XPA_CONTENT_NAMES = 2,		/* since 1.1: the host's frame names of a file's addresses */
+	XPA_CONTENT_WALKS = 3,		/* since 1.1: the host's walks of a trace's stack copies */
 };
 
 enum xpa_entry_flags {
@@ -84,6 +86,19 @@ int xpa__open_for_trace(struct xpa **out, const char *trace_path);
  */
 int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len, uint64_t file_size,
 		 struct xpa_budget *budget);
+/*
+ * A symbol pack's entries (sym/xpa_pack.h), decompressed and checked on first use, held by the
+ * archive until xpa__close: the names of a build-id's file, the walks of the trace with this
+ * uuid; NULL when there are none or the entry is damaged or past the budget (said once).
+ */
+struct xpa_names;
+struct xpa_walks;
+const struct xpa_names *xpa__names(struct xpa *a, const uint8_t *build_id, unsigned int len,
+				   struct xpa_budget *budget);
+/* Whether there is a NAMES entry for the build-id, without reading it. */
+bool xpa__has_names(const struct xpa *a, const uint8_t *build_id, unsigned int len);
+const struct xpa_walks *xpa__walks(struct xpa *a, const uint8_t uuid[16], struct xpa_budget *budget);
+const char *xpa__path(const struct xpa *a);
 void xpa__close(struct xpa *a);
 
 #endif

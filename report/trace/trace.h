@@ -30,6 +30,9 @@ struct tr_stack {
 /* A -g dwarf stack copy while unwind.c streams it: data is valid during one step. */
 struct tr_ucopy {
 	struct xpu_rec_user_stack_copy rec;
+	/* the event it belongs to as its own trace recorded it (rec is remapped when merged) */
+	uint32_t raw_pid, raw_tid;
+	uint64_t raw_ts;
 	const uint8_t *data;	/* rec.size bytes */
 	/* -g dwarf,SIZE,TOP: the window below the thread's stack top (USER_STACK_TOP) */
 	uint64_t top_addr;

@@ -57,10 +57,16 @@ rc=$?
 ls "$tmp"/esc.xpu.xpa* >/dev/null 2>&1 && bad "archive with every file missing wrote a file"
 # where they are (here: in the archive beside it), it says how many it packed
 cp "$S/pipeline.xpu" "$S/pipeline.xpu.xpa" "$tmp/"
-"$R" archive -o "$tmp/again.xpa" "$tmp/pipeline.xpu" >"$tmp/out" 2>"$tmp/err" ||
+"$R" archive -o "$tmp/again.xpu.xpa" "$tmp/pipeline.xpu" >"$tmp/out" 2>"$tmp/err" ||
 	bad "archive of pipeline.xpu failed: $(cat "$tmp/err")"
-grep -qE "again.xpa: ([0-9]+) of the \1 files? the stacks go through" "$tmp/out" ||
+grep -qE "again.xpu.xpa: symbol pack of ([0-9]+) of the \1 files? the stacks go through" "$tmp/out" ||
 	bad "archive summary: $(cat "$tmp/out")"
+# the pack made from the whole-file archive reads as that archive did
+cp "$tmp/pipeline.xpu" "$tmp/again.xpu"
+"$R" -F folded --no-host-files "$tmp/pipeline.xpu" >"$tmp/whole.folded" 2>/dev/null
+"$R" -F folded --no-host-files "$tmp/again.xpu" >"$tmp/pack.folded" 2>"$tmp/err"
+cmp -s "$tmp/whole.folded" "$tmp/pack.folded" && [ -s "$tmp/pack.folded" ] ||
+	bad "pipeline.xpu with the symbol pack made from its archive reads otherwise: $(diff "$tmp/whole.folded" "$tmp/pack.folded" | head -3)"
 
 # ---- 3. truncated, corrupt ------------------------------------------------------------------
 # a trace of many frames (torch-small.xpu), so that a cut leaves frames to read
