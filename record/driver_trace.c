@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "driver.skel.h"
 #include "driver_bpf_abi.h"
 #include "driver_trace.h"
+#include "map_handler.h"
 #include "writer_thread.h"
 
 /* Character devices of this major are NVIDIA's whatever /proc/devices says. */
@@ -41,6 +43,8 @@ struct dev_name {
 };
 
 struct driver_trace {
+	struct map_handler h;		/* takes XPU_EV_DRIVER_IOCTL */
+	struct writer_thread *wt;
 	struct driver_bpf *skel;
 	struct bpf_link *links[6];
 	unsigned int nr_links;
@@ -256,9 +260,12 @@ static int add_test_files(struct driver_trace *dt)
 	return 0;
 }
 
+static void on_event(struct map_handler *h, const void *data, size_t size);
+
 struct driver_trace *driver_trace__load(int traced_fd, int events_fd, char *err, size_t errlen)
 {
 	struct driver_trace *dt = calloc(1, sizeof(*dt));
+
 	bool entries;
 	int ret;
 
@@ -266,6 +273,11 @@ struct driver_trace *driver_trace__load(int traced_fd, int events_fd, char *err,
 		snprintf(err, errlen, "--driver: out of memory");
 		return NULL;
 	}
+	dt->h = (struct map_handler){
+		.name = "driver",
+		.on_event = on_event,
+		.events = { XPU_EV_DRIVER_IOCTL },
+	};
 	find_majors(dt);
 	find_device_files(dt);
 	if (find_test_files(dt)) {
@@ -352,9 +364,10 @@ static const char *file_name(const struct driver_trace *dt, const struct xpu_ev_
 	return buf;
 }
 
-void driver_trace__on_event(struct driver_trace *dt, struct writer_thread *wt, const void *data,
-			    size_t size)
+/* One XPU_EV_DRIVER_IOCTL event becomes a DRIVER_IOCTL record. */
+static void on_event(struct map_handler *h, const void *data, size_t size)
 {
+	struct driver_trace *dt = (struct driver_trace *)((char *)h - offsetof(struct driver_trace, h));
 	const struct xpu_ev_ioctl *ev = data;
 	struct xpu_rec_driver_ioctl rec = { 0 };
 	struct wt_rec r = {
@@ -365,7 +378,7 @@ void driver_trace__on_event(struct driver_trace *dt, struct writer_thread *wt, c
 	};
 	char buf[32];
 
-	if (!dt || size < sizeof(*ev))
+	if (size < sizeof(*ev))
 		return;
 	rec.start_ns = ev->start_ns;
 	rec.end_ns = ev->hdr.ts_ns;
@@ -381,7 +394,7 @@ void driver_trace__on_event(struct driver_trace *dt, struct writer_thread *wt, c
 	r.str[0].off = offsetof(struct xpu_rec_driver_ioctl, file_str);
 	r.str[0].s = file_name(dt, ev, buf, sizeof(buf));
 	r.str[0].len = (uint32_t)strlen(r.str[0].s);
-	writer_thread__submit(wt, &r);
+	writer_thread__submit(dt->wt, &r);
 }
 
 static void read_counters(struct driver_trace *dt, uint64_t *out)
@@ -401,6 +414,12 @@ static void read_counters(struct driver_trace *dt, uint64_t *out)
 			out[key] += vals[c];
 	}
 	free(vals);
+}
+
+struct map_handler *driver_trace__handler(struct driver_trace *dt, struct writer_thread *wt)
+{
+	dt->wt = wt;
+	return &dt->h;
 }
 
 unsigned int driver_trace__finish(struct driver_trace *dt, struct writer_thread *wt,

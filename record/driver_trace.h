@@ -13,6 +13,7 @@
 #include "xpu_format.h"
 
 struct driver_trace;
+struct map_handler;
 struct writer_thread;
 
 /*
@@ -25,9 +26,11 @@ struct writer_thread;
 struct driver_trace *driver_trace__load(int traced_fd, int events_fd, char *err, size_t errlen);
 /* Attaches the tracepoints (required) and entry-point probes (optional). 0 or negative errno. */
 int driver_trace__attach(struct driver_trace *dt, char *err, size_t errlen);
-/* On the drain thread: one XPU_EV_DRIVER_IOCTL event becomes a DRIVER_IOCTL record. */
-void driver_trace__on_event(struct driver_trace *dt, struct writer_thread *wt, const void *data,
-			    size_t size);
+/*
+ * The handler that turns its XPU_EV_DRIVER_IOCTL events into DRIVER_IOCTL records for wt, to
+ * route them to (rb_drain__route) before the programs attach.
+ */
+struct map_handler *driver_trace__handler(struct driver_trace *dt, struct writer_thread *wt);
 /*
  * After the drain: writes ring-buffer losses as LOST records and appends the STATS entries
  * (ids 50-52) to stats, at most room of them. Returns how many were appended.

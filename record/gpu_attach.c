@@ -8,30 +8,24 @@
 #include <string.h>
 
 #include "gpu_attach.h"
+#include "maps_file.h"
 #include "remote_call.h"
 
 /* Time a thread may take to get to a safe stop, and each call (loading CUPTI takes a while). */
 #define ATTACH_SEIZE_MS 3000
 #define ATTACH_CALL_MS 20000
 
+static int has_base_name(void *prefix, const struct maps_entry *e)
+{
+	const char *base = strrchr(e->path, '/');
+
+	return base && !strncmp(base + 1, prefix, strlen(prefix));
+}
+
 /* Whether pid maps a file whose base name starts with prefix. */
 static bool maps_file(pid_t pid, const char *prefix)
 {
-	char path[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *base = strrchr(line, '/');
-
-		found = base && !strncmp(base + 1, prefix, strlen(prefix));
-	}
-	fclose(f);
-	return found;
+	return maps_file__each(pid, has_base_name, (void *)prefix) > 0;
 }
 
 int gpu_attach__inject(pid_t pid, const char *lib, const char *socket_path, char *err,

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "maps_file.h"
 #include "remote_call.h"
 
 #define RED_ZONE		128	/* below rsp, owned by the interrupted leaf function */
@@ -847,52 +848,52 @@ static bool base_name_matches(const char *path, const char *prefix)
 	return base && !strncmp(base + 1, prefix, strlen(prefix));
 }
 
+struct find_lib {
+	const char *prefix;
+	struct lib_map *m;
+};
+
+static int is_lib(void *ctx, const struct maps_entry *e)
+{
+	struct find_lib *fl = ctx;
+	size_t len = strlen(e->path);
+
+	if (e->pgoff || e->path[0] != '/')
+		return 0;
+	if (len > 10 && !strcmp(e->path + len - 10, " (deleted)"))
+		len -= 10;
+	if (len >= sizeof(fl->m->path))
+		return 0;
+	memcpy(fl->m->path, e->path, len);
+	fl->m->path[len] = '\0';
+	if (!base_name_matches(fl->m->path, fl->prefix))
+		return 0;
+	fl->m->start = e->start;
+	fl->m->end = e->end;
+	fl->m->inode = e->ino;
+	return 1;
+}
+
 /* The first mapping of file offset 0 of a file whose base name starts with prefix. */
 static int find_mapping(pid_t pid, const char *prefix, struct lib_map *m, char *err,
 			size_t errlen)
 {
-	char path[64], line[PATH_MAX + 128], *file, *nl;
-	unsigned long long start, end, off;
-	unsigned long inode;
-	int pos, ret = -ENOENT;
-	size_t len;
-	FILE *f;
+	struct find_lib fl = { prefix, m };
+	int ret = maps_file__each(pid, is_lib, &fl);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f) {
-		ret = -errno;
-		if (ret == -ENOENT)
-			snprintf(err, errlen, "no process %d", pid);
-		else
-			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
-		return ret == -ENOENT ? -ESRCH : ret;
+	if (ret == -ENOENT) {
+		snprintf(err, errlen, "no process %d", pid);
+		return -ESRCH;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %lu %n", &start, &end, &off, &inode,
-			   &pos) < 4 || off)
-			continue;
-		file = line + pos;
-		if (*file != '/')
-			continue;
-		if ((nl = strchr(file, '\n')))
-			*nl = '\0';
-		len = strlen(file);
-		if (len > 10 && !strcmp(file + len - 10, " (deleted)"))
-			file[len - 10] = '\0';
-		if (!base_name_matches(file, prefix))
-			continue;
-		m->start = start;
-		m->end = end;
-		m->inode = inode;
-		snprintf(m->path, sizeof(m->path), "%s", file);
-		ret = 0;
-		break;
+	if (ret < 0) {
+		snprintf(err, errlen, "/proc/%d/maps: %s", pid, strerror(-ret));
+		return ret;
 	}
-	fclose(f);
-	if (ret)
+	if (!ret) {
 		snprintf(err, errlen, "PID %d maps no file named %s*", pid, prefix);
-	return ret;
+		return -ENOENT;
+	}
+	return 0;
 }
 
 /*

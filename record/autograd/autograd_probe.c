@@ -3,17 +3,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "ag_launch_cache.h"
 #include "autograd_probe.h"
 #include "autograd_syms.h"
 #include "bpf_setup.h"
 #include "config.h"
+#include "event_stack.h"
+#include "proc_table.h"
 #include "writer_thread.h"
+#include "xpu_bpf_abi.h"
 #include "xpu_format.h"
 
 /* Reentrant backward (checkpointing) nests evaluations; deeper ones are counted, not written. */
@@ -21,33 +25,27 @@
 #define AG_THREAD_BUCKETS 256
 #define AG_MAX_FILES 64
 
-/* Where a file is loaded, per process */
-struct ag_bias {
-	uint32_t pid;
-	uint64_t bias;
-};
+_Static_assert(AG_MAX_FILES <= 64, "a file per bit of ag_proc.loaded");
 
 struct ag_file {
 	uint32_t dso_id;
 	bool probed;			/* the engine's file (a cookie); else node classes only */
 	struct autograd_syms syms;
-	struct ag_bias *biases;		/* by process */
-	size_t nbiases;
 };
 
 /*
- * A process's node counter (bpf/autograd.bpf.h ag_tls): where it is once located. The module
- * id is written by the dynamic linker after the library is mapped, so it is read from the
- * process at its first node event, and again a few times while still zero.
+ * A process's slot: where it loaded the files (bias, by file index), and its node counter
+ * (bpf/autograd.bpf.h ag_tls) once located. The module id is written by the dynamic linker
+ * after the library is mapped, so it is read from the process at its first node event, and
+ * again a few times while still zero.
  */
 enum ag_counter_state { AG_COUNTER_PENDING, AG_COUNTER_LOCATED, AG_COUNTER_NONE };
 #define AG_COUNTER_TRIES 8
 #define AG_COUNTER_RETRY_NS (50ull * 1000 * 1000)
-#define AG_PROC_BUCKETS 64
 
 struct ag_proc {
-	struct ag_proc *next;
-	uint32_t pid;
+	uint64_t loaded;		/* bit i: files[i] is loaded at bias[i] */
+	uint64_t bias[AG_MAX_FILES];
 	uint8_t state;			/* enum ag_counter_state */
 	uint8_t tries;
 	uint64_t next_try_ns;
@@ -70,35 +68,36 @@ struct ag_thread {
 enum { AG_PROBE_FORWARD = 1, AG_PROBE_BACKWARD = 2 };
 
 struct autograd_probe {
+	struct map_handler h;
 	unsigned int probes;		/* AG_PROBE_* */
 	bool walk_all;			/* XPU_AUTOGRAD_WALK_ALL: no node takes its launch's stack */
 	struct bpf_state *bpf;
 	struct writer_thread *wt;
 	struct ag_file files[AG_MAX_FILES];	/* index: the probes' attach cookie */
 	uint32_t nfiles;
-	struct { dev_t dev; ino_t ino; } seen[AG_MAX_FILES * 4];	/* PyTorch files looked at */
-	uint32_t nseen;
 	struct ag_thread *threads[AG_THREAD_BUCKETS];
-	struct ag_proc *procs[AG_PROC_BUCKETS];
+	struct ag_launch_cache *launches;	/* launch stacks for nodes of the same op */
+	struct ag_stack node_stack;	/* a node's stack made from its launch's */
 	struct autograd_probe_stats st;
 };
 
-struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_thread *wt)
+static struct autograd_probe *of(struct map_handler *h)
 {
-	struct autograd_probe *ap = calloc(1, sizeof(*ap));
-	const char *which = getenv("XPU_AUTOGRAD_PROBES");
+	return (struct autograd_probe *)((char *)h - offsetof(struct autograd_probe, h));
+}
 
-	if (ap) {
-		ap->bpf = bpf;
-		ap->wt = wt;
-		ap->probes = AG_PROBE_FORWARD | AG_PROBE_BACKWARD;
-		ap->walk_all = getenv("XPU_AUTOGRAD_WALK_ALL") != NULL;
-		if (which && !strcmp(which, "forward"))
-			ap->probes = AG_PROBE_FORWARD;
-		else if (which && !strcmp(which, "backward"))
-			ap->probes = AG_PROBE_BACKWARD;
-	}
-	return ap;
+/* pid's slot; made when create. */
+static struct ag_proc *proc_get(struct autograd_probe *ap, pid_t pid, bool create)
+{
+	struct proc *proc = create ? proc_table__get(ap->h.pt, pid) : proc_table__find(ap->h.pt, pid);
+	struct ag_proc **slot;
+
+	if (!proc)
+		return NULL;
+	slot = (struct ag_proc **)proc__slot(proc, &ap->h);
+	if (!*slot && create)
+		*slot = calloc(1, sizeof(**slot));
+	return *slot;
 }
 
 static const char *base_name(const char *path)
@@ -144,43 +143,38 @@ static void submit_probe(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, 
 	writer_thread__submit(ap->wt, &r);
 }
 
-void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, int fd,
-			  const char *path, const char *map_path, uint64_t ts_ns)
+/*
+ * A file mapped for the first time: probed when it is a PyTorch library holding the autograd
+ * engine; one holding only node classes is kept for their names. Its slot: its index + 1.
+ */
+static void ag_on_file(struct map_handler *h, struct proc_file *pf, const struct proc_file_open *o)
 {
+	struct autograd_probe *ap = of(h);
 	char err[256] = "";
 	struct ag_file *f;
-	struct stat st;
-	uint32_t i;
 	int ret;
 
-	if (!ap || fd < 0 || !torch_library(path) || fstat(fd, &st))
+	if (o->fd < 0 || !torch_library(o->path))
 		return;
-	for (i = 0; i < ap->nseen; i++)
-		if (ap->seen[i].dev == st.st_dev && ap->seen[i].ino == st.st_ino)
-			return;
-	if (ap->nseen == sizeof(ap->seen) / sizeof(ap->seen[0]))
-		return;
-	ap->seen[ap->nseen].dev = st.st_dev;
-	ap->seen[ap->nseen++].ino = st.st_ino;
 	if (ap->nfiles == AG_MAX_FILES) {
 		snprintf(err, sizeof(err), "more than %d PyTorch libraries probed", AG_MAX_FILES);
 		goto unavailable;
 	}
 	f = &ap->files[ap->nfiles];
 	memset(f, 0, sizeof(*f));
-	ret = autograd_syms__read(&f->syms, fd, err, sizeof(err));
+	ret = autograd_syms__read(&f->syms, o->fd, err, sizeof(err));
 	/* a PyTorch library without the engine (libtorch.so's stub): not ours */
-	if (ret == -ENOENT && strncmp(base_name(path), "libtorch_cpu", 12))
+	if (ret == -ENOENT && strncmp(base_name(o->path), "libtorch_cpu", 12))
 		return;
 	if (ret == 1) {
-		f->dso_id = dso_id;
-		ap->nfiles++;
-		log_info("autograd: %zu node classes in %s", f->syms.nvtables, path);
+		f->dso_id = pf->dso_id;
+		*proc_file__slot(pf, h) = (void *)(uintptr_t)++ap->nfiles;
+		log_info("autograd: %zu node classes in %s", f->syms.nvtables, o->path);
 		return;
 	}
 	if (ret)
 		goto unavailable;
-	ret = bpf_state__attach_autograd(ap->bpf, map_path,
+	ret = bpf_state__attach_autograd(ap->bpf, o->map_path,
 					 ap->probes & AG_PROBE_FORWARD ? f->syms.set_edge_off : 0,
 					 ap->probes & AG_PROBE_BACKWARD ? f->syms.evaluate_off : 0,
 					 ap->nfiles, err, sizeof(err));
@@ -189,100 +183,67 @@ void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
 		goto unavailable;
 	}
 	f->probed = true;
-	f->dso_id = dso_id;
-	ap->nfiles++;
+	f->dso_id = pf->dso_id;
+	*proc_file__slot(pf, h) = (void *)(uintptr_t)++ap->nfiles;
 	ap->st.files++;
-	log_info("autograd: probes attached to %s (%zu node classes)", path, f->syms.nvtables);
-	submit_probe(ap, pid, dso_id, XPU_AUTOGRAD_PROBED, NULL, ts_ns);
+	log_info("autograd: probes attached to %s (%zu node classes)", o->path, f->syms.nvtables);
+	submit_probe(ap, o->pid, pf->dso_id, XPU_AUTOGRAD_PROBED, NULL, o->ts_ns);
 	return;
 unavailable:
 	ap->st.unavailable++;
-	log_err("warning: backward attribution unavailable for %s: %s", path, err);
-	submit_probe(ap, pid, dso_id, XPU_AUTOGRAD_UNAVAILABLE, err, ts_ns);
+	log_err("warning: backward attribution unavailable for %s: %s", o->path, err);
+	submit_probe(ap, o->pid, pf->dso_id, XPU_AUTOGRAD_UNAVAILABLE, err, o->ts_ns);
 }
 
-void autograd_probe__mapping(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
-			     uint64_t start, uint64_t pgoff)
+/* A mapping of one of the files: where it is loaded in that process. */
+static void ag_on_mapping(struct map_handler *h, struct proc *proc, const struct proc_map *m,
+			  uint64_t ts_ns)
 {
-	struct ag_file *f;
-	struct ag_bias *b;
+	struct autograd_probe *ap = of(h);
+	uintptr_t i = m->file ? (uintptr_t)*proc_file__slot(m->file, h) : 0;
+	struct ag_proc *p;
 	uint64_t bias;
-	uint32_t i;
-	size_t j;
 
-	if (!ap)
+	if (!i-- || !autograd_syms__bias(&ap->files[i].syms, m->start, m->pgoff, &bias) ||
+	    !(p = proc_get(ap, proc->pid, true)))
 		return;
-	for (i = 0; i < ap->nfiles; i++) {
-		f = &ap->files[i];
-		if (f->dso_id != dso_id || !autograd_syms__bias(&f->syms, start, pgoff, &bias))
-			continue;
-		for (j = 0; j < f->nbiases; j++)
-			if (f->biases[j].pid == (uint32_t)pid)
-				break;
-		if (j == f->nbiases) {
-			b = realloc(f->biases, (f->nbiases + 1) * sizeof(*b));
-			if (!b)
-				return;
-			f->biases = b;
-			f->nbiases++;
-		}
-		f->biases[j].pid = (uint32_t)pid;
-		f->biases[j].bias = bias;
-	}
+	p->bias[i] = bias;
+	p->loaded |= 1ull << i;
 }
 
 /* A node's class: from the probed file's vtables, else those of a classes-only file. */
-static const char *node_class(const struct autograd_probe *ap, const struct xpu_ev_ag_eval *b)
+static const char *node_class(struct autograd_probe *ap, const struct xpu_ev_ag_eval *b)
 {
+	const struct ag_proc *p = proc_get(ap, (pid_t)b->hdr.pid, false);
 	const struct ag_file *f;
 	const char *cls = NULL;
 	uint32_t i;
-	size_t j;
 
 	/* the probe sits on evaluate_function's first instruction: ip - its address is the bias */
 	if (b->cookie < ap->nfiles && ap->files[b->cookie].probed) {
 		f = &ap->files[b->cookie];
 		cls = autograd_syms__class(&f->syms, b->ip - f->syms.evaluate_vaddr, b->vtable);
 	}
-	for (i = 0; !cls && i < ap->nfiles; i++) {
+	for (i = 0; !cls && p && i < ap->nfiles; i++) {
 		f = &ap->files[i];
-		for (j = 0; !f->probed && j < f->nbiases && !cls; j++)
-			if (f->biases[j].pid == b->hdr.pid)
-				cls = autograd_syms__class(&f->syms, f->biases[j].bias, b->vtable);
+		if (!f->probed && (p->loaded >> i & 1))
+			cls = autograd_syms__class(&f->syms, p->bias[i], b->vtable);
 	}
 	return cls;
 }
 
-static struct ag_proc *proc_get(struct autograd_probe *ap, uint32_t pid, bool create)
-{
-	struct ag_proc **b = &ap->procs[pid % AG_PROC_BUCKETS], *p;
-
-	for (p = *b; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	if (!create || !(p = calloc(1, sizeof(*p))))
-		return NULL;
-	p->pid = pid;
-	p->next = *b;
-	*b = p;
-	return p;
-}
-
-/* The probed file with a located counter and its bias in pid, if any. */
-static const struct ag_file *counter_file(const struct autograd_probe *ap, uint32_t pid,
+/* The probed file with a located counter and its bias in p, if any. */
+static const struct ag_file *counter_file(const struct autograd_probe *ap, const struct ag_proc *p,
 					  uint64_t *bias)
 {
 	const struct ag_file *f;
 	uint32_t i;
-	size_t j;
 
 	for (i = 0; i < ap->nfiles; i++) {
 		f = &ap->files[i];
-		for (j = 0; f->probed && f->syms.seq_found && j < f->nbiases; j++) {
-			if (f->biases[j].pid == pid) {
-				*bias = f->biases[j].bias;
-				return f;
-			}
+		if (f->probed && f->syms.seq_found && (p->loaded >> i & 1)) {
+			*bias = p->bias[i];
+			return f;
 		}
 	}
 	return NULL;
@@ -315,9 +276,14 @@ static int read_counter_place(uint32_t pid, uint64_t index_addr, uint64_t add,
 	return 0;
 }
 
-void autograd_probe__locate_counter(struct autograd_probe *ap, pid_t pid, uint64_t ts_ns)
+/*
+ * A node event of pid's: once its PyTorch is loaded and relocated, tells BPF where pid's node
+ * counter is, so that nodes made by an op that launched GPU work take their stack from its
+ * launch. Cheap when already done.
+ */
+static void locate_counter(struct autograd_probe *ap, pid_t pid, uint64_t ts_ns)
 {
-	struct ag_proc *p = ap ? proc_get(ap, (uint32_t)pid, true) : NULL;
+	struct ag_proc *p = proc_get(ap, pid, true);
 	const struct ag_file *f;
 	struct xpu_ag_tls place;
 	uint64_t bias = 0;
@@ -325,7 +291,7 @@ void autograd_probe__locate_counter(struct autograd_probe *ap, pid_t pid, uint64
 
 	if (!p || p->state != AG_COUNTER_PENDING || ts_ns < p->next_try_ns)
 		return;
-	f = ap->walk_all ? NULL : counter_file(ap, (uint32_t)pid, &bias);
+	f = ap->walk_all ? NULL : counter_file(ap, p, &bias);
 	ret = f ? read_counter_place((uint32_t)pid, bias + f->syms.seq.index_vaddr, f->syms.seq.add,
 				     &place)
 		: -ENOENT;
@@ -349,33 +315,26 @@ void autograd_probe__locate_counter(struct autograd_probe *ap, pid_t pid, uint64
 		 (int)pid, ap->walk_all ? "XPU_AUTOGRAD_WALK_ALL is set" : strerror(-ret));
 }
 
-bool autograd_probe__counter_located(const struct autograd_probe *ap, pid_t pid)
+/* Whether pid's node counter is located (its launches are worth keeping for nodes). */
+static bool counter_located(struct autograd_probe *ap, pid_t pid)
 {
-	const struct ag_proc *p;
+	const struct ag_proc *p = proc_get(ap, pid, false);
 
-	if (!ap)
-		return false;
-	for (p = ap->procs[(uint32_t)pid % AG_PROC_BUCKETS]; p; p = p->next)
-		if (p->pid == (uint32_t)pid)
-			return p->state == AG_COUNTER_LOCATED;
-	return false;
+	return p && p->state == AG_COUNTER_LOCATED;
 }
 
-void autograd_probe__forget(struct autograd_probe *ap, pid_t pid)
+/* The process exec'd or exited: BPF no longer reads its counter; its loads are gone. */
+static void ag_on_end(struct map_handler *h, struct proc *proc, bool exec)
 {
-	struct ag_proc **pp, *p;
+	struct autograd_probe *ap = of(h);
+	struct ag_proc **slot = (struct ag_proc **)proc__slot(proc, h);
 
-	if (!ap)
+	if (!*slot)
 		return;
-	for (pp = &ap->procs[(uint32_t)pid % AG_PROC_BUCKETS]; (p = *pp); pp = &p->next) {
-		if (p->pid == (uint32_t)pid) {
-			*pp = p->next;
-			if (p->state == AG_COUNTER_LOCATED)
-				bpf_state__set_autograd_counter(ap->bpf, (uint32_t)pid, NULL);
-			free(p);
-			return;
-		}
-	}
+	if ((*slot)->state == AG_COUNTER_LOCATED)
+		bpf_state__set_autograd_counter(ap->bpf, (uint32_t)proc->pid, NULL);
+	free(*slot);
+	*slot = NULL;
 }
 
 static struct ag_thread *thread_get(struct autograd_probe *ap, uint32_t tid, bool create)
@@ -427,7 +386,7 @@ static void submit_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *
 	writer_thread__submit(ap->wt, &r);
 }
 
-void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev)
+static void on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev)
 {
 	struct ag_thread *t = thread_get(ap, ev->hdr.tid, true);
 
@@ -449,12 +408,144 @@ void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_e
 	t->sp[t->depth++] = ev->sp;
 }
 
-void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid)
+/* A thread ended: forgets its evaluations. */
+static void ag_on_thread_end(struct map_handler *h, uint32_t tid)
 {
-	struct ag_thread *t = ap ? thread_get(ap, tid, false) : NULL;
+	struct ag_thread *t = thread_get(of(h), tid, false);
 
 	if (t)
 		t->depth = 0;
+}
+
+/*
+ * A node whose op launched GPU work: the forward stack is that launch's, down to where the op
+ * left its library for its kernels (ag_launch_cache.h), with the caller of set_gradient_edge in
+ * the place of a walk's probed frame.
+ */
+static void node_from_launch(struct autograd_probe *ap, struct wt_rec *r,
+			     const struct xpu_ev_ag_node *ev, struct xpu_rec_autograd_node *rec)
+{
+	const struct proc_map *m = proc_table__mapping_of(ap->h.pt, (pid_t)ev->hdr.pid, ev->uips[0]);
+	struct ag_stack *s = &ap->node_stack;
+
+	if (!ag_launch_cache__node_stack(ap->launches, ev->hdr.tid, ev->launch_ts, ev->uips[0],
+					 m ? m->start : 0, m ? m->end : 0, s)) {
+		ap->st.nodes_launch_lost++;
+		return;
+	}
+	ap->st.nodes_from_launch++;
+	rec->flags = XPU_EVENT_USER_OUTERMOST | XPU_AG_NODE_FROM_LAUNCH;
+	r->has_stack = true;
+	r->stack_off = offsetof(struct xpu_rec_autograd_node, stack_id);
+	r->ips = s->ips;
+	r->nr_user = s->nr_user;
+	if (s->nr_py) {
+		r->py_frames = s->py;
+		r->nr_py = s->nr_py;
+		r->py_flags = s->py_flags;
+		r->py_off = offsetof(struct xpu_rec_autograd_node, py_stack_id);
+	}
+}
+
+/* A node set on an op's output, with the forward stack that made it. */
+static void on_node(struct autograd_probe *ap, const struct xpu_ev_ag_node *ev)
+{
+	struct xpu_rec_autograd_node rec = {
+		.ts_ns = ev->hdr.ts_ns,
+		.pid = ev->hdr.pid,
+		.tid = ev->hdr.tid,
+		.node_addr = ev->node,
+		.class_addr = ev->vtable,
+		.flags = ev->uflags & XPU_EV_U_OUTERMOST ? XPU_EVENT_USER_OUTERMOST : 0,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_AUTOGRAD_NODE,
+		.ts_ns = ev->hdr.ts_ns,
+		.body = &rec,
+		.body_size = sizeof(rec),
+	};
+
+	if (ev->ag_flags & XPU_EV_AG_FROM_LAUNCH) {
+		node_from_launch(ap, &r, ev, &rec);
+		writer_thread__submit(ap->wt, &r);
+		return;
+	}
+	r.py_off = offsetof(struct xpu_rec_autograd_node, py_stack_id);
+	event_stack__entry(ap->h.pt, &r, &ev->hdr, ev->uips, ev->ustart, ev->nr_user,
+			   offsetof(struct xpu_rec_autograd_node, stack_id));
+	writer_thread__submit(ap->wt, &r);
+	locate_counter(ap, (pid_t)ev->hdr.pid, ev->hdr.ts_ns);
+}
+
+static void ag_on_event(struct map_handler *h, const void *data, size_t size)
+{
+	struct autograd_probe *ap = of(h);
+	const struct xpu_ev_hdr *ev = data;
+
+	if (ev->type == XPU_EV_AG_NODE && size >= sizeof(struct xpu_ev_ag_node))
+		on_node(ap, data);
+	else if (ev->type == XPU_EV_AG_EVAL && size >= sizeof(struct xpu_ev_ag_eval))
+		on_eval(ap, data);
+}
+
+/*
+ * A launch record about to be written: bpf/autograd.bpf.h offers nodes only the complete walks
+ * of processes with a located counter; those are kept, with the Python frames joined to them
+ * (the Python handler is added before this one).
+ */
+static void ag_on_record(struct map_handler *h, const struct xpu_ev_hdr *ev, struct wt_rec *r)
+{
+	struct autograd_probe *ap = of(h);
+	const struct xpu_rec_gpu_launch *rec = r->body;
+
+	if (r->type == XPU_REC_GPU_LAUNCH && r->has_stack &&
+	    (rec->flags & XPU_EVENT_USER_OUTERMOST) && counter_located(ap, (pid_t)ev->pid))
+		ag_launch_cache__put(ap->launches, ev->tid, ev->ts_ns, r->ips, r->nr_user,
+				     r->py_frames, r->nr_py, r->py_flags);
+}
+
+static void ag_free_proc(struct map_handler *h, void *slot)
+{
+	free(slot);
+}
+
+struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_thread *wt)
+{
+	struct autograd_probe *ap = calloc(1, sizeof(*ap));
+	const char *which = getenv("XPU_AUTOGRAD_PROBES");
+
+	if (!ap)
+		return NULL;
+	ap->h = (struct map_handler){
+		.name = "autograd",
+		.on_file = ag_on_file,
+		.on_mapping = ag_on_mapping,
+		.on_end = ag_on_end,
+		.on_thread_end = ag_on_thread_end,
+		.on_record = ag_on_record,
+		.on_event = ag_on_event,
+		.events = { XPU_EV_AG_NODE, XPU_EV_AG_EVAL },
+		.free_proc = ag_free_proc,
+	};
+	ap->launches = ag_launch_cache__new();
+	if (!ap->launches) {
+		free(ap);
+		return NULL;
+	}
+	ap->bpf = bpf;
+	ap->wt = wt;
+	ap->probes = AG_PROBE_FORWARD | AG_PROBE_BACKWARD;
+	ap->walk_all = getenv("XPU_AUTOGRAD_WALK_ALL") != NULL;
+	if (which && !strcmp(which, "forward"))
+		ap->probes = AG_PROBE_FORWARD;
+	else if (which && !strcmp(which, "backward"))
+		ap->probes = AG_PROBE_BACKWARD;
+	return ap;
+}
+
+struct map_handler *autograd_probe__handler(struct autograd_probe *ap)
+{
+	return &ap->h;
 }
 
 void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st)
@@ -471,14 +562,6 @@ void autograd_probe__free(struct autograd_probe *ap)
 
 	if (!ap)
 		return;
-	for (b = 0; b < AG_PROC_BUCKETS; b++) {
-		struct ag_proc *p = ap->procs[b], *n;
-
-		for (; p; p = n) {
-			n = p->next;
-			free(p);
-		}
-	}
 	for (b = 0; b < AG_THREAD_BUCKETS; b++) {
 		struct ag_thread *t = ap->threads[b], *n;
 
@@ -487,9 +570,8 @@ void autograd_probe__free(struct autograd_probe *ap)
 			free(t);
 		}
 	}
-	for (i = 0; i < ap->nfiles; i++) {
+	for (i = 0; i < ap->nfiles; i++)
 		autograd_syms__free(&ap->files[i].syms);
-		free(ap->files[i].biases);
-	}
+	ag_launch_cache__free(ap->launches);
 	free(ap);
 }

@@ -1,21 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Backward attribution's recording side: finds PyTorch libraries as they are mapped, attaches
- * the autograd probes of bpf/autograd.bpf.h to them, and turns their events into AUTOGRAD_*
- * records (an evaluation's class named from the files' vtables, its nesting depth from the
- * stack pointers). Owned by the drain thread.
+ * Backward attribution's recording side, a handler of the process table: finds PyTorch
+ * libraries as they are mapped, attaches the autograd probes of bpf/autograd.bpf.h to them, and
+ * turns their events into AUTOGRAD_* records (an evaluation's class named from the files'
+ * vtables, its nesting depth from the stack pointers).
  */
 #ifndef XPU_RECORD_AUTOGRAD_PROBE_H
 #define XPU_RECORD_AUTOGRAD_PROBE_H
 
-#include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
-
-#include "xpu_bpf_abi.h"
 
 struct autograd_probe;
 struct bpf_state;
+struct map_handler;
 struct writer_thread;
 
 struct autograd_probe_stats {
@@ -25,33 +22,22 @@ struct autograd_probe_stats {
 	uint64_t too_deep;		/* evaluations nested too deep to be written */
 	uint64_t counters_located;	/* processes whose node counter BPF reads */
 	uint64_t counters_unlocated;	/* processes whose node counter could not be read */
+	uint64_t nodes_from_launch;	/* nodes given their op's launch stack */
+	uint64_t nodes_launch_lost;	/* ... whose launch was not kept: written without a stack */
 };
 
 struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_thread *wt);
-/*
- * A file newly mapped by pid (dso_id its DSO record; fd readable; map_path a path the kernel
- * resolves to it, such as /proc/PID/map_files/RANGE): probed when it is a PyTorch library
- * holding the autograd engine. Does not take fd.
- */
-void autograd_probe__file(struct autograd_probe *ap, pid_t pid, uint32_t dso_id, int fd,
-			  const char *path, const char *map_path, uint64_t ts_ns);
-/* A mapping of pid's: where a file of node classes (libtorch_python) is loaded in it. */
-void autograd_probe__mapping(struct autograd_probe *ap, pid_t pid, uint32_t dso_id,
-			     uint64_t start, uint64_t pgoff);
-/*
- * A node event of pid's: once its PyTorch is loaded and relocated, tells BPF where pid's node
- * counter is, so that nodes made by an op that launched GPU work take their stack from its
- * launch (bpf/autograd.bpf.h). Cheap when already done.
- */
-void autograd_probe__locate_counter(struct autograd_probe *ap, pid_t pid, uint64_t ts_ns);
-/* Whether pid's node counter is located (its launches are worth keeping for nodes). */
-bool autograd_probe__counter_located(const struct autograd_probe *ap, pid_t pid);
-/* pid exec'd or exited. */
-void autograd_probe__forget(struct autograd_probe *ap, pid_t pid);
-void autograd_probe__on_eval(struct autograd_probe *ap, const struct xpu_ev_ag_eval *ev);
-/* A thread ended: forgets its evaluations. */
-void autograd_probe__thread_exit(struct autograd_probe *ap, uint32_t tid);
-void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st);
+/* After the process table that it was added to. */
 void autograd_probe__free(struct autograd_probe *ap);
+/*
+ * The process table's handler: a PyTorch library holding the autograd engine gets the probes
+ * when first mapped (one of node classes is read too), each process's load biases of them are
+ * kept; XPU_EV_AG_NODE and XPU_EV_AG_EVAL events become AUTOGRAD_* records. A node made by an
+ * op that launched GPU work takes that launch's stack (bpf/autograd.bpf.h), which this handler
+ * keeps from each complete launch record once the process's node counter is located (read from
+ * the process at its first node event, retried while the loader has not filled it yet).
+ */
+struct map_handler *autograd_probe__handler(struct autograd_probe *ap);
+void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st);
 
 #endif

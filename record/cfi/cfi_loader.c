@@ -11,8 +11,10 @@
 #include <bpf/bpf.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include "config.h"
 #include "elf_buildid.h"
 #include "elf_deps.h"
+#include "proc_table.h"
 #include "xpu_format.h"
 
 #define CL_BUCKETS 1024
@@ -55,14 +58,16 @@ struct cl_map {
 	struct cl_file *f;
 };
 
+/* A process's slot: its mappings as published, in the list the workers republish from. */
 struct cl_proc {
-	struct cl_proc *next;
+	struct cl_proc *prev, *next;
 	pid_t pid;
 	struct cl_map *maps;
 	size_t nr;
 };
 
 struct cfi_loader {
+	struct map_handler h;
 	int tables_fd, procs_fd;
 	uint64_t mem_bytes;
 	pthread_mutex_t lock;
@@ -73,7 +78,7 @@ struct cfi_loader {
 	bool stop;
 	struct cl_file *files[CL_BUCKETS];
 	struct cl_file *by_id[CL_BUCKETS];
-	struct cl_proc *procs[CL_BUCKETS];
+	struct cl_proc *procs;		/* every process published */
 	struct cl_file *qhead, **qtail;
 	unsigned int busy;		/* workers building a file */
 	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
@@ -89,6 +94,11 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct cfi_loader *of(struct map_handler *h)
+{
+	return (struct cfi_loader *)((char *)h - offsetof(struct cfi_loader, h));
 }
 
 static uint32_t file_hash(uint32_t dev, uint64_t ino)
@@ -226,7 +236,8 @@ static struct cl_file *same_build_id(struct cfi_loader *cl, const struct cl_file
 /* f is built (or failed): remember its build-id, publish every process that maps it. */
 static void file_done(struct cfi_loader *cl, struct cl_file *f)
 {
-	size_t i;
+	struct cl_proc *p;
+	size_t k;
 
 	if (f->build_id_len > 0 && !same_build_id(cl, f)) {
 		uint32_t b = id_hash(f->build_id, f->build_id_len);
@@ -236,17 +247,11 @@ static void file_done(struct cfi_loader *cl, struct cl_file *f)
 	}
 	if (f->state != CL_READY && f->state != CL_FAILED)
 		return;
-	for (i = 0; i < CL_BUCKETS; i++) {
-		struct cl_proc *p;
-
-		for (p = cl->procs[i]; p; p = p->next) {
-			size_t k;
-
-			for (k = 0; k < p->nr && p->maps[k].f != f; k++)
-				;
-			if (k < p->nr)
-				publish(cl, p);
-		}
+	for (p = cl->procs; p; p = p->next) {
+		for (k = 0; k < p->nr && p->maps[k].f != f; k++)
+			;
+		if (k < p->nr)
+			publish(cl, p);
 	}
 }
 
@@ -343,6 +348,87 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	cfi_table__free(&t);
 }
 
+/* A process's executable mappings after a read: published for the walk. */
+static void cfi_on_maps(struct map_handler *h, struct proc *proc, bool changed)
+{
+	struct cfi_loader *cl = of(h);
+	struct cl_proc **slot = (struct cl_proc **)proc__slot(proc, h), *p;
+	struct cl_map *nm;
+	size_t i, n = 0;
+
+	if (!changed)
+		return;
+	nm = calloc(proc->nr ? proc->nr : 1, sizeof(*nm));
+	if (!nm)
+		return;
+	pthread_mutex_lock(&cl->lock);
+	for (i = 0; i < proc->nr; i++) {
+		const struct proc_map *m = &proc->maps[i];
+		struct cl_file *f = m->vdso ? cl->vdso : m->ino ? file_find(cl, m->dev, m->ino) : NULL;
+
+		if (f)
+			nm[n++] = (struct cl_map){ m->start, m->end, m->pgoff, f };
+	}
+	p = *slot;
+	if (!p && (p = calloc(1, sizeof(*p)))) {
+		p->pid = proc->pid;
+		p->next = cl->procs;
+		if (cl->procs)
+			cl->procs->prev = p;
+		cl->procs = p;
+		*slot = p;
+	}
+	if (p) {
+		free(p->maps);
+		p->maps = nm;
+		p->nr = n;
+		publish(cl, p);
+	} else {
+		free(nm);
+	}
+	pthread_mutex_unlock(&cl->lock);
+}
+
+/* The process exited: its entry goes (an exec's new image is published by the next read). */
+static void cfi_on_end(struct map_handler *h, struct proc *proc, bool exec)
+{
+	struct cfi_loader *cl = of(h);
+	struct cl_proc **slot = (struct cl_proc **)proc__slot(proc, h), *p = *slot;
+	uint32_t key = (uint32_t)proc->pid;
+
+	if (exec)
+		return;
+	pthread_mutex_lock(&cl->lock);
+	if (p) {
+		if (p->prev)
+			p->prev->next = p->next;
+		else
+			cl->procs = p->next;
+		if (p->next)
+			p->next->prev = p->prev;
+		free(p->maps);
+		free(p);
+		*slot = NULL;
+	}
+	bpf_map_delete_elem(cl->procs_fd, &key);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+/* A file mapped for the first time: its table is queued (a copy of the descriptor is kept). */
+static void cfi_on_file(struct map_handler *h, struct proc_file *f, const struct proc_file_open *o)
+{
+	struct cfi_loader *cl = of(h);
+
+	if (f->ino && !cfi_loader__known(cl, f->dev, f->ino))
+		cfi_loader__file(cl, f->dev, f->ino,
+				 o->fd >= 0 ? fcntl(o->fd, F_DUPFD_CLOEXEC, 0) : -1);
+}
+
+struct map_handler *cfi_loader__handler(struct cfi_loader *cl)
+{
+	return &cl->h;
+}
+
 static void queue_vdso(struct cfi_loader *cl);
 
 static void *worker(void *arg)
@@ -383,6 +469,12 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 		free(cl);
 		return NULL;
 	}
+	cl->h = (struct map_handler){
+		.name = "cfi",
+		.on_file = cfi_on_file,
+		.on_maps = cfi_on_maps,
+		.on_end = cfi_on_end,
+	};
 	cl->tables_fd = tables_fd;
 	cl->procs_fd = procs_fd;
 	cl->mem_bytes = mem_bytes;
@@ -425,13 +517,13 @@ void cfi_loader__free(struct cfi_loader *cl)
 				close(f->fd);
 			free(f);
 		}
-		while (cl->procs[i]) {
-			struct cl_proc *p = cl->procs[i];
+	}
+	while (cl->procs) {
+		struct cl_proc *p = cl->procs;
 
-			cl->procs[i] = p->next;
-			free(p->maps);
-			free(p);
-		}
+		cl->procs = p->next;
+		free(p->maps);
+		free(p);
 	}
 	pthread_mutex_destroy(&cl->lock);
 	pthread_cond_destroy(&cl->cond);
@@ -568,67 +660,6 @@ uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns)
 	cl->st.start_wait_ns += dt;
 	pthread_mutex_unlock(&cl->lock);
 	return dt;
-}
-
-static struct cl_proc **proc_slot(struct cfi_loader *cl, pid_t pid)
-{
-	struct cl_proc **pp = &cl->procs[(uint32_t)pid % CL_BUCKETS];
-
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
-}
-
-void cfi_loader__set_proc(struct cfi_loader *cl, pid_t pid, const struct cfi_map_in *maps,
-			  size_t nr)
-{
-	struct cl_map *nm = calloc(nr ? nr : 1, sizeof(*nm));
-	struct cl_proc **pp, *p;
-	size_t i, n = 0;
-
-	if (!nm)
-		return;
-	pthread_mutex_lock(&cl->lock);
-	for (i = 0; i < nr; i++) {
-		struct cl_file *f = maps[i].vdso ? cl->vdso :
-				    maps[i].ino ? file_find(cl, maps[i].dev, maps[i].ino) : NULL;
-
-		if (f)
-			nm[n++] = (struct cl_map){ maps[i].start, maps[i].end, maps[i].pgoff, f };
-	}
-	pp = proc_slot(cl, pid);
-	p = *pp;
-	if (!p && (p = calloc(1, sizeof(*p)))) {
-		p->pid = pid;
-		p->next = cl->procs[(uint32_t)pid % CL_BUCKETS];
-		cl->procs[(uint32_t)pid % CL_BUCKETS] = p;
-	}
-	if (p) {
-		free(p->maps);
-		p->maps = nm;
-		p->nr = n;
-		publish(cl, p);
-	} else {
-		free(nm);
-	}
-	pthread_mutex_unlock(&cl->lock);
-}
-
-void cfi_loader__forget(struct cfi_loader *cl, pid_t pid)
-{
-	struct cl_proc **pp, *p;
-	uint32_t key = (uint32_t)pid;
-
-	pthread_mutex_lock(&cl->lock);
-	pp = proc_slot(cl, pid);
-	p = *pp;
-	if (p) {
-		*pp = p->next;
-		free(p->maps);
-		free(p);
-	}
-	bpf_map_delete_elem(cl->procs_fd, &key);
-	pthread_mutex_unlock(&cl->lock);
 }
 
 void cfi_loader__get_stats(struct cfi_loader *cl, struct cfi_loader_stats *st)

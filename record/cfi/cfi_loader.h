@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * -g cfi: keeps the BPF walk's tables in step with the traced processes' mappings. A worker
- * thread builds each file's rows once (record/cfi_build.c), off the drain thread and the
- * target's path, loads them into an inner map of cfi_tables, then publishes the mappings of
- * every process that maps the file into cfi_procs. Until then the walk uses frame pointers
- * there, and counts it. Called by the drain thread; thread safe.
+ * -g cfi: keeps the BPF walk's tables in step with the traced processes' mappings, as a handler
+ * of the process table. A worker thread builds each file's rows once (record/cfi/cfi_build.c),
+ * off the drain thread and the target's path, loads them into an inner map of cfi_tables, then
+ * publishes the mappings of every process that maps the file into cfi_procs. Until then the
+ * walk uses frame pointers there, and counts it. Called by the drain thread; thread safe.
  */
 #ifndef XPU_RECORD_CFI_LOADER_H
 #define XPU_RECORD_CFI_LOADER_H
@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 struct cfi_loader;
+struct map_handler;
 
 struct cfi_loader_stats {
 	uint64_t files;			/* files with a table loaded */
@@ -31,13 +31,6 @@ struct cfi_loader_stats {
 	uint64_t files_shared;		/* files that share the table of one with their build-id */
 	uint64_t start_wait_ns;		/* the command's start held for its first files' tables */
 	uint64_t start_wait_timeouts;	/* ... and released before they were all built */
-};
-
-/* A mapped executable file region, as procmaps read it. */
-struct cfi_map_in {
-	uint64_t start, end, pgoff, ino;
-	uint32_t dev;
-	bool vdso;			/* [vdso]: its table comes from xpu-record's own image */
 };
 
 /*
@@ -66,11 +59,11 @@ int cfi_loader__prepare(struct cfi_loader *cl, const char *cmd);
 uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns);
 /* True when dev/ino was seen already (no need to open it again). */
 int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino);
-/* pid's executable file mappings after a scan: published for the walk. */
-void cfi_loader__set_proc(struct cfi_loader *cl, pid_t pid, const struct cfi_map_in *maps,
-			  size_t nr);
-/* pid exited or exec'ed: its entry goes (an exec's new image comes with the next scan). */
-void cfi_loader__forget(struct cfi_loader *cl, pid_t pid);
+/*
+ * The process table's handler: each file mapped gets its table built, each process's
+ * mappings are published after every read that changed them, an exited process's go.
+ */
+struct map_handler *cfi_loader__handler(struct cfi_loader *cl);
 void cfi_loader__get_stats(struct cfi_loader *cl, struct cfi_loader_stats *st);
 
 #endif

@@ -20,9 +20,9 @@
 #include "config.h"
 #include "jit_maps.h"
 #include "jit_parse.h"
+#include "proc_table.h"
 #include "writer_thread.h"
 
-#define JIT_PID_BUCKETS 256
 /* jitdumps kept open until the end; more are read by path */
 #define JIT_MAX_OPEN_DUMPS 64
 #define JIT_DUMP_MAX_BYTES (1ull << 30)
@@ -35,16 +35,15 @@ struct jit_dump {
 	int fd;				/* -1: open by path at the end */
 };
 
+/* A process's slot, kept after it exits: its files are read at the end. */
 struct jit_proc {
-	struct jit_proc *next;
-	pid_t pid;
 	uid_t uid;			/* owner of /proc/PID when first seen; -1 unknown */
 	struct jit_dump *dumps;
 };
 
 struct jit_maps {
+	struct map_handler h;
 	struct writer_thread *wt;
-	struct jit_proc *procs[JIT_PID_BUCKETS];
 	unsigned int open_dumps;
 };
 
@@ -57,64 +56,46 @@ struct emit_ctx {
 	uint64_t over_cap;
 };
 
-struct jit_maps *jit_maps__new(struct writer_thread *wt)
+static struct jit_maps *of(struct map_handler *h)
 {
-	struct jit_maps *jm = calloc(1, sizeof(*jm));
-
-	if (jm)
-		jm->wt = wt;
-	return jm;
+	return (struct jit_maps *)((char *)h - offsetof(struct jit_maps, h));
 }
 
-void jit_maps__free(struct jit_maps *jm)
+static void jit_free_proc(struct map_handler *h, void *slot)
 {
-	size_t i;
+	struct jit_proc *p = slot;
 
-	if (!jm)
-		return;
-	for (i = 0; i < JIT_PID_BUCKETS; i++) {
-		while (jm->procs[i]) {
-			struct jit_proc *p = jm->procs[i];
+	while (p->dumps) {
+		struct jit_dump *d = p->dumps;
 
-			jm->procs[i] = p->next;
-			while (p->dumps) {
-				struct jit_dump *d = p->dumps;
-
-				p->dumps = d->next;
-				if (d->fd >= 0)
-					close(d->fd);
-				free(d->path);
-				free(d);
-			}
-			free(p);
-		}
+		p->dumps = d->next;
+		if (d->fd >= 0)
+			close(d->fd);
+		free(d->path);
+		free(d);
 	}
-	free(jm);
+	free(p);
 }
 
-static struct jit_proc *proc_get(struct jit_maps *jm, pid_t pid)
+/* pid's slot, made the first time its mappings are read. */
+static struct jit_proc *proc_get(struct map_handler *h, struct proc *proc)
 {
-	struct jit_proc **b = &jm->procs[(uint32_t)pid % JIT_PID_BUCKETS], *p;
+	struct jit_proc **slot = (struct jit_proc **)proc__slot(proc, h), *p = *slot;
 	char path[32];
 	struct stat sb;
 
-	for (p = *b; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (p || !(p = calloc(1, sizeof(*p))))
+		return p;
+	snprintf(path, sizeof(path), "/proc/%d", proc->pid);
 	p->uid = stat(path, &sb) ? (uid_t)-1 : sb.st_uid;
-	p->next = *b;
-	*b = p;
+	*slot = p;
 	return p;
 }
 
-void jit_maps__note_pid(struct jit_maps *jm, pid_t pid)
+/* A process whose mappings were read: its perf map is read at the end. */
+static void jit_on_maps(struct map_handler *h, struct proc *proc, bool changed)
 {
-	proc_get(jm, pid);
+	proc_get(h, proc);
 }
 
 /* A file the process may have written: regular, and its user's or root's. */
@@ -150,31 +131,35 @@ static bool is_jitdump_name(pid_t pid, const char *path)
 	return !strcmp(base ? base + 1 : path, want);
 }
 
-void jit_maps__note_mapping(struct jit_maps *jm, pid_t pid, const char *range, const char *path,
-			    uint64_t ino)
+/*
+ * A file mapped for the first time: a jitdump of the process that mapped it (named
+ * jit-PID.dump) is opened now, through map_files, and read at the end.
+ */
+static void jit_on_file(struct map_handler *h, struct proc_file *f, const struct proc_file_open *o)
 {
+	struct jit_maps *jm = of(h);
+	struct proc *proc;
 	struct jit_proc *p;
 	struct jit_dump *d;
-	char buf[96];
 	struct stat sb;
 
-	if (!ino || !is_jitdump_name(pid, path) || !(p = proc_get(jm, pid)))
+	if (!f->ino || !is_jitdump_name(o->pid, o->path) ||
+	    !(proc = proc_table__find(h->pt, o->pid)) || !(p = proc_get(h, proc)))
 		return;
 	for (d = p->dumps; d; d = d->next)
-		if (d->ino == ino)
+		if (d->ino == f->ino)
 			return;
 	d = calloc(1, sizeof(*d));
-	if (!d || !(d->path = strdup(path))) {
+	if (!d || !(d->path = strdup(o->path))) {
 		free(d);
 		return;
 	}
-	d->ino = ino;
+	d->ino = f->ino;
 	d->fd = -1;
 	if (jm->open_dumps < JIT_MAX_OPEN_DUMPS) {
 		/* a magic link to the mapped inode itself: no path to race */
-		snprintf(buf, sizeof(buf), "/proc/%d/map_files/%s", pid, range);
-		d->fd = open(buf, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (d->fd >= 0 && (fstat(d->fd, &sb) || !file_ok(p, &sb) || sb.st_ino != ino)) {
+		d->fd = open(o->map_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (d->fd >= 0 && (fstat(d->fd, &sb) || !file_ok(p, &sb) || sb.st_ino != f->ino)) {
 			close(d->fd);
 			d->fd = -1;
 		}
@@ -268,7 +253,7 @@ static void read_perf_map(struct emit_ctx *e, const struct jit_proc *p,
 	FILE *f;
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->pid);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", e->pid);
 	fd = open_checked(p, path, 0);
 	if (fd < 0)
 		return;
@@ -283,12 +268,22 @@ static void read_perf_map(struct emit_ctx *e, const struct jit_proc *p,
 	fclose(f);
 }
 
-static void collect_proc(struct jit_maps *jm, struct jit_proc *p, struct jit_maps_stats *st)
+struct collect {
+	struct jit_maps *jm;
+	struct jit_maps_stats *st;
+};
+
+static void collect_proc(void *ctx, struct proc *proc)
 {
-	struct emit_ctx e = { .jm = jm, .pid = p->pid };
+	struct collect *c = ctx;
+	const struct jit_proc *p = *proc__slot(proc, &c->jm->h);
+	struct emit_ctx e = { .jm = c->jm, .pid = proc->pid };
 	struct jit_parse_stats ps = { 0 };
+	struct jit_maps_stats *st = c->st;
 	struct jit_dump *d;
 
+	if (!p)
+		return;
 	read_perf_map(&e, p, &ps, &st->files);
 	for (d = p->dumps; d; d = d->next) {
 		int fd = d->fd >= 0 ? d->fd : open_checked(p, d->path, d->ino);
@@ -303,17 +298,41 @@ static void collect_proc(struct jit_maps *jm, struct jit_proc *p, struct jit_map
 	}
 	if (e.written || ps.malformed || e.over_cap)
 		log_info("pid %d: %" PRIu64 " JIT symbols, %" PRIu64 " malformed, %" PRIu64
-			 " over the cap", p->pid, e.written, ps.malformed, e.over_cap);
+			 " over the cap", proc->pid, e.written, ps.malformed, e.over_cap);
 	st->symbols += e.written;
 	st->skipped += ps.malformed + e.over_cap;
 }
 
 void jit_maps__collect(struct jit_maps *jm, struct jit_maps_stats *st)
 {
-	size_t i;
-	struct jit_proc *p;
+	struct collect c = { jm, st };
 
-	for (i = 0; i < JIT_PID_BUCKETS; i++)
-		for (p = jm->procs[i]; p; p = p->next)
-			collect_proc(jm, p, st);
+	if (jm->h.pt)
+		proc_table__each(jm->h.pt, collect_proc, &c);
+}
+
+struct jit_maps *jit_maps__new(struct writer_thread *wt)
+{
+	struct jit_maps *jm = calloc(1, sizeof(*jm));
+
+	if (!jm)
+		return NULL;
+	jm->h = (struct map_handler){
+		.name = "jit",
+		.on_file = jit_on_file,
+		.on_maps = jit_on_maps,
+		.free_proc = jit_free_proc,
+	};
+	jm->wt = wt;
+	return jm;
+}
+
+void jit_maps__free(struct jit_maps *jm)
+{
+	free(jm);
+}
+
+struct map_handler *jit_maps__handler(struct jit_maps *jm)
+{
+	return &jm->h;
 }

@@ -15,15 +15,15 @@
 
 #include "config.h"
 #include "intern.h"
+#include "proc_table.h"
+#include "py_layout.h"
 #include "py_procs.h"
+#include "writer_thread.h"
 
 #define PY_PENDING_SLOTS 1024
-#define PY_PROC_BUCKETS 256
 
+/* A process's slot: its interpreter. Code ids never cross images (struct proc image). */
 struct py_proc {
-	struct py_proc *next;
-	pid_t pid;
-	uint32_t epoch;			/* bumped at exec and exit: code ids never cross images */
 	bool registered;		/* a PY_RUNTIME was written for the current image */
 	struct py_code_layout code;
 };
@@ -39,77 +39,26 @@ struct py_pending {
 enum code_state { CODE_OK = 1, CODE_FAILED = 2 };
 
 struct py_procs {
+	struct map_handler h;
 	struct writer_thread *wt;
 	int map_fd;
 	bool enabled;
-	uint32_t next_epoch;
-	struct py_proc *procs[PY_PROC_BUCKETS];
 	struct py_pending *pending;	/* PY_PENDING_SLOTS, by tid */
-	struct intern_table *codes;	/* {pid, epoch, address, first line} -> code id */
+	struct intern_table *codes;	/* {pid, image, address, first line} -> code id */
 	uint8_t *code_state;		/* by code id */
 	size_t code_state_cap;
 	struct py_procs_stats st;
 };
 
 struct code_key {
-	uint32_t pid, epoch;
+	uint32_t pid, image;
 	uint64_t addr;
 	uint32_t firstlineno, pad;
 };
 
-struct py_procs *py_procs__new(struct writer_thread *wt, int layout_map_fd, bool enabled)
+static struct py_procs *of(struct map_handler *h)
 {
-	struct py_procs *pp = calloc(1, sizeof(*pp));
-
-	if (!pp)
-		return NULL;
-	pp->wt = wt;
-	pp->map_fd = layout_map_fd;
-	pp->enabled = enabled;
-	pp->next_epoch = 1;
-	pp->pending = calloc(PY_PENDING_SLOTS, sizeof(*pp->pending));
-	pp->codes = intern_table__new();
-	if (!pp->pending || !pp->codes) {
-		py_procs__free(pp);
-		return NULL;
-	}
-	return pp;
-}
-
-void py_procs__free(struct py_procs *pp)
-{
-	size_t i;
-
-	if (!pp)
-		return;
-	for (i = 0; i < PY_PROC_BUCKETS; i++) {
-		while (pp->procs[i]) {
-			struct py_proc *p = pp->procs[i];
-
-			pp->procs[i] = p->next;
-			free(p);
-		}
-	}
-	intern_table__free(pp->codes);
-	free(pp->code_state);
-	free(pp->pending);
-	free(pp);
-}
-
-static struct py_proc *proc_get(struct py_procs *pp, pid_t pid, bool create)
-{
-	struct py_proc **b = &pp->procs[(uint32_t)pid % PY_PROC_BUCKETS], *p;
-
-	for (p = *b; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	if (!create || !(p = calloc(1, sizeof(*p))))
-		return NULL;
-	p->pid = pid;
-	p->epoch = pp->next_epoch++;
-	p->next = *b;
-	*b = p;
-	return p;
+	return (struct py_procs *)((char *)h - offsetof(struct py_procs, h));
 }
 
 static void submit_runtime(struct py_procs *pp, pid_t pid, uint32_t dso_id,
@@ -142,22 +91,40 @@ static void submit_runtime(struct py_procs *pp, pid_t pid, uint32_t dso_id,
 	writer_thread__submit(pp->wt, &r);
 }
 
-void py_procs__mapping(struct py_procs *pp, pid_t pid, uint32_t dso_id,
-		       const struct py_elf_info *info, uint64_t start, uint64_t pgoff,
-		       uint64_t ts_ns)
+/* A file mapped for the first time: what py_layout finds in it, if it holds a CPython runtime. */
+static void py_on_file(struct map_handler *h, struct proc_file *f, const struct proc_file_open *o)
 {
-	struct py_proc *p = proc_get(pp, pid, true);
+	struct py_elf_info info, *keep;
+
+	if (o->fd < 0 || py_layout__probe(o->fd, o->path, &info) != 1)
+		return;
+	keep = malloc(sizeof(*keep));
+	if (keep) {
+		*keep = info;
+		*proc_file__slot(f, h) = keep;
+	}
+}
+
+/* A new mapping of a file that holds a CPython runtime registers the process's interpreter. */
+static void py_on_mapping(struct map_handler *h, struct proc *proc, const struct proc_map *m,
+			  uint64_t ts_ns)
+{
+	struct py_procs *pp = of(h);
+	const struct py_elf_info *info = m->file ? *proc_file__slot(m->file, h) : NULL;
+	struct py_proc **slot = (struct py_proc **)proc__slot(proc, h), *p = *slot;
 	struct xpu_py_layout l;
-	uint32_t status = info->status;
-	uint32_t key = (uint32_t)pid;
+	uint32_t status, key = (uint32_t)proc->pid;
 	uint64_t bias;
 
-	if (!p || p->registered)
+	if (!info || (p && p->registered))
 		return;
-	if (py_layout__bias(info, start, pgoff, &bias))
+	if (!p && !(p = *slot = calloc(1, sizeof(*p))))
+		return;
+	if (py_layout__bias(info, m->start, m->pgoff, &bias))
 		return;
 	p->registered = true;
 	pp->st.runtimes++;
+	status = info->status;
 	if (status == XPU_PY_SUPPORTED && !pp->enabled)
 		status = XPU_PY_DISABLED;
 	if (status == XPU_PY_SUPPORTED) {
@@ -165,22 +132,26 @@ void py_procs__mapping(struct py_procs *pp, pid_t pid, uint32_t dso_id,
 		l.runtime_addr = bias + info->runtime_vaddr;
 		p->code = info->code;
 		if (bpf_map_update_elem(pp->map_fd, &key, &l, BPF_ANY)) {
-			log_err("python frames off for pid %d: %s", pid, strerror(errno));
+			log_err("python frames off for pid %d: %s", proc->pid, strerror(errno));
 			status = XPU_PY_NO_ROOM;
 		}
 	}
-	log_info("pid %d runs CPython %x (status %u)", pid, info->version_hex, status);
-	submit_runtime(pp, pid, dso_id, info, status, bias, ts_ns);
+	log_info("pid %d runs CPython %x (status %u)", proc->pid, info->version_hex, status);
+	submit_runtime(pp, proc->pid, m->file->dso_id, info, status, bias, ts_ns);
 }
 
-void py_procs__forget(struct py_procs *pp, pid_t pid)
+/* The process exec'd or exited: its interpreter, if any, is gone. */
+static void py_on_end(struct map_handler *h, struct proc *proc, bool exec)
 {
-	struct py_proc *p = proc_get(pp, pid, false);
+	void **slot = proc__slot(proc, h);
 
-	if (!p)
-		return;
-	p->registered = false;
-	p->epoch = pp->next_epoch++;
+	free(*slot);
+	*slot = NULL;
+}
+
+static void py_free(struct map_handler *h, void *slot)
+{
+	free(slot);
 }
 
 /* ---- reading the target's memory ---------------------------------------------------------- */
@@ -287,8 +258,8 @@ static uint64_t field_ptr(const uint8_t *obj, uint16_t off)
 }
 
 /* Reads the code object and writes its PY_CODE record. */
-static int define_code(struct py_procs *pp, const struct py_proc *p, uint32_t id, uint64_t addr,
-		       uint32_t firstlineno)
+static int define_code(struct py_procs *pp, pid_t pid, const struct py_proc *p, uint32_t id,
+		       uint64_t addr, uint32_t firstlineno)
 {
 	const struct py_code_layout *c = &p->code;
 	struct xpu_rec_py_code rec = { .id = id, .linetable_kind = c->linetable_kind };
@@ -304,17 +275,17 @@ static int define_code(struct py_procs *pp, const struct py_proc *p, uint32_t id
 		.must_keep = true,
 	};
 
-	if (read_mem(p->pid, addr, obj, sizeof(obj)))
+	if (read_mem(pid, addr, obj, sizeof(obj)))
 		return -EFAULT;
 	memcpy(&first, obj + c->co_firstlineno, sizeof(first));
 	/* freed since the walk, and the address reused */
 	if ((uint32_t)first != firstlineno)
 		return -ESTALE;
-	if (read_str(p->pid, c, field_ptr(obj, c->co_qualname ? c->co_qualname : c->co_name),
+	if (read_str(pid, c, field_ptr(obj, c->co_qualname ? c->co_qualname : c->co_name),
 		     name, &name_len) ||
-	    read_str(p->pid, c, field_ptr(obj, c->co_filename), file, &file_len))
+	    read_str(pid, c, field_ptr(obj, c->co_filename), file, &file_len))
 		return -EFAULT;
-	table = read_bytes(p->pid, c, field_ptr(obj, c->co_linetable), &rec.linetable_size);
+	table = read_bytes(pid, c, field_ptr(obj, c->co_linetable), &rec.linetable_size);
 	rec.firstlineno = first;
 	if (!table)
 		rec.linetable_kind = XPU_PY_LINETABLE_NONE;
@@ -332,10 +303,10 @@ static int define_code(struct py_procs *pp, const struct py_proc *p, uint32_t id
 }
 
 /* The PY_CODE id of a walked frame's code object, 0 when it cannot be named. */
-static uint32_t code_id(struct py_procs *pp, const struct py_proc *p, uint64_t addr,
-			uint32_t firstlineno)
+static uint32_t code_id(struct py_procs *pp, const struct proc *proc, const struct py_proc *p,
+			uint64_t addr, uint32_t firstlineno)
 {
-	struct code_key k = { (uint32_t)p->pid, p->epoch, addr, firstlineno, 0 };
+	struct code_key k = { (uint32_t)proc->pid, proc->image, addr, firstlineno, 0 };
 	int added = 0;
 	uint32_t id = intern_table__get(pp->codes, &k, sizeof(k), &added);
 
@@ -355,7 +326,7 @@ static uint32_t code_id(struct py_procs *pp, const struct py_proc *p, uint64_t a
 		pp->code_state_cap = cap;
 	}
 	if (added) {
-		if (define_code(pp, p, id, addr, firstlineno)) {
+		if (define_code(pp, proc->pid, p, id, addr, firstlineno)) {
 			pp->code_state[id] = CODE_FAILED;
 			pp->st.code_errors++;
 		} else {
@@ -382,10 +353,13 @@ static void lost_frames(struct py_procs *pp, const struct py_pending *s)
 	writer_thread__submit(pp->wt, &r);
 }
 
-void py_procs__frames(struct py_procs *pp, const void *data, size_t size)
+/* An XPU_EV_PYSTACK event: kept until its sample or launch arrives. */
+static void py_on_event(struct map_handler *h, const void *data, size_t size)
 {
+	struct py_procs *pp = of(h);
 	const struct xpu_ev_pystack *ev = data;
 	struct py_pending *s;
+	struct proc *proc;
 	struct py_proc *p;
 	uint32_t i, nr;
 
@@ -395,7 +369,8 @@ void py_procs__frames(struct py_procs *pp, const void *data, size_t size)
 	if (nr > XPU_PY_MAX_FRAMES ||
 	    nr > (size - offsetof(struct xpu_ev_pystack, frames)) / sizeof(ev->frames[0]))
 		return;
-	p = proc_get(pp, (pid_t)ev->hdr.pid, false);
+	proc = proc_table__find(h->pt, (pid_t)ev->hdr.pid);
+	p = proc ? *proc__slot(proc, h) : NULL;
 	if (!p || !p->registered)
 		return;
 	s = &pp->pending[ev->hdr.tid % PY_PENDING_SLOTS];
@@ -408,27 +383,71 @@ void py_procs__frames(struct py_procs *pp, const void *data, size_t size)
 	for (i = 0; i < nr; i++) {
 		const struct xpu_py_frame_ev *f = &ev->frames[i];
 
-		s->frames[i] = XPU_PY_FRAME(code_id(pp, p, f->code, f->firstlineno),
+		s->frames[i] = XPU_PY_FRAME(code_id(pp, proc, p, f->code, f->firstlineno),
 					    f->instr & ~XPU_PY_EV_ENTRY, f->instr & XPU_PY_EV_ENTRY);
 	}
 	s->nr = (uint16_t)nr;
 }
 
-void py_procs__attach(struct py_procs *pp, uint32_t tid, uint64_t ts_ns, struct wt_rec *r,
-		      uint32_t py_off)
+/* The sample or launch the frames of its thread were sent for, if any: r gets them. */
+static void py_on_record(struct map_handler *h, const struct xpu_ev_hdr *ev, struct wt_rec *r)
 {
-	struct py_pending *s = &pp->pending[tid % PY_PENDING_SLOTS];
+	struct py_procs *pp = of(h);
+	struct py_pending *s = &pp->pending[ev->tid % PY_PENDING_SLOTS];
 
-	if (!s->nr || s->tid != tid || s->ts_ns != ts_ns)
+	if (!s->nr || s->tid != ev->tid || s->ts_ns != ev->ts_ns)
 		return;
 	r->py_frames = s->frames;
 	r->nr_py = s->nr;
 	r->py_flags = s->flags;
-	r->py_off = py_off;
 	pp->st.stacks++;
 	pp->st.frames += s->nr;
 	/* the writer copies the frames when r is submitted, before the slot is reused */
 	s->nr = 0;
+}
+
+struct py_procs *py_procs__new(struct writer_thread *wt, int layout_map_fd, bool enabled)
+{
+	struct py_procs *pp = calloc(1, sizeof(*pp));
+
+	if (!pp)
+		return NULL;
+	pp->h = (struct map_handler){
+		.name = "python",
+		.on_file = py_on_file,
+		.on_mapping = py_on_mapping,
+		.on_end = py_on_end,
+		.on_record = py_on_record,
+		.on_event = py_on_event,
+		.events = { XPU_EV_PYSTACK },
+		.free_proc = py_free,
+		.free_file = py_free,
+	};
+	pp->wt = wt;
+	pp->map_fd = layout_map_fd;
+	pp->enabled = enabled;
+	pp->pending = calloc(PY_PENDING_SLOTS, sizeof(*pp->pending));
+	pp->codes = intern_table__new();
+	if (!pp->pending || !pp->codes) {
+		py_procs__free(pp);
+		return NULL;
+	}
+	return pp;
+}
+
+void py_procs__free(struct py_procs *pp)
+{
+	if (!pp)
+		return;
+	intern_table__free(pp->codes);
+	free(pp->code_state);
+	free(pp->pending);
+	free(pp);
+}
+
+struct map_handler *py_procs__handler(struct py_procs *pp)
+{
+	return &pp->h;
 }
 
 void py_procs__get_stats(const struct py_procs *pp, struct py_procs_stats *st)
