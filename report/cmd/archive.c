@@ -656,7 +656,7 @@ int archive__main(int argc, char **argv)
 		return 2;
 	}
 	o.input = argv[optind];
-	o.pack_writer = !elf;
+	o.pack_writer = true;	/* the addresses named, and the walks (--elf leaves them) */
 	/* what this host gives, never what an older pack of the trace holds */
 	o.no_packs = true;
 	if (!strcmp(o.input, "-")) {

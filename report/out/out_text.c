@@ -90,6 +90,39 @@ static void print_parts(const struct trace *t, FILE *out)
  * How a -g cfi trace's stacks were made: walked in BPF, and for the walks that fell short
  * (since 1.7, the default mode) unwound offline from the copies taken with them.
  */
+/*
+ * Where the names came from, when not all from one place: a report read with part of its
+ * files from a pack and part from this machine, or some missing, is not the recording host's.
+ */
+static void print_sources(FILE *out, const struct symbolizer *sym)
+{
+	struct sym_sources src;
+	const struct {
+		const uint32_t *n;
+		const char *what;
+	} parts[] = {
+		{ &src.pack, "from the symbol pack" }, { &src.local, "from this machine" },
+		{ &src.archive, "from the archive" }, { &src.debuginfod, "from debuginfod" },
+		{ &src.missing, "missing" },
+	};
+	size_t i, kinds = 0;
+	const char *sep = "";
+
+	symbolizer__sources(sym, &src);
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		kinds += *parts[i].n != 0;
+	if (kinds < 2)
+		return;
+	fputs("# symbols:   files", out);
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (!*parts[i].n)
+			continue;
+		fprintf(out, "%s %u %s", sep, *parts[i].n, parts[i].what);
+		sep = ",";
+	}
+	fputc('\n', out);
+}
+
 static void stack_mode_note(FILE *out, const struct session *s)
 {
 	if (s->uw.used && (s->t->session.flags & XPU_SESSION_CFI_SHORT_COPIES))
@@ -165,12 +198,14 @@ static void print_header(struct profile *p, FILE *out)
 				fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
 			if (unjudged)
 				fprintf(out, "#            unknown for %" PRIu64 " of them: their outermost "
-					"frames are in files not available here\n", unjudged);
+					"frames have no names (a file missing here, or without "
+					"symbols)\n", unjudged);
 			hint = unwind__hint(p->s->t, &p->s->uw, cc + gc, ct + gt);
 			if (hint)
 				fprintf(out, "#            %s\n", hint);
 		}
 	}
+	print_sources(out, &p->s->sym);
 	if (t->npy_runtimes) {
 		pyframes__print_runtimes(t, out, "# python:    ");
 		fprintf(out, "#            %" PRIu64 " samples and %" PRIu64 " launches with Python "

@@ -61,6 +61,7 @@ struct sym_file {
 	int fd, dfd;
 	int afd;		/* memfd holding the file extracted from the archive */
 	bool from_archive;	/* path names afd: report "archive", not the fd number */
+	bool from_debuginfod;	/* path or debug_path came from a debuginfod server */
 	Elf *elf, *delf;
 	Dwarf *dw;
 	struct sym_entry *syms;
@@ -427,6 +428,7 @@ static void load_local(struct symbolizer *s, size_t idx)
 	f->path = ff.path;
 	f->debug_path = ff.debug_path;
 	f->afd = ff.afd;
+	f->from_debuginfod = ff.from_debuginfod;
 	f->from_archive = ff.from_archive;
 	if (f->from_archive) {
 		/* the archive's memfd, not its /proc path: nothing under /proc is opened */
@@ -1392,6 +1394,31 @@ void symbolizer__warn_unresolved(const struct symbolizer *const *s, size_t n)
 		warn__once("warning: %s", line);
 	}
 	free(u);
+}
+
+void symbolizer__sources(const struct symbolizer *s, struct sym_sources *src)
+{
+	size_t i;
+
+	memset(src, 0, sizeof(*src));
+	for (i = 0; s->files && i < s->t->ndsos; i++) {
+		const struct sym_file *f = &s->files[i];
+
+		if (!f->stack_frames || f->from_trace)
+			continue;
+		if (f->names)
+			src->pack++;
+		else if (f->state == SF_MISSING || f->state == SF_MISMATCH)
+			src->missing++;
+		else if (f->state != SF_OK)
+			continue;
+		else if (f->from_archive)
+			src->archive++;
+		else if (f->from_debuginfod)
+			src->debuginfod++;
+		else
+			src->local++;
+	}
 }
 
 void symbolizer__free(struct symbolizer *s)

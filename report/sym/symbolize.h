@@ -156,6 +156,15 @@ const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint3
 int symbolizer__address(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 			bool inline_frames, const uint32_t **frames, const struct frame_site **sites,
 			uint32_t *n, bool *named);
+/* Where the files of the frames symbolized so far came from, counted by file. */
+struct sym_sources {
+	uint32_t pack;		/* a symbol pack's names */
+	uint32_t local;		/* this machine's files (debug dirs and --symfs included) */
+	uint32_t archive;	/* a whole-file archive (--elf) */
+	uint32_t debuginfod;
+	uint32_t missing;	/* none, or only another build-id */
+};
+void symbolizer__sources(const struct symbolizer *s, struct sym_sources *src);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
 /* The same as a value, for counting (`archive`). */
