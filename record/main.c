@@ -52,6 +52,8 @@ static const char usage[] =
 "                         puts backward work under it)\n"
 "      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
 "                         into the target (no kernels, copies or launch stacks)\n"
+"      --no-pack          do not write the symbol pack FILE.xpa at the end (the names\n"
+"                         and stack walks that make the trace read the same elsewhere)\n"
 "      --driver           also record the ioctls of the traced tree on NVIDIA device files\n"
 "                         (/dev/nvidia*), with the time inside the driver where the\n"
 "                         nvidia modules have BTF\n"
@@ -101,6 +103,7 @@ static const char usage[] =
 enum {
 	OPT_KERNEL_STACKS = 256,
 	OPT_NO_GPU,
+	OPT_NO_PACK,
 	OPT_RINGBUF_MB,
 	OPT_KEEP_ROOT,
 	OPT_CUDA_GRAPHS,
@@ -120,6 +123,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+	{ "no-pack", no_argument, NULL, OPT_NO_PACK },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "no-autograd", no_argument, NULL, OPT_NO_AUTOGRAD },
 	{ "driver", no_argument, NULL, OPT_DRIVER },
@@ -368,6 +372,9 @@ int main(int argc, char **argv)
 			if (parse_seconds(optarg, &cfg.duration_ns))
 				return bad_arg("invalid duration '%s': expected seconds, more than 0 "
 					       "and at most 31536000", optarg);
+			break;
+		case OPT_NO_PACK:
+			cfg.no_pack = true;
 			break;
 		case OPT_NO_GPU:
 			cfg.no_gpu = true;

@@ -32,11 +32,12 @@
 #include "jit/jit_maps.h"
 #include "kallsyms.h"
 #include "output.h"
-#include "proc_table.h"
+#include "proc_tree.h"
 #include "procmaps.h"
 #include "python/py_procs.h"
 #include "rb_drain.h"
 #include "session.h"
+#include "symbol_pack.h"
 #include "target.h"
 #include "trace_writer.h"
 #include "writer_thread.h"
@@ -59,7 +60,7 @@ struct session {
 	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
 	struct cfi_loader *cfi;		/* -g cfi: the unwind-table builder */
 	struct rb_drain *drain;
-	struct proc_table *pt;		/* the traced processes, with the handlers below */
+	struct proc_tree *tree;
 	struct cupti_rx *rx;
 	struct target target;
 	struct output out;
@@ -276,9 +277,9 @@ static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
 		log_err("forwarded SIG%s to PID %d; ^C again stops recording", sigabbrev_np(sig),
 			s->pid);
 	} else {
-		proc_table__signal(s->pt, sig);
+		proc_tree__signal(s->tree, sig);
 		log_err("forwarded SIG%s to the %u processes left of PID %d; ^C again stops "
-			"recording", sigabbrev_np(sig), proc_table__live(s->pt), s->pid);
+			"recording", sigabbrev_np(sig), proc_tree__live(s->tree), s->pid);
 	}
 	s->stop_signal = sig;
 	if (!s->escalate_at_ns)
@@ -314,7 +315,7 @@ static bool tree_done(struct session *s)
 		return true;
 	if (!s->cfg->attach_pid && !s->child_reaped)
 		return false;
-	return proc_table__live(s->pt) == 0;
+	return proc_tree__live(s->tree) == 0;
 }
 
 /*
@@ -349,7 +350,7 @@ static void duration_check(struct session *s, uint64_t now)
 	}
 	if (s->got_signal)
 		return;	/* already being stopped by a signal */
-	proc_table__signal(s->pt, SIGINT);
+	proc_tree__signal(s->tree, SIGINT);
 	s->stop_signal = SIGINT;
 	s->escalate_at_ns = now + STOP_GRACE_NS;
 }
@@ -365,7 +366,7 @@ static void session__escalate(struct session *s, uint64_t now)
 
 	if (!s->escalate_at_ns || now < s->escalate_at_ns)
 		return;
-	live = proc_table__live(s->pt);
+	live = proc_tree__live(s->tree);
 	if (!live) {
 		s->escalate_at_ns = 0;
 		return;
@@ -374,7 +375,7 @@ static void session__escalate(struct session *s, uint64_t now)
 		log_err("%u process%s of PID %d still running %d s after SIG%s; sending SIGTERM",
 			live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S,
 			sigabbrev_np(s->stop_signal));
-		proc_table__signal(s->pt, SIGTERM);
+		proc_tree__signal(s->tree, SIGTERM);
 		s->stop_signal = SIGTERM;
 		s->escalate_at_ns = now + STOP_GRACE_NS;
 		return;
@@ -437,7 +438,7 @@ static void submit_end(struct session *s, int *exit_code)
 	if (!s->cfg->attach_pid && s->child_reaped) {
 		status = s->child_status;
 		have = true;
-	} else if (s->cfg->attach_pid && !proc_table__exit_status(s->pt, s->pid, &status)) {
+	} else if (s->cfg->attach_pid && !proc_tree__exit_status(s->tree, s->pid, &status)) {
 		have = true;
 	}
 	if (have) {
@@ -598,27 +599,23 @@ static int session__setup(struct session *s)
 		trace_writer__close(w);
 		return -1;
 	}
-	s->pt = proc_table__new();
-	if (!s->pt)
-		return -1;
-	s->pm = procmaps__new(s->wt, s->pt);
+	s->pm = procmaps__new(s->wt);
 	if (!s->pm)
 		return -1;
-	/*
-	 * The handlers, in the order the table calls them: Python first, so that a launch's
-	 * frames are joined before autograd keeps its stack for the nodes of the same op.
-	 */
 	s->py = py_procs__new(s->wt, bpf_state__py_map_fd(s->bpf), !cfg->no_python);
-	if (!s->py || proc_table__add_handler(s->pt, py_procs__handler(s->py)))
+	if (!s->py)
 		return -1;
+	procmaps__set_python(s->pm, s->py);
+	s->jit = jit_maps__new(s->wt);
+	if (!s->jit)
+		return -1;
+	procmaps__set_jit(s->pm, s->jit);
 	if (!cfg->no_autograd) {
 		s->ag = autograd_probe__new(s->bpf, s->wt);
-		if (!s->ag || proc_table__add_handler(s->pt, autograd_probe__handler(s->ag)))
+		if (!s->ag)
 			return -1;
+		procmaps__set_autograd(s->pm, s->ag);
 	}
-	s->jit = jit_maps__new(s->wt);
-	if (!s->jit || proc_table__add_handler(s->pt, jit_maps__handler(s->jit)))
-		return -1;
 	if (cfg->cfi) {
 		int tables_fd, procs_fd;
 
@@ -628,8 +625,7 @@ static int session__setup(struct session *s)
 			log_err("cannot start the unwind-table builder");
 			return -1;
 		}
-		if (proc_table__add_handler(s->pt, cfi_loader__handler(s->cfi)))
-			return -1;
+		procmaps__set_cfi(s->pm, s->cfi);
 		/* built while the probes attach; the start waits for the rest below */
 		if (!cfg->attach_pid && cfi_loader__prepare(s->cfi, cfg->cmd[0]) < 0)
 			log_info("cfi: cannot read %s's libraries ahead", cfg->cmd[0]);
@@ -688,15 +684,15 @@ static int session__launch(struct session *s)
 		}
 		s->pid = s->target.pid;
 	}
-	if (proc_table__add_live(s->pt, s->pid)) {
+	s->tree = proc_tree__new(s->pid);
+	if (!s->tree) {
 		log_err("cannot track pid %d: %s", s->pid, strerror(ENOMEM));
 		return -1;
 	}
 	e = bpf_state__trace_pid(s->bpf, s->pid);
 	for (i = 1; !e && i < cfg->nattach; i++) {
-		e = proc_table__add_live(s->pt, cfg->attach_pids[i]);
-		if (!e)
-			e = bpf_state__trace_pid(s->bpf, cfg->attach_pids[i]);
+		proc_tree__add(s->tree, cfg->attach_pids[i]);
+		e = bpf_state__trace_pid(s->bpf, cfg->attach_pids[i]);
 	}
 	if (e) {
 		log_err("cannot trace pid %d: %s", i ? cfg->attach_pids[i - 1] : s->pid, strerror(-e));
@@ -732,18 +728,19 @@ static int session__start(struct session *s)
 	}
 	for (i = 0; i < cfg->nattach; i++) {
 		target__describe_threads(cfg->attach_pids[i], s->wt, s->start_mono_ns);
-		procmaps__scan(s->pm, cfg->attach_pids[i], s->start_mono_ns);
+		procmaps__scan(s->pm, cfg->attach_pids[i], s->start_mono_ns, false);
 	}
-	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->pt);
+	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->py, s->tree,
+				   s->ag);
 	if (!s->drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		return -1;
 	}
 	if (s->driver) {
-		rb_drain__route(s->drain, driver_trace__handler(s->driver, s->wt));
+		rb_drain__set_driver(s->drain, s->driver);
 		if (driver_trace__attach(s->driver, err, sizeof(err))) {
 			log_err("%s", err);
-			rb_drain__unroute(s->drain, driver_trace__handler(s->driver, s->wt));
+			rb_drain__set_driver(s->drain, NULL);
 			driver_trace__destroy(s->driver);
 			s->driver = NULL;
 		}
@@ -851,8 +848,8 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_AG_EVALS, ags->evals);
 		STAT(XPU_STAT_AG_READ_ERR, cnt[XPU_CNT_AG_READ_ERR]);
 		STAT(XPU_STAT_AG_TOO_DEEP, ags->too_deep);
-		STAT(XPU_STAT_AG_NODES_FROM_LAUNCH, ags->nodes_from_launch);
-		STAT(XPU_STAT_AG_NODES_LAUNCH_LOST, ags->nodes_launch_lost);
+		STAT(XPU_STAT_AG_NODES_FROM_LAUNCH, ds->ag_nodes_from_launch);
+		STAT(XPU_STAT_AG_NODES_LAUNCH_LOST, ds->ag_nodes_launch_lost);
 		STAT(XPU_STAT_AG_COUNTERS_UNLOCATED, ags->counters_unlocated);
 	}
 #undef STAT
@@ -891,8 +888,9 @@ static void format_bytes(char *buf, size_t size, uint64_t b)
  * was written where, as perf does.
  */
 static void say_summary(const struct session *s, const struct wt_summary *sum, uint64_t gpu_records,
-			uint64_t off_cpu_blocks)
+			uint64_t off_cpu_blocks, const struct symbol_pack_done *pack)
 {
+	char pack_bytes[32], pack_said[4200] = "";
 	uint64_t lost = 0;
 	char bytes[32], blocks[48] = "";
 	unsigned int i;
@@ -908,10 +906,15 @@ static void say_summary(const struct session *s, const struct wt_summary *sum, u
 	if (s->cfg->off_cpu)
 		snprintf(blocks, sizeof(blocks), "%llu off-CPU blocks, ",
 			 (unsigned long long)off_cpu_blocks);
-	log_err("%llu samples, %llu GPU records, %s%llu lost; wrote %s to %s",
+	if (pack) {
+		format_bytes(pack_bytes, sizeof(pack_bytes), pack->bytes);
+		snprintf(pack_said, sizeof(pack_said), " and its symbol pack %s (%s, %.1f s)",
+			 pack->path, pack_bytes, pack->seconds);
+	}
+	log_err("%llu samples, %llu GPU records, %s%llu lost; wrote %s to %s%s",
 		(unsigned long long)sum->samples, (unsigned long long)gpu_records, blocks,
 		(unsigned long long)lost, bytes,
-		s->out.partial ? s->out.partial : s->out.shown);
+		s->out.partial ? s->out.partial : s->out.shown, pack_said);
 }
 
 /*
@@ -931,7 +934,8 @@ static int session__finish(struct session *s)
 	struct xpu_stat_entry stats[128];	/* session__stats writes up to 64, the driver the rest */
 	struct wt_summary sum = { 0 };
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
-	bool discard;
+	struct symbol_pack_done pack;
+	bool discard, committed = false, packed = false;
 	unsigned int n;
 	int ret = 1, e;
 
@@ -985,9 +989,14 @@ static int session__finish(struct session *s)
 		output__discard(&s->out);
 	else if (output__commit(&s->out))
 		ret = ret ? ret : 1;
+	else
+		committed = true;
+	/* the trace is in place: its pack reads it like any report would */
+	if (committed && !discard && !e && !s->write_failed && !s->out.to_stdout && !cfg->no_pack)
+		packed = !symbol_pack__make(s->out.path, cfg, &pack);
 	/* a failed write already said all there is, in one line */
 	if (!discard && !e && !s->write_failed)
-		say_summary(s, &sum, rxs.records, ds.off_cpu_blocks);
+		say_summary(s, &sum, rxs.records, ds.off_cpu_blocks, packed ? &pack : NULL);
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
 		 "%llu processes with unreadable mappings",
 		 (unsigned long long)ds.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
@@ -1028,14 +1037,13 @@ static void session__free(struct session *s)
 	output__free(&s->out);
 	if (s->target.exec_fd >= 0)
 		close(s->target.exec_fd);
-	/* the table first: it gives its handlers back what they keep in its slots */
-	proc_table__free(s->pt);
 	procmaps__free(s->pm);
 	py_procs__free(s->py);
 	jit_maps__free(s->jit);
 	autograd_probe__free(s->ag);
 	cfi_loader__free(s->cfi);
 	driver_trace__destroy(s->driver);
+	proc_tree__free(s->tree);
 	bpf_state__destroy(s->bpf);
 	if (s->sfd >= 0)
 		close(s->sfd);

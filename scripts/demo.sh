@@ -52,7 +52,7 @@ awk '{ w = $NF; all += w; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); delete see
 grep -q 'count (py_demo\.py)' "$out/py.folded" || die "no Python frame of py_demo.py in the profile"
 
 T=samples/traces
-say "3. GPU, from a trace recorded on an H200 ($T/pipeline.xpu, symbols from its .xpa archive)"
+say "3. GPU, from a trace recorded on an H200 ($T/pipeline.xpu, symbols from its symbol pack .xpa)"
 echo "   GPU time under the CPU stacks that launched it (--view=gpu --weight=time, microseconds):"
 "$B"/xpu-report --format=folded --view=gpu --weight=time "$T/pipeline.xpu" >"$out/gpu.folded"
 top_stacks 4 3 <"$out/gpu.folded"

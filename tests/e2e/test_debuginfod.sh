@@ -25,7 +25,7 @@ gcc $NOFP -fPIC -shared -o "$bin/libdwchain.so" tests/e2e/dwarf/chain_lib.c &&
 	gcc $NOFP -o "$bin/dwchain" tests/e2e/dwarf/chain_main.c -L"$bin" -ldwchain \
 		-Wl,-rpath,"$bin" || fail "building tests/e2e/dwarf"
 
-"$B/xpu-record" --no-gpu -o "$tmp/t.xpu" -- "$bin/dwchain" 1 >/dev/null 2>"$tmp/err" ||
+"$B/xpu-record" --no-gpu --no-pack -o "$tmp/t.xpu" -- "$bin/dwchain" 1 >/dev/null 2>"$tmp/err" ||
 	fail "xpu-record: $(tail -1 "$tmp/err")"
 # the program's own functions: named with the files in place
 ours() { grep -cE 'dw_(deep|loop|main_[0-9]|lib_[a-z]|leaf)' "$1"; }

@@ -28,7 +28,7 @@ grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tm
 [ -e "$tmp/a.xpu.partial" ] && fail "a.xpu.partial left after a finished recording"
 # without -v, one closing line: what the file holds, its size and name, as the report counts it
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "expected one closing line on stderr: $(cat "$tmp/err")"
-n=$(sed -nE "s|^xpu-record: ([0-9]+) samples, 0 GPU records, 0 lost; wrote [0-9.]+ (bytes\|KiB\|MiB) to $tmp/a.xpu\$|\1|p" "$tmp/err")
+n=$(sed -nE "s|^xpu-record: ([0-9]+) samples, 0 GPU records, 0 lost; wrote [0-9.]+ (bytes\|KiB\|MiB) to $tmp/a.xpu and its symbol pack $tmp/a.xpu.xpa \([0-9.]+ (bytes\|KiB\|MiB), [0-9.]+ s\)\$|\1|p" "$tmp/err")
 [ -n "$n" ] && [ "$n" -gt 0 ] || fail "no closing summary line: $(cat "$tmp/err")"
 "$P" "$tmp/a.xpu" 2>/dev/null | grep -q "^# samples: *$n " || fail "closing line's $n samples not in the report"
 cp "$tmp/a.xpu" "$tmp/a.good"
