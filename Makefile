@@ -215,7 +215,7 @@ endif
 # Record unit tests link the record library (they never include a .c file of record/); those
 # of code without libbpf pull in no BPF object.
 RECORD_TESTS := test_jit_parse test_cfi_build test_elf_deps test_autograd_syms test_tls_ref \
-	test_remote_call test_cupti_rx
+	test_remote_call test_cupti_rx test_proc_table
 RECORD_TEST_LIBS := $(BUILD)/libxpurecord.a $(BUILD)/libxpucommon.a
 $(RECORD_TESTS:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(RECORD_TEST_LIBS)
 	$(call msg,TEST,$@)
@@ -242,8 +242,8 @@ $(BUILD)/tests/fixtures/remote_call_lib.so: tests/unit/remote_call_lib.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g $(WARN) -std=gnu11 -fPIC -shared -o $@ $<
-$(BUILD)/tests/test_remote_call: $(REMOTE_FIXTURES)
-$(BUILD)/tests/test_tls_ref $(BUILD)/tests/test_remote_call: \
+$(BUILD)/tests/test_remote_call $(BUILD)/tests/test_proc_table: $(REMOTE_FIXTURES)
+$(BUILD)/tests/test_tls_ref $(BUILD)/tests/test_remote_call $(BUILD)/tests/test_proc_table: \
 	CFLAGS += -DFIXTURE_DIR='"$(abspath $(BUILD))/tests/fixtures"'
 # the BPF stack walkers as user code, checked against libdw on snapshots of real processes
 # (tests/walker/): tests/e2e/dwarf's chain, a library and a program, without frame pointers and
