@@ -244,8 +244,90 @@ static int wait_stop(pid_t pid)
 	}
 }
 
-int capture__run(char *const argv[], unsigned int nstops, unsigned int delay_ms,
-		 const char *py_expect, const char *label, struct snapshot *out, size_t *nout)
+/* Waits for the trap of a breakpoint or a single step, passing on signals; -ECHILD: it ended. */
+static int wait_trap(pid_t pid)
+{
+	int st;
+
+	for (;;) {
+		if (waitpid(pid, &st, 0) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ECHILD;
+		if (WSTOPSIG(st) == SIGTRAP)
+			return 0;
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(st)))
+			return -errno;
+	}
+}
+
+/*
+ * Runs the stopped child until it reaches at (an int3 there, the byte put back and the pc
+ * moved back onto it after).
+ */
+static int run_to(pid_t pid, uint64_t at)
+{
+	struct user_regs_struct r;
+	long word;
+	int err;
+
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)at, NULL);
+	if (errno)
+		return -errno;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)at, (void *)((word & ~0xffl) | 0xcc)) ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL))
+		return -errno;
+	err = wait_trap(pid);
+	if (err)
+		return err;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)at, (void *)word) ||
+	    ptrace(PTRACE_GETREGS, pid, NULL, &r))
+		return -errno;
+	if (r.rip != at + 1)
+		return -EPROTO;
+	r.rip = at;
+	return ptrace(PTRACE_SETREGS, pid, NULL, &r) ? -errno : 0;
+}
+
+/* Single-steps the stopped child n instructions. */
+static int step(pid_t pid, unsigned int n)
+{
+	int err = 0;
+
+	while (!err && n--) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL))
+			return -errno;
+		err = wait_trap(pid);
+	}
+	return err;
+}
+
+/* The next timed or own stop of the running child, snapshot into s (retried while too shallow). */
+static int next_stop(pid_t pid, const struct capture_opts *o, const char *label, unsigned int k,
+		     struct snapshot *s)
+{
+	unsigned int tries = 0;
+	int err;
+
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL))
+			return -errno;
+		if (o->delay_ms) {
+			usleep(o->delay_ms * 1000);
+			kill(pid, SIGSTOP);
+		}
+		err = wait_stop(pid);
+		if (!err)
+			err = snap_stopped(pid, o->py_expect, label, k, s);
+		if (err || !o->delay_ms || s->nexpect >= o->min_depth || ++tries == 200)
+			return err;
+		snapshot__free(s);
+	}
+}
+
+int capture__run(char *const argv[], const struct capture_opts *o, const char *label,
+		 struct snapshot *out, size_t *nout)
 {
 	pid_t pid;
 	int st, err = 0;
@@ -270,18 +352,17 @@ int capture__run(char *const argv[], unsigned int nstops, unsigned int delay_ms,
 		err = -errno;
 		goto cleanup;
 	}
-	for (k = 0; k < nstops; k++) {
-		if (ptrace(PTRACE_CONT, pid, NULL, NULL)) {
-			err = -errno;
-			break;
+	for (k = 0; k < o->stops; k++) {
+		if (k && o->stride) {
+			/* from the first stop's return address on, instruction by instruction */
+			err = k > 1 || out[0].nexpect < 2 ? 0 : run_to(pid, out[0].expect_pcs[1]);
+			if (!err)
+				err = step(pid, k > 1 ? o->stride : 0);
+			if (!err)
+				err = snap_stopped(pid, o->py_expect, label, k, &out[k]);
+		} else {
+			err = next_stop(pid, o, label, k, &out[k]);
 		}
-		if (delay_ms) {
-			usleep(delay_ms * 1000);
-			kill(pid, SIGSTOP);
-		}
-		err = wait_stop(pid);
-		if (!err)
-			err = snap_stopped(pid, py_expect, label, k, &out[k]);
 		if (err) {
 			snapshot__free(&out[k]);
 			break;

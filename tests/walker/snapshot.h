@@ -64,13 +64,28 @@ int snapshot__mem(const struct snapshot *s, uint64_t addr, void *dst, size_t len
 /* The map holding addr, or NULL. */
 const struct snap_map *snapshot__map(const struct snapshot *s, uint64_t addr);
 
+struct capture_opts {
+	unsigned int stops;
+	unsigned int delay_ms;		/* 0: the program's own SIGSTOPs; else one every delay_ms */
+	/*
+	 * Not 0: only the first stop is as above; the program then runs to that stop's return
+	 * address (the caller's instruction after the call) and the other stops are there and
+	 * every stride instructions after, single-stepped: epilogues, calls, PLT stubs and
+	 * prologues, wherever the program goes.
+	 */
+	unsigned int stride;
+	/* a timed stop whose stack has fewer frames (the program starting) is taken again */
+	unsigned int min_depth;
+	/* a file the program writes its Python frames to ("name firstlineno" lines) before it
+	 * stops itself, or NULL */
+	const char *py_expect;
+};
+
 /*
- * Runs argv under ptrace and snapshots its main thread at each of nstops stops: the
- * program's own SIGSTOP (delay_ms 0), or one sent after delay_ms of running. py_expect: a
- * file the program writes its Python frames to ("name firstlineno" lines) before it stops
- * itself, or NULL. Fills out[0 .. *nout). 0, or negative errno (-EPERM: ptrace refused).
+ * Runs argv under ptrace and snapshots its main thread at each of o->stops stops. Fills
+ * out[0 .. *nout). 0, or negative errno (-EPERM: ptrace refused).
  */
-int capture__run(char *const argv[], unsigned int nstops, unsigned int delay_ms,
-		 const char *py_expect, const char *label, struct snapshot *out, size_t *nout);
+int capture__run(char *const argv[], const struct capture_opts *o, const char *label,
+		 struct snapshot *out, size_t *nout);
 
 #endif

@@ -10,9 +10,10 @@
  *                                    found) into $XPU_WALKER_SNAPS (default FIXTURE_DIR/
  *                                    snaps) and checks them
  *   test_walker replay SNAP...       checks stored snapshots
- *   test_walker capture [-n STOPS] [-d MS] [-p PYEXPECT] DIR LABEL -- CMD...
+ *   test_walker capture [-n STOPS] [-d MS] [-s STRIDE] [-p PYEXPECT] DIR LABEL -- CMD...
  *                                    writes DIR/LABEL.K.snap: CMD's stops (its own SIGSTOP,
- *                                    or one every MS ms)
+ *                                    or one every MS ms; with STRIDE, the first such, then
+ *                                    from its return address every STRIDE instructions)
  */
 #include <errno.h>
 #include <glob.h>
@@ -26,7 +27,7 @@
 #include "unit.h"
 #include "walker_host.h"
 
-#define MAX_STOPS 32
+#define MAX_STOPS 64
 #define PY_ENTRY (1u << 31)		/* XPU_PY_EV_ENTRY */
 #define PY_TRUNCATED 1			/* XPU_EV_PY_TRUNCATED */
 
@@ -188,14 +189,14 @@ static bool check_snapshot_file(const char *path, unsigned int min_frames)
 }
 
 /* Captures argv into dir/label.K.snap; the paths written go to paths[]. */
-static int capture(const char *dir, const char *label, char *const argv[], unsigned int stops,
-		   unsigned int delay_ms, const char *py_expect, char paths[][4096], size_t *n)
+static int capture(const char *dir, const char *label, char *const argv[],
+		   const struct capture_opts *o, char paths[][4096], size_t *n)
 {
 	static struct snapshot snaps[MAX_STOPS];
 	size_t i, got = 0;
 	int err;
 
-	err = capture__run(argv, stops, delay_ms, py_expect, label, snaps, &got);
+	err = capture__run(argv, o, label, snaps, &got);
 	if (err == -EPERM)
 		ptrace_refused = true;
 	for (i = 0; i < got; i++) {
@@ -210,17 +211,26 @@ static int capture(const char *dir, const char *label, char *const argv[], unsig
 	return err;
 }
 
+/*
+ * Captures and checks label: stops of argv (every delay_ms, or its own SIGSTOPs; stride: see
+ * struct capture_opts), each with a stack of at least min_frames.
+ */
 static void run_case(const char *dir, const char *label, char *const argv[], unsigned int stops,
-		     unsigned int delay_ms, bool python, unsigned int min_frames)
+		     unsigned int delay_ms, unsigned int stride, bool python, unsigned int min_frames)
 {
 	static char paths[MAX_STOPS][4096];
 	char expect[4096] = "";
+	struct capture_opts o = {
+		.stops = stops, .delay_ms = delay_ms, .stride = stride, .min_depth = min_frames,
+	};
 	size_t n = 0, i;
 	int err;
 
-	if (python)
+	if (python) {
 		snprintf(expect, sizeof(expect), "%s/%s.pyexpect", dir, label);
-	err = capture(dir, label, argv, stops, delay_ms, python ? expect : NULL, paths, &n);
+		o.py_expect = expect;
+	}
+	err = capture(dir, label, argv, &o, paths, &n);
 	CHECK(!err && n == stops, "%s: capture: %s (%zu of %u stops)", label,
 	      err ? strerror(-err) : "ok", n, stops);
 	/*
@@ -265,7 +275,7 @@ static void python_cases(const char *dir)
 		snprintf(expect, sizeof(expect), "%s/%s.pyexpect", dir, label);
 		argv[3] = expect;
 		/* the interpreter's native stack through libc's kill(): deep, without frame pointers */
-		run_case(dir, label, argv, 2, 0, true, 10);
+		run_case(dir, label, argv, 2, 0, 0, true, 10);
 	}
 	globfree(&g);
 }
@@ -282,9 +292,18 @@ static int run_all(void)
 		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	/* timed stops: any instruction of the chain, prologues and the vdso's clock included */
-	run_case(dir, "c-nofp", nofp, 8, 15, false, 40);
-	run_case(dir, "c-fp", fp, 4, 15, false, 40);
+	/* timed stops: mostly in the leaf's loop, where the chain spends its time */
+	run_case(dir, "c-nofp", nofp, 8, 15, 0, false, 40);
+	run_case(dir, "c-fp", fp, 4, 15, 0, false, 40);
+	/*
+	 * Stepped stops, where a timed stop seldom lands, from the leaf's return on: every
+	 * instruction of the epilogues back up the chain, a PLT stub, libc's and the vdso's
+	 * clock_gettime; then every third, on to the prologues down to the leaf again.
+	 */
+	run_case(dir, "c-nofp-step", nofp, 40, 15, 1, false, 40);
+	run_case(dir, "c-nofp-stride", nofp, 40, 15, 3, false, 40);
+	run_case(dir, "c-fp-step", fp, 40, 15, 1, false, 40);
+	run_case(dir, "c-fp-stride", fp, 40, 15, 3, false, 40);
 	python_cases(dir);
 	if (failed_list[0])
 		fprintf(stderr, "failed, kept for \"test_walker replay\":%s\n", failed_list);
@@ -294,8 +313,7 @@ static int run_all(void)
 int main(int argc, char **argv)
 {
 	static char paths[MAX_STOPS][4096];
-	unsigned int stops = 1, delay = 0;
-	const char *pyexp = NULL;
+	struct capture_opts o = { .stops = 1 };
 	char **cmd;
 	size_t n, i;
 	int opt, err;
@@ -319,31 +337,33 @@ int main(int argc, char **argv)
 		goto usage;
 	optind = 2;
 	/* "+": options only before DIR, so that CMD keeps its own */
-	while ((opt = getopt(argc, argv, "+n:d:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:d:s:p:")) != -1) {
 		if (opt == 'n')
-			stops = (unsigned int)atoi(optarg);
+			o.stops = (unsigned int)atoi(optarg);
+		else if (opt == 's')
+			o.stride = (unsigned int)atoi(optarg);
 		else if (opt == 'd')
-			delay = (unsigned int)atoi(optarg);
+			o.delay_ms = (unsigned int)atoi(optarg);
 		else if (opt == 'p')
-			pyexp = optarg;
+			o.py_expect = optarg;
 		else
 			goto usage;
 	}
-	if (argc - optind < 3 || !stops || stops > MAX_STOPS)
+	if (argc - optind < 3 || !o.stops || o.stops > MAX_STOPS)
 		goto usage;
 	cmd = argv + optind + 2;
 	if (!strcmp(cmd[0], "--"))
 		cmd++;
 	if (!cmd[0])
 		goto usage;
-	err = capture(argv[optind], argv[optind + 1], cmd, stops, delay, pyexp, paths, &n);
+	err = capture(argv[optind], argv[optind + 1], cmd, &o, paths, &n);
 	for (i = 0; i < n; i++)
 		printf("%s\n", paths[i]);
 	if (err)
 		fprintf(stderr, "capture: %s\n", strerror(-err));
 	return err ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: %s [replay SNAP... | capture [-n STOPS] [-d MS] [-p PYEXPECT] "
+	fprintf(stderr, "usage: %s [replay SNAP... | capture [-n STOPS] [-d MS] [-s STRIDE] [-p PYEXPECT] "
 		"DIR LABEL -- CMD...]\n", argv[0]);
 	return 2;
 }
