@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Checks record/'s structure (README "Layout"): the core (record/*.c, *.h) includes no header of
+# a handler (record/HANDLER/), but session.c, which wires them to the process table; a handler
+# includes none of another handler's, nor those of the modules above the handlers (procmaps.h,
+# rb_drain.h, session.h); no file includes a .c file; and no two modules include each other,
+# directly or around a circle. Prints each violation; exit 1 if any.
+set -u
+cd "$(dirname "$0")/.."
+handlers=(cfi python jit autograd)
+above=(procmaps.h rb_drain.h session.h)
+is_handler() {
+	local h
+	for h in "${handlers[@]}"; do [ "$h" = "$1" ] && return 0; done
+	return 1
+}
+bad=0 edges=$(mktemp)
+trap 'rm -f "$edges" "$edges.err"' EXIT
+for f in record/*.[ch] record/*/*.[ch]; do
+	[ -e "$f" ] || continue
+	rel=${f#record/}
+	dir=.
+	case $rel in */*) dir=${rel%%/*} ;; esac
+	if [ "$dir" != . ] && ! is_handler "$dir"; then
+		echo "$f: record/$dir/ is not a handler folder (${handlers[*]})"; bad=1; continue
+	fi
+	mod=${rel%.*}
+	echo "$mod $mod" >>"$edges"
+	while read -r inc; do
+		case $inc in
+		*.c) echo "$f: includes the source file \"$inc\""; bad=1; continue ;;
+		esac
+		case $inc in
+		*/*)
+			hd=${inc%%/*}
+			if ! is_handler "$hd" || [ ! -f "record/$inc" ]; then
+				echo "$f: includes \"$inc\", not a handler's header"; bad=1
+			elif [ "$dir" = . ] && [ "$rel" != session.c ]; then
+				echo "$f: the core includes the handler header \"$inc\" (only session.c wires handlers)"; bad=1
+			elif [ "$dir" != . ] && [ "$hd" != "$dir" ]; then
+				echo "$f: handler $dir includes \"$inc\" of handler $hd"; bad=1
+			fi
+			echo "$mod ${inc%.h}" >>"$edges" ;;
+		*)
+			if [ "$dir" != . ] && [ -f "record/$dir/$inc" ]; then
+				echo "$mod $dir/${inc%.h}" >>"$edges"
+			elif [ -f "record/$inc" ]; then
+				if [ "$dir" != . ] && [[ " ${above[*]} " == *" $inc "* ]]; then
+					echo "$f: handler $dir includes \"$inc\", which is above the handlers"; bad=1
+				fi
+				echo "$mod ${inc%.h}" >>"$edges"
+			fi ;;
+		esac
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done
+# a module's own header is not an edge; tsort reports any circle left
+if ! awk '$1 != $2' "$edges" | tsort >/dev/null 2>"$edges.err"; then
+	echo "include circle among record/ modules:"; sed 's/^/  /' "$edges.err"; bad=1
+fi
+[ "$bad" -eq 0 ] && echo "record/ layers: ok (handlers: ${handlers[*]})"
+exit "$bad"
