@@ -28,6 +28,11 @@ cp -a "$B/tests/gpu/check_trace" "$DEST/build/tests/gpu/"
 mkdir -p "$DEST/build/bench"
 cp -a "$B/bench/cfi_tables" "$DEST/build/bench/"
 [ -x "$B/bench/launch_bench" ] && cp -a "$B/bench/launch_bench" "$DEST/build/bench/"
+# the minimal CUPTI client, the floor of bench/gpu/ladder.py (issue 28)
+if [ -f "$CUDA_HOME/include/cupti.h" ]; then
+	gcc -O2 -Wall -Wextra -Wno-unused-parameter -shared -fPIC -fvisibility=hidden \
+		-I"$CUDA_HOME/include" -o "$DEST/build/bench/libcupti_min.so" bench/gpu/cupti_min.c -ldl
+fi
 
 is_glibc() {
 	case "$(basename "$1")" in
