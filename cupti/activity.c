@@ -10,10 +10,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xpu_cupti.h"
@@ -465,18 +467,16 @@ static void convert(const CUpti_Activity *rec)
 	}
 }
 
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
-				      size_t size, size_t valid)
+/* One completed buffer: its records converted and sent, the buffer back to the pool. */
+static void buffer_convert(uint8_t *buffer, size_t valid, size_t dropped)
 {
 	CUpti_Activity *rec = NULL;
-	size_t dropped = 0;
 
 	transport__lock();
 	if (transport__connected() && buffer) {
 		while (cupti.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
 			convert(rec);
-		if (cupti.cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) ==
-			    CUPTI_SUCCESS && dropped) {
+		if (dropped) {
 			struct xpu_rec_lost l = {
 				.ts_ns = xc_mono_ns(),
 				.source = XPU_LOST_CUPTI_RECORDS,
@@ -489,11 +489,162 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 			transport__process_state(XPU_GPU_PROC_CONNECTED, cupti_dropped,
 						 xc_clock_offset_ns);
 		}
+		callbacks__drain_syncs();
 		transport__flush();
 	}
 	transport__unlock();
 	if (buffer)
 		buffer_release(buffer);
+}
+
+/*
+ * Conversion and sending run on a thread of ours: CUPTI hands a buffer back on whichever
+ * thread flushes (its worker, our flusher, a target thread at a forced flush) and would wait
+ * for the conversion of up to 8 MiB of records, the string lookups and the socket sends.
+ * The queue never holds more entries than buffers exist (buf_max), so it cannot overflow.
+ * XPU_CUPTI_CONVERT=inline converts in the callback as before; none counts and drops the
+ * records, as the minimal client of bench/gpu/cupti_min.c does (to measure; no GPU data).
+ */
+enum { CONVERT_THREAD, CONVERT_INLINE, CONVERT_NONE };
+static int convert_mode = CONVERT_THREAD;
+struct pending {
+	uint8_t *buffer;
+	size_t valid;
+	size_t dropped;
+};
+#define QUEUE_MAX 257	/* > buf_max */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t more;		/* a buffer was queued */
+	pthread_cond_t idle;		/* the queue ran empty and nothing is being converted */
+	struct pending q[QUEUE_MAX];
+	unsigned head, count;
+	bool busy;
+	bool started;
+	pthread_t thread;
+} cv = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.more = PTHREAD_COND_INITIALIZER,
+	.idle = PTHREAD_COND_INITIALIZER,
+};
+
+static void *converter_main(void *arg)
+{
+	pthread_mutex_lock(&cv.lock);
+	for (;;) {
+		struct pending p;
+
+		while (!cv.count)
+			pthread_cond_wait(&cv.more, &cv.lock);
+		p = cv.q[cv.head];
+		cv.head = (cv.head + 1) % QUEUE_MAX;
+		cv.count--;
+		cv.busy = true;
+		pthread_mutex_unlock(&cv.lock);
+		buffer_convert(p.buffer, p.valid, p.dropped);
+		pthread_mutex_lock(&cv.lock);
+		cv.busy = false;
+		if (!cv.count)
+			pthread_cond_broadcast(&cv.idle);
+	}
+	return NULL;
+}
+
+static void converter_start(void)
+{
+	sigset_t all, old;
+
+	if (cv.started || convert_mode != CONVERT_THREAD)
+		return;
+	/* the target's signals must keep going to the target's threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (!pthread_create(&cv.thread, NULL, converter_main, NULL)) {
+		cv.started = true;
+		pthread_setname_np(cv.thread, "xpu-cupti-conv");
+	} else {
+		xc_info("cannot start the conversion thread: converting in CUPTI's callback");
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void activity__drain(void)
+{
+	struct timespec deadline;
+
+	if (!cv.started)
+		return;
+	/* bounded: a converter stuck on a dead recorder costs a delay, never a hang */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 5;
+	pthread_mutex_lock(&cv.lock);
+	while ((cv.count || cv.busy) &&
+	       pthread_cond_timedwait(&cv.idle, &cv.lock, &deadline) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&cv.lock);
+}
+
+void activity__flush(bool forced)
+{
+	cupti.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	if (forced)
+		activity__drain();
+	/* the synchronization records of callbacks.c, which no buffer brings */
+	transport__lock();
+	if (transport__connected()) {
+		callbacks__drain_syncs();
+		transport__flush();
+	}
+	transport__unlock();
+}
+
+void activity__atfork_child(void)
+{
+	/* no converter thread in the child, and the queue's lock may have been held */
+	pthread_mutex_init(&cv.lock, NULL);
+	pthread_cond_init(&cv.more, NULL);
+	pthread_cond_init(&cv.idle, NULL);
+	cv.started = false;
+	cv.busy = false;
+	cv.count = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	size_t dropped = 0;
+
+	if (cupti.cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) != CUPTI_SUCCESS)
+		dropped = 0;
+	if (convert_mode == CONVERT_NONE) {
+		static uint64_t counted;
+		uint64_t n = 0;
+
+		while (buffer && cupti.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+			n++;
+		__atomic_add_fetch(&counted, n, __ATOMIC_RELAXED);
+		xc_info("XPU_CUPTI_CONVERT=none: %llu records dropped so far",
+			(unsigned long long)__atomic_load_n(&counted, __ATOMIC_RELAXED));
+		if (buffer)
+			buffer_release(buffer);
+		return;
+	}
+	if (!buffer || !cv.started) {
+		buffer_convert(buffer, valid, dropped);
+		return;
+	}
+	pthread_mutex_lock(&cv.lock);
+	if (cv.count < QUEUE_MAX) {
+		cv.q[(cv.head + cv.count) % QUEUE_MAX] =
+			(struct pending){ .buffer = buffer, .valid = valid, .dropped = dropped };
+		cv.count++;
+		pthread_cond_signal(&cv.more);
+		buffer = NULL;
+	}
+	pthread_mutex_unlock(&cv.lock);
+	if (buffer)	/* cannot happen while buffers come from our pool */
+		buffer_convert(buffer, valid, dropped);
 }
 
 uint64_t activity__cupti_dropped(void)
@@ -526,9 +677,105 @@ void activity__stop(void)
 		cupti.cuptiActivityDisable(enabled[--nenabled]);
 }
 
+/*
+ * The activity kinds beyond kernels, copies and memsets, which are always on. Each costs the
+ * target something on every call it traces (bench/gpu/ladder.py measures them one by one).
+ * XPU_CUPTI_KINDS replaces the default set with a comma-separated list of these names, "none"
+ * or "default" (which may be combined: "default,overhead"). Overhead records (CUPTI's own
+ * buffer flushes and instrumentation) are not used by xpu-report: off unless asked for.
+ * Synchronization records come from our callbacks on the synchronizing calls (sync, see
+ * callbacks.c); cupti-sync takes them from CUPTI's activity instead, which costs every call.
+ */
+enum {
+	K_SYNC = 1u << 0,		/* from the synchronizing calls' callbacks (callbacks.c) */
+	K_MEMORY = 1u << 1,
+	K_MEMCPY2 = 1u << 2,
+	K_MARKER = 1u << 3,
+	K_OVERHEAD = 1u << 4,
+	K_DEVICE = 1u << 5,
+	K_CUPTI_SYNC = 1u << 6,		/* CUPTI's synchronization activity instead */
+	K_DEFAULT = K_SYNC | K_MEMORY | K_MEMCPY2 | K_MARKER | K_DEVICE,
+};
+static const struct {
+	const char *name;
+	unsigned bits;
+} kind_names[] = {
+	{ "sync", K_SYNC }, { "memory", K_MEMORY }, { "memcpy2", K_MEMCPY2 },
+	{ "marker", K_MARKER }, { "overhead", K_OVERHEAD }, { "device", K_DEVICE },
+	{ "cupti-sync", K_CUPTI_SYNC }, { "default", K_DEFAULT },
+	{ "all", K_DEFAULT | K_OVERHEAD | K_CUPTI_SYNC }, { "none", 0 },
+};
+
+static unsigned kinds_wanted(void)
+{
+	const char *env = getenv("XPU_CUPTI_KINDS");
+	unsigned bits = 0;
+	const char *p;
+
+	if (!env || !*env) {
+		bits = K_DEFAULT;
+	} else {
+		for (p = env; *p;) {
+			size_t n = strcspn(p, ","), i;
+
+			for (i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+				if (strlen(kind_names[i].name) == n && !strncmp(p, kind_names[i].name, n))
+					break;
+			if (i < sizeof(kind_names) / sizeof(kind_names[0]))
+				bits |= kind_names[i].bits;
+			else if (n)
+				xc_log("XPU_CUPTI_KINDS: unknown kind '%.*s' (sync, memory, memcpy2, "
+				       "marker, overhead, device, cupti-sync, default, all, none)",
+				       (int)n, p);
+			p += n;
+			if (*p == ',')
+				p++;
+		}
+	}
+	/* allocations and releases: XPU_CUPTI_MEMORY=0 turns them off (to measure their cost) */
+	env = getenv("XPU_CUPTI_MEMORY");
+	if (env && !strcmp(env, "0"))
+		bits &= ~(unsigned)K_MEMORY;
+	/* one source of synchronization records: CUPTI's when asked for */
+	if (bits & K_CUPTI_SYNC)
+		bits &= ~(unsigned)K_SYNC;
+	return bits;
+}
+
+bool activity__sync_from_callbacks(void)
+{
+	return kinds_wanted() & K_SYNC;
+}
+
+/*
+ * Blackwell and later time kernels with hardware events instead of CUPTI's instrumentation and
+ * semaphores (cuptiActivityEnableHWTrace): cheaper per kernel. Elsewhere CUPTI answers
+ * NOT_SUPPORTED and nothing changes. XPU_CUPTI_HW_TRACE=0 keeps the instrumentation.
+ */
+static bool hw_trace;
+
+static void hw_trace_try(void)
+{
+	const char *env = getenv("XPU_CUPTI_HW_TRACE");
+	CUptiResult r;
+
+	if (!cupti.cuptiActivityEnableHWTrace || (env && !strcmp(env, "0")))
+		return;
+	r = cupti.cuptiActivityEnableHWTrace(1);
+	hw_trace = r == CUPTI_SUCCESS;
+	xc_info("hardware-event kernel timestamps (cuptiActivityEnableHWTrace): %s",
+		hw_trace ? "on" : cupti_loader__strerror(r));
+}
+
+bool activity__hw_trace(void)
+{
+	return hw_trace;
+}
+
 int activity__start(enum xc_graph_mode mode)
 {
 	enum { API_LAUNCHES, API_ALL, API_RUNTIME, API_NONE } api;
+	unsigned kinds = kinds_wanted();
 	const char *env;
 	CUptiResult r;
 
@@ -536,6 +783,14 @@ int activity__start(enum xc_graph_mode mode)
 	env = getenv("XPU_CUPTI_BUFFER_MB");
 	if (env && atoi(env) > 0 && atoi(env) <= 256)
 		buf_bytes = (size_t)atoi(env) << 20;
+	env = getenv("XPU_CUPTI_CONVERT");
+	if (env && !strcmp(env, "inline"))
+		convert_mode = CONVERT_INLINE;
+	else if (env && !strcmp(env, "none"))
+		convert_mode = CONVERT_NONE;
+	else
+		convert_mode = CONVERT_THREAD;
+	converter_start();
 
 	r = cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS) {
@@ -543,16 +798,18 @@ int activity__start(enum xc_graph_mode mode)
 		       cupti_loader__strerror(r), (int)xc_pid);
 		return -EIO;
 	}
+	hw_trace_try();
 	/* device records are emitted when the kind is enabled, so enable it first */
-	enable(CUPTI_ACTIVITY_KIND_DEVICE, "device");
+	if (kinds & K_DEVICE)
+		enable(CUPTI_ACTIVITY_KIND_DEVICE, "device");
 	enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel");
 	enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy");
-	enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer memcpy");
+	if (kinds & K_MEMCPY2)
+		enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer memcpy");
 	enable(CUPTI_ACTIVITY_KIND_MEMSET, "memset");
-	enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization");
-	/* allocations and releases: XPU_CUPTI_MEMORY=0 turns them off (to measure their cost) */
-	env = getenv("XPU_CUPTI_MEMORY");
-	if (!env || strcmp(env, "0"))
+	if (kinds & K_CUPTI_SYNC)
+		enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization");
+	if (kinds & K_MEMORY)
 		enable(CUPTI_ACTIVITY_KIND_MEMORY2, "memory");
 	/*
 	 * API records are the costliest kind: CUPTI records every call of the API it is enabled for,
@@ -582,14 +839,25 @@ int activity__start(enum xc_graph_mode mode)
 		enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API");
 	if (api == API_ALL)
 		enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API");
-	enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX marker");
-	enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data");
-	enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead");
+	if (kinds & K_MARKER) {
+		enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX marker");
+		enable(CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data");
+	}
+	if (kinds & K_OVERHEAD)
+		enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead");
 	/* graph trace replaces the per-kernel records of graph launches; only on request */
 	if (graph_mode == XC_GRAPH_WHOLE)
 		enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph trace");
-	r = cupti.cuptiActivityFlushPeriod(500);
-	if (r != CUPTI_SUCCESS)
-		xc_info("cuptiActivityFlushPeriod: %s", cupti_loader__strerror(r));
+	/*
+	 * CUPTI's worker thread also recycles its device buffers and semaphores; a fixed period
+	 * replaces its own heuristics. XPU_CUPTI_FLUSH_PERIOD_MS=0 leaves them alone (our flusher
+	 * still hands back completed buffers every XPU_CUPTI_FLUSH_MS).
+	 */
+	env = getenv("XPU_CUPTI_FLUSH_PERIOD_MS");
+	if (!env || atoi(env) > 0) {
+		r = cupti.cuptiActivityFlushPeriod(env ? (uint32_t)atoi(env) : 500);
+		if (r != CUPTI_SUCCESS)
+			xc_info("cuptiActivityFlushPeriod: %s", cupti_loader__strerror(r));
+	}
 	return 0;
 }

@@ -13,6 +13,7 @@
  * through a table filled here at the nested driver ENTER.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -119,6 +120,109 @@ uint32_t callbacks__map_corr(uint32_t corr_id)
 	return corr_id;
 }
 
+/* headroom over our headers' sizes for a newer libcupti; unknown ids just fail the lookup */
+#define RUNTIME_MAX_CBID (CUPTI_RUNTIME_TRACE_CBID_SIZE + 256)
+#define DRIVER_MAX_CBID (CUPTI_DRIVER_TRACE_CBID_SIZE + 256)
+
+/*
+ * Per callback id: whether its ENTER calls the marker (a launch, copy, memset, sync or
+ * allocation: what the launch stacks are taken for), and which synchronization it is.
+ */
+enum { CB_MARKER = 1u << 0, CB_SYNC_PTSZ = 1u << 1 };
+struct cb_info {
+	uint8_t flags;
+	uint8_t sync;		/* enum xpu_sync_kind, XPU_SYNC_UNKNOWN: not a synchronization */
+};
+static struct cb_info rt_info[RUNTIME_MAX_CBID], drv_info[DRIVER_MAX_CBID];
+
+/*
+ * Synchronization records without CUPTI's synchronization activity: that kind makes CUPTI
+ * trace every API call of the process to find the few that synchronize (on the PyTorch loop of
+ * bench/gpu/ladder.py it cost more than all the other kinds together), while the callbacks of
+ * the synchronizing calls alone cost nothing to the others. The record is the call's own time
+ * on the calling thread (CUPTI's is the same wait, taken inside the driver), with the id the
+ * marker saw, the current context and, for a stream, CUPTI's id of it. Calls that fail are not
+ * recorded, as CUPTI records none by default. The records wait in a queue of their own until
+ * the conversion thread or the flusher sends them: a synchronizing thread never waits for the
+ * transport's lock. XPU_CUPTI_KINDS=sync (activity__sync_from_callbacks() false) is CUPTI's way.
+ */
+static bool sync_cb;
+#define SYNC_QUEUE 16384
+static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xpu_rec_gpu_sync sync_q[SYNC_QUEUE];
+static unsigned int sync_n;
+static __thread struct xpu_rec_gpu_sync sync_open;	/* start_ns 0: none open */
+static __thread CUcontext sync_ctx;
+static __thread uint32_t sync_cbid;
+static __thread CUpti_CallbackDomain sync_domain;
+
+void callbacks__drain_syncs(void)
+{
+	static struct xpu_rec_gpu_sync out[256];	/* under the transport's lock */
+	unsigned int n, i;
+
+	do {
+		pthread_mutex_lock(&sync_lock);
+		n = sync_n < 256 ? sync_n : 256;
+		sync_n -= n;
+		memcpy(out, sync_q + sync_n, n * sizeof(out[0]));
+		pthread_mutex_unlock(&sync_lock);
+		for (i = 0; i < n; i++)
+			transport__append(XPU_REC_GPU_SYNC, &out[i], sizeof(out[i]));
+	} while (n == 256);
+}
+
+static void sync_begin(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		       const CUpti_CallbackData *cb, const struct cb_info *info)
+{
+	uint32_t id;
+
+	sync_open = (struct xpu_rec_gpu_sync){
+		.start_ns = xc_mono_ns(),
+		.pid = xc_pid,
+		.corr_id = cb->correlationId,
+		.kind = info->sync,
+		.stream = 0xffffffffu,
+	};
+	sync_ctx = cb->context;
+	sync_cbid = cbid;
+	sync_domain = domain;
+	if ((info->sync == XPU_SYNC_STREAM || info->sync == XPU_SYNC_STREAM_WAIT_EVENT) &&
+	    cb->functionParams && cupti.cuptiGetStreamIdEx &&
+	    /* each of these calls takes the stream first, in both APIs */
+	    cupti.cuptiGetStreamIdEx(cb->context, *(CUstream const *)cb->functionParams,
+				     !!(info->flags & CB_SYNC_PTSZ), &id) == CUPTI_SUCCESS)
+		sync_open.stream = id;
+}
+
+static void sync_end(const CUpti_CallbackData *cb)
+{
+	struct xpu_rec_gpu_sync r = sync_open;
+	CUcontext ctx = sync_ctx ? sync_ctx : cb->context;
+	uint32_t id;
+	bool full;
+
+	sync_open.start_ns = 0;
+	/* cudaError_t and CUresult alike: 0 is success */
+	if (cb->functionReturnValue && *(const int *)cb->functionReturnValue)
+		return;
+	r.end_ns = xc_mono_ns();
+	if (ctx && cupti.cuptiGetContextId && cupti.cuptiGetContextId(ctx, &id) == CUPTI_SUCCESS)
+		r.context = id;
+	pthread_mutex_lock(&sync_lock);
+	full = sync_n == SYNC_QUEUE;
+	if (!full)
+		sync_q[sync_n++] = r;
+	pthread_mutex_unlock(&sync_lock);
+	if (full) {
+		/* thousands of syncs within one flush period: send them from here, this once */
+		transport__lock();
+		callbacks__drain_syncs();
+		transport__append(XPU_REC_GPU_SYNC, &r, sizeof(r));
+		transport__unlock();
+	}
+}
+
 static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			    const void *cbdata)
 {
@@ -128,26 +232,41 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 	if (rt_epoch != now) {
 		rt_epoch = now;
 		rt_depth = 0;
+		sync_open.start_ns = 0;
 	}
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		const struct cb_info *info = cbid < RUNTIME_MAX_CBID ? &rt_info[cbid] : NULL;
+
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			if (rt_depth++ == 0) {
 				rt_corr = cb->correlationId;
-				if (!no_marker && !holding())
+				if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
 					xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_RUNTIME);
+				if (info && info->sync && sync_cb)
+					sync_begin(domain, cbid, cb, info);
 			}
 		} else if (rt_depth > 0) {
-			rt_depth--;
+			if (--rt_depth == 0 && sync_open.start_ns && sync_cbid == cbid &&
+			    sync_domain == domain)
+				sync_end(cb);
 		}
 	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-		if (cb->callbackSite != CUPTI_API_ENTER)
+		const struct cb_info *info = cbid < DRIVER_MAX_CBID ? &drv_info[cbid] : NULL;
+
+		if (cb->callbackSite != CUPTI_API_ENTER) {
+			if (rt_depth == 0 && sync_open.start_ns && sync_cbid == cbid &&
+			    sync_domain == domain)
+				sync_end(cb);
 			return;
+		}
 		if (rt_depth > 0) {
 			corr_map_put(cb->correlationId, rt_corr);
 			return;
 		}
-		if (!no_marker && !holding())
+		if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
 			xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_DRIVER);
+		if (info && info->sync && sync_cb)
+			sync_begin(domain, cbid, cb, info);
 	}
 }
 
@@ -215,6 +334,29 @@ static bool runtime_wanted(const char *n, size_t len)
 	       memory_wanted(n, len, runtime_memory);
 }
 
+/* Which synchronization a call is, by name (the version suffix cut); XPU_SYNC_UNKNOWN: none. */
+static uint8_t sync_kind_of(const char *n, size_t len, bool *ptsz)
+{
+	static const struct {
+		const char *name;
+		uint8_t kind;
+	} syncs[] = {
+		{ "cudaDeviceSynchronize", XPU_SYNC_CONTEXT }, { "cudaThreadSynchronize", XPU_SYNC_CONTEXT },
+		{ "cudaStreamSynchronize", XPU_SYNC_STREAM }, { "cudaEventSynchronize", XPU_SYNC_EVENT },
+		{ "cudaStreamWaitEvent", XPU_SYNC_STREAM_WAIT_EVENT },
+		{ "cuCtxSynchronize", XPU_SYNC_CONTEXT }, { "cuStreamSynchronize", XPU_SYNC_STREAM },
+		{ "cuEventSynchronize", XPU_SYNC_EVENT }, { "cuStreamWaitEvent", XPU_SYNC_STREAM_WAIT_EVENT },
+	};
+	size_t i, k;
+
+	*ptsz = len > 5 && !strncmp(n + len - 5, "_ptsz", 5);
+	k = *ptsz ? len - 5 : len;
+	for (i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
+		if (name_is(n, k, syncs[i].name))
+			return syncs[i].kind;
+	return XPU_SYNC_UNKNOWN;
+}
+
 static bool driver_wanted(const char *n, size_t len)
 {
 	static const char *const exact[] = {
@@ -231,10 +373,6 @@ static bool driver_wanted(const char *n, size_t len)
 	return name_has_prefix(n, len, "cuMemcpy") || name_has_prefix(n, len, "cuMemset") ||
 	       memory_wanted(n, len, driver_memory);
 }
-
-/* headroom over our headers' sizes for a newer libcupti; unknown ids just fail the lookup */
-#define RUNTIME_MAX_CBID (CUPTI_RUNTIME_TRACE_CBID_SIZE + 256)
-#define DRIVER_MAX_CBID (CUPTI_DRIVER_TRACE_CBID_SIZE + 256)
 
 /*
  * The next callback id of one domain after cbid whose API is wanted, with its name; 0 after the
@@ -253,24 +391,40 @@ static uint32_t next_wanted(CUpti_CallbackDomain domain, uint32_t cbid, uint32_t
 	return 0;
 }
 
-/* Enables the callbacks of one domain's wanted ids; how many. */
+/*
+ * Enables the callbacks of one domain's ids that take the marker (markers: launch stacks on)
+ * or make a synchronization record (sync_cb); how many take the marker.
+ */
 static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain, uint32_t max_cbid,
-			 bool (*wanted)(const char *, size_t))
+			 bool (*wanted)(const char *, size_t), struct cb_info *info, bool markers)
 {
-	const char *name;
 	uint32_t cbid;
 	int n = 0;
 
-	for (cbid = next_wanted(domain, 0, max_cbid, wanted, &name); cbid;
-	     cbid = next_wanted(domain, cbid, max_cbid, wanted, &name)) {
-		CUptiResult r = cupti.cuptiEnableCallback(1, sub, domain, cbid);
+	for (cbid = 1; cbid < max_cbid; cbid++) {
+		const char *name = NULL;
+		struct cb_info in = { 0 };
+		bool ptsz;
+		CUptiResult r;
+		size_t len;
 
+		if (cupti.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		len = base_len(name);
+		if (markers && wanted(name, len))
+			in.flags |= CB_MARKER;
+		if (sync_cb && (in.sync = sync_kind_of(name, len, &ptsz)) && ptsz)
+			in.flags |= CB_SYNC_PTSZ;
+		if (!in.flags && !in.sync)
+			continue;
+		r = cupti.cuptiEnableCallback(1, sub, domain, cbid);
 		if (r != CUPTI_SUCCESS) {
 			xc_err_once("cannot enable the callback for %s: %s", name,
 				    cupti_loader__strerror(r));
 			continue;
 		}
-		n++;
+		info[cbid] = in;
+		n += !!(in.flags & CB_MARKER);
 	}
 	return n;
 }
@@ -319,8 +473,17 @@ int callbacks__subscribe(void)
 	CUpti_SubscriberHandle sub;
 	char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
 	CUptiResult r;
+	bool markers;
 	int nrt, ndrv;
 
+	/*
+	 * Without launch stacks the subscription tells whether another tool owns CUPTI and takes
+	 * the synchronizations; XPU_CUPTI_SUBSCRIBE=0 skips it (to measure what a subscriber
+	 * costs: no synchronization records then, unless CUPTI's activity takes them).
+	 */
+	if (getenv("XPU_CUPTI_LAUNCH_STACKS") && !strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0") &&
+	    getenv("XPU_CUPTI_SUBSCRIBE") && !strcmp(getenv("XPU_CUPTI_SUBSCRIBE"), "0"))
+		return 0;
 	if (cupti.cuptiSubscribe_v2) {
 		CUpti_SubscriberParams p = {
 			.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
@@ -346,16 +509,21 @@ int callbacks__subscribe(void)
 	subscriber = sub;
 	__atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
 	/* XPU_CUPTI_LAUNCH_STACKS=0: no launch callbacks, so no marker and no launch stacks */
-	if (getenv("XPU_CUPTI_LAUNCH_STACKS") && !strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0"))
-		return 0;
+	markers = !getenv("XPU_CUPTI_LAUNCH_STACKS") || strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0");
+	sync_cb = activity__sync_from_callbacks();
 	no_marker = getenv("XPU_CUPTI_NO_MARKER") && !strcmp(getenv("XPU_CUPTI_NO_MARKER"), "1");
 	/* 2 MiB, touched only where ids land; a failure only loses the nested-driver remap */
-	if (!corr_map)	/* kept across a detach and a later attach */
+	if (markers && !corr_map)	/* kept across a detach and a later attach */
 		corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));
-	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted);
-	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted);
-	xc_info("launch callbacks: %d runtime, %d driver API ids", nrt, ndrv);
-	if (!nrt && !ndrv)
+	memset(rt_info, 0, sizeof(rt_info));
+	memset(drv_info, 0, sizeof(drv_info));
+	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted,
+			    rt_info, markers);
+	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted,
+			     drv_info, markers);
+	xc_info("launch callbacks: %d runtime, %d driver API ids; synchronization records from %s",
+		nrt, ndrv, sync_cb ? "callbacks" : "CUPTI's activity");
+	if (markers && !nrt && !ndrv)
 		xc_err_once("no launch callback could be enabled: no launch stacks for pid %d",
 			    (int)xc_pid);
 	return 0;

@@ -190,6 +190,9 @@ int cupti_loader__load(void)
 	RESOLVE(cuptiActivityEnableDriverApi, false);
 	RESOLVE(cuptiUnsubscribe, false);
 	RESOLVE(cuptiFinalize, false);
+	RESOLVE(cuptiActivityEnableHWTrace, false);
+	RESOLVE(cuptiGetStreamIdEx, false);
+	RESOLVE(cuptiGetContextId, false);
 	RESOLVE(InitializeInjectionNvtx2, false);
 	cupti.handle = h;
 	return 0;

@@ -62,7 +62,7 @@ static void flush_and_die(int sig)
 	 */
 	callbacks__hold_new_calls();
 	activity__stop();
-	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	activity__flush(true);
 	active = false;
 	transport__finish(activity__cupti_dropped());
 	sigaction(sig, &dfl, NULL);
@@ -87,7 +87,7 @@ static void stop_collecting(void)
 	callbacks__unsubscribe();
 	/* a callback already past CUPTI's dispatch finishes in this time */
 	nanosleep(&settle, NULL);
-	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	activity__flush(true);
 	active = false;
 	dropped = activity__cupti_dropped();	/* takes the transport's lock itself */
 	transport__lock();
@@ -128,7 +128,7 @@ static void *flusher_main(void *arg)
 			__atomic_store_n(&claimed, 0, __ATOMIC_RELEASE);
 			break;
 		}
-		cupti.cuptiActivityFlushAll(0);
+		activity__flush(false);
 	}
 	return NULL;
 }
@@ -218,7 +218,7 @@ static void at_exit(void)
 		return;
 	if (active) {
 		flusher_join();
-		cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		activity__flush(true);
 		active = false;
 	}
 	transport__finish(activity__cupti_dropped());
@@ -232,6 +232,7 @@ static void atfork_child(void)
 	 */
 	active = false;
 	flusher_started = false;
+	activity__atfork_child();
 	transport__abandon();
 	xc_pid = (uint32_t)getpid();
 }

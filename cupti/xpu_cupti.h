@@ -57,6 +57,9 @@ struct cupti_fns {
 	XC_FN(cuptiActivityEnableDriverApi);
 	XC_FN(cuptiUnsubscribe);
 	XC_FN(cuptiFinalize);
+	XC_FN(cuptiActivityEnableHWTrace);
+	XC_FN(cuptiGetStreamIdEx);
+	XC_FN(cuptiGetContextId);
 	/* NVTX injection entry of libcupti, forwarded to from our own */
 	int (*InitializeInjectionNvtx2)(void *get_export_table);
 };
@@ -115,6 +118,23 @@ int activity__start(enum xc_graph_mode mode);
 void activity__stop(void);
 /* Total CUPTI-dropped records seen so far. */
 uint64_t activity__cupti_dropped(void);
+/*
+ * cuptiActivityFlushAll(); a forced flush also waits (a few seconds at most) until every
+ * buffer it handed back is converted and sent.
+ */
+void activity__flush(bool forced);
+/* Waits until the conversion thread has sent every buffer handed to it. */
+void activity__drain(void);
+/* Forked child: no conversion thread there. */
+void activity__atfork_child(void);
+/* Whether kernels are timed by hardware events (cuptiActivityEnableHWTrace, Blackwell+). */
+bool activity__hw_trace(void);
+/*
+ * Whether synchronization records come from the synchronizing calls' callbacks (the default)
+ * rather than from CUPTI's synchronization activity (XPU_CUPTI_KINDS=cupti-sync): from the
+ * environment, so callbacks__subscribe() can ask before activity__start().
+ */
+bool activity__sync_from_callbacks(void);
 
 /* ---- callbacks.c ---------------------------------------------------------------------------- */
 int callbacks__subscribe(void);
@@ -132,6 +152,8 @@ int callbacks__enable_api_records(void);
  * flush and the death.
  */
 void callbacks__hold_new_calls(void);
+/* With the transport's lock held: appends the synchronization records queued so far. */
+void callbacks__drain_syncs(void);
 /* Kernel/memcpy/memset correlation id as CUPTI tagged it -> the id the marker saw. */
 uint32_t callbacks__map_corr(uint32_t corr_id);
 

@@ -43,6 +43,7 @@ static const struct name names[] = {
 	{ CUPTI_CB_DOMAIN_DRIVER_API, 279, "cuMemcpyHtoDAsync_v2" },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, 17, "cuCtxGetDevice" },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, 514, "cuGraphLaunch" },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, 127, "cuStreamSynchronize" },
 };
 
 CUptiResult cuptiGetVersion(uint32_t *v) { *v = 130001; return CUPTI_SUCCESS; }
@@ -188,6 +189,31 @@ void mock_api(CUpti_CallbackDomain d, uint32_t cbid, CUpti_ApiCallbackSite site,
 			__atomic_add_fetch(&mock_callbacks, 1, __ATOMIC_RELAXED);
 		f(NULL, d, cbid, &cb);
 	}
+}
+
+/* The same with the call's parameters and return value (synchronizations read them). */
+void mock_api_params(CUpti_CallbackDomain d, uint32_t cbid, CUpti_ApiCallbackSite site,
+		     uint32_t corr, const void *params, void *ret)
+{
+	CUpti_CallbackData cb = { .callbackSite = site, .correlationId = corr,
+				  .functionParams = params, .functionReturnValue = ret,
+				  .context = (CUcontext)0x1000 };
+	CUpti_CallbackFunc f = api_cb;
+
+	if (f && cbid < 1024 && enabled_cb[d == CUPTI_CB_DOMAIN_DRIVER_API][cbid])
+		f(NULL, d, cbid, &cb);
+}
+
+/* stream handle 0x5000 + n has CUPTI id n; context 0x1000 has id 3 */
+CUptiResult cuptiGetStreamIdEx(CUcontext ctx, CUstream stream, uint8_t per_thread, uint32_t *id)
+{
+	*id = (uint32_t)((uintptr_t)stream - 0x5000);
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiGetContextId(CUcontext ctx, uint32_t *id)
+{
+	*id = ctx == (CUcontext)0x1000 ? 3 : 0;
+	return CUPTI_SUCCESS;
 }
 
 void mock_record(const void *rec, uint32_t size)

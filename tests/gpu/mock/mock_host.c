@@ -307,6 +307,26 @@ static int target(const char *lib, const char *mock, enum run_mode mode)
 		a.threadId = 4242;
 		mock_record(&a, sizeof(a));
 	}
+	/*
+	 * H: synchronizations, recorded from their own callbacks (not CUPTI's activity): a device
+	 * sync through the runtime (its nested driver call is not a second one), a stream sync
+	 * through the driver on stream id 12, and one that failed (not recorded, as by CUPTI)
+	 */
+	{
+		void (*api_p)(CUpti_CallbackDomain, uint32_t, CUpti_ApiCallbackSite, uint32_t,
+			      const void *, void *) = dlsym(m, "mock_api_params");
+		CUstream stream = (CUstream)(uintptr_t)(0x5000 + 12);
+		int ok = 0, bad = 1;
+
+		api_p(CUPTI_CB_DOMAIN_RUNTIME_API, 165, CUPTI_API_ENTER, 800, NULL, &ok);
+		api_p(CUPTI_CB_DOMAIN_DRIVER_API, 127, CUPTI_API_ENTER, 801, &stream, &ok);
+		api_p(CUPTI_CB_DOMAIN_DRIVER_API, 127, CUPTI_API_EXIT, 801, &stream, &ok);
+		api_p(CUPTI_CB_DOMAIN_RUNTIME_API, 165, CUPTI_API_EXIT, 800, NULL, &ok);
+		api_p(CUPTI_CB_DOMAIN_DRIVER_API, 127, CUPTI_API_ENTER, 900, &stream, &ok);
+		api_p(CUPTI_CB_DOMAIN_DRIVER_API, 127, CUPTI_API_EXIT, 900, &stream, &ok);
+		api_p(CUPTI_CB_DOMAIN_DRIVER_API, 127, CUPTI_API_ENTER, 901, &stream, &bad);
+		api_p(CUPTI_CB_DOMAIN_DRIVER_API, 127, CUPTI_API_EXIT, 901, &stream, &bad);
+	}
 	/* a forked child must neither flush nor say DONE on our connection */
 	{
 		pid_t kid = fork();
@@ -315,10 +335,11 @@ static int target(const char *lib, const char *mock, enum run_mode mode)
 			exit(0);
 		waitpid(kid, NULL, 0);
 	}
-	/* expected markers: A, B, C, E, F, G's malloc and free */
-	if (nmarkers != 7 || markers[0][0] != 100 || markers[1][0] != 200 || markers[2][0] != 300 ||
+	/* expected markers: A, B, C, E, F, G's malloc and free, H's three syncs */
+	if (nmarkers != 10 || markers[0][0] != 100 || markers[1][0] != 200 || markers[2][0] != 300 ||
 	    markers[2][2] != XPU_API_DRIVER || markers[3][0] != 400 || markers[4][0] != 500 ||
-	    markers[5][0] != 600 || markers[6][0] != 700) {
+	    markers[5][0] != 600 || markers[6][0] != 700 || markers[7][0] != 800 ||
+	    markers[8][0] != 900 || markers[9][0] != 901) {
 		int i;
 
 		for (i = 0; i < nmarkers; i++)
@@ -366,6 +387,8 @@ int main(int argc, char **argv)
 {
 	uint32_t kcorr[8];
 	int i, nk = 0, nmemcpy = 0, nnvtx = 0, ngraph = 0, nflushed = 0, nlost = 0, napi = 0;
+	int nsync = 0;
+	struct xpu_rec_gpu_sync sync_recs[4] = { 0 };
 	int nsubfail = 0, nalloc = 0, nfree = 0;
 	uint64_t now;
 	pid_t kid;
@@ -449,6 +472,19 @@ int main(int argc, char **argv)
 			      "memory op %u corr %u is the marker's", m.op, m.corr_id);
 			break;
 		}
+		case XPU_REC_GPU_SYNC: {
+			struct xpu_rec_gpu_sync y;
+
+			memcpy(&y, r->body, sizeof(y));
+			if (nsync < 4)
+				sync_recs[nsync] = y;
+			nsync++;
+			CHECK(y.pid == (uint32_t)kid && y.end_ns >= y.start_ns && y.start_ns <= now &&
+				      now - y.start_ns < 10000000000ull,
+			      "sync pid %u times %llu..%llu", y.pid, (unsigned long long)y.start_ns,
+			      (unsigned long long)y.end_ns);
+			break;
+		}
 		case XPU_REC_LOST: {
 			struct xpu_rec_lost l;
 
@@ -477,6 +513,15 @@ int main(int argc, char **argv)
 	      kcorr[3], kcorr[4]);
 	CHECK(ngraph == 2, "graph kernels %d", ngraph);
 	CHECK(nmemcpy == 1, "memcpy %d", nmemcpy);
+	CHECK(nsync == 2, "synchronization records %d (the failed one not among them)", nsync);
+	CHECK(nsync >= 2 && sync_recs[0].corr_id == 800 && sync_recs[0].kind == XPU_SYNC_CONTEXT &&
+		      sync_recs[0].context == 3 && sync_recs[0].stream == 0xffffffffu,
+	      "device sync: corr %u kind %u context %u stream %u", sync_recs[0].corr_id,
+	      sync_recs[0].kind, sync_recs[0].context, sync_recs[0].stream);
+	CHECK(nsync >= 2 && sync_recs[1].corr_id == 900 && sync_recs[1].kind == XPU_SYNC_STREAM &&
+		      sync_recs[1].context == 3 && sync_recs[1].stream == 12,
+	      "stream sync: corr %u kind %u context %u stream %u", sync_recs[1].corr_id,
+	      sync_recs[1].kind, sync_recs[1].context, sync_recs[1].stream);
 	CHECK(nnvtx == 2, "nvtx %d", nnvtx);
 	CHECK(napi == 1, "api %d", napi);
 	CHECK(nalloc == 1 && nfree == 1, "memory records: %d allocations, %d releases", nalloc,
