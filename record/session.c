@@ -32,7 +32,7 @@
 #include "jit/jit_maps.h"
 #include "kallsyms.h"
 #include "output.h"
-#include "proc_tree.h"
+#include "proc_table.h"
 #include "procmaps.h"
 #include "python/py_procs.h"
 #include "rb_drain.h"
@@ -60,7 +60,7 @@ struct session {
 	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
 	struct cfi_loader *cfi;		/* -g cfi: the unwind-table builder */
 	struct rb_drain *drain;
-	struct proc_tree *tree;
+	struct proc_table *pt;		/* the traced processes, with the handlers below */
 	struct cupti_rx *rx;
 	struct target target;
 	struct output out;
@@ -277,9 +277,9 @@ static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
 		log_err("forwarded SIG%s to PID %d; ^C again stops recording", sigabbrev_np(sig),
 			s->pid);
 	} else {
-		proc_tree__signal(s->tree, sig);
+		proc_table__signal(s->pt, sig);
 		log_err("forwarded SIG%s to the %u processes left of PID %d; ^C again stops "
-			"recording", sigabbrev_np(sig), proc_tree__live(s->tree), s->pid);
+			"recording", sigabbrev_np(sig), proc_table__live(s->pt), s->pid);
 	}
 	s->stop_signal = sig;
 	if (!s->escalate_at_ns)
@@ -315,7 +315,7 @@ static bool tree_done(struct session *s)
 		return true;
 	if (!s->cfg->attach_pid && !s->child_reaped)
 		return false;
-	return proc_tree__live(s->tree) == 0;
+	return proc_table__live(s->pt) == 0;
 }
 
 /*
@@ -350,7 +350,7 @@ static void duration_check(struct session *s, uint64_t now)
 	}
 	if (s->got_signal)
 		return;	/* already being stopped by a signal */
-	proc_tree__signal(s->tree, SIGINT);
+	proc_table__signal(s->pt, SIGINT);
 	s->stop_signal = SIGINT;
 	s->escalate_at_ns = now + STOP_GRACE_NS;
 }
@@ -366,7 +366,7 @@ static void session__escalate(struct session *s, uint64_t now)
 
 	if (!s->escalate_at_ns || now < s->escalate_at_ns)
 		return;
-	live = proc_tree__live(s->tree);
+	live = proc_table__live(s->pt);
 	if (!live) {
 		s->escalate_at_ns = 0;
 		return;
@@ -375,7 +375,7 @@ static void session__escalate(struct session *s, uint64_t now)
 		log_err("%u process%s of PID %d still running %d s after SIG%s; sending SIGTERM",
 			live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S,
 			sigabbrev_np(s->stop_signal));
-		proc_tree__signal(s->tree, SIGTERM);
+		proc_table__signal(s->pt, SIGTERM);
 		s->stop_signal = SIGTERM;
 		s->escalate_at_ns = now + STOP_GRACE_NS;
 		return;
@@ -438,7 +438,7 @@ static void submit_end(struct session *s, int *exit_code)
 	if (!s->cfg->attach_pid && s->child_reaped) {
 		status = s->child_status;
 		have = true;
-	} else if (s->cfg->attach_pid && !proc_tree__exit_status(s->tree, s->pid, &status)) {
+	} else if (s->cfg->attach_pid && !proc_table__exit_status(s->pt, s->pid, &status)) {
 		have = true;
 	}
 	if (have) {
@@ -599,23 +599,27 @@ static int session__setup(struct session *s)
 		trace_writer__close(w);
 		return -1;
 	}
-	s->pm = procmaps__new(s->wt);
+	s->pt = proc_table__new();
+	if (!s->pt)
+		return -1;
+	s->pm = procmaps__new(s->wt, s->pt);
 	if (!s->pm)
 		return -1;
+	/*
+	 * The handlers, in the order the table calls them: Python first, so that a launch's
+	 * frames are joined before autograd keeps its stack for the nodes of the same op.
+	 */
 	s->py = py_procs__new(s->wt, bpf_state__py_map_fd(s->bpf), !cfg->no_python);
-	if (!s->py)
+	if (!s->py || proc_table__add_handler(s->pt, py_procs__handler(s->py)))
 		return -1;
-	procmaps__set_python(s->pm, s->py);
-	s->jit = jit_maps__new(s->wt);
-	if (!s->jit)
-		return -1;
-	procmaps__set_jit(s->pm, s->jit);
 	if (!cfg->no_autograd) {
 		s->ag = autograd_probe__new(s->bpf, s->wt);
-		if (!s->ag)
+		if (!s->ag || proc_table__add_handler(s->pt, autograd_probe__handler(s->ag)))
 			return -1;
-		procmaps__set_autograd(s->pm, s->ag);
 	}
+	s->jit = jit_maps__new(s->wt);
+	if (!s->jit || proc_table__add_handler(s->pt, jit_maps__handler(s->jit)))
+		return -1;
 	if (cfg->cfi) {
 		int tables_fd, procs_fd;
 
@@ -625,7 +629,8 @@ static int session__setup(struct session *s)
 			log_err("cannot start the unwind-table builder");
 			return -1;
 		}
-		procmaps__set_cfi(s->pm, s->cfi);
+		if (proc_table__add_handler(s->pt, cfi_loader__handler(s->cfi)))
+			return -1;
 		/* built while the probes attach; the start waits for the rest below */
 		if (!cfg->attach_pid && cfi_loader__prepare(s->cfi, cfg->cmd[0]) < 0)
 			log_info("cfi: cannot read %s's libraries ahead", cfg->cmd[0]);
@@ -684,15 +689,15 @@ static int session__launch(struct session *s)
 		}
 		s->pid = s->target.pid;
 	}
-	s->tree = proc_tree__new(s->pid);
-	if (!s->tree) {
+	if (proc_table__add_live(s->pt, s->pid)) {
 		log_err("cannot track pid %d: %s", s->pid, strerror(ENOMEM));
 		return -1;
 	}
 	e = bpf_state__trace_pid(s->bpf, s->pid);
 	for (i = 1; !e && i < cfg->nattach; i++) {
-		proc_tree__add(s->tree, cfg->attach_pids[i]);
-		e = bpf_state__trace_pid(s->bpf, cfg->attach_pids[i]);
+		e = proc_table__add_live(s->pt, cfg->attach_pids[i]);
+		if (!e)
+			e = bpf_state__trace_pid(s->bpf, cfg->attach_pids[i]);
 	}
 	if (e) {
 		log_err("cannot trace pid %d: %s", i ? cfg->attach_pids[i - 1] : s->pid, strerror(-e));
@@ -728,19 +733,18 @@ static int session__start(struct session *s)
 	}
 	for (i = 0; i < cfg->nattach; i++) {
 		target__describe_threads(cfg->attach_pids[i], s->wt, s->start_mono_ns);
-		procmaps__scan(s->pm, cfg->attach_pids[i], s->start_mono_ns, false);
+		procmaps__scan(s->pm, cfg->attach_pids[i], s->start_mono_ns);
 	}
-	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->py, s->tree,
-				   s->ag);
+	s->drain = rb_drain__start(bpf_state__events_fd(s->bpf), s->wt, s->pm, s->pt);
 	if (!s->drain) {
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		return -1;
 	}
 	if (s->driver) {
-		rb_drain__set_driver(s->drain, s->driver);
+		rb_drain__route(s->drain, driver_trace__handler(s->driver, s->wt));
 		if (driver_trace__attach(s->driver, err, sizeof(err))) {
 			log_err("%s", err);
-			rb_drain__set_driver(s->drain, NULL);
+			rb_drain__unroute(s->drain, driver_trace__handler(s->driver, s->wt));
 			driver_trace__destroy(s->driver);
 			s->driver = NULL;
 		}
@@ -848,8 +852,8 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 		STAT(XPU_STAT_AG_EVALS, ags->evals);
 		STAT(XPU_STAT_AG_READ_ERR, cnt[XPU_CNT_AG_READ_ERR]);
 		STAT(XPU_STAT_AG_TOO_DEEP, ags->too_deep);
-		STAT(XPU_STAT_AG_NODES_FROM_LAUNCH, ds->ag_nodes_from_launch);
-		STAT(XPU_STAT_AG_NODES_LAUNCH_LOST, ds->ag_nodes_launch_lost);
+		STAT(XPU_STAT_AG_NODES_FROM_LAUNCH, ags->nodes_from_launch);
+		STAT(XPU_STAT_AG_NODES_LAUNCH_LOST, ags->nodes_launch_lost);
 		STAT(XPU_STAT_AG_COUNTERS_UNLOCATED, ags->counters_unlocated);
 	}
 #undef STAT
@@ -1037,13 +1041,14 @@ static void session__free(struct session *s)
 	output__free(&s->out);
 	if (s->target.exec_fd >= 0)
 		close(s->target.exec_fd);
+	/* the table first: it gives its handlers back what they keep in its slots */
+	proc_table__free(s->pt);
 	procmaps__free(s->pm);
 	py_procs__free(s->py);
 	jit_maps__free(s->jit);
 	autograd_probe__free(s->ag);
 	cfi_loader__free(s->cfi);
 	driver_trace__destroy(s->driver);
-	proc_tree__free(s->tree);
 	bpf_state__destroy(s->bpf);
 	if (s->sfd >= 0)
 		close(s->sfd);
