@@ -117,13 +117,14 @@ void kmap__free(struct kmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static uint64_t hash_bytes(const char *s, size_t len)
+uint64_t hash_bytes(const void *p, size_t len)
 {
+	const uint8_t *s = p;
 	uint64_t h = 0xcbf29ce484222325ull;
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+		h = (h ^ s[i]) * 0x100000001b3ull;
 	return h;
 }
 

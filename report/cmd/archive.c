@@ -285,11 +285,22 @@ static int pick_files(struct session *ses, bool *used, size_t *keep_of)
 
 		keep = ix[i];
 		for (j = i; j < n && !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++) {
-			if (!found && symbolizer__dso_found(&ses->sym, ix[j]) == SYM_DSO_FOUND) {
+			/* records of one file share it: the one whose path found it names the entry */
+			if (!found && symbolizer__dso_found(&ses->sym, ix[j]) == SYM_DSO_FOUND &&
+			    symbolizer__file_record(&ses->sym, ix[j]) == ix[j]) {
 				keep = ix[j];
 				found = true;
 			}
 		}
+		for (j = i; !found && j < n &&
+			    !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++) {
+			if (symbolizer__dso_found(&ses->sym, ix[j]) == SYM_DSO_FOUND) {
+				keep = ix[j];
+				found = true;
+			}
+		}
+		for (j = i; j < n && !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++)
+			;
 		for (k = i; k < j; k++) {
 			used[ix[k]] = ix[k] == keep;
 			keep_of[ix[k]] = keep;

@@ -62,6 +62,7 @@ struct sym_file {
 	int afd;		/* memfd holding the file extracted from the archive */
 	bool from_archive;	/* path names afd: report "archive", not the fd number */
 	bool from_debuginfod;	/* path or debug_path came from a debuginfod server */
+	uint32_t found_by;	/* the DSO record whose recorded path led to the file */
 	Elf *elf, *delf;
 	Dwarf *dw;
 	struct sym_entry *syms;
@@ -404,11 +405,41 @@ static void sym_file_load(struct symbolizer *s, size_t idx)
 	load_local(s, idx);
 }
 
+/*
+ * Looks the file of the records sharing slot idx up by each one's recorded path in turn (one
+ * can lead nowhere, or be refused, where another finds it), at most SHARED_PATHS_TRIED of
+ * them: the first found, else the last tried, in ff and *d. 0 or -ENOMEM (ff freed).
+ */
+#define SHARED_PATHS_TRIED 8
+
+static int find_by_any_path(struct symbolizer *s, size_t idx, const struct file_lookup_opts *lo,
+			    struct found_file *ff, const struct tr_dso **d)
+{
+	size_t j = idx, tried = 0;
+	bool mismatch = false;
+
+	for (;;) {
+		*d = &s->t->dsos[j];
+		if (file_lookup__find(*d, lo, ff)) {
+			found_file__free(ff);
+			return -ENOMEM;
+		}
+		mismatch |= ff->mismatch;
+		if (ff->path || ff->debug_path || ff->from_archive || ++tried == SHARED_PATHS_TRIED ||
+		    s->file_next[j] == UINT32_MAX)
+			break;
+		found_file__free(ff);
+		j = s->file_next[j];
+	}
+	ff->mismatch |= mismatch;
+	return 0;
+}
+
 /* The file of a DSO record from this machine: local, debug dirs, --symfs, archive, debuginfod. */
 static void load_local(struct symbolizer *s, size_t idx)
 {
 	struct sym_file *f = &s->files[idx];
-	const struct tr_dso *d = &s->t->dsos[idx];
+	const struct tr_dso *d;
 	struct file_lookup_opts lo = {
 		.symfs = s->opts.symfs,
 		.no_host_files = s->opts.no_host_files,
@@ -421,10 +452,9 @@ static void load_local(struct symbolizer *s, size_t idx)
 	char cut[WARN_STR_MAX + 4], cut2[WARN_STR_MAX + 4];
 
 	f->state = SF_MISSING;
-	if (file_lookup__find(d, &lo, &ff)) {
-		found_file__free(&ff);
+	if (find_by_any_path(s, idx, &lo, &ff, &d))
 		return;
-	}
+	f->found_by = (uint32_t)(d - s->t->dsos);
 	f->path = ff.path;
 	f->debug_path = ff.debug_path;
 	f->afd = ff.afd;
@@ -486,10 +516,13 @@ static void load_local(struct symbolizer *s, size_t idx)
 			f->debug_path ? f->debug_path : "", f->nsyms, f->dw ? ", dwarf" : "");
 }
 
+/* The file of a DSO record, loaded on first use: the slot of the first record of its file. */
 static struct sym_file *sym_file_get(struct symbolizer *s, size_t idx)
 {
-	struct sym_file *f = &s->files[idx];
+	struct sym_file *f;
 
+	idx = s->file_of[idx];
+	f = &s->files[idx];
 	if (f->state == SF_UNTRIED)
 		sym_file_load(s, idx);
 	return f;
@@ -527,7 +560,7 @@ enum sym_dso_found symbolizer__dso_found(struct symbolizer *s, size_t idx)
 		return SYM_DSO_NO_FILE;
 	if (sym_file_get(s, idx)->names)
 		return SYM_DSO_FOUND;
-	switch (s->files[idx].state) {
+	switch (s->files[s->file_of[idx]].state) {
 	case SF_OK:
 		return SYM_DSO_FOUND;
 	case SF_MISMATCH:
@@ -564,7 +597,7 @@ int symbolizer__dso_bias(struct symbolizer *s, size_t idx, const struct xpu_rec_
 
 	if (!symbolizer__dso_elf(s, idx, &(int){ 0 }))
 		return -ENOENT;
-	f = &s->files[idx];
+	f = &s->files[s->file_of[idx]];
 	for (i = 0; i < f->nsegs; i++) {
 		const struct seg *sg = &f->segs[i];
 
@@ -811,7 +844,7 @@ static int name_address(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 			return err < 0 ? err : 0;
 		/* an address no pack has: this machine's file, if it has one */
 		if (f->state == SF_PACK)
-			load_local(s, dso_idx);
+			load_local(s, s->file_of[dso_idx]);
 	}
 	if (f->state == SF_OK) {
 		v = off_to_vaddr(f, file_off);
@@ -1203,6 +1236,75 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 	return 0;
 }
 
+size_t symbolizer__file_record(struct symbolizer *s, size_t idx)
+{
+	const struct sym_file *f;
+
+	if (idx >= s->t->ndsos)
+		return idx;
+	f = sym_file_get(s, idx);
+	return f->state == SF_OK && !f->from_trace ? f->found_by : idx;
+}
+
+/* Whether two DSO records name one file: the same build-id, or without one the same path. */
+static bool same_file_rec(const struct tr_dso *a, const struct tr_dso *b)
+{
+	if (a->rec.kind != b->rec.kind || a->rec.build_id_len != b->rec.build_id_len)
+		return false;
+	if (a->rec.build_id_len)
+		return !memcmp(a->rec.build_id, b->rec.build_id, a->rec.build_id_len);
+	return !strcmp(a->path, b->path);
+}
+
+/*
+ * One file slot per file, not per DSO record: a trace names one library in a record per
+ * process (and a hostile one in 20,000), and each would load its symbol table, open its
+ * descriptors and hold its memory again. ELF records share by build-id, else by path.
+ */
+static int share_files(struct symbolizer *s)
+{
+	const struct trace *t = s->t;
+	struct kmap first = { 0 };
+	uint32_t *last;
+	size_t i;
+
+	s->file_of = malloc((t->ndsos ? t->ndsos : 1) * sizeof(*s->file_of));
+	s->file_next = malloc((t->ndsos ? t->ndsos : 1) * sizeof(*s->file_next));
+	last = malloc((t->ndsos ? t->ndsos : 1) * sizeof(*last));
+	if (!s->file_of || !s->file_next || !last) {
+		free(last);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->ndsos; i++) {
+		const struct tr_dso *d = &t->dsos[i];
+		uint64_t h = d->rec.build_id_len ? hash_bytes(d->rec.build_id, d->rec.build_id_len) :
+						   hash_bytes(d->path, strlen(d->path));
+		uint32_t *v;
+		bool ins;
+
+		s->file_of[i] = (uint32_t)i;
+		s->file_next[i] = UINT32_MAX;
+		last[i] = (uint32_t)i;
+		if (d->rec.kind != XPU_DSO_ELF || (!d->rec.build_id_len && !d->path[0]))
+			continue;
+		v = kmap__put(&first, h, d->rec.build_id_len, (uint32_t)i, &ins);
+		if (!v) {
+			kmap__free(&first);
+			free(last);
+			return -ENOMEM;
+		}
+		/* a hash shared by two files (crafted build-ids): the later keeps its own slot */
+		if (!ins && same_file_rec(&t->dsos[*v], d)) {
+			s->file_of[i] = *v;
+			s->file_next[last[*v]] = (uint32_t)i;
+			last[*v] = (uint32_t)i;
+		}
+	}
+	kmap__free(&first);
+	free(last);
+	return 0;
+}
+
 int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		     const struct sym_opts *opts, struct strpool *pool)
 {
@@ -1229,6 +1331,9 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		s->files[i].base = b ? b + 1 : t->dsos[i].path;
 		s->files[i].cuda_internal = is_cuda_internal(s->files[i].base);
 	}
+	err = share_files(s);
+	if (err)
+		return err;
 	s->archive_budget.max_bytes = opts->archive_max_bytes;
 	s->archives = calloc(1 + opts->nmore_paths, sizeof(*s->archives));
 	if (!s->archives)
@@ -1450,6 +1555,8 @@ void symbolizer__free(struct symbolizer *s)
 		fde_table__free(&f->fdes);
 	}
 	free(s->files);
+	free(s->file_of);
+	free(s->file_next);
 	for (i = 0; i < s->narchives; i++)
 		xpa__close(s->archives[i]);
 	free(s->archives);

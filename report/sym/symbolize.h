@@ -73,6 +73,8 @@ struct symbolizer {
 	struct strpool *pool;		/* frame names; shared with the outputs */
 
 	struct sym_file *files;		/* one per trace DSO, loaded on first use */
+	uint32_t *file_of;		/* DSO index -> the files slot of its file (shared) */
+	uint32_t *file_next;		/* the next DSO record of the same file, or UINT32_MAX */
 	struct kallsyms ksyms;
 
 	uint32_t *frame_ids;
@@ -165,6 +167,11 @@ struct sym_sources {
 	uint32_t missing;	/* none, or only another build-id */
 };
 void symbolizer__sources(const struct symbolizer *s, struct sym_sources *src);
+/*
+ * The DSO record whose recorded path led to the file of DSO idx (records of one file share
+ * it: symbolizer.file_of), or idx itself when no path did.
+ */
+size_t symbolizer__file_record(struct symbolizer *s, size_t idx);
 /* Whether a local file with a matching build-id was found for a DSO (loads it). */
 const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
 /* The same as a value, for counting (`archive`). */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/progress.h"
@@ -35,7 +36,12 @@ enum { DW_X86_RBX = 3, DW_X86_RBP = 6, DW_X86_RSP = 7, DW_X86_R12 = 12, DW_X86_N
 struct uw_session {
 	Dwfl *dwfl;
 	bool ok;
+	bool evicted;			/* ended to bound the open files: rebuilt on next use */
+	uint32_t nfiles;		/* files reported: each holds a descriptor */
 };
+
+/* Dwfl sessions kept at once: each holds its process's files open (session_make_room). */
+#define UW_LIVE_SESSIONS 64
 
 struct unwinder {
 	const struct trace *t;
@@ -44,6 +50,10 @@ struct unwinder {
 	struct kmap sess_idx;		/* {pid, gen} -> sessions index */
 	struct uw_session *sess;
 	size_t nsess, sess_cap;
+	uint32_t live[UW_LIVE_SESSIONS];	/* sess indexes with a Dwfl, oldest first (a ring) */
+	uint32_t live_head, nlive;
+	uint32_t live_files, files_budget;	/* descriptors the live sessions hold, at most */
+	uint64_t sessions_built, sessions_rebuilt;
 	struct stack_maker made;
 	const struct xpa_walks *pack;	/* the host's walks of the trace being streamed, or NULL */
 	/* the copy being unwound */
@@ -159,25 +169,18 @@ static const Dwfl_Thread_Callbacks thread_cbs = {
 };
 
 /* Reports every ELF file mapped by pid in generation gen, at its load bias. */
-static struct uw_session *session_get(struct unwinder *u, uint32_t pid, uint64_t ts)
+/* The Dwfl of one process generation: its ELF files reported at their biases. */
+static void session_build(struct unwinder *u, uint32_t pid, uint32_t gen, struct uw_session *ns)
 {
-	uint32_t gen = trace__generation(u->t, pid, ts), *v;
-	struct uw_session ns = { 0 };
 	const struct pid_maps *pm = maps__pid(&u->s->maps, pid);
-	bool ins;
 	size_t i;
 
-	v = kmap__put(&u->sess_idx, pid, gen, u->nsess, &ins);
-	if (!v)
-		return NULL;
-	if (!ins)
-		return &u->sess[*v];
-	if (VEC_PUSH(u->sess, u->nsess, u->sess_cap, ns))
-		return NULL;
-	ns.dwfl = dwfl_begin(&dwfl_cbs);
-	if (!ns.dwfl || !pm)
-		goto out;
-	dwfl_report_begin(ns.dwfl);
+	ns->dwfl = dwfl_begin(&dwfl_cbs);
+	ns->ok = false;
+	ns->nfiles = 0;
+	if (!ns->dwfl || !pm)
+		return;
+	dwfl_report_begin(ns->dwfl);
 	for (i = 0; i < pm->n; i++) {
 		const struct xpu_rec_mapping *m = &pm->m[i];
 		uint32_t *didx = kmap__get(&u->t->dso_ids, m->dso_id, 0);
@@ -193,13 +196,73 @@ static struct uw_session *session_get(struct unwinder *u, uint32_t pid, uint64_t
 		base = strrchr(u->t->dsos[*didx].path, '/');
 		base = base ? base + 1 : u->t->dsos[*didx].path;
 		/* the same file twice (several exec mappings) or an overlap just fails: fine */
-		dwfl_report_elf(ns.dwfl, base, path, -1, bias, true);
+		if (dwfl_report_elf(ns->dwfl, base, path, -1, bias, true))
+			ns->nfiles++;
 	}
-	dwfl_report_end(ns.dwfl, NULL, NULL);
-	ns.ok = dwfl_attach_state(ns.dwfl, NULL, (pid_t)pid, &thread_cbs, u);
-out:
-	u->sess[u->nsess - 1] = ns;
-	return &u->sess[u->nsess - 1];
+	dwfl_report_end(ns->dwfl, NULL, NULL);
+	ns->ok = dwfl_attach_state(ns->dwfl, NULL, (pid_t)pid, &thread_cbs, u);
+}
+
+/*
+ * Each Dwfl holds its files open (libdwfl opens a module's file itself), so a trace of many
+ * processes held thousands of descriptors, and past the limit walks silently failed. The
+ * sessions kept hold at most a share of the descriptor limit (and UW_LIVE_SESSIONS of them);
+ * the oldest is ended to make room, and rebuilt if needed again.
+ */
+static uint32_t files_budget(void)
+{
+	struct rlimit rl;
+	uint64_t b = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		b = rl.rlim_cur / 2 > 32 ? rl.rlim_cur / 2 - 32 : 8;
+	return b > 4096 ? 4096 : b < 8 ? 8 : (uint32_t)b;
+}
+
+static void session_evict_oldest(struct unwinder *u)
+{
+	struct uw_session *old = &u->sess[u->live[u->live_head]];
+
+	if (old->dwfl)
+		dwfl_end(old->dwfl);
+	old->dwfl = NULL;
+	old->evicted = true;
+	u->live_files -= old->nfiles;
+	u->nlive--;
+	u->live_head = (u->live_head + 1) % UW_LIVE_SESSIONS;
+}
+
+static struct uw_session *session_get(struct unwinder *u, uint32_t pid, uint64_t ts)
+{
+	uint32_t gen = trace__generation(u->t, pid, ts), *v;
+	struct uw_session ns = { 0 }, *se;
+	bool ins;
+
+	v = kmap__put(&u->sess_idx, pid, gen, u->nsess, &ins);
+	if (!v)
+		return NULL;
+	if (!ins && !u->sess[*v].evicted)
+		return &u->sess[*v];
+	if (ins && VEC_PUSH(u->sess, u->nsess, u->sess_cap, ns))
+		return NULL;
+	if (u->nlive == UW_LIVE_SESSIONS)
+		session_evict_oldest(u);
+	se = &u->sess[*v];
+	session_build(u, pid, gen, se);
+	se->evicted = false;
+	u->live[(u->live_head + u->nlive) % UW_LIVE_SESSIONS] = *v;
+	u->nlive++;
+	u->live_files += se->nfiles;
+	/* never the one just built: it is the newest */
+	if (!u->files_budget)
+		u->files_budget = files_budget();
+	while (u->nlive > 1 && u->live_files > u->files_budget)
+		session_evict_oldest(u);
+	if (ins)
+		u->sessions_built++;
+	else
+		u->sessions_rebuilt++;
+	return se;
 }
 
 static enum unwind_stop stop_reason(struct unwinder *u, Dwfl *dwfl);

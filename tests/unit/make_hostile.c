@@ -22,6 +22,9 @@
  *   dsowarn OUT BIN       1,000 DSO records of BIN (its path and build-id), and 1,000 of one
  *                         1 MiB path with a build-id nowhere: `archive` wrote an entry per
  *                         record and a warning with the whole path per record (gigabytes)
+ *   samefile OUT BIN      20,000 DSO records of BIN (one build-id): each loaded the file
+ *                         again (memory, a descriptor each), and past the descriptor limit
+ *                         frames lost their names
  *   procpaths OUT DIR     DSOs named /proc/self/cwd/victim.so, /proc/self/root/DIR/victim.so
  *                         and /proc/1/root/DIR/victim.so: files of the report's directory
  *                         and root, and another process's root, reached through /proc
@@ -30,6 +33,7 @@
  * Every DSO is mapped by pid 100 and sampled once (spanmaps and threads map their own).
  */
 #include <elf.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <zstd.h>
@@ -283,6 +287,39 @@ static void dsowarn(const char *bin)
 	}
 }
 
+/*
+ * Each record mapped so that its sample is 16 bytes into BIN's entry point (a PIE, whose
+ * vaddrs are its file offsets): named by the unwind entry of _start where the file is loaded,
+ * "BIN+0x<entry+16>" where it is not.
+ */
+static void samefile(const char *bin)
+{
+	uint8_t bid[XPU_BUILD_ID_MAX];
+	int n = elf_buildid__read_path(bin, bid, sizeof(bid)), i;
+	Elf64_Ehdr eh;
+	FILE *f = fopen(bin, "rb");
+
+	if (n <= 0 || !f || fread(&eh, sizeof(eh), 1, f) != 1)
+		die("BIN");
+	fclose(f);
+	for (i = 0; i < 20000; i++) {
+		struct xpu_rec_dso d = { .id = next_dso++, .kind = XPU_DSO_ELF, .build_id_len = n };
+		struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .prot = 5 };
+		uint64_t ip;
+
+		memcpy(d.build_id, bid, n);
+		d.path_str = str(bin);
+		rec(XPU_REC_DSO, &d, sizeof(d), 0);
+		m.dso_id = d.id;
+		m.start = 0x10000000ull * d.id;
+		m.end = m.start + 0x100000;
+		m.pgoff = eh.e_entry & ~0xfffull;
+		rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+		ip = m.start + (eh.e_entry & 0xfff) + 16;
+		sample(T0 + 1000 * d.id, stack(&ip, 0, 1));
+	}
+}
+
 static void procpaths(const char *dir)
 {
 	char path[4096];
@@ -380,6 +417,8 @@ int main(int argc, char **argv)
 		threads();
 	else if (!strcmp(argv[1], "dsowarn") && argc == 4)
 		dsowarn(argv[3]);
+	else if (!strcmp(argv[1], "samefile") && argc == 4)
+		samefile(argv[3]);
 	else if (!strcmp(argv[1], "procpaths") && argc == 4)
 		procpaths(argv[3]);
 	else
