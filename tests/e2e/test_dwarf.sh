@@ -74,6 +74,16 @@ grep -q '^  hint .*-g dwarf,65536' "$tmp/short.info" || fail "no hint to record 
 dpct=$(awk '/^  complete/ { gsub(/[(%)]/, "", $7); print int($7) }' "$tmp/deep.info")
 [ "${dpct:-0}" -ge 90 ] ||
 	fail "deep stack, 64 KiB copy: complete-stack rate $dpct%: $(grep -A4 '^  dwarf ' "$tmp/deep.info")"
+# 150 short processes, each a Dwfl holding its files open: under 64 descriptors the walks are
+# those of an unbounded report (issue 31: past the limit walks failed silently)
+"$B/xpu-record" --no-gpu --no-pack -g dwarf -F 4999 -o "$tmp/many.xpu" -- \
+	sh -c 'for i in $(seq 150); do /bin/true; done' >/dev/null 2>&1 ||
+	fail "xpu-record -g dwarf (150 processes) failed"
+"$B/xpu-report" -F folded "$tmp/many.xpu" >"$tmp/many.free" 2>/dev/null
+(ulimit -n 64 && "$B/xpu-report" -F folded "$tmp/many.xpu") >"$tmp/many.lim" 2>/dev/null ||
+	fail "report of 150 processes under 64 descriptors failed"
+[ -s "$tmp/many.free" ] && cmp -s "$tmp/many.free" "$tmp/many.lim" ||
+	fail "150 processes: 64 descriptors change the walks: $(diff "$tmp/many.free" "$tmp/many.lim" | grep -c '^[<>]') lines differ"
 bad=$("$B/xpu-record" -g dwarf,12 -- true 2>&1 >/dev/null; echo "rc=$?")
 echo "$bad" | tr "\n" " " | grep -q "invalid dwarf stack size.*rc=2" || fail "-g dwarf,12 not refused: $bad"
 echo "PASS $NAME (dwarf: $dw_pct% full chain, $cpct% complete, $dpct% with a 45 KiB stack; fp: $fp_pct% / $fpct%)"
