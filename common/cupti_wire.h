@@ -19,7 +19,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "xpu_format.h"
 
@@ -81,108 +80,13 @@ struct xpu_cupti_done {
 _Static_assert(sizeof(struct xpu_cupti_done) == 24, "cupti done size");
 
 /*
- * Byte offset of the u32 pid field in the body of a record type a client may send, or -1 when
- * the type is not allowed from a client. The receiver overwrites that field with the peer's pid
- * from SO_PEERCRED: it is the pid as the recorder (and BPF) sees it, even when the target runs
- * in another pid namespace, and a client cannot claim another process's pid.
- */
-static inline int xpu_cupti_wire_pid_offset(uint16_t type)
-{
-	switch (type) {
-	case XPU_REC_STRING:
-		return -2;	/* allowed, no pid */
-	case XPU_REC_LOST:
-		return offsetof(struct xpu_rec_lost, pid);
-	case XPU_REC_GPU_DEVICE:
-		return offsetof(struct xpu_rec_gpu_device, pid);
-	case XPU_REC_GPU_KERNEL:
-		return offsetof(struct xpu_rec_gpu_kernel, pid);
-	case XPU_REC_GPU_MEMCPY:
-		return offsetof(struct xpu_rec_gpu_memcpy, pid);
-	case XPU_REC_GPU_MEMSET:
-		return offsetof(struct xpu_rec_gpu_memset, pid);
-	case XPU_REC_GPU_SYNC:
-		return offsetof(struct xpu_rec_gpu_sync, pid);
-	case XPU_REC_GPU_API:
-		return offsetof(struct xpu_rec_gpu_api, pid);
-	case XPU_REC_NVTX:
-		return offsetof(struct xpu_rec_nvtx, pid);
-	case XPU_REC_GPU_OVERHEAD:
-		return offsetof(struct xpu_rec_gpu_overhead, pid);
-	case XPU_REC_GPU_PROCESS:
-		return offsetof(struct xpu_rec_gpu_process, pid);
-	case XPU_REC_GPU_MEMORY:
-		return offsetof(struct xpu_rec_gpu_memory, pid);
-	case XPU_REC_PROCESS_ENV:
-		return offsetof(struct xpu_rec_process_env, pid);
-	default:
-		/* XPU_REC_GPU_LAUNCH comes from BPF only; everything else is the recorder's own */
-		return -1;
-	}
-}
-
-/* Smallest body a client record of this type must have (its struct), 0 if not allowed. */
-static inline uint32_t xpu_cupti_wire_min_body(uint16_t type)
-{
-	switch (type) {
-	case XPU_REC_STRING: return sizeof(struct xpu_rec_string);
-	case XPU_REC_LOST: return sizeof(struct xpu_rec_lost);
-	case XPU_REC_GPU_DEVICE: return sizeof(struct xpu_rec_gpu_device);
-	case XPU_REC_GPU_KERNEL: return sizeof(struct xpu_rec_gpu_kernel);
-	case XPU_REC_GPU_MEMCPY: return sizeof(struct xpu_rec_gpu_memcpy);
-	case XPU_REC_GPU_MEMSET: return sizeof(struct xpu_rec_gpu_memset);
-	case XPU_REC_GPU_SYNC: return sizeof(struct xpu_rec_gpu_sync);
-	case XPU_REC_GPU_API: return sizeof(struct xpu_rec_gpu_api);
-	case XPU_REC_NVTX: return sizeof(struct xpu_rec_nvtx);
-	case XPU_REC_GPU_OVERHEAD: return sizeof(struct xpu_rec_gpu_overhead);
-	case XPU_REC_GPU_PROCESS: return sizeof(struct xpu_rec_gpu_process);
-	case XPU_REC_GPU_MEMORY: return sizeof(struct xpu_rec_gpu_memory);
-	case XPU_REC_PROCESS_ENV: return sizeof(struct xpu_rec_process_env);
-	default: return 0;
-	}
-}
-
-/*
  * Checks a BATCH payload and rewrites each record's pid field to pid. Returns the number of
- * records, or -1 if any record is malformed (bad size, alignment, disallowed type, string
- * length past its record); the caller then drops the whole batch.
+ * records, or -1 if any record is malformed (bad size, alignment, a type not from_cupti in
+ * common/record_fields.c, string length past its record); the caller then drops the whole
+ * batch. The pid written is the peer's from SO_PEERCRED: the pid as the recorder (and BPF)
+ * sees it, even when the target runs in another pid namespace, and a client cannot claim
+ * another process's pid. In common/cupti_wire.c: libxpu-cupti.so never calls it.
  */
-static inline long xpu_cupti_wire_fix_batch(void *buf, size_t len, uint32_t pid)
-{
-	uint8_t *p = buf;
-	size_t off = 0;
-	long n = 0;
-
-	if (len % 8)
-		return -1;
-	while (off < len) {
-		struct xpu_record_header h;
-		uint32_t min;
-		int pid_off;
-
-		if (len - off < sizeof(h))
-			return -1;
-		memcpy(&h, p + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size % 8 || h.size > len - off ||
-		    h.size > XPU_RECORD_MAX_BYTES)
-			return -1;
-		min = xpu_cupti_wire_min_body(h.type);
-		if (!min || h.size - sizeof(h) < min)
-			return -1;
-		pid_off = xpu_cupti_wire_pid_offset(h.type);
-		if (h.type == XPU_REC_STRING) {
-			struct xpu_rec_string s;
-
-			memcpy(&s, p + off + sizeof(h), sizeof(s));
-			if (!s.id || s.len > h.size - sizeof(h) - sizeof(s))
-				return -1;
-		} else if (pid_off >= 0) {
-			memcpy(p + off + sizeof(h) + pid_off, &pid, sizeof(pid));
-		}
-		off += h.size;
-		n++;
-	}
-	return n;
-}
+long xpu_cupti_wire_fix_batch(void *buf, size_t len, uint32_t pid);
 
 #endif /* XPU_CUPTI_WIRE_H */

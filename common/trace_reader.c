@@ -14,7 +14,6 @@
 #include <zstd.h>
 
 #include "crc32c.h"
-#include "record_fields.h"
 #include "trace_reader.h"
 
 struct trace_reader {
@@ -490,38 +489,4 @@ const void *trace_record__get(const struct trace_record *rec, void *dst, size_t 
 	if (tail_size)
 		*tail_size = rec->body_size > dst_size ? rec->body_size - (uint32_t)dst_size : 0;
 	return rec->body_size > dst_size ? (const uint8_t *)rec->body + dst_size : NULL;
-}
-
-const char *xpu_record_type_name(uint16_t type)
-{
-	static const char *const names[] = {
-		[XPU_REC_SESSION] = "session",		[XPU_REC_CLOCK_SYNC] = "clock_sync",
-		[XPU_REC_STRING] = "string",		[XPU_REC_STACK] = "stack",
-		[XPU_REC_DSO] = "dso",			[XPU_REC_MAPPING] = "mapping",
-		[XPU_REC_TASK] = "task",		[XPU_REC_CPU_SAMPLE] = "cpu_sample",
-		[XPU_REC_LOST] = "lost",		[XPU_REC_STATS] = "stats",
-		[XPU_REC_KSYMS] = "ksyms",		[XPU_REC_SESSION_END] = "session_end",
-		[XPU_REC_USER_STACK_COPY] = "user_stack_copy",
-		[XPU_REC_USER_STACK_TOP] = "user_stack_top",
-		[XPU_REC_PY_RUNTIME] = "py_runtime",
-		[XPU_REC_PY_CODE] = "py_code",
-		[XPU_REC_PY_STACK] = "py_stack",
-		[XPU_REC_JIT_SYMBOL] = "jit_symbol",
-		[XPU_REC_VDSO_IMAGE] = "vdso_image",
-		[XPU_REC_GPU_DEVICE] = "gpu_device",	[XPU_REC_GPU_KERNEL] = "gpu_kernel",
-		[XPU_REC_GPU_MEMCPY] = "gpu_memcpy",	[XPU_REC_GPU_MEMSET] = "gpu_memset",
-		[XPU_REC_GPU_SYNC] = "gpu_sync",	[XPU_REC_GPU_API] = "gpu_api",
-		[XPU_REC_GPU_LAUNCH] = "gpu_launch",	[XPU_REC_NVTX] = "nvtx",
-		[XPU_REC_GPU_OVERHEAD] = "gpu_overhead", [XPU_REC_GPU_PROCESS] = "gpu_process",
-		[XPU_REC_GPU_MEMORY] = "gpu_memory",	[XPU_REC_DRIVER_IOCTL] = "driver_ioctl",
-		[XPU_REC_OFF_CPU] = "off_cpu",
-		[XPU_REC_PROCESS_ENV] = "process_env",
-		[XPU_REC_AUTOGRAD_NODE] = "autograd_node",
-		[XPU_REC_AUTOGRAD_EVAL] = "autograd_eval",
-		[XPU_REC_AUTOGRAD_PROBE] = "autograd_probe",
-	};
-
-	if (type < sizeof(names) / sizeof(names[0]) && names[type])
-		return names[type];
-	return "unknown";
 }

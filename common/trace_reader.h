@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record_fields.h"
 #include "xpu_format.h"
 
 struct trace_reader;
@@ -72,7 +73,5 @@ void trace_reader__close(struct trace_reader *r);
  */
 const void *trace_record__get(const struct trace_record *rec, void *dst, size_t dst_size,
 			      uint32_t *tail_size);
-
-const char *xpu_record_type_name(uint16_t type);
 
 #endif

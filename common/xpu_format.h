@@ -2,11 +2,11 @@
 /*
  * On-disk structures of the .xpu trace file, version 1.
  *
- * This header is the only place where on-disk layouts live; format-spec/FORMAT.md is the
- * normative prose for it. Rules (see the spec): little-endian, fixed-width fields, units in
- * names, explicit enum values that are appended and never reused, fields only appended at the
- * end of a record body. A reader zero-fills fields a shorter (older) record lacks and ignores
- * bytes a longer (newer) one has.
+ * This header (with xpu_stats.def, the STATS counters it includes) is the only place where
+ * on-disk layouts live; format-spec/FORMAT.md is the normative prose for it. Rules (see the
+ * spec): little-endian, fixed-width fields, units in names, explicit enum values that are
+ * appended and never reused, fields only appended at the end of a record body. A reader
+ * zero-fills fields a shorter (older) record lacks and ignores bytes a longer (newer) one has.
  */
 #ifndef XPU_FORMAT_H
 #define XPU_FORMAT_H
@@ -81,6 +81,7 @@ struct xpu_record_header {
 };
 _Static_assert(sizeof(struct xpu_record_header) == 8, "record header size");
 
+/* Each type has a row in record_fields.c: its name, shortest body and fields of ids and times. */
 enum xpu_record_type {
 	XPU_REC_SESSION = 1,
 	XPU_REC_CLOCK_SYNC = 2,
@@ -328,83 +329,11 @@ struct xpu_rec_lost {
 };
 _Static_assert(sizeof(struct xpu_rec_lost) == 24, "lost size");
 
+/* XPU_STAT_SAMPLES = 1, ...: the counters, a row each in xpu_stats.def */
 enum xpu_stat_id {
-	XPU_STAT_SAMPLES = 1,
-	XPU_STAT_RINGBUF_LOST = 2,
-	XPU_STAT_STACK_ERRORS = 3,
-	XPU_STAT_TASK_EVENTS = 4,
-	XPU_STAT_MAPPING_SCANS = 5,
-	XPU_STAT_MAPPING_SCAN_FAILURES = 6,
-	XPU_STAT_GPU_RECORDS = 7,
-	XPU_STAT_GPU_LAUNCHES = 8,
-	XPU_STAT_CUPTI_DROPPED = 9,
-	XPU_STAT_WRITER_BYTES_RAW = 10,
-	XPU_STAT_WRITER_BYTES_COMPRESSED = 11,
-	XPU_STAT_CUPTI_CLIENTS = 12,
-	XPU_STAT_CUPTI_REJECTED = 13,
-	XPU_STAT_STACK_COPIES = 14,		/* since 1.1: USER_STACK_COPY records */
-	XPU_STAT_STACK_COPY_ERRORS = 15,	/* since 1.1: user stack could not be read */
-	XPU_STAT_STACK_TOP_ERRORS = 16,		/* since 1.2: stack-top window not copied */
-	XPU_STAT_PY_STACKS = 17,		/* since 1.3: events with Python frames */
-	XPU_STAT_PY_FRAMES = 18,		/* since 1.3: Python frames in them */
-	XPU_STAT_PY_TRUNCATED = 19,		/* since 1.3: walks cut at the frame limit */
-	XPU_STAT_PY_READ_ERRORS = 20,		/* since 1.3: walks ended by unreadable memory */
-	XPU_STAT_PY_CODES = 21,			/* since 1.3: PY_CODE records */
-	XPU_STAT_PY_CODE_ERRORS = 22,		/* since 1.3: code objects that could not be read */
-	XPU_STAT_PY_NO_THREAD = 23,		/* since 1.3: events in a Python process, thread unknown */
-	XPU_STAT_JIT_SYMBOLS = 24,		/* since 1.4: JIT_SYMBOL records */
-	XPU_STAT_JIT_SKIPPED = 25,		/* since 1.4: JIT entries malformed or over the cap */
-	/* since 1.5, -g cfi: the in-BPF walk and its tables */
-	XPU_STAT_CFI_WALKS = 26,
-	XPU_STAT_CFI_FRAMES = 27,
-	XPU_STAT_CFI_END_OUTERMOST = 28,
-	XPU_STAT_CFI_END_FP = 29,
-	XPU_STAT_CFI_END_READ = 30,
-	XPU_STAT_CFI_END_LIMIT = 31,
-	XPU_STAT_CFI_END_BAD_SP = 32,
-	XPU_STAT_CFI_FP_NO_MAP = 33,
-	XPU_STAT_CFI_FP_NO_TABLE = 34,
-	XPU_STAT_CFI_FP_NO_ROW = 35,
-	XPU_STAT_CFI_FP_UNSUPPORTED = 36,
-	XPU_STAT_CFI_NO_PROC = 37,
-	XPU_STAT_CFI_FILES = 38,
-	XPU_STAT_CFI_FILES_FAILED = 39,
-	XPU_STAT_CFI_FILES_OVER_BUDGET = 40,
-	XPU_STAT_CFI_ROWS = 41,
-	XPU_STAT_CFI_TABLE_BYTES = 42,
-	XPU_STAT_CFI_BUILD_NS = 43,
-	XPU_STAT_CFI_BUILD_MAX_NS = 44,
-	XPU_STAT_CFI_FILES_SHARED = 45,		/* a table shared with a file of the same build-id */
-	XPU_STAT_CFI_START_WAIT_NS = 46,	/* the command's start held for its first tables */
-	XPU_STAT_CFI_START_WAIT_TIMEOUTS = 47,	/* ... released before they were all built */
-	XPU_STAT_CFI_SCAN = 48,			/* frames found by a return-address scan */
-	XPU_STAT_CFI_SHORT_COPIES = 49,		/* since 1.7: copies of walks that fell short */
-	/* since 1.4, written with xpu-record --driver; ids from 50 on */
-	XPU_STAT_DRIVER_IOCTLS = 50,		/* ioctls on NVIDIA device files seen */
-	XPU_STAT_DRIVER_IOCTL_LOST = 51,	/* of those, not recorded (ring buffer or table full) */
-	XPU_STAT_DRIVER_ENTRY_POINTS = 52,	/* driver ioctl entry points timed (fentry/fexit) */
-	/* since 1.6, written with xpu-record --off-cpu */
-	XPU_STAT_OFF_CPU_MIN_NS = 60,		/* --off-cpu-min: shorter blocks are not recorded */
-	XPU_STAT_OFF_CPU_BLOCKS = 61,		/* OFF_CPU records written */
-	XPU_STAT_OFF_CPU_SHORT = 62,		/* blocks under the minimum, not recorded */
-	XPU_STAT_OFF_CPU_NO_STACK = 63,		/* OFF_CPU records without a stack (it was gone) */
-	XPU_STAT_OFF_CPU_LOST = 64,		/* blocks over the minimum not written (LOST 8) */
-	XPU_STAT_OFF_CPU_OPEN = 65,		/* threads still off-CPU when recording stopped */
-	/* since 1.8, -g cfi: how the walk found its rows and read the stack */
-	XPU_STAT_CFI_ROW_CACHE_HITS = 66,	/* frames whose row came from the walk's row cache */
-	XPU_STAT_CFI_STACK_READS = 67,		/* reads of user memory the walks made */
-	XPU_STAT_PY_FRAME_READS = 68,		/* since 1.8: reads of user memory for Python frames */
-	XPU_STAT_PY_CODE_CACHE_HITS = 69,	/* since 1.9: fingerprints from the code cache */
-	/* since 1.10, PyTorch autograd (backward attribution) */
-	XPU_STAT_AG_NODES = 70,			/* AUTOGRAD_NODE events taken */
-	XPU_STAT_AG_NODE_REPEATS = 71,		/* further outputs of a node: not taken again */
-	XPU_STAT_AG_EVALS = 72,			/* AUTOGRAD_EVAL records written */
-	XPU_STAT_AG_READ_ERR = 73,		/* node or edge pointers that could not be read */
-	XPU_STAT_AG_TOO_DEEP = 74,		/* evaluations nested deeper than 16: not written */
-	/* since 1.11 */
-	XPU_STAT_AG_NODES_FROM_LAUNCH = 75,	/* AUTOGRAD_NODE with its op's launch stack */
-	XPU_STAT_AG_NODES_LAUNCH_LOST = 76,	/* ... whose launch was not kept: no stack */
-	XPU_STAT_AG_COUNTERS_UNLOCATED = 77,	/* processes whose node counter was not found */
+#define XPU_STAT(name, id, info_name) XPU_STAT_##name = id,
+#include "xpu_stats.def"
+#undef XPU_STAT
 };
 
 /* Followed by count entries. Written at the end; a reader sums nothing, the last one wins. */

@@ -13,6 +13,7 @@
 #include "model/stack_stats.h"
 #include "out/gpu_stats.h"
 #include "out/out.h"
+#include "stat_names.h"
 #include "sym/debuginfod_fetch.h"
 #include "sym/jitsyms.h"
 
@@ -66,84 +67,6 @@ static void print_lost(struct session *ses, FILE *out)
 			t->lost[i].ts_ns);
 	if (!t->nlost)
 		fprintf(out, "  (none)\n");
-}
-
-static const char *stat_name(uint32_t id)
-{
-	static const char *const n[] = {
-		[XPU_STAT_SAMPLES] = "samples",
-		[XPU_STAT_RINGBUF_LOST] = "ringbuf_lost",
-		[XPU_STAT_STACK_ERRORS] = "stack_errors",
-		[XPU_STAT_TASK_EVENTS] = "task_events",
-		[XPU_STAT_MAPPING_SCANS] = "mapping_scans",
-		[XPU_STAT_MAPPING_SCAN_FAILURES] = "mapping_scan_failures",
-		[XPU_STAT_GPU_RECORDS] = "gpu_records",
-		[XPU_STAT_GPU_LAUNCHES] = "gpu_launches",
-		[XPU_STAT_CUPTI_DROPPED] = "cupti_dropped",
-		[XPU_STAT_WRITER_BYTES_RAW] = "writer_bytes_raw",
-		[XPU_STAT_WRITER_BYTES_COMPRESSED] = "writer_bytes_compressed",
-		[XPU_STAT_CUPTI_CLIENTS] = "cupti_clients",
-		[XPU_STAT_CUPTI_REJECTED] = "cupti_rejected",
-		[XPU_STAT_STACK_COPIES] = "stack_copies",
-		[XPU_STAT_STACK_COPY_ERRORS] = "stack_copy_errors",
-		[XPU_STAT_STACK_TOP_ERRORS] = "stack_top_errors",
-		[XPU_STAT_PY_STACKS] = "py_stacks",
-		[XPU_STAT_PY_FRAMES] = "py_frames",
-		[XPU_STAT_PY_TRUNCATED] = "py_truncated",
-		[XPU_STAT_PY_READ_ERRORS] = "py_read_errors",
-		[XPU_STAT_PY_CODES] = "py_codes",
-		[XPU_STAT_PY_CODE_ERRORS] = "py_code_errors",
-		[XPU_STAT_PY_NO_THREAD] = "py_no_thread",
-		[XPU_STAT_CFI_WALKS] = "cfi_walks",
-		[XPU_STAT_CFI_FRAMES] = "cfi_frames",
-		[XPU_STAT_CFI_END_OUTERMOST] = "cfi_end_outermost",
-		[XPU_STAT_CFI_END_FP] = "cfi_end_fp",
-		[XPU_STAT_CFI_END_READ] = "cfi_end_unreadable",
-		[XPU_STAT_CFI_END_LIMIT] = "cfi_end_frame_limit",
-		[XPU_STAT_CFI_END_BAD_SP] = "cfi_end_bad_sp",
-		[XPU_STAT_CFI_FP_NO_MAP] = "cfi_fp_no_mapping",
-		[XPU_STAT_CFI_FP_NO_TABLE] = "cfi_fp_table_not_loaded",
-		[XPU_STAT_CFI_FP_NO_ROW] = "cfi_fp_no_fde",
-		[XPU_STAT_CFI_FP_UNSUPPORTED] = "cfi_fp_unsupported_rule",
-		[XPU_STAT_CFI_NO_PROC] = "cfi_walks_without_tables",
-		[XPU_STAT_CFI_FILES] = "cfi_files",
-		[XPU_STAT_CFI_FILES_FAILED] = "cfi_files_failed",
-		[XPU_STAT_CFI_FILES_OVER_BUDGET] = "cfi_files_over_budget",
-		[XPU_STAT_CFI_ROWS] = "cfi_rows",
-		[XPU_STAT_CFI_TABLE_BYTES] = "cfi_table_bytes",
-		[XPU_STAT_CFI_BUILD_NS] = "cfi_build_ns",
-		[XPU_STAT_CFI_BUILD_MAX_NS] = "cfi_build_max_ns",
-		[XPU_STAT_CFI_FILES_SHARED] = "cfi_files_shared",
-		[XPU_STAT_CFI_START_WAIT_NS] = "cfi_start_wait_ns",
-		[XPU_STAT_CFI_START_WAIT_TIMEOUTS] = "cfi_start_wait_timeouts",
-		[XPU_STAT_CFI_SCAN] = "cfi_scanned_frames",
-		[XPU_STAT_CFI_SHORT_COPIES] = "cfi_short_walk_copies",
-		[XPU_STAT_CFI_ROW_CACHE_HITS] = "cfi_row_cache_hits",
-		[XPU_STAT_CFI_STACK_READS] = "cfi_stack_reads",
-		[XPU_STAT_PY_FRAME_READS] = "py_frame_reads",
-		[XPU_STAT_PY_CODE_CACHE_HITS] = "py_code_cache_hits",
-		[XPU_STAT_JIT_SYMBOLS] = "jit_symbols",
-		[XPU_STAT_JIT_SKIPPED] = "jit_skipped",
-		[XPU_STAT_DRIVER_IOCTLS] = "driver_ioctls",
-		[XPU_STAT_DRIVER_IOCTL_LOST] = "driver_ioctl_lost",
-		[XPU_STAT_DRIVER_ENTRY_POINTS] = "driver_entry_points",
-		[XPU_STAT_OFF_CPU_MIN_NS] = "off_cpu_min_ns",
-		[XPU_STAT_OFF_CPU_BLOCKS] = "off_cpu_blocks",
-		[XPU_STAT_OFF_CPU_SHORT] = "off_cpu_short",
-		[XPU_STAT_OFF_CPU_NO_STACK] = "off_cpu_no_stack",
-		[XPU_STAT_OFF_CPU_LOST] = "off_cpu_lost",
-		[XPU_STAT_OFF_CPU_OPEN] = "off_cpu_open",
-		[XPU_STAT_AG_NODES] = "autograd_nodes",
-		[XPU_STAT_AG_NODE_REPEATS] = "autograd_node_repeats",
-		[XPU_STAT_AG_EVALS] = "autograd_evals",
-		[XPU_STAT_AG_READ_ERR] = "autograd_read_errors",
-		[XPU_STAT_AG_TOO_DEEP] = "autograd_too_deep",
-		[XPU_STAT_AG_NODES_FROM_LAUNCH] = "autograd_nodes_from_launch",
-		[XPU_STAT_AG_NODES_LAUNCH_LOST] = "autograd_nodes_launch_lost",
-		[XPU_STAT_AG_COUNTERS_UNLOCATED] = "autograd_counters_unlocated",
-	};
-
-	return id < sizeof(n) / sizeof(n[0]) && n[id] ? n[id] : "unknown";
 }
 
 /* Prints a string field, cut like names; NUL-separated lists (argv) are joined with spaces. */
@@ -450,7 +373,7 @@ int out_info(struct session *ses, FILE *out)
 
 	fprintf(out, "stats\n");
 	for (i = 0; i < t->nstats; i++)
-		fprintf(out, "  %-24s %" PRIu64 "\n", stat_name(t->stats[i].id), t->stats[i].value);
+		fprintf(out, "  %-24s %" PRIu64 "\n", xpu_stat_name(t->stats[i].id), t->stats[i].value);
 	if (!t->nstats)
 		fprintf(out, "  (none)\n");
 

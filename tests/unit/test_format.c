@@ -3,7 +3,8 @@
  * Trace format: every record type round-trips; a trace cut at every byte offset yields every
  * complete frame, never crashes and is called truncated (never corrupt, even when the cut
  * falls in the trailer or a frame header); a flipped byte anywhere is detected, and bytes at
- * the end that begin no frame or trailer are damage.
+ * the end that begin no frame or trailer are damage. The tables of record types and counters
+ * agree with their structs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 
 #include "crc32c.h"
 #include "record_fields.h"
+#include "stat_names.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 #include "unit.h"
@@ -338,6 +340,66 @@ static void test_bad_headers(void)
 	CHECK(strstr(err, "cannot open") != NULL, "message: %s", err);
 }
 
+/*
+ * The table of record types: every type of the enum has a row whose fields lie inside its
+ * struct, names are unique, XPU_RECORD_FIXED_MAX is the largest struct; each STATS counter
+ * has a name of its own.
+ */
+static void test_record_table(void)
+{
+	uint32_t largest = 0, rows = 0;
+	uint16_t t, u;
+
+	for (t = 0; t <= XPU_REC_TYPE_MAX_KNOWN + 60; t++) {
+		const struct xpu_record_desc *d = xpu_record_desc(t);
+		const struct xpu_record_field *f;
+
+		if (!d) {
+			CHECK(!xpu_record_min_body(t) && !strcmp(xpu_record_type_name(t), "unknown"),
+			      "type %u has no row", t);
+			continue;
+		}
+		rows++;
+		CHECK(t >= 1 && t <= XPU_REC_TYPE_MAX_KNOWN, "row %u past the known types", t);
+		CHECK(d->min_body && d->min_body <= d->size && d->size <= XPU_RECORD_FIXED_MAX,
+		      "%s: min %u size %u", d->name, d->min_body, d->size);
+		if (d->size > largest)
+			largest = d->size;
+		for (u = 1; u < t; u++)
+			CHECK(!xpu_record_desc(u) || strcmp(xpu_record_desc(u)->name, d->name),
+			      "%s named twice", d->name);
+		xpu_record_for_each_field(f, d) {
+			uint32_t width = f->kind == XPU_FIELD_TS ? 8 : 4;
+
+			CHECK(f->offset % width == 0 && f->offset + width <= d->size,
+			      "%s: field at %u", d->name, f->offset);
+			CHECK(!f->defines || f == d->fields, "%s: the id it defines comes first",
+			      d->name);
+		}
+		CHECK(!d->from_cupti || t == XPU_REC_STRING || xpu_record_field(d, XPU_FIELD_PID),
+		      "%s: a client's record has a pid to overwrite", d->name);
+	}
+	CHECK(rows == 36, "%u rows", rows);
+	CHECK(largest == XPU_RECORD_FIXED_MAX, "largest struct %u", largest);
+	CHECK(xpu_record_min_body(XPU_REC_CPU_SAMPLE) == 24, "1.2 samples stay valid");
+	{
+		uint32_t offs[16];
+
+		CHECK(xpu_record_string_fields(XPU_REC_SESSION, offs, 16) == 6 &&
+		      offs[0] == offsetof(struct xpu_rec_session, host_str), "session strings");
+		CHECK(xpu_record_string_fields(XPU_REC_STRING, offs, 16) == 0,
+		      "a STRING defines, it does not refer");
+		CHECK(xpu_record_string_fields(XPU_REC_NVTX, offs, 1) == 1, "max respected");
+	}
+	CHECK(!strcmp(xpu_stat_name(XPU_STAT_CFI_SCAN), "cfi_scanned_frames"), "stat name");
+	CHECK(!strcmp(xpu_stat_name(0), "unknown") && !strcmp(xpu_stat_name(55), "unknown") &&
+	      !strcmp(xpu_stat_name(1u << 20), "unknown"), "unknown stat ids");
+	for (t = 1; t < 256; t++) {
+		for (u = 1; u < t && strcmp(xpu_stat_name(t), "unknown"); u++)
+			CHECK(strcmp(xpu_stat_name(t), xpu_stat_name(u)), "stat %u named as %u", t, u);
+	}
+}
+
 int main(void)
 {
 	test_roundtrip(0);
@@ -348,5 +410,6 @@ int main(void)
 	test_bad_tail();
 	test_forward_compat();
 	test_bad_headers();
+	test_record_table();
 	return unit_finish();
 }
