@@ -32,19 +32,20 @@ ROW = re.compile(r"^ +(-|[0-9.]+%) +(-|[0-9.]+%) +([-+]?[0-9.]+) +(-|[0-9.]+%) +
 
 
 def diff_rows(text):
-    """function name -> (in, base self, new self, dself, base total, new total, dtotal)"""
+    """(file, function name) -> (in, base self, new self, dself, base total, new total, dtotal):
+    a function is its name in its file (`_start` of a program and of python3 are two)"""
     rows = {}
     for line in text.splitlines():
         m = ROW.match(line)
         if not m:
             continue
         v = [None if x == "-" else float(x.rstrip("%")) for x in m.group(1, 2, 3, 4, 5, 6)]
-        rows[m.group(9)] = (m.group(7), *v)
+        rows[(m.group(8), m.group(9))] = (m.group(7), *v)
     return rows
 
 
 def text_shares(text):
-    """the plain report's function tables: name -> (self share, total share)"""
+    """the plain report's function tables: (file, name) -> share, for self and total"""
     self_t, total_t, cur = {}, {}, None
     for line in text.splitlines():
         if line.startswith("# top functions by self"):
@@ -54,9 +55,9 @@ def text_shares(text):
         elif line.startswith("#") or not line.strip():
             cur = None if line.startswith("#") else cur
         elif cur is not None:
-            m = re.match(r"^ *([0-9.]+)% +[0-9]+  \S+ +(.*)$", line)
+            m = re.match(r"^ *([0-9.]+)% +[0-9]+  (\S+) +(.*)$", line)
             if m:
-                cur[m.group(2)] = float(m.group(1))
+                cur[(m.group(2), m.group(3))] = float(m.group(1))
     return self_t, total_t
 
 
