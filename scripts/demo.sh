@@ -29,7 +29,8 @@ top_stacks() {	# N FRAMES < folded
 for f in xpu-record xpu-report samples/cpu_burn; do
 	[ -x "$B/$f" ] || die "$B/$f is missing: the build did not finish"
 done
-for f in pipeline.xpu pipeline.xpu.xpa torch-python.xpu torch-backward.xpu; do
+for f in pipeline.xpu pipeline.xpu.xpa torch-python.xpu torch-python.xpu.xpa torch-backward.xpu \
+	torch-backward.xpu.xpa; do
 	[ -f "samples/traces/$f" ] || die "samples/traces/$f is missing from this checkout"
 done
 command -v python3 >/dev/null || die "python3 is missing (scripts/install-deps.sh installs it)"
@@ -70,11 +71,15 @@ grep -q '"cat":"kernel"' "$out/timeline.json" || die "the timeline has no GPU ke
 echo "   $(grep -o '"cat":"kernel"' "$out/timeline.json" | wc -l) kernels on GPU tracks," \
 	"$(grep -o '"cat":"cuda_api"' "$out/timeline.json" | wc -l) CUDA API calls on CPU threads"
 
-say "4. PyTorch with Python frames, from $T/torch-python.xpu (H200): GPU time by the innermost Python function above it"
+say "4. PyTorch with Python frames, from $T/torch-python.xpu (H200), named by its symbol pack (--no-host-files: nothing of this machine's)"
+"$B"/xpu-report --no-host-files "$T/torch-python.xpu" >"$out/torch.text"
+grep -E '^# (stacks|symbols):' "$out/torch.text" || true
+echo "   top GPU launch sites: the first caller outside CUDA's libraries (cut to fit a terminal)"
+sed -n '/^# top gpu launch sites/,/^$/p' "$out/torch.text" | awk '$1 ~ /%$/ && n++ < 4 {
+	printf "   %7s %9s us  %s\n", $1, $2, substr($0, index($0, $6), 80) }'
 "$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time "$T/torch-python.xpu" \
 	>"$out/torch.folded"
-# the innermost Python frame of each stack (native frames of PyTorch's libraries have no names
-# without the recording host's files) and the kernel's name, cut to fit a terminal
+echo "   GPU time by the innermost Python function above it and the kernel (us):"
 awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); py = "(no Python frame)"
 	for (i = 1; i <= n; i++) if (f[i] ~ /\.py\)$/) py = f[i]
 	by[py " > " substr(f[n], 1, 60)] += w }
