@@ -72,14 +72,56 @@ void out__print_more(FILE *out, size_t more, const char *one, const char *many,
 const char *out__fit(const char *s, int w, char *buf);
 
 /*
- * The folded (stack, weight) pairs behind --format=folded, for the outputs drawn from the
- * same data (out_svg.c), so that a flame graph and the folded text never disagree.
+ * The folded (stack, weight) lines behind --format=folded, for the outputs drawn from the
+ * same data (out_svg.c), so that a flame graph and the folded text never disagree. A line is
+ * its process name (the root) and a stack of frame ids held once, however many lines share
+ * it: the entries of many processes on one deep stack cost one copy of its frames, and no
+ * line's text exists before it is written (it grew as processes times depth).
  */
-struct folded_line {
-	char *text;		/* "comm;root;...;leaf"; frame names never contain ';' */
+struct folded_row {
+	uint32_t comm;		/* frame id of the process name */
+	uint32_t stack;		/* folded.stacks index: the frames after comm, leaf included */
 	uint64_t samples, gpu_ns;
 	double weight;		/* rounded to an integer in the session's unit, >= 1 */
 };
+
+struct folded_stack {
+	size_t first;		/* in folded.frames */
+	uint32_t n;
+	uint32_t next;		/* the next stack of the same hash, + 1; 0: none */
+};
+
+struct folded {
+	const struct strpool *names;	/* the session's frame names */
+	struct folded_row *rows;
+	size_t n, rows_cap;
+	uint32_t *frames;
+	size_t nframes, frames_cap;
+	struct folded_stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct kmap stack_idx;		/* {hash, length} -> first stack of that hash */
+	struct kmap row_idx;		/* {comm, stack} -> row */
+};
+
+/*
+ * Rows sorted bytewise by their text "comm;root;...;leaf", equal stacks merged, rows without
+ * weight left out, weights rounded (folded__round). 0 or -ENOMEM; folded__release either way.
+ */
+int folded__build(struct profile *p, struct folded *f);
+void folded__release(struct folded *f);
+/* Frames of row i, its comm included, and frame k of them (k = 0: the comm). */
+static inline uint32_t folded__depth(const struct folded *f, size_t i)
+{
+	return f->stacks[f->rows[i].stack].n + 1;
+}
+
+static inline uint32_t folded__frame(const struct folded *f, size_t i, uint32_t k)
+{
+	return k ? f->frames[f->stacks[f->rows[i].stack].first + k - 1] : f->rows[i].comm;
+}
+
+/* Writes row i's text, "comm;root;...;leaf". */
+void folded__put(const struct folded *f, size_t i, FILE *out);
 
 /*
  * Rounds weight w (> 0) to an integer of at least 1, carrying the remainder in *carry (start
@@ -88,10 +130,14 @@ struct folded_line {
  */
 double folded__round(double *carry, double w);
 
-/*
- * Lines sorted bytewise, equal stacks merged, lines without weight left out. Returns 0 or
- * -ENOMEM; free with folded__free() either way.
- */
+/* The rows of folded__build with their text, for the two-column diff (out_diff.c). */
+struct folded_line {
+	char *text;		/* "comm;root;...;leaf"; frame names never contain ';' */
+	uint64_t samples, gpu_ns;
+	double weight;
+};
+
+/* 0 or -ENOMEM; free with folded__free() either way. */
 int folded__collect(struct profile *p, struct folded_line **lines, size_t *n);
 void folded__free(struct folded_line *lines, size_t n);
 

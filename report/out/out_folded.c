@@ -20,35 +20,66 @@
 #include "base/progress.h"
 #include "out/out.h"
 
-#define line folded_line
-
-static int cmp_line(const void *a, const void *b)
+/* The stack of frames f[0..n), made on first use: its index, or -1 when out of memory. */
+static long stack_of(struct folded *f, const uint32_t *fr, uint32_t n)
 {
-	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+	uint64_t h = hash_bytes(fr, (size_t)n * sizeof(*fr));
+	struct folded_stack st = { .first = f->nframes, .n = n };
+	uint32_t *v, k;
+	bool ins;
+
+	v = kmap__put(&f->stack_idx, h, n, (uint32_t)f->nstacks, &ins);
+	if (!v)
+		return -1;
+	if (!ins) {
+		for (k = *v + 1; k; k = f->stacks[k - 1].next) {
+			const struct folded_stack *o = &f->stacks[k - 1];
+
+			if (!memcmp(f->frames + o->first, fr, (size_t)n * sizeof(*fr)))
+				return k - 1;
+		}
+		/* another stack of this hash: chained after the first */
+		st.next = f->stacks[*v].next;
+		f->stacks[*v].next = (uint32_t)f->nstacks + 1;
+	}
+	if (vec_reserve((void **)&f->frames, &f->frames_cap, f->nframes + n, sizeof(*fr)))
+		return -1;
+	memcpy(f->frames + f->nframes, fr, (size_t)n * sizeof(*fr));
+	f->nframes += n;
+	if (VEC_PUSH(f->stacks, f->nstacks, f->stacks_cap, st))
+		return -1;
+	return (long)f->nstacks - 1;
 }
 
-static char *join_frames(struct profile *p, const uint32_t *f, uint32_t n)
+/*
+ * The bytewise order of two rows' texts, "comm;root;...;leaf", without writing them: frames
+ * with one id are one name, and where names differ the text goes on with ';' after a name
+ * (or ends).
+ */
+static int cmp_row(const void *a, const void *b, void *arg)
 {
-	size_t len = 0, off = 0;
-	uint32_t i;
-	char *s;
+	const struct folded *f = arg;
+	size_t i = (const struct folded_row *)a - f->rows, j = (const struct folded_row *)b - f->rows;
+	uint32_t na = folded__depth(f, i), nb = folded__depth(f, j), k;
 
-	for (i = 0; i < n; i++)
-		len += strlen(strpool__str(&p->s->pool, f[i])) + 1;
-	s = malloc(len + 1);
-	if (!s)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		const char *fr = strpool__str(&p->s->pool, f[i]);
-		size_t l = strlen(fr);
+	for (k = 0;; k++) {
+		uint32_t x = folded__frame(f, i, k), y = folded__frame(f, j, k);
 
-		if (i)
-			s[off++] = ';';
-		memcpy(s + off, fr, l);
-		off += l;
+		if (x != y) {
+			const unsigned char *s = (const unsigned char *)strpool__str(f->names, x);
+			const unsigned char *t = (const unsigned char *)strpool__str(f->names, y);
+			int cs, ct;
+
+			while (*s && *s == *t)
+				s++, t++;
+			cs = *s ? *s : k + 1 < na ? ';' : 0;
+			ct = *t ? *t : k + 1 < nb ? ';' : 0;
+			if (cs != ct)
+				return cs < ct ? -1 : 1;
+		}
+		if (k + 1 == na || k + 1 == nb)
+			return na < nb ? -1 : na > nb;
 	}
-	s[off] = '\0';
-	return s;
 }
 
 double folded__round(double *carry, double w)
@@ -61,65 +92,119 @@ double folded__round(double *carry, double w)
 	return r;
 }
 
+/* The rows of the profile's entries, one per distinct text, with their summed weights. */
+static int collect_rows(struct profile *p, struct folded *f)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < p->n; i++) {
+		struct folded_row r = { 0 };
+		const uint32_t *fr;
+		uint32_t fn, *v;
+		long st;
+		bool ins;
+
+		progress__update("naming frames", i, p->n);
+		err = profile__frames(p, &p->e[i], &fr, &fn);
+		if (err)
+			return err;
+		st = stack_of(f, fr + 1, fn - 1);	/* fr[0]: the comm, always there */
+		if (st < 0)
+			return -ENOMEM;
+		r.comm = fr[0];
+		r.stack = (uint32_t)st;
+		v = kmap__put(&f->row_idx, r.comm, r.stack, (uint32_t)f->n, &ins);
+		if (!v || (ins && VEC_PUSH(f->rows, f->n, f->rows_cap, r)))
+			return -ENOMEM;
+		f->rows[*v].samples += p->e[i].samples;
+		f->rows[*v].gpu_ns += p->e[i].gpu_ns;
+	}
+	return 0;
+}
+
+int folded__build(struct profile *p, struct folded *f)
+{
+	double carry[2] = { 0, 0 };	/* CPU rows, GPU rows */
+	size_t i, k = 0;
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	f->names = &p->s->pool;
+	err = collect_rows(p, f);
+	kmap__free(&f->stack_idx);
+	kmap__free(&f->row_idx);
+	if (err)
+		return err;
+	if (f->n)
+		qsort_r(f->rows, f->n, sizeof(*f->rows), cmp_row, f);
+	for (i = 0; i < f->n; i++) {
+		struct folded_row *r = &f->rows[i];
+
+		if (!r->samples && !r->gpu_ns)
+			continue;
+		r->weight = folded__round(&carry[r->gpu_ns > 0],
+					  profile__weight(p, r->samples, r->gpu_ns));
+		f->rows[k++] = *r;
+	}
+	f->n = k;
+	return 0;
+}
+
+void folded__release(struct folded *f)
+{
+	free(f->rows);
+	free(f->frames);
+	free(f->stacks);
+	kmap__free(&f->stack_idx);
+	kmap__free(&f->row_idx);
+	memset(f, 0, sizeof(*f));
+}
+
+void folded__put(const struct folded *f, size_t i, FILE *out)
+{
+	uint32_t n = folded__depth(f, i), k;
+
+	for (k = 0; k < n; k++) {
+		if (k)
+			fputc(';', out);
+		fputs(strpool__str(f->names, folded__frame(f, i, k)), out);
+	}
+}
+
 int folded__collect(struct profile *p, struct folded_line **out_lines, size_t *out_n)
 {
-	struct line *lines;
-	size_t i, j, n = 0, k = 0;
-	double carry[2] = { 0, 0 };	/* CPU lines, GPU lines */
-	int err = 0;
+	struct folded f;
+	struct folded_line *lines;
+	size_t i;
+	int err;
 
 	*out_lines = NULL;
 	*out_n = 0;
-	lines = calloc(p->n ? p->n : 1, sizeof(*lines));
-	if (!lines)
-		return -ENOMEM;
-	*out_lines = lines;
-	for (i = 0; i < p->n; i++) {
-		const uint32_t *f;
-		uint32_t fn;
+	err = folded__build(p, &f);
+	lines = calloc(f.n ? f.n : 1, sizeof(*lines));
+	if (!err && !lines)
+		err = -ENOMEM;
+	for (i = 0; !err && i < f.n; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
 
-		progress__update("naming frames", i, p->n);
-		err = profile__frames(p, &p->e[i], &f, &fn);
-		if (err)
-			goto out;
-		lines[n].text = join_frames(p, f, fn);
-		if (!lines[n].text) {
+		if (m)
+			folded__put(&f, i, m);
+		if (!m || fclose(m)) {
+			free(buf);
 			err = -ENOMEM;
-			goto out;
+			break;
 		}
-		lines[n].samples = p->e[i].samples;
-		lines[n].gpu_ns = p->e[i].gpu_ns;
-		n++;
+		lines[i].text = buf;
+		lines[i].samples = f.rows[i].samples;
+		lines[i].gpu_ns = f.rows[i].gpu_ns;
+		lines[i].weight = f.rows[i].weight;
+		*out_n = i + 1;
 	}
-	if (n)
-		qsort(lines, n, sizeof(*lines), cmp_line);
-	/* merge runs of equal text in place into lines[0..k) */
-	for (i = 0; i < n; i = j) {
-		uint64_t samples = lines[i].samples, gpu_ns = lines[i].gpu_ns;
-		char *text = lines[i].text;
-		double w;
-
-		for (j = i + 1; j < n && !strcmp(lines[j].text, text); j++) {
-			samples += lines[j].samples;
-			gpu_ns += lines[j].gpu_ns;
-			free(lines[j].text);
-			lines[j].text = NULL;
-		}
-		lines[i].text = NULL;
-		if (!samples && !gpu_ns) {
-			free(text);
-			continue;
-		}
-		w = profile__weight(p, samples, gpu_ns);
-		lines[k].text = text;
-		lines[k].samples = samples;
-		lines[k].gpu_ns = gpu_ns;
-		lines[k].weight = folded__round(&carry[gpu_ns > 0], w);
-		k++;
-	}
-	n = k;
-out:
-	*out_n = n;
+	*out_lines = lines;
+	folded__release(&f);
 	return err;
 }
 
@@ -132,19 +217,22 @@ void folded__free(struct folded_line *lines, size_t n)
 	free(lines);
 }
 
+/* Each row is written as it comes: the output stops at --max-output, and so does the work. */
 int out_folded(struct profile *p, FILE *out)
 {
-	struct line *lines;
-	size_t i, n;
+	struct folded f;
+	size_t i;
 	int err;
 
-	err = folded__collect(p, &lines, &n);
-	for (i = 0; !err && i < n; i++) {
-		if (out__failed(out))
+	err = folded__build(p, &f);
+	for (i = 0; !err && i < f.n; i++) {
+		if (out__failed(out)) {
 			err = -EIO;
-		else
-			fprintf(out, "%s %.0f\n", lines[i].text, lines[i].weight);
+			break;
+		}
+		folded__put(&f, i, out);
+		fprintf(out, " %.0f\n", f.rows[i].weight);
 	}
-	folded__free(lines, n);
+	folded__release(&f);
 	return err;
 }

@@ -39,6 +39,7 @@ struct flame {
 	size_t nn, cap;
 	struct kmap child;	/* {parent, name id} -> node */
 	uint32_t max_depth;
+	size_t nodes;		/* of the whole tree: those too narrow to draw are not all made */
 };
 
 static int node_child(struct flame *f, uint32_t parent, const char *name, size_t len,
@@ -64,39 +65,139 @@ static int node_child(struct flame *f, uint32_t parent, const char *name, size_t
 		else
 			f->n[parent].first = *v;
 		f->n[parent].last = *v;
-		if (nd.depth > f->max_depth)
-			f->max_depth = nd.depth;
 	}
 	*out = *v;
 	return 0;
 }
 
-static int flame_build(struct flame *f, const struct folded_line *lines, size_t n)
+/* Rows in frame order: frame by frame, names compared whole, so a subtree's rows are adjacent. */
+static int cmp_frames(const void *a, const void *b, void *arg)
+{
+	const struct folded *fo = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b, k;
+	uint32_t na = folded__depth(fo, i), nb = folded__depth(fo, j);
+
+	for (k = 0;; k++) {
+		uint32_t x = folded__frame(fo, i, k), y = folded__frame(fo, j, k);
+		int c = x == y ? 0 : strcmp(strpool__str(fo->names, x), strpool__str(fo->names, y));
+
+		if (c)
+			return c;
+		if (k + 1 == na || k + 1 == nb)
+			return na < nb ? -1 : na > nb;
+	}
+}
+
+/*
+ * How many frames of each row the tree is to hold (keep[]): those of the nodes draw_node
+ * draws, at least MIN_WIDTH_PX wide at scale, and the first too narrow, whose width still
+ * moves its later siblings right; found before any node is made. With the rows in frame
+ * order, a node's rows are adjacent: one walk with a stack of the open nodes gives each
+ * node's weight as it closes, and a node too narrow cuts its rows after itself. A flame graph
+ * of many processes on deep stacks was as many nodes as their frames, gigabytes for a few
+ * frames drawn; now the tree holds the frames drawn (at most 11,800 a level) and a node per
+ * row at most, and this walk the rows' order and a stack of the depth. *nodes: every node
+ * of the whole tree, *kept: those wide enough.
+ */
+static int flame_prune(const struct folded *fo, double scale, uint32_t max_depth,
+		       uint32_t *keep, size_t *nodes, size_t *kept)
+{
+	uint32_t *order = malloc((fo->n ? fo->n : 1) * sizeof(*order)), od = 0, prev = 0, c, d;
+	size_t *start = malloc((max_depth + 1) * sizeof(*start)), i, q;
+	double *w = malloc((max_depth + 1) * sizeof(*w));
+	int err = 0;
+
+	*nodes = *kept = 0;
+	if (!order || !start || !w) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < fo->n; i++) {
+		order[i] = (uint32_t)i;
+		keep[i] = folded__depth(fo, i);
+	}
+	qsort_r(order, fo->n, sizeof(*order), cmp_frames, (void *)fo);
+	for (i = 0; i <= fo->n; i++) {
+		uint32_t r = i < fo->n ? order[i] : 0, nr = i < fo->n ? folded__depth(fo, r) : 0;
+
+		for (c = 0; i && c < od && c < nr &&
+			    folded__frame(fo, r, c) == folded__frame(fo, prev, c); c++)
+			;
+		/* the open nodes past the common prefix close, children first */
+		while (od > c) {
+			d = --od;
+			if (d)
+				w[d - 1] += w[d];
+			++*nodes;
+			/* sums in another order than the tree's may round otherwise: some slack */
+			if (w[d] * scale >= MIN_WIDTH_PX * 0.999) {
+				++*kept;
+				continue;
+			}
+			for (q = start[d]; q < i; q++)
+				keep[order[q]] = d + 1;
+		}
+		if (i == fo->n)
+			break;
+		for (d = c; d < nr; d++) {
+			start[d] = i;
+			w[d] = 0;
+		}
+		od = nr;
+		w[nr - 1] += fo->rows[r].weight;
+		prev = r;
+	}
+out:
+	free(order);
+	free(start);
+	free(w);
+	return err;
+}
+
+/*
+ * The tree of the rows, children in the order they first come (the rows are sorted bytewise):
+ * with prune, only the nodes wide enough to draw, else every node. *frames: the nodes drawn
+ * at most (the root included).
+ */
+static int flame_build(struct flame *f, const struct folded *fo, bool prune, size_t *frames)
 {
 	struct node root = { 0 };
-	size_t i;
-	int err;
+	uint32_t *keep = NULL;
+	size_t i, nodes = 0, kept = 0;
+	double total = 0;
+	int err = 0;
 
 	root.name = strpool__intern(&f->names, "all", 3);
 	if (!root.name || VEC_PUSH(f->n, f->nn, f->cap, root))
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const char *s = lines[i].text, *e;
-		uint32_t cur = 0;
+	for (i = 0; i < fo->n; i++) {
+		total += fo->rows[i].weight;
+		if (folded__depth(fo, i) > f->max_depth)
+			f->max_depth = folded__depth(fo, i);
+	}
+	if (prune && total > 0) {
+		keep = malloc((fo->n ? fo->n : 1) * sizeof(*keep));
+		err = keep ? flame_prune(fo, (IMG_WIDTH - 2.0 * PAD_X) / total, f->max_depth, keep,
+					 &nodes, &kept) : -ENOMEM;
+		f->nodes = nodes + 1;
+		*frames = kept + 1;
+	}
+	for (i = 0; !err && i < fo->n; i++) {
+		uint32_t n = keep ? keep[i] : folded__depth(fo, i), k, cur = 0;
 
-		f->n[0].weight += lines[i].weight;
-		for (;;) {
-			e = strchr(s, ';');
-			err = node_child(f, cur, s, e ? (size_t)(e - s) : strlen(s), &cur);
-			if (err)
-				return err;
-			f->n[cur].weight += lines[i].weight;
-			if (!e)
-				break;
-			s = e + 1;
+		f->n[0].weight += fo->rows[i].weight;
+		for (k = 0; k < n && !err; k++) {
+			const char *name = strpool__str(fo->names, folded__frame(fo, i, k));
+
+			err = node_child(f, cur, name, strlen(name), &cur);
+			if (!err)
+				f->n[cur].weight += fo->rows[i].weight;
 		}
 	}
-	return 0;
+	if (!keep)
+		*frames = f->nodes = f->nn;
+	free(keep);
+	return err;
 }
 
 /* ---- escaping ----------------------------------------------------------------------------- */
@@ -460,7 +561,7 @@ static void svg_write(struct draw *d, const struct svg_titles *t, size_t nlines)
 	fputs("]]></script>\n</svg>\n", out);
 	if (d->p->s->opts->verbose)
 		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", nlines,
-			(unsigned long long)d->frames, f->nn);
+			(unsigned long long)d->frames, f->nodes);
 }
 
 static void flame_free(struct flame *f)
@@ -471,18 +572,35 @@ static void flame_free(struct flame *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* One profile's folded lines as a flame tree; 0 or -ENOMEM, flame_free either way. */
-static int flame_of(struct flame *f, struct profile *p, size_t *nlines)
+/*
+ * Every drawn frame writes more than this (its <g>, <title>, <rect> and <text>): a graph of
+ * more frames passes --max-output, known before the tree is made.
+ */
+#define FRAME_MIN_BYTES 100
+
+/*
+ * One profile's folded lines as a flame tree, with prune only the nodes drawn; 0, -ENOMEM, or
+ * -EFBIG (said here) for more frames to draw than --max-output holds. flame_free either way.
+ */
+static int flame_of(struct flame *f, struct profile *p, bool prune, size_t *nlines)
 {
-	struct folded_line *lines = NULL;
-	size_t n = 0;
+	const struct report_opts *o = p->s->opts;
+	uint64_t max = o->max_output_bytes ? o->max_output_bytes : REPORT_MAX_OUTPUT_DEFAULT;
+	struct folded fo;
+	size_t frames = 0;
 	int err;
 
-	err = folded__collect(p, &lines, &n);
+	err = folded__build(p, &fo);
 	if (!err)
-		err = flame_build(f, lines, n);
-	folded__free(lines, n);
-	*nlines = n;
+		err = flame_build(f, &fo, prune, &frames);
+	*nlines = fo.n;
+	folded__release(&fo);
+	if (!err && prune && max != UINT64_MAX && frames > max / FRAME_MIN_BYTES) {
+		fprintf(stderr, "xpu-report: error: the flame graph has %zu frames to draw, more than "
+			"--max-output=%llu bytes hold: narrow it with --time-range=START,END (seconds) "
+			"or --pid=PID, or raise --max-output\n", frames, (unsigned long long)max);
+		err = -EFBIG;
+	}
 	return err;
 }
 
@@ -495,7 +613,7 @@ int out_svg(struct profile *p, FILE *out)
 	size_t n = 0;
 	int err;
 
-	err = flame_of(&f, p, &n);
+	err = flame_of(&f, p, true, &n);
 	if (err)
 		goto out;
 	if (!n)
@@ -616,9 +734,9 @@ int out_svg_diff(struct profile *const side[2], FILE *out)
 	size_t n = 0, nb = 0, i;
 	int err;
 
-	err = flame_of(&f, side[1], &n);
+	err = flame_of(&f, side[1], false, &n);
 	if (!err)
-		err = flame_of(&bf, side[0], &nb);
+		err = flame_of(&bf, side[0], false, &nb);
 	if (!err)
 		err = match_nodes(&f, &bf, &dp.match);
 	if (err)
