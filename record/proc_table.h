@@ -54,7 +54,7 @@ enum proc_state {
 
 struct proc {
 	pid_t pid;
-	uint32_t image;			/* a new one at each exec and pid reuse, never repeated */
+	uint32_t image;			/* a new one at each exec and exit, never repeated */
 	struct proc_map *maps;		/* executable mappings from the last read, in its order */
 	size_t nr;
 	uint64_t reread_ns;		/* when an unknown IP last made the table read them again */
@@ -67,7 +67,7 @@ struct proc {
 
 /*
  * What reads a process's mappings into the table (procmaps__scan), for the table to call when
- * asked about an IP it has no mapping for: 0 or negative errno.
+ * asked about an IP it has no mapping for: negative errno when they could not be read.
  */
 typedef int (*proc_table_reader_fn)(void *ctx, pid_t pid, uint64_t ts_ns);
 
