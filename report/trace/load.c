@@ -18,23 +18,22 @@
 		__r;                                                                    \
 	})
 
-static int load_string(struct trace *t, const struct trace_record *rec)
+/*
+ * A loader gets a record's fixed part (its struct, zero-filled when the body is shorter and
+ * remapped when traces are merged) and the bytes after it.
+ */
+static int load_string(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_string s;
+	const struct xpu_rec_string *s = fixed;
 	struct tr_string ts = { 0 };
-	uint32_t tail_size = 0, len;
-	const void *tail;
+	uint32_t len = s->len;
 	bool ins;
 
-	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &s);
-	len = s.len;
 	if (len > tail_size) {
 		t->bad_records++;
 		len = tail_size;
 	}
-	if (!s.id) {
+	if (!s->id) {
 		t->bad_records++;
 		return 0;
 	}
@@ -45,7 +44,7 @@ static int load_string(struct trace *t, const struct trace_record *rec)
 		memcpy(ts.s, tail, len);
 	ts.s[len] = '\0';
 	ts.len = len;
-	if (!kmap__put(&t->string_ids, s.id, 0, t->nstrings, &ins))
+	if (!kmap__put(&t->string_ids, s->id, 0, t->nstrings, &ins))
 		goto nomem;
 	if (!ins) {
 		t->dup_ids++;
@@ -60,30 +59,25 @@ nomem:
 	return -ENOMEM;
 }
 
-static int load_stack(struct trace *t, const struct trace_record *rec)
+static int load_stack(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_stack s;
+	const struct xpu_rec_stack *s = fixed;
 	struct tr_stack st = { 0 };
-	uint32_t tail_size = 0, nr;
-	const void *tail;
+	uint32_t nr = (uint32_t)s->nr_kernel + s->nr_user;
 	bool ins;
 
-	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &s);
-	nr = (uint32_t)s.nr_kernel + s.nr_user;
-	if (!s.id || nr > 2 * XPU_STACK_MAX_DEPTH || (uint64_t)nr * 8 > tail_size) {
+	if (!s->id || nr > 2 * XPU_STACK_MAX_DEPTH || (uint64_t)nr * 8 > tail_size) {
 		t->bad_records++;
 		return 0;
 	}
-	st.nr_kernel = s.nr_kernel;
-	st.nr_user = s.nr_user;
+	st.nr_kernel = s->nr_kernel;
+	st.nr_user = s->nr_user;
 	st.ips = malloc(nr ? nr * 8 : 1);
 	if (!st.ips)
 		return -ENOMEM;
 	if (nr)
 		memcpy(st.ips, tail, nr * 8);
-	if (!kmap__put(&t->stack_ids, s.id, 0, t->nstacks, &ins))
+	if (!kmap__put(&t->stack_ids, s->id, 0, t->nstacks, &ins))
 		goto nomem;
 	if (!ins) {
 		t->dup_ids++;
@@ -98,33 +92,28 @@ nomem:
 	return -ENOMEM;
 }
 
-static int load_py_code(struct trace *t, const struct trace_record *rec)
+static int load_py_code(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_py_code c;
+	const struct xpu_rec_py_code *c = fixed;
 	struct tr_py_code pc = { 0 };
-	uint32_t tail_size = 0;
-	const void *tail;
 	bool ins;
 
-	tail = trace_record__get(rec, &c, sizeof(c), &tail_size);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &c);
-	if (!c.id || c.linetable_size > tail_size) {
+	if (!c->id || c->linetable_size > tail_size) {
 		t->bad_records++;
 		return 0;
 	}
-	pc.name_str = c.name_str;
-	pc.filename_str = c.filename_str;
-	pc.firstlineno = c.firstlineno;
-	pc.linetable_kind = c.linetable_kind;
-	pc.linetable_size = c.linetable_size;
-	if (c.linetable_size) {
-		pc.linetable = malloc(c.linetable_size);
+	pc.name_str = c->name_str;
+	pc.filename_str = c->filename_str;
+	pc.firstlineno = c->firstlineno;
+	pc.linetable_kind = c->linetable_kind;
+	pc.linetable_size = c->linetable_size;
+	if (c->linetable_size) {
+		pc.linetable = malloc(c->linetable_size);
 		if (!pc.linetable)
 			return -ENOMEM;
-		memcpy(pc.linetable, tail, c.linetable_size);
+		memcpy(pc.linetable, tail, c->linetable_size);
 	}
-	if (!kmap__put(&t->py_code_ids, c.id, 0, t->npy_codes, &ins))
+	if (!kmap__put(&t->py_code_ids, c->id, 0, t->npy_codes, &ins))
 		goto nomem;
 	if (!ins) {
 		t->dup_ids++;
@@ -139,31 +128,26 @@ nomem:
 	return -ENOMEM;
 }
 
-static int load_py_stack(struct trace *t, const struct trace_record *rec)
+static int load_py_stack(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_py_stack s;
+	const struct xpu_rec_py_stack *s = fixed;
 	struct tr_py_stack ps = { 0 };
-	uint32_t tail_size = 0;
-	const void *tail;
 	bool ins;
 
-	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &s);
-	if (!s.id || s.nr > XPU_PY_MAX_FRAMES || (uint64_t)s.nr * 8 > tail_size) {
+	if (!s->id || s->nr > XPU_PY_MAX_FRAMES || (uint64_t)s->nr * 8 > tail_size) {
 		t->bad_records++;
 		return 0;
 	}
-	ps.nr = s.nr;
-	ps.flags = s.flags;
-	ps.frames = malloc(s.nr ? s.nr * 8u : 1);
+	ps.nr = s->nr;
+	ps.flags = s->flags;
+	ps.frames = malloc(s->nr ? s->nr * 8u : 1);
 	if (!ps.frames)
 		return -ENOMEM;
-	if (s.nr)
-		memcpy(ps.frames, tail, s.nr * 8u);
-	for (uint32_t i = 0; t->rm && i < s.nr; i++)
+	if (s->nr)
+		memcpy(ps.frames, tail, s->nr * 8u);
+	for (uint32_t i = 0; t->rm && i < s->nr; i++)
 		ps.frames[i] = tr_remap__py_frame(t->rm, ps.frames[i]);
-	if (!kmap__put(&t->py_stack_ids, s.id, 0, t->npy_stacks, &ins))
+	if (!kmap__put(&t->py_stack_ids, s->id, 0, t->npy_stacks, &ins))
 		goto nomem;
 	if (!ins) {
 		t->dup_ids++;
@@ -178,14 +162,11 @@ nomem:
 	return -ENOMEM;
 }
 
-static int load_dso(struct trace *t, const struct trace_record *rec)
+static int load_dso(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct tr_dso d = { 0 };
+	struct tr_dso d = { .rec = *(const struct xpu_rec_dso *)fixed };
 	bool ins;
 
-	trace_record__get(rec, &d.rec, sizeof(d.rec), NULL);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &d.rec);
 	if (!d.rec.id) {
 		t->bad_records++;
 		return 0;
@@ -204,22 +185,17 @@ static int load_dso(struct trace *t, const struct trace_record *rec)
 }
 
 /* VDSO_IMAGE: kept with its DSO (defined earlier); the first image of a DSO wins. */
-static int load_vdso_image(struct trace *t, const struct trace_record *rec)
+static int load_vdso_image(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_vdso_image vi;
-	uint32_t tail_size = 0;
-	const void *tail;
+	const struct xpu_rec_vdso_image *vi = fixed;
 	struct tr_dso *d;
 	uint32_t *idx;
 
-	tail = trace_record__get(rec, &vi, sizeof(vi), &tail_size);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &vi);
-	if (!vi.size || vi.size > XPU_VDSO_IMAGE_MAX_BYTES || vi.size > tail_size) {
+	if (!vi->size || vi->size > XPU_VDSO_IMAGE_MAX_BYTES || vi->size > tail_size) {
 		t->bad_records++;
 		return 0;
 	}
-	idx = kmap__get(&t->dso_ids, vi.dso_id, 0);
+	idx = kmap__get(&t->dso_ids, vi->dso_id, 0);
 	if (!idx) {
 		t->bad_dso_refs++;
 		return 0;
@@ -233,22 +209,18 @@ static int load_vdso_image(struct trace *t, const struct trace_record *rec)
 		t->dup_ids++;
 		return 0;
 	}
-	d->image = malloc(vi.size);
+	d->image = malloc(vi->size);
 	if (!d->image)
 		return -ENOMEM;
-	memcpy(d->image, tail, vi.size);
-	d->image_len = vi.size;
+	memcpy(d->image, tail, vi->size);
+	d->image_len = vi->size;
 	return 0;
 }
 
-static int load_stats(struct trace *t, const struct trace_record *rec)
+static int load_stats(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_stats s;
-	uint32_t tail_size = 0, n;
-	const void *tail;
+	uint32_t n = ((const struct xpu_rec_stats *)fixed)->count;
 
-	tail = trace_record__get(rec, &s, sizeof(s), &tail_size);
-	n = s.count;
 	if ((uint64_t)n * sizeof(struct xpu_stat_entry) > tail_size) {
 		t->bad_records++;
 		n = tail_size / sizeof(struct xpu_stat_entry);
@@ -264,19 +236,18 @@ static int load_stats(struct trace *t, const struct trace_record *rec)
 	return 0;
 }
 
-static int load_ksyms(struct trace *t, const struct trace_record *rec)
+static int load_ksyms(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_ksyms k;
-	uint32_t tail_size = 0, len;
-	const void *tail;
+	const struct xpu_rec_ksyms *k = fixed;
+	uint32_t len = k->len > tail_size ? tail_size : k->len;
 	char *np;
 
-	tail = trace_record__get(rec, &k, sizeof(k), &tail_size);
-	len = k.len > tail_size ? tail_size : k.len;
+	if (t->rm && t->rm->skip_ksyms)
+		return 0;
 	/* chunks are appended in file order; a gap or repeat is counted, not reordered */
-	if (k.seq != t->ksyms_next_seq)
+	if (k->seq != t->ksyms_next_seq)
 		t->ksyms_out_of_order++;
-	t->ksyms_next_seq = k.seq + 1;
+	t->ksyms_next_seq = k->seq + 1;
 	if (t->ksyms_len + len + 1 > 1ull << 30) {
 		t->bad_records++;
 		return 0;
@@ -292,7 +263,10 @@ static int load_ksyms(struct trace *t, const struct trace_record *rec)
 	return 0;
 }
 
-/* Copies are only counted here (unwind.c reads them again); a short one is a bad record. */
+/*
+ * Copies are only counted here, as recorded (unwind.c reads them again, remapped); a short one
+ * is a bad record.
+ */
 static void count_ucopy(struct trace *t, const struct trace_record *rec)
 {
 	struct xpu_rec_user_stack_copy c;
@@ -304,33 +278,21 @@ static void count_ucopy(struct trace *t, const struct trace_record *rec)
 	t->nucopies++;
 }
 
-#define GET_PUSH(field, rec_type)                                         \
-	do {                                                              \
-		rec_type __v;                                             \
-		trace_record__get(&rec, &__v, sizeof(__v), NULL);         \
-		if (t->rm)                                                \
-			tr_remap__record(t->rm, rec.type, &__v);          \
-		err = PUSH(t, field, __v);                                \
-	} while (0)
-
 /*
  * A block longer than this is a bad record (no recording lasts a year): it keeps every sum of
  * blocked time, and every end time, far from overflowing.
  */
 #define OFF_CPU_MAX_DUR_NS (365ull * 24 * 3600 * 1000000000ull)
 
-static int load_off_cpu(struct trace *t, const struct trace_record *rec)
+static int load_off_cpu(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
-	struct xpu_rec_off_cpu o;
+	const struct xpu_rec_off_cpu *o = fixed;
 
-	trace_record__get(rec, &o, sizeof(o), NULL);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &o);
-	if (o.dur_ns > OFF_CPU_MAX_DUR_NS || o.ts_ns > UINT64_MAX - OFF_CPU_MAX_DUR_NS) {
+	if (o->dur_ns > OFF_CPU_MAX_DUR_NS || o->ts_ns > UINT64_MAX - OFF_CPU_MAX_DUR_NS) {
 		t->bad_records++;
 		return 0;
 	}
-	return PUSH(t, offcpus, o);
+	return PUSH(t, offcpus, *o);
 }
 
 /* The part being read when several traces are merged, else NULL. */
@@ -339,60 +301,147 @@ static struct tr_part *cur_part(struct trace *t)
 	return t->nparts ? &t->parts[t->cur_part] : NULL;
 }
 
-static void load_session(struct trace *t, const struct trace_record *rec)
+static int load_session(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
+	const struct xpu_rec_session *s = fixed;
 	struct tr_part *p = cur_part(t);
-	struct xpu_rec_session s;
 
-	trace_record__get(rec, &s, sizeof(s), NULL);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &s);
 	/* a second session record would be a writer bug: keep the first */
 	if (p && !p->has_session) {
-		p->session = s;
+		p->session = *s;
 		p->has_session = true;
 	} else if (!p && !t->has_session) {
-		t->session = s;
+		t->session = *s;
 		t->has_session = true;
 	}
+	return 0;
 }
 
-static void load_session_end(struct trace *t, const struct trace_record *rec)
+static int load_session_end(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
+	const struct xpu_rec_session_end *e = fixed;
 	struct tr_part *p = cur_part(t);
-	struct xpu_rec_session_end e;
 
-	trace_record__get(rec, &e, sizeof(e), NULL);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &e);
 	if (p) {
-		p->end = e;
+		p->end = *e;
 		p->has_end = true;
 	} else {
-		t->end = e;
+		t->end = *e;
 		t->has_end = true;
 	}
+	return 0;
 }
 
 /* Clock pairs: a merged trace keeps one part's (its axis), and each part's uncertainty. */
-static int load_clock(struct trace *t, const struct trace_record *rec)
+static int load_clock(struct trace *t, void *fixed, const void *tail, uint32_t tail_size)
 {
+	const struct xpu_rec_clock_sync *c = fixed;
 	struct tr_part *p = cur_part(t);
-	struct xpu_rec_clock_sync c;
 
-	trace_record__get(rec, &c, sizeof(c), NULL);
-	if (t->rm)
-		tr_remap__record(t->rm, rec->type, &c);
 	if (p) {
-		if (!p->nclocks || c.uncertainty_ns < p->clock_unc_min_ns)
-			p->clock_unc_min_ns = c.uncertainty_ns;
-		if (c.uncertainty_ns > p->clock_unc_max_ns)
-			p->clock_unc_max_ns = c.uncertainty_ns;
+		if (!p->nclocks || c->uncertainty_ns < p->clock_unc_min_ns)
+			p->clock_unc_min_ns = c->uncertainty_ns;
+		if (c->uncertainty_ns > p->clock_unc_max_ns)
+			p->clock_unc_max_ns = c->uncertainty_ns;
 		p->nclocks++;
 	}
 	if (t->rm && t->rm->drop_clocks)
 		return 0;
-	return PUSH(t, clocks, c);
+	return PUSH(t, clocks, *c);
+}
+
+/*
+ * How each record type is kept: by a loader of its own, or as its struct appended to an array
+ * of struct trace. Types without an entry are only counted.
+ */
+struct keep {
+	int (*load)(struct trace *t, void *fixed, const void *tail, uint32_t tail_size);
+	size_t arr, n, cap;	/* offsets in struct trace: the array, its count, its capacity */
+	size_t elem;		/* sizeof the struct it holds; 0: not an array */
+};
+
+#define LOADER(fn) { .load = (fn) }
+/* t->field holds struct xpu_rec_<st> (else this does not build) */
+#define IS_ARRAY_OF(field, st) \
+	__builtin_types_compatible_p(__typeof__(*((struct trace *)0)->field), struct xpu_rec_##st)
+#define ARRAY(st, field)                                                                   \
+	{ .arr = offsetof(struct trace, field), .n = offsetof(struct trace, n##field),     \
+	  .cap = offsetof(struct trace, field##_cap),                                      \
+	  .elem = sizeof(struct xpu_rec_##st) * sizeof(char[IS_ARRAY_OF(field, st) ? 1 : -1]) }
+
+static const struct keep keeps[XPU_REC_TYPE_MAX_KNOWN + 1] = {
+	[XPU_REC_SESSION] = LOADER(load_session),
+	[XPU_REC_SESSION_END] = LOADER(load_session_end),
+	[XPU_REC_CLOCK_SYNC] = LOADER(load_clock),
+	[XPU_REC_STRING] = LOADER(load_string),
+	[XPU_REC_STACK] = LOADER(load_stack),
+	[XPU_REC_DSO] = LOADER(load_dso),
+	[XPU_REC_VDSO_IMAGE] = LOADER(load_vdso_image),
+	[XPU_REC_STATS] = LOADER(load_stats),
+	[XPU_REC_KSYMS] = LOADER(load_ksyms),
+	[XPU_REC_PY_CODE] = LOADER(load_py_code),
+	[XPU_REC_PY_STACK] = LOADER(load_py_stack),
+	[XPU_REC_OFF_CPU] = LOADER(load_off_cpu),
+	[XPU_REC_PY_RUNTIME] = ARRAY(py_runtime, py_runtimes),
+	[XPU_REC_JIT_SYMBOL] = ARRAY(jit_symbol, jit_syms),
+	[XPU_REC_MAPPING] = ARRAY(mapping, mappings),
+	[XPU_REC_TASK] = ARRAY(task, tasks),
+	[XPU_REC_CPU_SAMPLE] = ARRAY(cpu_sample, samples),
+	[XPU_REC_LOST] = ARRAY(lost, lost),
+	[XPU_REC_GPU_KERNEL] = ARRAY(gpu_kernel, kernels),
+	[XPU_REC_GPU_MEMCPY] = ARRAY(gpu_memcpy, memcpys),
+	[XPU_REC_GPU_MEMSET] = ARRAY(gpu_memset, memsets),
+	[XPU_REC_GPU_LAUNCH] = ARRAY(gpu_launch, launches),
+	[XPU_REC_GPU_DEVICE] = ARRAY(gpu_device, devices),
+	[XPU_REC_GPU_PROCESS] = ARRAY(gpu_process, gpu_procs),
+	[XPU_REC_GPU_SYNC] = ARRAY(gpu_sync, syncs),
+	[XPU_REC_GPU_API] = ARRAY(gpu_api, apis),
+	[XPU_REC_NVTX] = ARRAY(nvtx, nvtxs),
+	[XPU_REC_GPU_MEMORY] = ARRAY(gpu_memory, memories),
+	[XPU_REC_DRIVER_IOCTL] = ARRAY(driver_ioctl, ioctls),
+	[XPU_REC_PROCESS_ENV] = ARRAY(process_env, penvs),
+	[XPU_REC_AUTOGRAD_NODE] = ARRAY(autograd_node, ag_nodes),
+	[XPU_REC_AUTOGRAD_EVAL] = ARRAY(autograd_eval, ag_evals),
+	[XPU_REC_AUTOGRAD_PROBE] = ARRAY(autograd_probe, ag_probes),
+};
+
+static int push(struct trace *t, const struct keep *k, const void *fixed)
+{
+	uint8_t *base = (uint8_t *)t;
+	void **arr = (void **)(base + k->arr);
+	size_t *n = (size_t *)(base + k->n);
+
+	if (vec_reserve(arr, (size_t *)(base + k->cap), *n, k->elem))
+		return -ENOMEM;
+	memcpy((uint8_t *)*arr + *n * k->elem, fixed, k->elem);
+	(*n)++;
+	return 0;
+}
+
+static int load_record(struct trace *t, const struct trace_record *rec)
+{
+	const struct xpu_record_desc *d = xpu_record_desc(rec->type);
+	union {
+		uint64_t align;
+		uint8_t b[XPU_RECORD_FIXED_MAX];
+	} fixed;
+	const struct keep *k;
+	uint32_t tail_size = 0;
+	const void *tail;
+
+	if (rec->type >= 1 && rec->type <= XPU_REC_TYPE_MAX_KNOWN)
+		t->type_counts[rec->type]++;
+	else
+		t->unknown_types++;
+	if (rec->type == XPU_REC_USER_STACK_COPY)
+		count_ucopy(t, rec);
+	k = d ? &keeps[rec->type] : NULL;
+	if (!k || (!k->load && !k->elem))
+		return 0;
+	tail = trace_record__get(rec, fixed.b, d->size, &tail_size);
+	if (t->rm)
+		tr_remap__record(t->rm, rec->type, fixed.b);
+	return k->load ? k->load(t, fixed.b, tail, tail_size) : push(t, k, fixed.b);
 }
 
 static int load_records(struct trace *t, struct trace_reader *r)
@@ -403,116 +452,7 @@ static int load_records(struct trace *t, struct trace_reader *r)
 	while (!err && trace_reader__next(r, &rec)) {
 		progress__update("reading the trace", trace_reader__status(r)->bytes_valid,
 				 trace_reader__status(r)->file_bytes);
-		if (rec.type >= 1 && rec.type <= XPU_REC_TYPE_MAX_KNOWN)
-			t->type_counts[rec.type]++;
-		switch (rec.type) {
-		case XPU_REC_SESSION:
-			load_session(t, &rec);
-			break;
-		case XPU_REC_SESSION_END:
-			load_session_end(t, &rec);
-			break;
-		case XPU_REC_STRING:
-			err = load_string(t, &rec);
-			break;
-		case XPU_REC_STACK:
-			err = load_stack(t, &rec);
-			break;
-		case XPU_REC_DSO:
-			err = load_dso(t, &rec);
-			break;
-		case XPU_REC_VDSO_IMAGE:
-			err = load_vdso_image(t, &rec);
-			break;
-		case XPU_REC_STATS:
-			err = load_stats(t, &rec);
-			break;
-		case XPU_REC_KSYMS:
-			err = t->rm && t->rm->skip_ksyms ? 0 : load_ksyms(t, &rec);
-			break;
-		case XPU_REC_USER_STACK_COPY:
-			count_ucopy(t, &rec);
-			break;
-		case XPU_REC_PY_CODE:
-			err = load_py_code(t, &rec);
-			break;
-		case XPU_REC_PY_STACK:
-			err = load_py_stack(t, &rec);
-			break;
-		case XPU_REC_PY_RUNTIME:
-			GET_PUSH(py_runtimes, struct xpu_rec_py_runtime);
-			break;
-		case XPU_REC_JIT_SYMBOL:
-			GET_PUSH(jit_syms, struct xpu_rec_jit_symbol);
-			break;
-		case XPU_REC_CLOCK_SYNC:
-			err = load_clock(t, &rec);
-			break;
-		case XPU_REC_MAPPING:
-			GET_PUSH(mappings, struct xpu_rec_mapping);
-			break;
-		case XPU_REC_TASK:
-			GET_PUSH(tasks, struct xpu_rec_task);
-			break;
-		case XPU_REC_CPU_SAMPLE:
-			GET_PUSH(samples, struct xpu_rec_cpu_sample);
-			break;
-		case XPU_REC_LOST:
-			GET_PUSH(lost, struct xpu_rec_lost);
-			break;
-		case XPU_REC_GPU_KERNEL:
-			GET_PUSH(kernels, struct xpu_rec_gpu_kernel);
-			break;
-		case XPU_REC_GPU_MEMCPY:
-			GET_PUSH(memcpys, struct xpu_rec_gpu_memcpy);
-			break;
-		case XPU_REC_GPU_MEMSET:
-			GET_PUSH(memsets, struct xpu_rec_gpu_memset);
-			break;
-		case XPU_REC_GPU_LAUNCH:
-			GET_PUSH(launches, struct xpu_rec_gpu_launch);
-			break;
-		case XPU_REC_GPU_DEVICE:
-			GET_PUSH(devices, struct xpu_rec_gpu_device);
-			break;
-		case XPU_REC_GPU_PROCESS:
-			GET_PUSH(gpu_procs, struct xpu_rec_gpu_process);
-			break;
-		case XPU_REC_GPU_SYNC:
-			GET_PUSH(syncs, struct xpu_rec_gpu_sync);
-			break;
-		case XPU_REC_GPU_API:
-			GET_PUSH(apis, struct xpu_rec_gpu_api);
-			break;
-		case XPU_REC_NVTX:
-			GET_PUSH(nvtxs, struct xpu_rec_nvtx);
-			break;
-		case XPU_REC_GPU_MEMORY:
-			GET_PUSH(memories, struct xpu_rec_gpu_memory);
-			break;
-		case XPU_REC_DRIVER_IOCTL:
-			GET_PUSH(ioctls, struct xpu_rec_driver_ioctl);
-			break;
-		case XPU_REC_OFF_CPU:
-			err = load_off_cpu(t, &rec);
-			break;
-		case XPU_REC_PROCESS_ENV:
-			GET_PUSH(penvs, struct xpu_rec_process_env);
-			break;
-		case XPU_REC_AUTOGRAD_NODE:
-			GET_PUSH(ag_nodes, struct xpu_rec_autograd_node);
-			break;
-		case XPU_REC_AUTOGRAD_EVAL:
-			GET_PUSH(ag_evals, struct xpu_rec_autograd_eval);
-			break;
-		case XPU_REC_AUTOGRAD_PROBE:
-			GET_PUSH(ag_probes, struct xpu_rec_autograd_probe);
-			break;
-		default:
-			if (rec.type < 1 || rec.type > XPU_REC_TYPE_MAX_KNOWN)
-				t->unknown_types++;
-			break;
-		}
+		err = load_record(t, &rec);
 	}
 	return err;
 }
@@ -896,6 +836,10 @@ void trace__free(struct trace *t)
 {
 	size_t i;
 
+	for (i = 0; i <= XPU_REC_TYPE_MAX_KNOWN; i++) {
+		if (keeps[i].elem)
+			free(*(void **)((uint8_t *)t + keeps[i].arr));
+	}
 	for (i = 0; i < t->nstrings; i++)
 		free(t->strings[i].s);
 	for (i = 0; i < t->nstacks; i++)
@@ -906,8 +850,6 @@ void trace__free(struct trace *t)
 		free(t->py_stacks[i].frames);
 	free(t->py_codes);
 	free(t->py_stacks);
-	free(t->py_runtimes);
-	free(t->jit_syms);
 	kmap__free(&t->py_code_ids);
 	kmap__free(&t->py_stack_ids);
 	for (i = 0; i < t->nprocs; i++)
@@ -919,26 +861,7 @@ void trace__free(struct trace *t)
 	free(t->stacks);
 	free(t->dsos);
 	free(t->clocks);
-	free(t->mappings);
-	free(t->tasks);
-	free(t->samples);
 	free(t->offcpus);
-	free(t->ag_nodes);
-	free(t->ag_evals);
-	free(t->ag_probes);
-	free(t->lost);
-	free(t->kernels);
-	free(t->memcpys);
-	free(t->memsets);
-	free(t->launches);
-	free(t->devices);
-	free(t->gpu_procs);
-	free(t->syncs);
-	free(t->apis);
-	free(t->nvtxs);
-	free(t->memories);
-	free(t->ioctls);
-	free(t->penvs);
 	kmap__free(&t->penv_ids);
 	for (i = 0; i < t->nparts; i++)
 		trace_reader__close(t->parts[i].reader);

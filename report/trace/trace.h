@@ -97,7 +97,10 @@ struct tr_remap {
 	bool nomem;
 };
 
-/* Applies rm to one record of type type (its fixed part, as read); collects in collect mode. */
+/*
+ * Applies rm to one record of type type (its struct, as read): to each time, task and id its
+ * row in the table of record types (record_fields.h) names. Collects in collect mode.
+ */
 void tr_remap__record(struct tr_remap *rm, uint16_t type, void *rec);
 /* The same for a pid or tid, and for a monotonic time (0 stays 0: "none"). */
 uint32_t tr_remap__task(struct tr_remap *rm, uint32_t id);
