@@ -333,7 +333,12 @@ $(FUZZ_BUILD)/trace2records: tests/fuzz/trace2records.c $(FUZZ_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(filter $(FUZZ_BUILD)/common/%,$(FUZZ_OBJ)) -lzstd
 
-fuzz-build: $(FUZZ_TARGETS) $(FUZZ_BUILD)/trace2records
+# a symbol pack's NAMES and WALKS entries as fuzz_pack seeds
+$(FUZZ_BUILD)/pack2seed: tests/fuzz/pack2seed.c $(FUZZ_OBJ)
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(filter $(FUZZ_BUILD)/common/%,$(FUZZ_OBJ)) -lzstd
+
+fuzz-build: $(FUZZ_TARGETS) $(FUZZ_BUILD)/trace2records $(FUZZ_BUILD)/pack2seed
 
 fuzz:
 	@tests/fuzz/run.sh $(FUZZ_SECONDS)

@@ -4,14 +4,15 @@
 # Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz/, replays every input kept
 # under tests/fuzz/regressions/TARGET/ (each once crashed a target; all must pass now), then
 # fuzzes each target, seeded with committed traces, the seeds here and the golden synthetic
-# and autograd traces. A new crash is saved as build-fuzz/crashes/TARGET-crash-* and fails the
-# run: fix it, then copy the input into tests/fuzz/regressions/TARGET/.
+# and autograd traces (fuzz_pack: the entries of the committed symbol packs, by pack2seed). A
+# new crash is saved as build-fuzz/crashes/TARGET-crash-* and fails the run: fix it, then copy
+# the input into tests/fuzz/regressions/TARGET/.
 # Exit 0 pass, 77 skip (no clang with libFuzzer), anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SECS=${1:-8}
 FB=build-fuzz
-TARGETS="reader report records output"
+TARGETS="reader report records output pack"
 NAME=fuzz
 
 command -v "${FUZZ_CC:-clang}" >/dev/null || { echo "SKIP $NAME: no clang"; exit 77; }
@@ -50,6 +51,21 @@ for f in samples/traces/*.xpu tests/fuzz/seeds/*.xpu build/golden/synthetic.xpu 
 	"$FB/trace2records" "$f" "$seeds/records/$b" 2>/dev/null || rm -f "$seeds/records/$b"
 done
 
+# fuzz_pack: the NAMES and WALKS entries of the committed symbol packs, each for its trace (the
+# order of fuzz_pack.c's trace_names), an archive with no entries, and one with a small ELF
+# file as a whole-file entry
+mkdir -p "$seeds/pack"
+printf '\0\0' >"$seeds/pack/empty"
+printf 'int f(void) { return 1; }\nint g(void) { return f() + 1; }\n' |
+	"${FUZZ_CC:-clang}" -x c -O1 -shared -fPIC -nostdlib -Wl,--build-id -o "$FB/tiny.so" - \
+		2>/dev/null && "$FB/pack2seed" "$FB/tiny.so" 0 "$seeds/pack/tiny"
+i=0
+for b in pipeline pipeline-graph pipeline-static; do
+	[ -f "samples/traces/$b.xpu.xpa" ] &&
+		"$FB/pack2seed" "samples/traces/$b.xpu.xpa" $i "$seeds/pack/$b" 2>/dev/null
+	i=$((i + 1))
+done
+
 # 3. fuzz each target for SECS seconds; the corpus under build-fuzz/corpus/ grows across runs
 [ "$SECS" -gt 0 ] || exit $rc
 for t in $TARGETS; do
@@ -57,6 +73,7 @@ for t in $TARGETS; do
 	mkdir -p "$corpus"
 	case $t in
 	records|output) s=$seeds/records ;;
+	pack) s=$seeds/pack ;;
 	*) s=$seeds/xpu ;;
 	esac
 	"$FB/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
