@@ -429,9 +429,9 @@ static int load_pack_entry(struct xpa *a, struct xpa_index *x, struct xpa_budget
 		budget->said = true;
 		return -EFBIG;
 	}
+	/* the payload is checked before the entry's declared size is allocated */
 	comp = malloc(x->e.comp_size ? x->e.comp_size : 1);
-	x->buf = malloc(x->e.raw_size ? x->e.raw_size : 1);
-	if (!comp || !x->buf) {
+	if (!comp) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -439,6 +439,11 @@ static int load_pack_entry(struct xpa *a, struct xpa_index *x, struct xpa_budget
 	    crc32c(0, comp, x->e.comp_size) != x->e.payload_crc32c ||
 	    ZSTD_getFrameContentSize(comp, x->e.comp_size) != x->e.raw_size)
 		goto out;
+	x->buf = malloc(x->e.raw_size ? x->e.raw_size : 1);
+	if (!x->buf) {
+		err = -ENOMEM;
+		goto out;
+	}
 	n = ZSTD_decompress(x->buf, x->e.raw_size, comp, x->e.comp_size);
 	if (ZSTD_isError(n) || n != x->e.raw_size || !parse(x))
 		goto out;

@@ -47,8 +47,8 @@ bool xpa_names__parse(struct xpa_names *n, const void *buf, size_t size)
 		uint32_t cnt = (uint32_t)a->nplain + a->ninline;
 
 		if ((i && a->off <= n->addrs[i - 1].off) || !a->nplain || !a->ninline ||
-		    cnt > 2 * XPA_MAX_ADDR_FRAMES || a->first > n->h->nframes ||
-		    cnt > n->h->nframes - a->first)
+		    a->nplain > XPA_MAX_ADDR_FRAMES || a->ninline > XPA_MAX_ADDR_FRAMES ||
+		    a->first > n->h->nframes || cnt > n->h->nframes - a->first)
 			return false;
 	}
 	for (j = 0; j < n->h->nframes; j++) {
@@ -168,11 +168,14 @@ int xpa_names__add(struct xpa_names_builder *b, uint64_t off, const struct xpa_f
 	return VEC_PUSH(b->addrs, b->naddrs, b->addrs_cap, a);
 }
 
+/* By offset, then in the order added (first): of an address added twice the first is kept. */
 static int cmp_addr(const void *x, const void *y)
 {
 	const struct xpa_names_addr *a = x, *b = y;
 
-	return (a->off > b->off) - (a->off < b->off);
+	if (a->off != b->off)
+		return (a->off > b->off) - (a->off < b->off);
+	return (a->first > b->first) - (a->first < b->first);
 }
 
 int xpa_names__finish(struct xpa_names_builder *b, void **out, size_t *size)
@@ -195,7 +198,8 @@ int xpa_names__finish(struct xpa_names_builder *b, void **out, size_t *size)
 		free(offs);
 		return -EFBIG;
 	}
-	qsort(b->addrs, b->naddrs, sizeof(*b->addrs), cmp_addr);
+	if (b->naddrs)
+		qsort(b->addrs, b->naddrs, sizeof(*b->addrs), cmp_addr);
 	/* one row per address: an address added twice keeps its first rendering */
 	for (i = 0; i < b->naddrs; i++) {
 		if (n && b->addrs[n - 1].off == b->addrs[i].off)
@@ -214,7 +218,8 @@ int xpa_names__finish(struct xpa_names_builder *b, void **out, size_t *size)
 	}
 	memcpy(buf, &h, sizeof(h));
 	at = sizeof(h);
-	memcpy(buf + at, b->addrs, b->naddrs * sizeof(*b->addrs));
+	if (b->naddrs)
+		memcpy(buf + at, b->addrs, b->naddrs * sizeof(*b->addrs));
 	at += b->naddrs * sizeof(*b->addrs);
 	for (i = 0; i < b->nframes; i++) {
 		struct xpa_names_frame f = b->frames[i];
@@ -256,11 +261,13 @@ int xpa_walks__add(struct xpa_walks_builder *b, const struct xpa_walk *w, const 
 	return VEC_PUSH(b->walks, b->nwalks, b->walks_cap, x);
 }
 
+/* By event, then in the order added (first): of an event walked twice the first is kept. */
 static int cmp_walk(const void *x, const void *y)
 {
 	const struct xpa_walk *a = x, *b = y;
+	int c = walk_cmp_key(a, b->for_type, b->pid, b->tid, b->ts);
 
-	return walk_cmp_key(a, b->for_type, b->pid, b->tid, b->ts);
+	return c ? c : (a->first > b->first) - (a->first < b->first);
 }
 
 int xpa_walks__finish(struct xpa_walks_builder *b, void **out, size_t *size)
@@ -270,10 +277,13 @@ int xpa_walks__finish(struct xpa_walks_builder *b, void **out, size_t *size)
 	uint8_t *buf;
 
 	memcpy(h.magic, XPA_WALKS_MAGIC, 4);
-	qsort(b->walks, b->nwalks, sizeof(*b->walks), cmp_walk);
+	if (b->nwalks)
+		qsort(b->walks, b->nwalks, sizeof(*b->walks), cmp_walk);
 	/* one walk per event: the unwinder uses an event's first copy only */
 	for (i = 0; i < b->nwalks; i++) {
-		if (n && !cmp_walk(&b->walks[n - 1], &b->walks[i]))
+		const struct xpa_walk *w = &b->walks[i];
+
+		if (n && !walk_cmp_key(&b->walks[n - 1], w->for_type, w->pid, w->tid, w->ts))
 			continue;
 		b->walks[n++] = b->walks[i];
 	}
@@ -285,8 +295,11 @@ int xpa_walks__finish(struct xpa_walks_builder *b, void **out, size_t *size)
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), b->walks, b->nwalks * sizeof(*b->walks));
-	memcpy(buf + sizeof(h) + b->nwalks * sizeof(*b->walks), b->ips, b->nips * sizeof(*b->ips));
+	if (b->nwalks)
+		memcpy(buf + sizeof(h), b->walks, b->nwalks * sizeof(*b->walks));
+	if (b->nips)
+		memcpy(buf + sizeof(h) + b->nwalks * sizeof(*b->walks), b->ips,
+		       b->nips * sizeof(*b->ips));
 	*out = buf;
 	return 0;
 }

@@ -74,9 +74,9 @@ struct xpa_walk {
 };
 _Static_assert(sizeof(struct xpa_walk) == 32, "walk");
 
-/* The most frames one address or one walk may have: more is not a real stack. */
+/* The most frames one address or one walk may have: the unwinder's own limit (unwind.c). */
 #define XPA_MAX_ADDR_FRAMES 256
-#define XPA_MAX_WALK_IPS 4096
+#define XPA_MAX_WALK_IPS 256
 
 /* ---- reading: a checked view of an entry's decompressed bytes (owned by the caller) -------- */
 

@@ -539,10 +539,10 @@ static void walks_builder_limits(void)
 	xpa_walks__free(&b);
 
 	x.nips = XPA_MAX_WALK_IPS;
-	CHECK(xpa_walks__add(&b, &x, ips) == 0, "4096 ips");
+	CHECK(xpa_walks__add(&b, &x, ips) == 0, "256 ips");
 	CHECK(xpa_walks__finish(&b, &buf, &size) == 0, "finish");
 	CHECK(buf && xpa_walks__parse(&w, buf, size) && w.walks[0].nips == XPA_MAX_WALK_IPS,
-	      "4096 ips do not parse");
+	      "256 ips do not parse");
 	free(buf);
 	xpa_walks__free(&b);
 }
@@ -722,7 +722,7 @@ static void walks_too_many_frames(void)
 	CHECK(!xpa_walks__parse(&w, h, size), "a walk of %u frames parses", nips);
 	x->nips = XPA_MAX_WALK_IPS;
 	x->first = 1;
-	CHECK(xpa_walks__parse(&w, h, size), "4096 frames by hand");
+	CHECK(xpa_walks__parse(&w, h, size), "256 frames by hand");
 	free(h);
 }
 
