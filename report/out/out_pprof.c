@@ -121,12 +121,12 @@ struct pp {
 	uint64_t *run;			size_t nrun, run_cap;	/* one sample's locations */
 	struct pp_map *maps;		size_t nmaps, maps_cap;
 	struct pp_label { uint32_t key, str; } *labels;	size_t nlabels, labels_cap;
-	/* samples, flattened: per sample its locations, values and labels */
-	uint64_t *loc_ids;		size_t nloc_ids, loc_ids_cap;
-	int64_t *values;		size_t nvalues, values_cap;
-	uint32_t *slabels;		size_t nslabels, slabels_cap;
-	size_t *sloc_end;		size_t nsamples, sloc_end_cap;
-	size_t *slab_end;		size_t nslab_end, slab_end_cap;
+	/*
+	 * Samples are not kept: each is packed and compressed as it is written, its locations
+	 * found again (they grew as processes times depth, gigabytes for a small trace).
+	 */
+	uint64_t *ids;			size_t ids_cap;		/* one sample's, leaf first */
+	uint8_t *packed;		size_t packed_cap;	/* one sample, tag and size first */
 	uint32_t host_label;		/* index + 1, 0 without a host */
 };
 
@@ -411,10 +411,10 @@ static const char *kind_of(struct pp *pp, const struct prof_entry *e)
 	return k && *k < GPU_WORK_NR ? names[*k] : "gpu";
 }
 
-static int add_labels(struct pp *pp, const struct prof_entry *e)
+/* The labels of an entry's sample (index + 1 each) in l; how many, or -ENOMEM. */
+static int sample_labels(struct pp *pp, const struct prof_entry *e, uint32_t l[LK_NR])
 {
 	char buf[32], num[16];
-	uint32_t l[LK_NR];
 	int i, n = 0;
 
 	/* merged traces: the pid its host knew, that host, and the rank the process reported */
@@ -443,22 +443,23 @@ static int add_labels(struct pp *pp, const struct prof_entry *e)
 		l[n++] = label(pp, LK_DEVICE, num);
 	}
 	for (i = 0; i < n; i++) {
-		if (!l[i] || VEC_PUSH(pp->slabels, pp->nslabels, pp->slabels_cap, l[i] - 1))
+		if (!l[i])
 			return -ENOMEM;
 	}
-	return VEC_PUSH(pp->slab_end, pp->nslab_end, pp->slab_end_cap, pp->nslabels);
+	return n;
 }
 
-/* One sample per entry of the profile: its frames leaf first, without the comm at the root. */
-static int add_sample(struct pp *pp, const struct prof_entry *e)
+/*
+ * An entry's locations in pp->run, root first, without the comm at the root: made on first
+ * use, found after. The labels after them, then, in l (how many in *nl).
+ */
+static int sample_of(struct pp *pp, const struct prof_entry *e, uint32_t l[LK_NR], int *nl)
 {
 	const struct frame_site *st;
 	const uint32_t *f;
 	uint32_t n, i, j;
-	int err, t;
+	int err;
 
-	if (!e->samples && !e->gpu_ns)
-		return 0;	/* folded output leaves these out too */
 	err = profile__frames_sites(pp->p, e, &f, &st, &n);
 	if (err)
 		return err;
@@ -479,19 +480,14 @@ static int add_sample(struct pp *pp, const struct prof_entry *e)
 		if (!id || VEC_PUSH(pp->run, pp->nrun, pp->run_cap, id))
 			return -ENOMEM;
 	}
-	for (i = pp->nrun; i-- > 0;) {
-		if (VEC_PUSH(pp->loc_ids, pp->nloc_ids, pp->loc_ids_cap, pp->run[i]))
-			return -ENOMEM;
-	}
-	for (t = 0; t < pp->v->ntypes; t++) {
-		if (VEC_PUSH(pp->values, pp->nvalues, pp->values_cap,
-			     value_of(pp, pp->v->types[t].v, e)))
-			return -ENOMEM;
-	}
-	if (add_labels(pp, e) ||
-	    VEC_PUSH(pp->sloc_end, pp->nsamples, pp->sloc_end_cap, pp->nloc_ids))
-		return -ENOMEM;
-	return 0;
+	*nl = sample_labels(pp, e, l);
+	return *nl < 0 ? *nl : 0;
+}
+
+/* Folded output leaves these out too. */
+static bool has_weight(const struct prof_entry *e)
+{
+	return e->samples || e->gpu_ns;
 }
 
 /* The pid with the most weight in the profile, 0 when it is empty. */
@@ -582,44 +578,63 @@ static uint64_t duration_ns(struct session *s)
 	return end > start && start ? end - start : 0;
 }
 
-/* Compresses buf into out as one gzip member. 0, -ENOMEM or -EIO. */
-static int write_gzip(const uint8_t *buf, size_t len, FILE *out)
-{
+/* One gzip member written as its bytes come: the message is never whole in memory. */
+struct gz {
+	z_stream z;
+	FILE *out;
+	int err;		/* 0, -ENOMEM or -EIO: the first failure, after which nothing is done */
 	uint8_t chunk[1 << 16];
-	z_stream z = { 0 };
-	int zr, err = 0;
+};
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY))
+static int gz_open(struct gz *g, FILE *out)
+{
+	memset(&g->z, 0, sizeof(g->z));
+	g->out = out;
+	g->err = 0;
+	if (deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY))
 		return -ENOMEM;
-	z.next_in = (uint8_t *)buf;
+	return 0;
+}
+
+/* Compresses len bytes of buf (finish: and ends the member); the first error stays in g->err. */
+static void gz_put(struct gz *g, const uint8_t *buf, size_t len, bool finish)
+{
+	int zr;
+
+	if (g->err)
+		return;
+	g->z.next_in = (uint8_t *)buf;
 	do {
-		/* zlib's avail_in is 32 bits: feed a large message in pieces */
-		if (!z.avail_in && len) {
-			z.avail_in = len > (1u << 30) ? 1u << 30 : len;
-			len -= z.avail_in;
+		/* zlib's avail_in is 32 bits: feed a large piece in parts */
+		if (!g->z.avail_in && len) {
+			g->z.avail_in = len > (1u << 30) ? 1u << 30 : len;
+			len -= g->z.avail_in;
 		}
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		zr = deflate(&z, len ? Z_NO_FLUSH : Z_FINISH);
+		g->z.next_out = g->chunk;
+		g->z.avail_out = sizeof(g->chunk);
+		zr = deflate(&g->z, finish && !len ? Z_FINISH : Z_NO_FLUSH);
 		if (zr == Z_STREAM_ERROR) {
-			err = -ENOMEM;
-			break;
+			g->err = -ENOMEM;
+			return;
 		}
-		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) != sizeof(chunk) - z.avail_out) {
-			err = -EIO;
-			break;
+		if (fwrite(g->chunk, 1, sizeof(g->chunk) - g->z.avail_out, g->out) !=
+		    sizeof(g->chunk) - g->z.avail_out || out__failed(g->out)) {
+			g->err = -EIO;
+			return;
 		}
-	} while (zr != Z_STREAM_END);
-	deflateEnd(&z);
-	return err;
+	} while (finish ? zr != Z_STREAM_END : g->z.avail_in || len || !g->z.avail_out);
+}
+
+static void gz_close(struct gz *g)
+{
+	deflateEnd(&g->z);
 }
 
 /* Every array of the message, allocated at once now that nothing grows any more. */
 struct pp_msg {
 	pb_profile prof;
 	pb_value_type types[PP_MAX_TYPES], *type_ptrs[PP_MAX_TYPES], period_type;
-	pb_sample *samples, **sample_ptrs;
-	pb_label *labels, **label_ptrs, **slabel_ptrs;
+	pb_label *labels, **label_ptrs;
 	pb_mapping *maps, **map_ptrs;
 	pb_location *locs, **loc_ptrs;
 	pb_line *lines, **line_ptrs;
@@ -630,11 +645,8 @@ struct pp_msg {
 
 static void msg_free(struct pp_msg *m)
 {
-	free(m->samples);
-	free(m->sample_ptrs);
 	free(m->labels);
 	free(m->label_ptrs);
-	free(m->slabel_ptrs);
 	free(m->maps);
 	free(m->map_ptrs);
 	free(m->locs);
@@ -651,11 +663,8 @@ static int msg_alloc(struct pp_msg *m, const struct pp *pp)
 	size_t nl = pp->nlocs ? pp->nlocs : 1, nn = pp->nlines ? pp->nlines : 1;
 	size_t nf = pp->nfuncs ? pp->nfuncs : 1;
 
-	m->samples = calloc(pp->nsamples ? pp->nsamples : 1, sizeof(*m->samples));
-	m->sample_ptrs = calloc(pp->nsamples ? pp->nsamples : 1, sizeof(*m->sample_ptrs));
 	m->labels = calloc(pp->nlabels ? pp->nlabels : 1, sizeof(*m->labels));
 	m->label_ptrs = calloc(pp->nlabels ? pp->nlabels : 1, sizeof(*m->label_ptrs));
-	m->slabel_ptrs = calloc(pp->nslabels ? pp->nslabels : 1, sizeof(*m->slabel_ptrs));
 	m->maps = calloc(pp->nmaps ? pp->nmaps : 1, sizeof(*m->maps));
 	m->map_ptrs = calloc(pp->nmaps ? pp->nmaps : 1, sizeof(*m->map_ptrs));
 	m->locs = calloc(nl, sizeof(*m->locs));
@@ -665,14 +674,13 @@ static int msg_alloc(struct pp_msg *m, const struct pp *pp)
 	m->funcs = calloc(nf, sizeof(*m->funcs));
 	m->func_ptrs = calloc(nf, sizeof(*m->func_ptrs));
 	m->strings = calloc(pp->strs.n ? pp->strs.n : 1, sizeof(*m->strings));
-	return m->samples && m->sample_ptrs && m->labels && m->label_ptrs && m->slabel_ptrs &&
-	       m->maps && m->map_ptrs && m->locs && m->loc_ptrs && m->lines && m->line_ptrs &&
+	return m->labels && m->label_ptrs && m->maps && m->map_ptrs && m->locs && m->loc_ptrs && m->lines && m->line_ptrs &&
 	       m->funcs && m->func_ptrs && m->strings ? 0 : -ENOMEM;
 }
 
-static void msg_samples(struct pp_msg *m, const struct pp *pp)
+static void msg_labels(struct pp_msg *m, const struct pp *pp)
 {
-	size_t i, loc = 0, lab = 0;
+	size_t i;
 
 	for (i = 0; i < pp->nlabels; i++) {
 		pb_label l = PERFTOOLS__PROFILES__LABEL__INIT;
@@ -682,22 +690,66 @@ static void msg_samples(struct pp_msg *m, const struct pp *pp)
 		m->labels[i] = l;
 		m->label_ptrs[i] = &m->labels[i];
 	}
-	for (i = 0; i < pp->nslabels; i++)
-		m->slabel_ptrs[i] = m->label_ptrs[pp->slabels[i]];
-	for (i = 0; i < pp->nsamples; i++) {
+}
+
+/* Packs a message into pp->packed, behind the tag and size of a field (field) of it. */
+static int pack_field(struct pp *pp, const ProtobufCMessage *msg, unsigned field, size_t *len)
+{
+	size_t size = protobuf_c_message_get_packed_size(msg), n = 0, v = size;
+
+	if (vec_reserve((void **)&pp->packed, &pp->packed_cap, size + 16, 1))
+		return -ENOMEM;
+	pp->packed[n++] = (uint8_t)(field << 3 | 2);	/* length-delimited */
+	do {
+		pp->packed[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	*len = n + protobuf_c_message_pack(msg, pp->packed + n);
+	return 0;
+}
+
+/*
+ * The samples, field 2 of the Profile, each packed and compressed in turn: their locations,
+ * functions and labels were all made by the first pass, so this one finds them.
+ */
+static int write_samples(struct pp *pp, const struct pp_msg *m, struct gz *g)
+{
+	const struct profile *p = pp->p;
+	pb_label *lp[LK_NR];
+	int64_t values[PP_MAX_TYPES];
+	uint32_t l[LK_NR];
+	size_t i, k, len;
+	int err, nl, t;
+
+	for (i = 0; i < p->n && !g->err; i++) {
 		pb_sample s = PERFTOOLS__PROFILES__SAMPLE__INIT;
 
-		s.location_id = pp->loc_ids + loc;
-		s.n_location_id = pp->sloc_end[i] - loc;
-		loc = pp->sloc_end[i];
-		s.value = pp->values + i * pp->v->ntypes;
+		if (!has_weight(&p->e[i]))
+			continue;
+		progress__update("compressing pprof", i, p->n);
+		err = sample_of(pp, &p->e[i], l, &nl);
+		if (!err && vec_reserve((void **)&pp->ids, &pp->ids_cap, pp->nrun, sizeof(*pp->ids)))
+			err = -ENOMEM;
+		if (err)
+			return err;
+		for (k = 0; k < pp->nrun; k++)
+			pp->ids[k] = pp->run[pp->nrun - 1 - k];
+		for (t = 0; t < pp->v->ntypes; t++)
+			values[t] = value_of(pp, pp->v->types[t].v, &p->e[i]);
+		for (t = 0; t < nl; t++)
+			lp[t] = m->label_ptrs[l[t] - 1];
+		s.location_id = pp->ids;
+		s.n_location_id = pp->nrun;
+		s.value = values;
 		s.n_value = pp->v->ntypes;
-		s.label = m->slabel_ptrs + lab;
-		s.n_label = pp->slab_end[i] - lab;
-		lab = pp->slab_end[i];
-		m->samples[i] = s;
-		m->sample_ptrs[i] = &m->samples[i];
+		s.label = lp;
+		s.n_label = nl;
+		err = pack_field(pp, &s.base, 2, &len);
+		if (err)
+			return err;
+		gz_put(g, pp->packed, len, false);
 	}
+	return g->err;
 }
 
 static void msg_locations(struct pp_msg *m, const struct pp *pp)
@@ -750,13 +802,19 @@ static void msg_locations(struct pp_msg *m, const struct pp *pp)
 	}
 }
 
-/* Assembles the message from what pp collected, packs and gzips it into out. */
+/*
+ * Assembles the message from what pp collected and writes it gzipped into out, as protobuf-c
+ * packs a whole Profile (fields in their order: sample types, samples, the rest) but with
+ * the samples packed one at a time.
+ */
 static int pp_write(struct pp *pp, FILE *out)
 {
 	const struct session *s = pp->p->s;
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	pb_profile head = PERFTOOLS__PROFILES__PROFILE__INIT;
 	pb_value_type period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	struct pp_msg m = { 0 };
+	struct gz g;
 	uint8_t *buf = NULL;
 	size_t i, len;
 	char unit[160];
@@ -779,12 +837,10 @@ static int pp_write(struct pp *pp, FILE *out)
 	m.strings[0] = "";
 	for (i = 1; i < pp->strs.n; i++)
 		m.strings[i] = pp->strs.strs[i];
-	msg_samples(&m, pp);
+	msg_labels(&m, pp);
 	msg_locations(&m, pp);
-	prof.sample_type = m.type_ptrs;
-	prof.n_sample_type = pp->v->ntypes;
-	prof.sample = m.sample_ptrs;
-	prof.n_sample = pp->nsamples;
+	head.sample_type = m.type_ptrs;
+	head.n_sample_type = pp->v->ntypes;
 	prof.mapping = m.map_ptrs;
 	prof.n_mapping = pp->nmaps;
 	prof.location = m.loc_ptrs;
@@ -800,14 +856,26 @@ static int pp_write(struct pp *pp, FILE *out)
 	prof.comment = &m.comment;
 	prof.n_comment = m.comment ? 1 : 0;
 	prof.default_sample_type = m.types[def].type;
+	err = gz_open(&g, out);
+	if (err)
+		goto out;
 	len = protobuf_c_message_get_packed_size(&prof.base);
+	if (protobuf_c_message_get_packed_size(&head.base) > len)
+		len = protobuf_c_message_get_packed_size(&head.base);
 	buf = malloc(len ? len : 1);
 	if (!buf) {
 		err = -ENOMEM;
-		goto out;
+		goto close;
 	}
-	protobuf_c_message_pack(&prof.base, buf);
-	err = write_gzip(buf, len, out);
+	/* the sample types: Profile's field 1, whose packing is one message of them alone */
+	gz_put(&g, buf, protobuf_c_message_pack(&head.base, buf), false);
+	err = write_samples(pp, &m, &g);
+	if (!err) {
+		gz_put(&g, buf, protobuf_c_message_pack(&prof.base, buf), true);
+		err = g.err;
+	}
+close:
+	gz_close(&g);
 out:
 	free(buf);
 	msg_free(&m);
@@ -828,11 +896,8 @@ static void pp_free(struct pp *pp)
 	free(pp->locs);
 	free(pp->maps);
 	free(pp->labels);
-	free(pp->loc_ids);
-	free(pp->values);
-	free(pp->slabels);
-	free(pp->sloc_end);
-	free(pp->slab_end);
+	free(pp->ids);
+	free(pp->packed);
 }
 
 int out_pprof(struct profile *p, FILE *out)
@@ -858,9 +923,14 @@ int out_pprof(struct profile *p, FILE *out)
 		pp.host_label = label(&pp, LK_HOST, host);
 		err = pp.host_label ? 0 : -ENOMEM;
 	}
+	/* the first pass makes every location, function and label, in the order they come */
 	for (i = 0; !err && i < p->n; i++) {
+		uint32_t l[LK_NR];
+		int nl;
+
 		progress__update("writing pprof", i, p->n);
-		err = add_sample(&pp, &p->e[i]);
+		if (has_weight(&p->e[i]))
+			err = sample_of(&pp, &p->e[i], l, &nl);
 	}
 	if (!err)
 		err = pp_write(&pp, out);
