@@ -14,13 +14,25 @@ export LD_LIBRARY_PATH="$PWD/$BD/lib:$PWD/$BD/lib-cuda"
 mkdir -p "$O"
 fail() { echo "FAIL pack: $*"; exit 1; }
 
-# wall seconds and the child's peak RSS (MiB) of a command: "SECONDS MIB"
+# wall seconds and the peaks of the child's resident memory, anonymous and file-backed (MiB;
+# file pages are the mapped ELF files' read-only pages, shared with the page cache)
 measure() {
 	python3 - "$@" <<'EOF'
-import resource, subprocess, sys, time
+import subprocess, sys, time
 t = time.time()
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
-print(f"{time.time() - t:.2f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} rc={r.returncode}")
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+peak = {}
+while p.poll() is None:
+    try:
+        for l in open(f"/proc/{p.pid}/status"):
+            k = l.split(":")[0]
+            if k in ("VmRSS", "RssAnon", "RssFile"):
+                peak[k] = max(peak.get(k, 0), int(l.split()[1]) // 1024)
+    except OSError:
+        pass
+    time.sleep(0.002)
+print(f"{time.time() - t:.2f} s, peak rss {peak.get('VmRSS', 0)} MiB "
+      f"(anon {peak.get('RssAnon', 0)}, file {peak.get('RssFile', 0)}) rc={p.returncode}")
 EOF
 }
 
@@ -35,6 +47,7 @@ rm -f "$O/elf.xpa" "$O/again.xpa"
 
 # the host's reports, from its own files (the pack set aside)
 mv "$O/train.xpu.xpa" "$O/train.pack"
+echo "== report -F folded, host files: $(measure "$B/xpu-report" -F folded -o /dev/null "$O/train.xpu")"
 "$B/xpu-report" -F folded "$O/train.xpu" >"$O/host.folded" 2>"$O/host.err" || fail "host folded"
 "$B/xpu-report" -F text "$O/train.xpu" >"$O/host.text" 2>>"$O/host.err" || fail "host text"
 mv "$O/train.pack" "$O/train.xpu.xpa"
@@ -42,6 +55,9 @@ mv "$O/train.pack" "$O/train.xpu.xpa"
 "$B/xpu-report" -F folded --no-host-files "$O/train.xpu" >"$O/pack.folded" 2>/dev/null
 "$B/xpu-report" -F text --no-host-files "$O/train.xpu" >"$O/pack.text" 2>/dev/null
 echo "== here, pack vs host files: folded $(diff "$O/host.folded" "$O/pack.folded" | grep -c '^[<>]') lines differ, text $(diff "$O/host.text" "$O/pack.text" | grep -c '^[<>]')"
+# the folded output is tens of MB: its digest comes back, for the CPU machine to compare
+echo "== host folded: $(sha256sum <"$O/host.folded" | cut -c1-64) $(wc -l <"$O/host.folded") lines"
+rm -f "$O/host.folded"
 grep -E "^# (stacks|  )" "$O/host.text" | head -4
 rm -f "$O/pack.folded" "$O/pack.text" "$O/record.out" "$O/record.err" "$O/host.err"
 # the shipped PyTorch traces' packs, where this host has their files (same build-ids)
