@@ -79,10 +79,10 @@ sed -n '/^# top gpu launch sites/,/^$/p' "$out/torch.text" | awk '$1 ~ /%$/ && n
 	printf "   %7s %9s us  %s\n", $1, $2, substr($0, index($0, $6), 80) }'
 "$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time "$T/torch-python.xpu" \
 	>"$out/torch.folded"
-echo "   GPU time by the innermost Python function above it and the kernel (us):"
-awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); py = "(no Python frame)"
-	for (i = 1; i <= n; i++) if (f[i] ~ /\.py\)$/) py = f[i]
-	by[py " > " substr(f[n], 1, 60)] += w }
+echo "   GPU time from the script's innermost line of code through PyTorch's Python to the kernel (us):"
+awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); own = ""; py = "(no Python frame)"
+	for (i = 1; i <= n; i++) if (f[i] ~ /\.py\)$/) { py = f[i]; if (f[i] ~ /\(torch_train\.py\)$/) own = f[i] }
+	by[(own == "" || own == py ? "" : own " > ... > ") py " > " substr(f[n], 1, 50)] += w }
 	END { for (k in by) printf "%8d  %s\n", by[k], k }' "$out/torch.folded" | sort -nr | awk 'NR <= 4'
 echo "   (backward kernels are under the forward function that made their node: section 5)"
 grep -q 'train_step (torch_train\.py)' "$out/torch.folded" || die "no train_step frame in $T/torch-python.xpu"
