@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "base/warn.h"
 #include "safe_open.h"
 #include "sym/debuginfod_fetch.h"
 #include "sym/file_lookup.h"
@@ -24,13 +26,33 @@ void file_lookup__hex(const struct tr_dso *d, char hex[2 * XPU_BUILD_ID_MAX + 1]
 }
 
 /*
+ * Out of descriptors is not "no such file": said once, with the limit, so a report whose
+ * frames lost their names says why (the symbolizer and unwinder keep few open: see
+ * symbolize.c's shared file slots and unwind.c's session budget).
+ */
+static int open_checked(const char *path)
+{
+	int fd = safe_open__ro(path, NULL);
+	struct rlimit rl;
+
+	if (fd == -EMFILE || fd == -ENFILE) {
+		getrlimit(RLIMIT_NOFILE, &rl);
+		warn__once("warning: out of file descriptors (%s, ulimit -n %llu): files were left "
+			   "unread and their frames unnamed; raise the limit",
+			   fd == -EMFILE ? "this process's" : "the system's",
+			   (unsigned long long)rl.rlim_cur);
+	}
+	return fd;
+}
+
+/*
  * 1: matches, 0: no such file (or one safe_open.h refuses: a device, FIFO, directory, empty
  * or pseudo-filesystem file), -1: exists but its build-id differs (or it has none)
  */
 static int check_file(const struct tr_dso *d, const char *path)
 {
 	uint8_t id[XPU_BUILD_ID_MAX];
-	int fd = safe_open__ro(path, NULL), n;
+	int fd = open_checked(path), n;
 
 	if (fd < 0)
 		return 0;
@@ -222,7 +244,7 @@ void found_file__free(struct found_file *f)
 
 Elf *file_lookup__open_elf(const char *path, int *fd)
 {
-	*fd = safe_open__ro(path, NULL);
+	*fd = open_checked(path);
 	return file_lookup__elf_fd(fd);
 }
 
