@@ -30,7 +30,16 @@
  *                         and root, and another process's root, reached through /proc
  *   names OUT             a host, command line and thread name of 1 MiB each, and a kernel
  *                         with an empty name (pprof failed "out of memory" on it)
- * Every DSO is mapped by pid 100 and sampled once (spanmaps and threads map their own).
+ *   pids OUT [P [D [T]]]  P processes (20,000) of no name, each with a mapping of one file
+ *                         and one sample in one stack of D addresses (250) in it, frames
+ *                         named by a 190-byte file name; and T threads (20,000) of pid 100,
+ *                         one sample each in a stack of 1,024: each process's stack is
+ *                         symbolized apart, each thread a pprof sample. The outputs grew as
+ *                         processes (or threads) times depth: folded held every line's text
+ *                         before the first was written, svg a node per frame of every
+ *                         process, pprof every sample's locations (gigabytes for a 166 KB
+ *                         trace; issue 31)
+ * Every DSO is mapped by pid 100 and sampled once (spanmaps, threads and pids map their own).
  */
 #include <elf.h>
 #include <stdio.h>
@@ -358,6 +367,46 @@ static void threads(void)
 	}
 }
 
+static void pids(uint32_t npids, uint32_t depth, uint32_t nthreads)
+{
+	enum { DEPTH = 1024 };
+	struct xpu_rec_dso d = { .id = 1, .kind = XPU_DSO_ELF };
+	struct xpu_rec_mapping m = { .ts_ns = T0, .dso_id = 1, .prot = 5,
+				     .start = 0x7f0000000000ull, .end = 0x7f0000100000ull };
+	struct xpu_rec_cpu_sample s = { 0 };
+	static uint64_t ips[DEPTH];
+	char path[256] = "/nonexistent/lib";
+	uint32_t i;
+
+	/* frames named "libddd...ddd.so+0x40": a folded line of 250 frames is 50 KB */
+	memset(path + 16, 'd', 190);
+	strcpy(path + 206, ".so");
+	d.path_str = str(path);
+	rec(XPU_REC_DSO, &d, sizeof(d), 0);
+	for (i = 0; i < depth && i < DEPTH; i++)
+		ips[i] = m.start + i * 64;
+	s.stack_id = stack(ips, 0, i);
+	/* no TASK records: each process is "[pid N]", a root of its own in folded and svg */
+	for (i = 0; i < npids; i++) {
+		m.pid = 1000 + i;
+		rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+		s.ts_ns = T0 + 1000 + i;
+		s.pid = s.tid = m.pid;
+		rec(XPU_REC_CPU_SAMPLE, &s, sizeof(s), s.ts_ns);
+	}
+	/* pprof's samples are per thread: a deepest stack symbolized once, written per thread */
+	for (i = 0; i < DEPTH; i++)
+		ips[i] = m.start + i * 64;
+	s.stack_id = stack(ips, 0, DEPTH);
+	m.pid = s.pid = 100;
+	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	for (i = 0; i < nthreads; i++) {
+		s.ts_ns = T0 + 1000 + npids + i;
+		s.tid = 100000 + i;
+		rec(XPU_REC_CPU_SAMPLE, &s, sizeof(s), s.ts_ns);
+	}
+}
+
 /* names(): 1 MiB names for the session, set before it is written */
 static void long_names(void)
 {
@@ -392,7 +441,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
-			"names|threads|dsowarn|procpaths OUT [ARG]\n");
+			"names|threads|dsowarn|samefile|procpaths|pids OUT [ARG]\n");
 		return 2;
 	}
 	open_trace(argv[2], &wo);
@@ -421,6 +470,10 @@ int main(int argc, char **argv)
 		samefile(argv[3]);
 	else if (!strcmp(argv[1], "procpaths") && argc == 4)
 		procpaths(argv[3]);
+	else if (!strcmp(argv[1], "pids"))
+		pids(argc >= 4 ? strtoul(argv[3], NULL, 10) : 20000,
+		     argc >= 5 ? strtoul(argv[4], NULL, 10) : 250,
+		     argc >= 6 ? strtoul(argv[5], NULL, 10) : 20000);
 	else
 		die("arguments");
 	if (trace_writer__close(w))

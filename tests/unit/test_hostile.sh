@@ -6,7 +6,8 @@
 # Then issue 28, resource exhaustion from small files, each report under limits (lim): a
 # mapping over the whole address space, archive entries decompressed per DSO record, work past
 # --max-output, `archive` warnings per DSO record, long names in text and info, an empty
-# kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file.
+# kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file
+# and many processes on deep stacks.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -198,6 +199,32 @@ grep "victim" "$T/st.proc" && bad "/proc paths opened"
 	bad "20,000 records of one file: exit $?: $(head -1 "$T/err")"
 [ "$(wc -l <"$T/same.folded")" = 1 ] && grep -q " 20000$" "$T/same.folded" ||
 	bad "20,000 records of one file, 256 descriptors: not one name: $(head -3 "$T/same.folded")"
+
+# 12. issue 31: 20,000 processes of no name on one stack of 250 frames (each a root of its own
+#     in folded and svg, each symbolized apart) and 20,000 threads on one of 1,024 (each a
+#     pprof sample), in 166 KB. The outputs grew as processes (or threads) times depth, for
+#     a few lines drawn: folded held every line's text before writing (1 GB), svg a node per
+#     frame of every process (1.7 GB), pprof every sample's locations (460 MB). Now folded
+#     writes each line as it comes, svg makes only the nodes it draws, pprof packs each
+#     sample as it writes it; the rest is the symbolized stacks, as for any output.
+"$T/make_hostile" pids "$T/pids.xpu" || exit 1
+for f in folded svg pprof chrome jsonl text; do
+	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
+	lim "$R" -F $f --max-output=1M -o "$T/pids.$f" "$T/pids.xpu" 2>"$T/err"
+	rc=$?
+	size=$(cat "$T/pids.$f" 2>/dev/null | wc -c)
+	case $f in
+	# megabytes of lines or events: cut at --max-output, said once
+	folded | chrome | jsonl)
+		[ $rc = 1 ] && [ "$size" -le $((1 << 20)) ] &&
+			[ "$(grep -c "passed --max-output=1048576" "$T/err")" = 1 ] ;;
+	# pid 100's thread samples, half the weight: its 1,025 frames are all the graph draws
+	svg)
+		[ $rc = 0 ] && grep -q "<title>victim (20000 samples, 50.00%)" "$T/pids.svg" &&
+			[ "$(grep -c "^<g><title>" "$T/pids.svg")" = 1026 ] ;;
+	*)	[ $rc = 0 ] && [ "$size" -gt 0 ] ;;
+	esac || bad "pids: -F $f: exit $rc, $size bytes: $(head -c 300 "$T/err")"
+done
 
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
