@@ -39,7 +39,7 @@ struct flame {
 	size_t nn, cap;
 	struct kmap child;	/* {parent, name id} -> node */
 	uint32_t max_depth;
-	size_t nodes;		/* of the whole tree: those too narrow to draw are not all made */
+	size_t nodes;		/* of the whole tree, whose narrowest are not all made */
 };
 
 static int node_child(struct flame *f, uint32_t parent, const char *name, size_t len,
