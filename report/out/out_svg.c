@@ -88,37 +88,65 @@ static int cmp_frames(const void *a, const void *b, void *arg)
 	}
 }
 
+#define NO_NODE UINT32_MAX
+
 /*
- * How many frames of each row the tree is to hold (keep[]): those of the nodes draw_node
- * draws, at least MIN_WIDTH_PX wide at scale, and the first too narrow, whose width still
- * moves its later siblings right; found before any node is made. With the rows in frame
- * order, a node's rows are adjacent: one walk with a stack of the open nodes gives each
- * node's weight as it closes, and a node too narrow cuts its rows after itself. A flame graph
- * of many processes on deep stacks was as many nodes as their frames, gigabytes for a few
- * frames drawn; now the tree holds the frames drawn (at most 11,800 a level) and a node per
- * row at most, and this walk the rows' order and a stack of the depth. *nodes: every node
- * of the whole tree, *kept: those wide enough.
+ * A walk over the rows in frame order (cmp_frames), where a node's rows are adjacent: with a
+ * stack of the open nodes, each node's weight is known as it closes, before any node is
+ * made. A node is kept when it weighs at least min_w, or (keep_matched) when its path is a
+ * node of the tree other. Each row's frames up to the first node not kept, that one
+ * included (its width still moves its later siblings right), go to keep[] (when not NULL).
+ * With gain (and other), the largest change of share of a node not kept from other's node
+ * of its path. A flame graph of many processes on deep stacks was as many nodes as their
+ * frames, gigabytes for a few frames drawn; the walk holds the rows' order and the stack.
  */
-static int flame_prune(const struct folded *fo, double scale, uint32_t max_depth,
-		       uint32_t *keep, size_t *nodes, size_t *kept)
+struct walk {
+	const struct folded *fo;
+	const uint32_t *order;
+	double min_w, total;		/* total: the rows' weight */
+	struct flame *other;
+	bool keep_matched, gain;
+	uint32_t *keep;
+	size_t nodes, kept;		/* every node of the whole tree; those kept */
+	double max_gain;
+};
+
+/* other's child of parent with the name of frame (NO_NODE: none); 0 or -ENOMEM */
+static int other_child(struct walk *w, uint32_t parent, uint32_t frame, uint32_t *out)
 {
-	uint32_t *order = malloc((fo->n ? fo->n : 1) * sizeof(*order)), od = 0, prev = 0, c, d;
+	const char *name = strpool__str(w->fo->names, frame);
+	uint32_t id;
+	const uint32_t *v;
+
+	*out = NO_NODE;
+	if (parent == NO_NODE)
+		return 0;
+	id = strpool__intern(&w->other->names, name, strlen(name));
+	if (!id)
+		return -ENOMEM;
+	v = kmap__get(&w->other->child, parent, id);
+	*out = v ? *v : NO_NODE;
+	return 0;
+}
+
+static int flame_walk(struct walk *w, uint32_t max_depth)
+{
+	const struct folded *fo = w->fo;
 	size_t *start = malloc((max_depth + 1) * sizeof(*start)), i, q;
-	double *w = malloc((max_depth + 1) * sizeof(*w));
+	double *wt = malloc((max_depth + 1) * sizeof(*wt));
+	uint32_t *m = malloc((max_depth + 1) * sizeof(*m)), od = 0, prev = 0, c, d;
 	int err = 0;
 
-	*nodes = *kept = 0;
-	if (!order || !start || !w) {
+	w->nodes = w->kept = 0;
+	w->max_gain = 0;
+	if (!start || !wt || !m) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < fo->n; i++) {
-		order[i] = (uint32_t)i;
-		keep[i] = folded__depth(fo, i);
-	}
-	qsort_r(order, fo->n, sizeof(*order), cmp_frames, (void *)fo);
-	for (i = 0; i <= fo->n; i++) {
-		uint32_t r = i < fo->n ? order[i] : 0, nr = i < fo->n ? folded__depth(fo, r) : 0;
+	for (i = 0; w->keep && i < fo->n; i++)
+		w->keep[i] = folded__depth(fo, i);
+	for (i = 0; i <= fo->n && !err; i++) {
+		uint32_t r = i < fo->n ? w->order[i] : 0, nr = i < fo->n ? folded__depth(fo, r) : 0;
 
 		for (c = 0; i && c < od && c < nr &&
 			    folded__frame(fo, r, c) == folded__frame(fo, prev, c); c++)
@@ -127,62 +155,66 @@ static int flame_prune(const struct folded *fo, double scale, uint32_t max_depth
 		while (od > c) {
 			d = --od;
 			if (d)
-				w[d - 1] += w[d];
-			++*nodes;
-			/* sums in another order than the tree's may round otherwise: some slack */
-			if (w[d] * scale >= MIN_WIDTH_PX * 0.999) {
-				++*kept;
+				wt[d - 1] += wt[d];
+			w->nodes++;
+			if (wt[d] >= w->min_w || (w->keep_matched && m[d] != NO_NODE)) {
+				w->kept++;
 				continue;
 			}
-			for (q = start[d]; q < i; q++)
-				keep[order[q]] = d + 1;
+			for (q = start[d]; w->keep && q < i; q++)
+				w->keep[w->order[q]] = d + 1;
+			if (w->gain && m[d] != NO_NODE)
+				w->max_gain = fmax(w->max_gain, fabs(100.0 * wt[d] / w->total -
+					100.0 * w->other->n[m[d]].weight / w->other->n[0].weight));
 		}
 		if (i == fo->n)
 			break;
-		for (d = c; d < nr; d++) {
+		for (d = c; d < nr && !err; d++) {
 			start[d] = i;
-			w[d] = 0;
+			wt[d] = 0;
+			m[d] = NO_NODE;
+			if (w->other)
+				err = other_child(w, d ? m[d - 1] : 0, folded__frame(fo, r, d), &m[d]);
 		}
 		od = nr;
-		w[nr - 1] += fo->rows[r].weight;
+		wt[nr - 1] += fo->rows[r].weight;
 		prev = r;
 	}
 out:
-	free(order);
 	free(start);
-	free(w);
+	free(wt);
+	free(m);
 	return err;
 }
 
+/* The rows in frame order, or NULL. */
+static uint32_t *frame_order(const struct folded *fo)
+{
+	uint32_t *order = malloc((fo->n ? fo->n : 1) * sizeof(*order));
+	size_t i;
+
+	if (!order)
+		return NULL;
+	for (i = 0; i < fo->n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, fo->n, sizeof(*order), cmp_frames, (void *)fo);
+	return order;
+}
+
 /*
- * The tree of the rows, children in the order they first come (the rows are sorted bytewise):
- * with prune, only the nodes wide enough to draw, else every node. *frames: the nodes drawn
- * at most (the root included).
+ * The tree of the rows, children in the order they first come (the rows are sorted
+ * bytewise): of each row keep[] frames, or every frame without keep.
  */
-static int flame_build(struct flame *f, const struct folded *fo, bool prune, size_t *frames)
+static int flame_build(struct flame *f, const struct folded *fo, const uint32_t *keep)
 {
 	struct node root = { 0 };
-	uint32_t *keep = NULL;
-	size_t i, nodes = 0, kept = 0;
-	double total = 0;
+	size_t i;
 	int err = 0;
 
 	root.name = strpool__intern(&f->names, "all", 3);
 	if (!root.name || VEC_PUSH(f->n, f->nn, f->cap, root))
 		return -ENOMEM;
-	for (i = 0; i < fo->n; i++) {
-		total += fo->rows[i].weight;
-		if (folded__depth(fo, i) > f->max_depth)
-			f->max_depth = folded__depth(fo, i);
-	}
-	if (prune && total > 0) {
-		keep = malloc((fo->n ? fo->n : 1) * sizeof(*keep));
-		err = keep ? flame_prune(fo, (IMG_WIDTH - 2.0 * PAD_X) / total, f->max_depth, keep,
-					 &nodes, &kept) : -ENOMEM;
-		f->nodes = nodes + 1;
-		*frames = kept + 1;
-	}
-	for (i = 0; !err && i < fo->n; i++) {
+	for (i = 0; i < fo->n && !err; i++) {
 		uint32_t n = keep ? keep[i] : folded__depth(fo, i), k, cur = 0;
 
 		f->n[0].weight += fo->rows[i].weight;
@@ -195,9 +227,22 @@ static int flame_build(struct flame *f, const struct folded *fo, bool prune, siz
 		}
 	}
 	if (!keep)
-		*frames = f->nodes = f->nn;
-	free(keep);
+		f->nodes = f->nn;
 	return err;
+}
+
+/* The deepest row's frames, and the rows' weight. */
+static void rows_extent(const struct folded *fo, uint32_t *max_depth, double *total)
+{
+	size_t i;
+
+	*max_depth = 0;
+	*total = 0;
+	for (i = 0; i < fo->n; i++) {
+		*total += fo->rows[i].weight;
+		if (folded__depth(fo, i) > *max_depth)
+			*max_depth = folded__depth(fo, i);
+	}
 }
 
 /* ---- escaping ----------------------------------------------------------------------------- */
@@ -579,29 +624,44 @@ static void flame_free(struct flame *f)
 #define FRAME_MIN_BYTES 100
 
 /*
- * One profile's folded lines as a flame tree, with prune only the nodes drawn; 0, -ENOMEM, or
- * -EFBIG (said here) for more frames to draw than --max-output holds. flame_free either way.
+ * The flame tree of fo with the nodes draw_node draws, at least MIN_WIDTH_PX wide (and the
+ * first narrower on each row), and the walk that found them (order and keep its arrays,
+ * freed by the caller). 0, -ENOMEM, or -EFBIG (said here) for more frames to draw than
+ * --max-output holds.
  */
-static int flame_of(struct flame *f, struct profile *p, bool prune, size_t *nlines)
+static int flame_drawn(struct flame *f, const struct folded *fo, const struct report_opts *o,
+		       struct walk *w)
 {
-	const struct report_opts *o = p->s->opts;
 	uint64_t max = o->max_output_bytes ? o->max_output_bytes : REPORT_MAX_OUTPUT_DEFAULT;
-	struct folded fo;
-	size_t frames = 0;
-	int err;
+	int err = 0;
 
-	err = folded__build(p, &fo);
-	if (!err)
-		err = flame_build(f, &fo, prune, &frames);
-	*nlines = fo.n;
-	folded__release(&fo);
-	if (!err && prune && max != UINT64_MAX && frames > max / FRAME_MIN_BYTES) {
+	w->fo = fo;
+	rows_extent(fo, &f->max_depth, &w->total);
+	if (!(w->total > 0))
+		return flame_build(f, fo, NULL);
+	/* sums in another order than the tree's may round otherwise: some slack */
+	w->min_w = MIN_WIDTH_PX * 0.999 * w->total / (IMG_WIDTH - 2.0 * PAD_X);
+	w->order = frame_order(fo);
+	w->keep = malloc((fo->n ? fo->n : 1) * sizeof(*w->keep));
+	if (!w->order || !w->keep)
+		return -ENOMEM;
+	err = flame_walk(w, f->max_depth);
+	if (err)
+		return err;
+	f->nodes = w->nodes + 1;
+	if (max != UINT64_MAX && w->kept + 1 > max / FRAME_MIN_BYTES) {
 		fprintf(stderr, "xpu-report: error: the flame graph has %zu frames to draw, more than "
 			"--max-output=%llu bytes hold: narrow it with --time-range=START,END (seconds) "
-			"or --pid=PID, or raise --max-output\n", frames, (unsigned long long)max);
-		err = -EFBIG;
+			"or --pid=PID, or raise --max-output\n", w->kept + 1, (unsigned long long)max);
+		return -EFBIG;
 	}
-	return err;
+	return flame_build(f, fo, w->keep);
+}
+
+static void walk_free(struct walk *w)
+{
+	free((void *)w->order);
+	free(w->keep);
 }
 
 int out_svg(struct profile *p, FILE *out)
@@ -610,10 +670,17 @@ int out_svg(struct profile *p, FILE *out)
 	struct draw d = { .p = p, .f = &f, .out = out, .color = name_color, .tip = weight_tip };
 	struct svg_titles t = { .title = "Flame graph: ", .file = { p->s->opts->input },
 				.what = view_name(p->s) };
-	size_t n = 0;
+	struct folded fo;
+	struct walk w = { 0 };
+	size_t n;
 	int err;
 
-	err = flame_of(&f, p, true, &n);
+	err = folded__build(p, &fo);
+	if (!err)
+		err = flame_drawn(&f, &fo, p->s->opts, &w);
+	n = fo.n;
+	walk_free(&w);
+	folded__release(&fo);
 	if (err)
 		goto out;
 	if (!n)
@@ -717,6 +784,36 @@ static int match_nodes(struct flame *nf, struct flame *bf, uint32_t **match)
 	return 0;
 }
 
+/*
+ * The base's tree of a differential graph: the nodes whose path is a node of the new tree
+ * (their shares are compared), and those with at least half DIFF_FULL_MIN of the base (the
+ * only ones against which a new node too narrow to draw can change by more).
+ */
+static int base_tree(struct flame *bf, const struct folded *fo, struct flame *nf)
+{
+	struct walk w = { .fo = fo, .other = nf, .keep_matched = true };
+	int err;
+
+	rows_extent(fo, &bf->max_depth, &w.total);
+	if (!(w.total > 0))
+		return flame_build(bf, fo, NULL);
+	w.min_w = DIFF_FULL_MIN / 2 / 100 * w.total;
+	w.order = frame_order(fo);
+	w.keep = malloc((fo->n ? fo->n : 1) * sizeof(*w.keep));
+	err = w.order && w.keep ? flame_walk(&w, bf->max_depth) : -ENOMEM;
+	if (!err) {
+		bf->nodes = w.nodes + 1;
+		err = flame_build(bf, fo, w.keep);
+	}
+	walk_free(&w);
+	return err;
+}
+
+/*
+ * Both trees hold only what the graph needs: the new one the nodes drawn (flame_drawn), the
+ * base's those (base_tree); a node of new not made changes the colour scale (dp.full) as
+ * much as it did, found by a second walk over new's rows.
+ */
 int out_svg_diff(struct profile *const side[2], FILE *out)
 {
 	struct flame f = { 0 }, bf = { 0 };
@@ -731,14 +828,32 @@ int out_svg_diff(struct profile *const side[2], FILE *out)
 		.legend = { "grew", "shrank" },
 		.legend_fill = { "rgb(255,80,80)", "rgb(80,80,255)" },
 	};
-	size_t n = 0, nb = 0, i;
+	struct folded fo = { 0 }, bfo = { 0 };
+	struct walk w = { 0 };
+	size_t n = 0, i;
 	int err;
 
-	err = flame_of(&f, side[1], false, &n);
+	err = folded__build(side[1], &fo);
 	if (!err)
-		err = flame_of(&bf, side[0], false, &nb);
+		err = flame_drawn(&f, &fo, side[1]->s->opts, &w);
+	if (!err)
+		err = folded__build(side[0], &bfo);
+	if (!err)
+		err = base_tree(&bf, &bfo, &f);
 	if (!err)
 		err = match_nodes(&f, &bf, &dp.match);
+	if (!err && w.order) {
+		free(w.keep);
+		w.keep = NULL;
+		w.other = &bf;
+		w.gain = true;
+		err = flame_walk(&w, f.max_depth);
+		dp.full = fmax(dp.full, w.max_gain);
+	}
+	n = fo.n;
+	walk_free(&w);
+	folded__release(&fo);
+	folded__release(&bfo);
 	if (err)
 		goto out;
 	for (i = 1; i < f.nn; i++)

@@ -204,9 +204,9 @@ grep "victim" "$T/st.proc" && bad "/proc paths opened"
 #     in folded and svg, each symbolized apart) and 20,000 threads on one of 1,024 (each a
 #     pprof sample), in 166 KB. The outputs grew as processes (or threads) times depth, for
 #     a few lines drawn: folded held every line's text before writing (1 GB), svg a node per
-#     frame of every process (1.7 GB), pprof every sample's locations (460 MB). Now folded
-#     writes each line as it comes, svg makes only the nodes it draws, pprof packs each
-#     sample as it writes it; the rest is the symbolized stacks, as for any output.
+#     frame of every process (1.7 GB; twice in a diff), pprof every sample's locations (460
+#     MB). Now folded writes each line as it comes, svg makes only the nodes it draws, pprof
+#     packs each sample as it writes it; the rest is the symbolized stacks, as for any output.
 "$T/make_hostile" pids "$T/pids.xpu" || exit 1
 for f in folded svg pprof chrome jsonl text; do
 	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
@@ -225,6 +225,11 @@ for f in folded svg pprof chrome jsonl text; do
 	*)	[ $rc = 0 ] && [ "$size" -gt 0 ] ;;
 	esac || bad "pids: -F $f: exit $rc, $size bytes: $(head -c 300 "$T/err")"
 done
+# a differential graph of the trace against itself: the same frames, none changed (grey)
+lim "$R" diff -F svg -o "$T/pids-diff.svg" "$T/pids.xpu" "$T/pids.xpu" 2>"$T/err"
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c '^<g><title>.*fill="rgb(235,235,235)"' "$T/pids-diff.svg")" = 1026 ] ||
+	bad "pids: diff -F svg: exit $rc: $(head -c 300 "$T/err")"
 
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
