@@ -450,6 +450,15 @@ int trace_reader__next(struct trace_reader *r, struct trace_record *rec)
 	}
 }
 
+void trace_reader__stop(struct trace_reader *r, const char *reason)
+{
+	if (r->st.end != TRACE_END_NONE)
+		return;
+	if (r->st.records)
+		r->st.records--;
+	set_end(r, TRACE_END_LIMIT, "%s", reason);
+}
+
 const struct trace_reader_status *trace_reader__status(const struct trace_reader *r)
 {
 	return &r->st;

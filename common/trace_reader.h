@@ -29,6 +29,7 @@ enum trace_reader_end {
 	TRACE_END_NO_TRAILER = 2,	/* frames ended at EOF without a trailer (crash, kill) */
 	TRACE_END_TRUNCATED = 3,	/* the file ended inside a frame or the trailer */
 	TRACE_END_CORRUPT = 4,		/* bad magic, CRC, size or compressed data */
+	TRACE_END_LIMIT = 5,		/* the caller stopped reading (trace_reader__stop) */
 };
 
 struct trace_reader_status {
@@ -55,6 +56,12 @@ struct trace_reader *trace_reader__open_mem(const void *data, size_t size, char 
 
 /* 1: a record was returned; 0: no more records (see status); never fails hard. */
 int trace_reader__next(struct trace_reader *r, struct trace_record *rec);
+
+/*
+ * The caller stops reading before the end, without taking the record last returned (it is
+ * not counted): the end is TRACE_END_LIMIT, with reason, and next() returns 0 from now on.
+ */
+void trace_reader__stop(struct trace_reader *r, const char *reason);
 
 const struct trace_reader_status *trace_reader__status(const struct trace_reader *r);
 const struct xpu_file_header *trace_reader__header(const struct trace_reader *r);

@@ -599,6 +599,9 @@ static const char archive_usage[] =
 	"                       report option works later, e.g. --inline; much larger)\n"
 	"      --debuginfo      with --elf: also keep .debug_* sections (inline frames)\n"
 	"      --symfs=DIR      also look for binaries under DIR\n"
+	"      --max-records=SIZE  read records while they hold at most SIZE bytes of memory\n"
+	"                       (as xpu-report: default 64 times the trace's size, 32M to 2G;\n"
+	"                       0: no limit); past it the pack is of what was read, exit 1\n"
 	"  -v, --verbose        list what is packed\n"
 	"  -h, --help           this text\n";
 
@@ -609,6 +612,7 @@ int archive__main(int argc, char **argv)
 		{ "elf", no_argument, NULL, 'e' },
 		{ "debuginfo", no_argument, NULL, 'd' },
 		{ "symfs", required_argument, NULL, 's' },
+		{ "max-records", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -645,6 +649,13 @@ int archive__main(int argc, char **argv)
 		case 's':
 			o.symfs = optarg;
 			break;
+		case 'm':
+			if (report__parse_size(optarg, &o.max_records_bytes)) {
+				fprintf(stderr, "xpu-report: bad --max-records '%s': expected bytes, with an optional K, M or G suffix\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'v':
 			o.verbose++;
 			break;
@@ -677,11 +688,14 @@ int archive__main(int argc, char **argv)
 	if (!output && asprintf(&out_path, "%s.xpa", o.input) < 0)
 		return 1;
 	output = output ? output : out_path;
-	if (trace__load(&t, o.input, err_buf, sizeof(err_buf))) {
+	if (trace__load_max(&t, o.input, o.max_records_bytes, err_buf, sizeof(err_buf))) {
 		fprintf(stderr, "xpu-report: %s\n", err_buf);
 		free(out_path);
 		return 1;
 	}
+	/* the pack of the records read is written, and the exit says it is not the trace's */
+	if (t.st.end == TRACE_END_LIMIT)
+		report__say_incomplete(&t, NULL);
 	/* symbolizing and unwinding here finds the files, and the DWARF stacks' DSOs */
 	err = session__setup(&ses, &t, &o);
 	set_up = true;
@@ -743,7 +757,7 @@ int archive__main(int argc, char **argv)
 		       "addresses, %zu stack walks), %.1f KiB%s\n", output, pc.files, plan.needed,
 		       plan.needed == 1 ? "" : "s", pc.addrs, pc.walks, comp / 1024.0,
 		       missing ? "; the others are missing here (see above)" : "");
-	ret = 0;
+	ret = t.st.end == TRACE_END_LIMIT;
 	goto out;
 out_nomem:
 	fprintf(stderr, "xpu-report: out of memory\n");

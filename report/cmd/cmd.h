@@ -26,9 +26,17 @@ int archive__main(int argc, char **argv);
  */
 int report__parse_options(int argc, char **argv, struct report_opts *o);
 /*
+ * --max-output, --archive-max, --max-records: bytes, with an optional K, M or G suffix, into
+ * *out (0: none, UINT64_MAX). 0 or -EINVAL.
+ */
+int report__parse_size(const char *arg, uint64_t *out);
+/* The one line for a trace read only up to --max-records (path: NULL, or the trace to name). */
+void report__say_incomplete(const struct trace *t, const char *path);
+/*
  * Loads the trace at path and says on stderr what is wrong with it: unreadable, no records,
- * truncated or corrupt (an error only with --strict). 0 (trace__free it), else the exit
- * status (nothing to free).
+ * truncated or corrupt (an error only with --strict), or stopped at --max-records (an error:
+ * the caller reports what was read and exits 1, see TRACE_END_LIMIT). 0 (trace__free it),
+ * else the exit status (nothing to free).
  */
 int report__load(struct trace *t, const char *path, const struct report_opts *o);
 /*

@@ -119,6 +119,9 @@ int diff_run(const struct report_opts *o, char *const files[2])
 		ret = side_build(&sd[i]);
 	if (!ret)
 		ret = report__emit(o, write_diff, &w);
+	/* a side read in part (--max-records): the output is written, and not the whole diff */
+	for (i = 0; i < 2 && !ret; i++)
+		ret = sd[i].loaded && sd[i].t.st.end == TRACE_END_LIMIT;
 	/* one warning for both sides: a file both traces lack is one file */
 	for (i = 0; i < 2; i++) {
 		if (sd[i].set_up)

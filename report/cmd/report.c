@@ -76,6 +76,9 @@ static const char usage_text[] =
 	"                       G suffixes; default 1G; 0: no limit)\n"
 	"      --archive-max=SIZE  extract archive entries (TRACE.xpa) only while they hold\n"
 	"                       at most SIZE bytes of memory in all (default 1G; 0: no limit)\n"
+	"      --max-records=SIZE  stop reading (an error; the output is of what was read)\n"
+	"                       once the records kept hold SIZE bytes of memory (default 64\n"
+	"                       times the traces' size, 32M to 2G; 0: no limit)\n"
 	"  -v, --verbose        say where symbols came from\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        print the version\n"
@@ -112,6 +115,7 @@ enum {
 	OPT_CALLEES,
 	OPT_MAX_OUTPUT,
 	OPT_ARCHIVE_MAX,
+	OPT_MAX_RECORDS,
 	OPT_INLINE,
 	OPT_NO_INLINE,
 	OPT_NO_UNWIND,
@@ -144,6 +148,7 @@ static const struct option long_opts[] = {
 	{ "callees", required_argument, NULL, OPT_CALLEES },
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
 	{ "archive-max", required_argument, NULL, OPT_ARCHIVE_MAX },
+	{ "max-records", required_argument, NULL, OPT_MAX_RECORDS },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
@@ -201,8 +206,7 @@ static bool comm_list_ok(const char *arg)
 	return n <= FILTER_MAX_COMMS;
 }
 
-/* --max-output, --archive-max: bytes, with an optional K, M or G suffix; 0: none (UINT64_MAX). */
-static int parse_size(const char *arg, uint64_t *out)
+int report__parse_size(const char *arg, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -401,15 +405,22 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			o->strict = true;
 			break;
 		case OPT_MAX_OUTPUT:
-			if (parse_size(optarg, &o->max_output_bytes)) {
+			if (report__parse_size(optarg, &o->max_output_bytes)) {
 				fprintf(stderr, "xpu-report: bad --max-output '%s': expected bytes, with an optional K, M or G suffix\n",
 					optarg);
 				return -EINVAL;
 			}
 			break;
 		case OPT_ARCHIVE_MAX:
-			if (parse_size(optarg, &o->archive_max_bytes)) {
+			if (report__parse_size(optarg, &o->archive_max_bytes)) {
 				fprintf(stderr, "xpu-report: bad --archive-max '%s': expected bytes, with an optional K, M or G suffix\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_MAX_RECORDS:
+			if (report__parse_size(optarg, &o->max_records_bytes)) {
+				fprintf(stderr, "xpu-report: bad --max-records '%s': expected bytes, with an optional K, M or G suffix\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -766,6 +777,12 @@ int report__emit(const struct report_opts *o, int (*write)(void *arg, FILE *f), 
 	return output_close(&out, r);
 }
 
+void report__say_incomplete(const struct trace *t, const char *path)
+{
+	warn__once("%s%serror: trace incomplete: %llu records read (%s)", path ? path : "",
+		   path ? ": " : "", (unsigned long long)t->st.records, t->st.reason);
+}
+
 int report__load(struct trace *t, const char *path, const struct report_opts *o)
 {
 	/* multi-trace: o->inputs holds the files when there are several, path is the first */
@@ -774,8 +791,9 @@ int report__load(struct trace *t, const char *path, const struct report_opts *o)
 	bool truncated;
 
 	progress__init(true);
-	if (many ? trace_parts__load(t, o->inputs, (size_t)o->ninputs, err, sizeof(err)) :
-		   trace__load(t, path, err, sizeof(err))) {
+	if (many ? trace_parts__load(t, o->inputs, (size_t)o->ninputs, o->max_records_bytes, err,
+				     sizeof(err)) :
+		   trace__load_max(t, path, o->max_records_bytes, err, sizeof(err))) {
 		progress__end();
 		/* diff reads two traces: say which one (a report's one is known) */
 		fprintf(stderr, "xpu-report: %s%s%s\n", o->diff && !strstr(err, path) ? path : "",
@@ -791,7 +809,14 @@ int report__load(struct trace *t, const char *path, const struct report_opts *o)
 		trace__free(t);
 		return 1;
 	}
-	if (truncated) {
+	if (t->st.end == TRACE_END_LIMIT) {
+		/* the bound on the records (trace.h): what was read is reported, exit 1 */
+		report__say_incomplete(t, o->diff ? path : NULL);
+		if (o->strict) {
+			trace__free(t);
+			return 2;
+		}
+	} else if (truncated) {
 		warn__once("%s%s%s: trace %s after frame %llu: %llu records recovered (%s)",
 			   o->diff ? path : "", o->diff ? ": " : "", o->strict ? "error" : "warning",
 			   t->st.end == TRACE_END_CORRUPT ? "corrupt" : "truncated",
@@ -823,6 +848,9 @@ int report_run(const struct report_opts *o)
 		const struct symbolizer *sym = &ses.sym;
 
 		ret = report__emit(o, write_output, &ses);
+		/* an output from part of the records (--max-records) is not the trace's */
+		if (t.st.end == TRACE_END_LIMIT)
+			ret = 1;
 		symbolizer__warn_unresolved(&sym, 1);
 	}
 	session__teardown(&ses);

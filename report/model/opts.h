@@ -70,6 +70,7 @@ struct report_opts {
 	int verbose;
 	uint64_t max_output_bytes;	/* --max-output; 0: REPORT_MAX_OUTPUT_DEFAULT; UINT64_MAX: none */
 	uint64_t archive_max_bytes;	/* --archive-max; 0: default (sym/xpa.h); UINT64_MAX: none */
+	uint64_t max_records_bytes;	/* --max-records; 0: default (trace.h); UINT64_MAX: none */
 	/* --time-range, seconds from the session start */
 	bool has_range;
 	double range_start_s, range_end_s;

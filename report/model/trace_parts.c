@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "model/clock_map.h"
 #include "model/filter.h"
@@ -50,7 +51,36 @@ size_t trace_parts__align(const struct part_clock *c, const char *const *hosts, 
 	return ref;
 }
 
-static int scan_one(struct part_scan *p, const char *path, char *err, size_t errlen)
+/*
+ * Each trace's share of the bound on the records kept (trace.h): the bound for all the files
+ * together, split in proportion to their sizes. Fixed before either read, so that both reads
+ * of a trace stop at the same record (0: a file of unknown size, bound by its own default).
+ */
+static void share_records(const char *const *paths, size_t n, uint64_t max_records,
+			  uint64_t *share)
+{
+	uint64_t total = 0, all;
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		share[i] = !stat(paths[i], &sb) && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
+		total = share[i] > UINT64_MAX - total ? UINT64_MAX : total + share[i];
+	}
+	all = trace__keep_bound(total, max_records);
+	for (i = 0; i < n; i++) {
+		if (!share[i] || all == UINT64_MAX) {
+			share[i] = share[i] ? UINT64_MAX : 0;
+			continue;
+		}
+		share[i] = (uint64_t)((unsigned __int128)all * share[i] / total);
+		if (!share[i])	/* 0 would be the default */
+			share[i] = 1;
+	}
+}
+
+static int scan_one(struct part_scan *p, const char *path, uint64_t max_records, char *err,
+		    size_t errlen)
 {
 	struct clock_map cm;
 	struct trace t;
@@ -59,6 +89,7 @@ static int scan_one(struct part_scan *p, const char *path, char *err, size_t err
 
 	memset(p, 0, sizeof(*p));
 	p->rm.collect = true;
+	p->rm.max_records = max_records;
 	ret = trace__load_remap(&t, path, &p->rm, err, errlen);
 	if (ret)
 		return ret;
@@ -162,9 +193,10 @@ static int place(struct part_scan *p, size_t n, char *err, size_t errlen)
 	return ret;
 }
 
-int trace_parts__load(struct trace *t, const char *const *paths, size_t n, char *err,
-		      size_t errlen)
+int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
+		      uint64_t max_records, char *err, size_t errlen)
 {
+	uint64_t *share = calloc(n ? n : 1, sizeof(*share));
 	struct part_scan *p = calloc(n ? n : 1, sizeof(*p));
 	struct part_clock *clk = calloc(n ? n : 1, sizeof(*clk));
 	struct tr_remap *rms = calloc(n ? n : 1, sizeof(*rms));
@@ -174,7 +206,7 @@ int trace_parts__load(struct trace *t, const char *const *paths, size_t n, char 
 	int ret = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (!p || !clk || !rms || !hosts || !shift) {
+	if (!share || !p || !clk || !rms || !hosts || !shift) {
 		snprintf(err, errlen, "out of memory while loading %zu traces", n);
 		ret = -ENOMEM;
 		goto out;
@@ -184,8 +216,9 @@ int trace_parts__load(struct trace *t, const char *const *paths, size_t n, char 
 		ret = -EINVAL;
 		goto out;
 	}
+	share_records(paths, n, max_records, share);
 	for (i = 0; i < n && !ret; i++, scanned++)
-		ret = scan_one(&p[i], paths[i], err, errlen);
+		ret = scan_one(&p[i], paths[i], share[i], err, errlen);
 	if (ret)
 		goto out;
 	for (i = 0; i < n; i++) {
@@ -208,6 +241,7 @@ out:
 		kmap__free(&p[i].rm.tasks);
 		free(p[i].host);
 	}
+	free(share);
 	free(p);
 	free(clk);
 	free(rms);

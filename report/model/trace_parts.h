@@ -29,7 +29,11 @@ struct part_clock {
  */
 size_t trace_parts__align(const struct part_clock *c, const char *const *hosts, size_t n,
 			  int64_t *shift);
-/* Loads n traces into t as one. 0 or negative errno, with one line in err. */
-int trace_parts__load(struct trace *t, const char *const *paths, size_t n, char *err,
-		      size_t errlen);
+/*
+ * Loads n traces into t as one, their records within max_records bytes in all (0: the
+ * default for the files' sizes together, see trace__keep_bound), each trace within its share
+ * by size. 0 or negative errno, with one line in err.
+ */
+int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
+		      uint64_t max_records, char *err, size_t errlen);
 #endif

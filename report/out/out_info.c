@@ -24,6 +24,7 @@ static const char *end_name(enum trace_reader_end e)
 	case TRACE_END_NO_TRAILER: return "no trailer (recorder did not finish)";
 	case TRACE_END_TRUNCATED: return "truncated";
 	case TRACE_END_CORRUPT: return "corrupt";
+	case TRACE_END_LIMIT: return "not read to the end (--max-records)";
 	default: return "unknown";
 	}
 }

@@ -182,7 +182,8 @@ static void print_header(struct profile *p, FILE *out)
 			"were read; none had samples, so nothing was lost\n", l.exited_unseen,
 			l.exited_unseen == 1 ? "" : "es", l.exited_unseen == 1 ? "its" : "their");
 	fprintf(out, "# trace:     %s\n", t->st.end == TRACE_END_CLEAN ? "complete" :
-		t->st.end == TRACE_END_CORRUPT ? "corrupt (read up to the damage)" : "truncated");
+		t->st.end == TRACE_END_CORRUPT ? "corrupt (read up to the damage)" :
+		t->st.end == TRACE_END_LIMIT ? "incomplete (read up to --max-records)" : "truncated");
 	{
 		uint64_t cc, ct, gc, gt, unjudged;
 		const char *hint;

@@ -358,9 +358,11 @@ struct keep {
 	int (*load)(struct trace *t, void *fixed, const void *tail, uint32_t tail_size);
 	size_t arr, n, cap;	/* offsets in struct trace: the array, its count, its capacity */
 	size_t elem;		/* sizeof the struct it holds; 0: not an array */
+	bool defines_id;	/* a loader's record kept apart, found by its id */
 };
 
 #define LOADER(fn) { .load = (fn) }
+#define LOADER_ID(fn) { .load = (fn), .defines_id = true }
 /* t->field holds struct xpu_rec_<st> (else this does not build) */
 #define IS_ARRAY_OF(field, st) \
 	__builtin_types_compatible_p(__typeof__(*((struct trace *)0)->field), struct xpu_rec_##st)
@@ -373,14 +375,14 @@ static const struct keep keeps[XPU_REC_TYPE_MAX_KNOWN + 1] = {
 	[XPU_REC_SESSION] = LOADER(load_session),
 	[XPU_REC_SESSION_END] = LOADER(load_session_end),
 	[XPU_REC_CLOCK_SYNC] = LOADER(load_clock),
-	[XPU_REC_STRING] = LOADER(load_string),
-	[XPU_REC_STACK] = LOADER(load_stack),
-	[XPU_REC_DSO] = LOADER(load_dso),
+	[XPU_REC_STRING] = LOADER_ID(load_string),
+	[XPU_REC_STACK] = LOADER_ID(load_stack),
+	[XPU_REC_DSO] = LOADER_ID(load_dso),
 	[XPU_REC_VDSO_IMAGE] = LOADER(load_vdso_image),
 	[XPU_REC_STATS] = LOADER(load_stats),
 	[XPU_REC_KSYMS] = LOADER(load_ksyms),
-	[XPU_REC_PY_CODE] = LOADER(load_py_code),
-	[XPU_REC_PY_STACK] = LOADER(load_py_stack),
+	[XPU_REC_PY_CODE] = LOADER_ID(load_py_code),
+	[XPU_REC_PY_STACK] = LOADER_ID(load_py_stack),
 	[XPU_REC_OFF_CPU] = LOADER(load_off_cpu),
 	[XPU_REC_PY_RUNTIME] = ARRAY(py_runtime, py_runtimes),
 	[XPU_REC_JIT_SYMBOL] = ARRAY(jit_symbol, jit_syms),
@@ -418,6 +420,22 @@ static int push(struct trace *t, const struct keep *k, const void *fixed)
 	return 0;
 }
 
+/*
+ * What a record holds in memory once kept: its struct in an array, or a loader's fixed part
+ * and the bytes after it (what it copies at most), and for a record found by its id also its
+ * allocation and id-table slot. Charged before the record is looked at, so that a bad or
+ * skipped one costs the same and both reads of a merged trace stop at the same record.
+ */
+#define KEEP_ID_BYTES 64
+
+static uint64_t keep_cost(const struct keep *k, size_t fixed_size, uint32_t tail_size)
+{
+	if (k->elem)
+		return k->elem;
+	return fixed_size + tail_size + (k->defines_id ? KEEP_ID_BYTES : 0);
+}
+
+/* 0, 1 when the record would take the trace past t->keep_max (not kept), or -ENOMEM. */
 static int load_record(struct trace *t, const struct trace_record *rec)
 {
 	const struct xpu_record_desc *d = xpu_record_desc(rec->type);
@@ -428,6 +446,7 @@ static int load_record(struct trace *t, const struct trace_record *rec)
 	const struct keep *k;
 	uint32_t tail_size = 0;
 	const void *tail;
+	uint64_t cost;
 
 	if (rec->type >= 1 && rec->type <= XPU_REC_TYPE_MAX_KNOWN)
 		t->type_counts[rec->type]++;
@@ -439,20 +458,49 @@ static int load_record(struct trace *t, const struct trace_record *rec)
 	if (!k || (!k->load && !k->elem))
 		return 0;
 	tail = trace_record__get(rec, fixed.b, d->size, &tail_size);
+	cost = keep_cost(k, d->size, tail_size);
+	if (cost > t->keep_max - t->kept_bytes)
+		return 1;
+	t->kept_bytes += cost;
 	if (t->rm)
 		tr_remap__record(t->rm, rec->type, fixed.b);
 	return k->load ? k->load(t, fixed.b, tail, tail_size) : push(t, k, fixed.b);
 }
 
-static int load_records(struct trace *t, struct trace_reader *r)
+uint64_t trace__keep_bound(uint64_t file_bytes, uint64_t max_records)
 {
+	if (max_records)
+		return max_records;
+	if (file_bytes > TRACE_KEEP_MAX_DEFAULT / TRACE_KEEP_PER_FILE_BYTE)
+		return TRACE_KEEP_MAX_DEFAULT;
+	if (file_bytes < TRACE_KEEP_MIN_DEFAULT / TRACE_KEEP_PER_FILE_BYTE)
+		return TRACE_KEEP_MIN_DEFAULT;
+	return file_bytes * TRACE_KEEP_PER_FILE_BYTE;
+}
+
+/*
+ * Reads the records of r into t while they hold at most max_records bytes (0: the default
+ * for the file's size) on top of what t holds already; past that, reading stops as at damage.
+ */
+static int load_records(struct trace *t, struct trace_reader *r, uint64_t max_records)
+{
+	uint64_t bound = trace__keep_bound(trace_reader__status(r)->file_bytes, max_records);
 	struct trace_record rec;
+	char why[160];
 	int err = 0;
 
+	t->keep_max = bound > UINT64_MAX - t->kept_bytes ? UINT64_MAX : t->kept_bytes + bound;
 	while (!err && trace_reader__next(r, &rec)) {
 		progress__update("reading the trace", trace_reader__status(r)->bytes_valid,
 				 trace_reader__status(r)->file_bytes);
 		err = load_record(t, &rec);
+	}
+	if (err == 1) {
+		snprintf(why, sizeof(why), "stopped in frame %llu: more than %llu bytes of records; "
+			 "--max-records=SIZE to raise", (unsigned long long)rec.frame_seq,
+			 (unsigned long long)bound);
+		trace_reader__stop(r, why);
+		err = 0;
 	}
 	return err;
 }
@@ -745,9 +793,12 @@ static void count_bad_refs(struct trace *t)
 		t->bad_dso_refs += !kmap__get(&t->dso_ids, t->mappings[i].dso_id, 0);
 }
 
-/* Reads the records of path into t (through t->rm); the reader is returned in *rp. */
-static int load_file(struct trace *t, const char *path, struct trace_reader **rp, char *err,
-		     size_t errlen)
+/*
+ * Reads the records of path into t (through t->rm), at most max_records bytes of them (see
+ * load_records); the reader is returned in *rp.
+ */
+static int load_file(struct trace *t, const char *path, uint64_t max_records,
+		     struct trace_reader **rp, char *err, size_t errlen)
 {
 	struct trace_reader *r;
 	int ret;
@@ -757,7 +808,7 @@ static int load_file(struct trace *t, const char *path, struct trace_reader **rp
 		return -EINVAL;
 	if (!t->hdr.magic[0])
 		t->hdr = *trace_reader__header(r);
-	ret = load_records(t, r);
+	ret = load_records(t, r, max_records);
 	*rp = r;
 	if (ret)
 		snprintf(err, errlen, "%s: out of memory while loading", path);
@@ -809,14 +860,15 @@ static int load_finish(struct trace *t, const char *path, char *err, size_t errl
 	return ret;
 }
 
-int trace__load_remap(struct trace *t, const char *path, struct tr_remap *rm, char *err,
-		      size_t errlen)
+/* One trace, through rm (NULL: none), within max_records bytes of records (0: the default). */
+static int load_one(struct trace *t, const char *path, struct tr_remap *rm, uint64_t max_records,
+		    char *err, size_t errlen)
 {
 	int ret;
 
 	memset(t, 0, sizeof(*t));
 	t->rm = rm;
-	ret = load_file(t, path, &t->reader, err, errlen);	/* closed by trace__free */
+	ret = load_file(t, path, max_records, &t->reader, err, errlen);	/* trace__free closes */
 	if (t->reader)
 		t->st = *trace_reader__status(t->reader);
 	t->rm = NULL;
@@ -827,9 +879,21 @@ int trace__load_remap(struct trace *t, const char *path, struct tr_remap *rm, ch
 	return ret;
 }
 
+int trace__load_remap(struct trace *t, const char *path, struct tr_remap *rm, char *err,
+		      size_t errlen)
+{
+	return load_one(t, path, rm, rm ? rm->max_records : 0, err, errlen);
+}
+
+int trace__load_max(struct trace *t, const char *path, uint64_t max_records, char *err,
+		    size_t errlen)
+{
+	return load_one(t, path, NULL, max_records, err, errlen);
+}
+
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 {
-	return trace__load_remap(t, path, NULL, err, errlen);
+	return load_one(t, path, NULL, 0, err, errlen);
 }
 
 void trace__free(struct trace *t)
@@ -890,7 +954,7 @@ static void merge_status(struct trace *t)
 
 		if (!i || s->end > end) {
 			t->st.end = s->end;
-			snprintf(t->st.reason, sizeof(t->st.reason), "%.60s%s%.90s",
+			snprintf(t->st.reason, sizeof(t->st.reason), "%.60s%s%.97s",
 				 s->end != TRACE_END_CLEAN ? t->parts[i].path : "",
 				 s->end != TRACE_END_CLEAN ? ": " : "", s->reason);
 		}
@@ -948,7 +1012,7 @@ int trace__load_parts(struct trace *t, const char *const *paths, struct tr_remap
 		memset(&p->rm.tasks, 0, sizeof(p->rm.tasks));	/* the caller's, not ours */
 		t->cur_part = (uint32_t)i;
 		t->rm = &rms[i];
-		ret = load_file(t, paths[i], &p->reader, err, errlen);
+		ret = load_file(t, paths[i], rms[i].max_records, &p->reader, err, errlen);
 		if (p->reader)
 			p->st = *trace_reader__status(p->reader);
 		/* every pid and tid the part uses: which part a merged one came from */

@@ -95,6 +95,7 @@ struct tr_remap {
 	struct kmap tasks;		/* every pid and tid (the caller frees it) */
 	uint32_t max_string, max_stack, max_dso, max_py_code, max_py_stack, max_device;
 	bool nomem;
+	uint64_t max_records;		/* this trace's share of the bound (0: the default) */
 };
 
 /*
@@ -196,6 +197,9 @@ struct trace {
 	struct tr_thread *threads;	size_t nthreads, threads_cap;
 	struct kmap proc_ids, thread_ids;
 
+	/* what the records kept hold in memory, and the most they may (trace__keep_bound) */
+	uint64_t kept_bytes, keep_max;
+
 	uint64_t type_counts[XPU_REC_TYPE_MAX_KNOWN + 1];
 	uint64_t unknown_types;
 	/*
@@ -207,11 +211,29 @@ struct trace {
 };
 
 /*
- * Reads a trace. Once loaded it is read-only: what the report derives (stacks, names) lives
- * in the report's session. 0, or negative errno with a one-line message in err.
+ * The records of a trace kept in memory, in bytes (what each holds: load.c's keep_cost), are
+ * bounded: by default TRACE_KEEP_PER_FILE_BYTE times the file's size, at least
+ * TRACE_KEEP_MIN_DEFAULT and at most TRACE_KEEP_MAX_DEFAULT (--max-records sets it instead).
+ * Recorded traces keep 2 to 11 times their size (README "Resource model"), and a report's
+ * peak memory is about twice what it keeps; a small file of highly compressible records held
+ * gigabytes. Past the bound reading stops as at damage: TRACE_END_LIMIT.
+ */
+#define TRACE_KEEP_PER_FILE_BYTE 64
+#define TRACE_KEEP_MIN_DEFAULT (32ull << 20)
+#define TRACE_KEEP_MAX_DEFAULT (2ull << 30)
+/* The bound for a file of file_bytes: max_records when set (UINT64_MAX: none), else the default. */
+uint64_t trace__keep_bound(uint64_t file_bytes, uint64_t max_records);
+
+/*
+ * Reads a trace, within the default bound. Once loaded it is read-only: what the report
+ * derives (stacks, names) lives in the report's session. 0, or negative errno with a one-line
+ * message in err.
  */
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen);
-/* trace__load through rm (NULL: none), e.g. in collect mode. */
+/* trace__load within max_records bytes of records (trace__keep_bound). */
+int trace__load_max(struct trace *t, const char *path, uint64_t max_records, char *err,
+		    size_t errlen);
+/* trace__load through rm (NULL: none), e.g. in collect mode, within rm->max_records. */
 int trace__load_remap(struct trace *t, const char *path, struct tr_remap *rm, char *err,
 		      size_t errlen);
 /*

@@ -39,6 +39,11 @@
  *                         before the first was written, svg a node per frame of every
  *                         process, pprof every sample's locations (gigabytes for a 166 KB
  *                         trace; issue 31)
+ *   records OUT [MIB]     MIB MiB (1024) of CPU samples all alike, in frames of 8 MiB that
+ *                         zstd packs into about 1 KB each: every record was kept, gigabytes
+ *                         of memory for a file of 100 KB (issue 31)
+ *   ksyms OUT [MIB]       MIB MiB (1024, the most kept) of kallsyms text in KSYMS chunks, one
+ *                         line repeated: kept, then copied and parsed by the symbolizer
  * Every DSO is mapped by pid 100 and sampled once (spanmaps, threads and pids map their own).
  */
 #include <elf.h>
@@ -407,6 +412,35 @@ static void pids(uint32_t npids, uint32_t depth, uint32_t nthreads)
 	}
 }
 
+static void records(uint32_t mib)
+{
+	struct xpu_rec_cpu_sample s = { .ts_ns = T0 + 1000, .pid = 100, .tid = 100 };
+	uint64_t ip = 0x401000, n, i;
+
+	s.stack_id = stack(&ip, 0, 1);
+	n = ((uint64_t)mib << 20) / (sizeof(s) + sizeof(struct xpu_record_header));
+	for (i = 0; i < n; i++)
+		rec(XPU_REC_CPU_SAMPLE, &s, sizeof(s), s.ts_ns);
+}
+
+static void ksyms(uint32_t mib)
+{
+	/* the largest chunk a record holds, of whole 16-byte lines */
+	static char chunk[XPU_RECORD_MAX_BYTES - sizeof(struct xpu_record_header) -
+			  sizeof(struct xpu_rec_ksyms)];
+	struct xpu_rec_ksyms k = { .len = sizeof(chunk) };
+	uint64_t ip = 0x401000, i;
+
+	_Static_assert(sizeof(chunk) % 16 == 0, "whole lines");
+	for (i = 0; i < sizeof(chunk); i += 16)
+		memcpy(chunk + i, "81000000 T kfn_\n", 16);
+	for (i = 0; i < ((uint64_t)mib << 20) / sizeof(chunk); i++, k.seq++) {
+		if (trace_writer__append2(w, XPU_REC_KSYMS, &k, sizeof(k), chunk, k.len, 0))
+			die("append");
+	}
+	sample(T0 + 1000, stack(&ip, 0, 1));
+}
+
 /* names(): 1 MiB names for the session, set before it is written */
 static void long_names(void)
 {
@@ -441,9 +475,12 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
-			"names|threads|dsowarn|samefile|procpaths|pids OUT [ARG]\n");
+			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms OUT [ARG]\n");
 		return 2;
 	}
+	/* the largest frames the writer makes: the most records per byte of file */
+	if (!strcmp(argv[1], "records") || !strcmp(argv[1], "ksyms"))
+		wo.frame_raw_bytes = XPU_FRAME_MAX_RAW_BYTES / 2;
 	open_trace(argv[2], &wo);
 	if (!strcmp(argv[1], "names"))
 		long_names();
@@ -474,6 +511,10 @@ int main(int argc, char **argv)
 		pids(argc >= 4 ? strtoul(argv[3], NULL, 10) : 20000,
 		     argc >= 5 ? strtoul(argv[4], NULL, 10) : 250,
 		     argc >= 6 ? strtoul(argv[5], NULL, 10) : 20000);
+	else if (!strcmp(argv[1], "records"))
+		records(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
+	else if (!strcmp(argv[1], "ksyms"))
+		ksyms(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
 	else
 		die("arguments");
 	if (trace_writer__close(w))
