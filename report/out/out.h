@@ -122,6 +122,11 @@ static inline uint32_t folded__frame(const struct folded *f, size_t i, uint32_t 
 
 /* Writes row i's text, "comm;root;...;leaf". */
 void folded__put(const struct folded *f, size_t i, FILE *out);
+/*
+ * The bytewise order of the texts of row i of a and row j of b (the rows of two profiles, of
+ * two pools of names, in a diff), found without writing them: < 0, 0 or > 0.
+ */
+int folded__cmp(const struct folded *a, size_t i, const struct folded *b, size_t j);
 
 /*
  * Rounds weight w (> 0) to an integer of at least 1, carrying the remainder in *carry (start
@@ -129,16 +134,5 @@ void folded__put(const struct folded *f, size_t i, FILE *out);
  * wherever its exact weights allow (each at least 1 in total).
  */
 double folded__round(double *carry, double w);
-
-/* The rows of folded__build with their text, for the two-column diff (out_diff.c). */
-struct folded_line {
-	char *text;		/* "comm;root;...;leaf"; frame names never contain ';' */
-	uint64_t samples, gpu_ns;
-	double weight;
-};
-
-/* 0 or -ENOMEM; free with folded__free() either way. */
-int folded__collect(struct profile *p, struct folded_line **lines, size_t *n);
-void folded__free(struct folded_line *lines, size_t n);
 
 #endif

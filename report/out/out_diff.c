@@ -231,26 +231,32 @@ int out_diff_text(const struct func_diff *d, struct profile *const side[2], FILE
 
 /* ---- folded: "stack base new" --------------------------------------------------------------- */
 
+/* Each line is written as it comes: the output stops at --max-output, and so does the work. */
 int out_diff_folded(struct profile *const side[2], FILE *out)
 {
-	struct folded_line *l[2] = { NULL, NULL };
-	size_t n[2] = { 0, 0 }, i = 0, j = 0;
+	struct folded f[2] = { 0 };
+	size_t i = 0, j = 0;
 	int err;
 
-	err = folded__collect(side[DIFF_BASE], &l[0], &n[0]);
+	err = folded__build(side[DIFF_BASE], &f[0]);
 	if (!err)
-		err = folded__collect(side[DIFF_NEW], &l[1], &n[1]);
+		err = folded__build(side[DIFF_NEW], &f[1]);
 	/* both sorted bytewise: one merge pass gives the union */
-	while (!err && (i < n[0] || j < n[1])) {
-		int c = i == n[0] ? 1 : j == n[1] ? -1 : strcmp(l[0][i].text, l[1][j].text);
+	while (!err && (i < f[0].n || j < f[1].n)) {
+		int c = i == f[0].n ? 1 : j == f[1].n ? -1 : folded__cmp(&f[0], i, &f[1], j);
 
-		fprintf(out, "%s %.0f %.0f\n", c <= 0 ? l[0][i].text : l[1][j].text,
-			c <= 0 ? l[0][i].weight : 0, c >= 0 ? l[1][j].weight : 0);
+		if (out__failed(out)) {
+			err = -EIO;
+			break;
+		}
+		folded__put(c <= 0 ? &f[0] : &f[1], c <= 0 ? i : j, out);
+		fprintf(out, " %.0f %.0f\n", c <= 0 ? f[0].rows[i].weight : 0,
+			c >= 0 ? f[1].rows[j].weight : 0);
 		i += c <= 0;
 		j += c >= 0;
 	}
-	folded__free(l[0], n[0]);
-	folded__free(l[1], n[1]);
+	folded__release(&f[0]);
+	folded__release(&f[1]);
 	if (!err && ferror(out))
 		err = -EIO;
 	return err;

@@ -51,23 +51,18 @@ static long stack_of(struct folded *f, const uint32_t *fr, uint32_t n)
 	return (long)f->nstacks - 1;
 }
 
-/*
- * The bytewise order of two rows' texts, "comm;root;...;leaf", without writing them: frames
- * with one id are one name, and where names differ the text goes on with ';' after a name
- * (or ends).
- */
-static int cmp_row(const void *a, const void *b, void *arg)
+int folded__cmp(const struct folded *a, size_t i, const struct folded *b, size_t j)
 {
-	const struct folded *f = arg;
-	size_t i = (const struct folded_row *)a - f->rows, j = (const struct folded_row *)b - f->rows;
-	uint32_t na = folded__depth(f, i), nb = folded__depth(f, j), k;
+	uint32_t na = folded__depth(a, i), nb = folded__depth(b, j), k;
+	bool one_pool = a->names == b->names;
 
 	for (k = 0;; k++) {
-		uint32_t x = folded__frame(f, i, k), y = folded__frame(f, j, k);
+		uint32_t x = folded__frame(a, i, k), y = folded__frame(b, j, k);
 
-		if (x != y) {
-			const unsigned char *s = (const unsigned char *)strpool__str(f->names, x);
-			const unsigned char *t = (const unsigned char *)strpool__str(f->names, y);
+		/* one pool: one id, one name; otherwise the names tell */
+		if (x != y || !one_pool) {
+			const unsigned char *s = (const unsigned char *)strpool__str(a->names, x);
+			const unsigned char *t = (const unsigned char *)strpool__str(b->names, y);
 			int cs, ct;
 
 			while (*s && *s == *t)
@@ -80,6 +75,14 @@ static int cmp_row(const void *a, const void *b, void *arg)
 		if (k + 1 == na || k + 1 == nb)
 			return na < nb ? -1 : na > nb;
 	}
+}
+
+static int cmp_row(const void *a, const void *b, void *arg)
+{
+	const struct folded *f = arg;
+
+	return folded__cmp(f, (const struct folded_row *)a - f->rows, f,
+			   (const struct folded_row *)b - f->rows);
 }
 
 double folded__round(double *carry, double w)
@@ -170,51 +173,6 @@ void folded__put(const struct folded *f, size_t i, FILE *out)
 			fputc(';', out);
 		fputs(strpool__str(f->names, folded__frame(f, i, k)), out);
 	}
-}
-
-int folded__collect(struct profile *p, struct folded_line **out_lines, size_t *out_n)
-{
-	struct folded f;
-	struct folded_line *lines;
-	size_t i;
-	int err;
-
-	*out_lines = NULL;
-	*out_n = 0;
-	err = folded__build(p, &f);
-	lines = calloc(f.n ? f.n : 1, sizeof(*lines));
-	if (!err && !lines)
-		err = -ENOMEM;
-	for (i = 0; !err && i < f.n; i++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-
-		if (m)
-			folded__put(&f, i, m);
-		if (!m || fclose(m)) {
-			free(buf);
-			err = -ENOMEM;
-			break;
-		}
-		lines[i].text = buf;
-		lines[i].samples = f.rows[i].samples;
-		lines[i].gpu_ns = f.rows[i].gpu_ns;
-		lines[i].weight = f.rows[i].weight;
-		*out_n = i + 1;
-	}
-	*out_lines = lines;
-	folded__release(&f);
-	return err;
-}
-
-void folded__free(struct folded_line *lines, size_t n)
-{
-	size_t i;
-
-	for (i = 0; lines && i < n; i++)
-		free(lines[i].text);
-	free(lines);
 }
 
 /* Each row is written as it comes: the output stops at --max-output, and so does the work. */
