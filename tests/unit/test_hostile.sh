@@ -6,8 +6,8 @@
 # Then issue 28, resource exhaustion from small files, each report under limits (lim): a
 # mapping over the whole address space, archive entries decompressed per DSO record, work past
 # --max-output, `archive` warnings per DSO record, long names in text and info, an empty
-# kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file
-# and many processes on deep stacks.
+# kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file,
+# many processes on deep stacks, and records that decompress to gigabytes.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -237,6 +237,66 @@ lim "$R" diff -F folded --max-output=1M -o "$T/pids-diff.folded" "$T/pids.xpu" "
 rc=$?
 [ $rc = 1 ] && [ "$(grep -c "passed --max-output=1048576" "$T/err")" = 1 ] ||
 	bad "pids: diff -F folded: exit $rc: $(head -c 300 "$T/err")"
+
+# 13. issue 31: records zstd packs 10,000 to 1. A 110 KB file of 1 GiB of CPU samples, all
+#     alike, took 1.3 GB of memory (2.5 GB for 2 GiB), and one of 1 GiB of kallsyms text 3.7 GB
+#     (kept, copied and parsed). The records kept now hold at most 64 times the file's size
+#     (32 MiB for smaller files; --max-records): reading stops there as at damage, one line
+#     says so, the output is of what was read (as many 32-byte samples) and the exit is 1;
+#     --strict: 2 and no output. Several traces share the bound by size; a diff's sides have
+#     one each.
+"$T/make_hostile" records "$T/rec.xpu" || exit 1
+"$T/make_hostile" records "$T/rec2.xpu" 512 || exit 1
+"$T/make_hostile" ksyms "$T/ksyms.xpu" || exit 1
+# WHAT [N]: the command exited 1 ($rc) with N lines (1) in $T/err saying where it stopped
+incomplete() {
+	[ $rc = 1 ] && [ "$(grep -c "error: trace incomplete: [0-9]* records read (.*stopped in frame [0-9]*: more than [0-9]* bytes of records; --max-records=SIZE to raise)$" "$T/err")" = "${2:-1}" ] ||
+		bad "$1: exit $rc: $(head -c 300 "$T/err")"
+}
+# FOLDED TRACE...: some samples, at most the bound for the traces' size over 32 bytes each
+few_samples() {
+	local n max=$(($(cat "${@:2}" | wc -c) * 64 / 32))
+
+	[ $max -ge $((32 << 20 >> 5)) ] || max=$((32 << 20 >> 5))
+	n=$(awk '/^victim;/ { n += $NF } END { print n + 0 }' "$1" 2>/dev/null)
+	n=${n:-0}
+	[ "$n" -gt 0 ] && [ "$n" -le $max ] || bad "$1: $n samples (at most $max)"
+}
+for f in text folded svg chrome pprof jsonl info; do
+	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
+	lim "$R" -F $f -o "$T/rec.$f" "$T/rec.xpu" 2>"$T/err"
+	rc=$?
+	incomplete "records: -F $f"
+	[ -s "$T/rec.$f" ] || bad "records: -F $f wrote nothing"
+done
+few_samples "$T/rec.folded" "$T/rec.xpu"
+lim "$R" -F folded --max-records=64M -o "$T/rec64.folded" "$T/rec.xpu" 2>"$T/err"
+rc=$?
+incomplete "records: --max-records=64M"
+grep -qs "^victim;\[unknown\] 20971[0-9][0-9]$" "$T/rec64.folded" ||
+	bad "records: --max-records=64M: $(head -c 100 "$T/rec64.folded" 2>&1)"
+lim "$R" -F folded --strict -o "$T/strict.folded" "$T/rec.xpu" 2>"$T/err"
+rc=$?
+[ $rc = 2 ] && [ ! -e "$T/strict.folded" ] && grep -q "trace incomplete" "$T/err" ||
+	bad "records: --strict: exit $rc: $(head -c 300 "$T/err")"
+lim "$R" -F folded -o "$T/multi.folded" "$T/rec.xpu" "$T/rec2.xpu" "$T/ksyms.xpu" 2>"$T/err"
+rc=$?
+incomplete "records: three traces"
+few_samples "$T/multi.folded" "$T/rec.xpu" "$T/rec2.xpu" "$T/ksyms.xpu"
+lim "$R" diff -F folded -o "$T/rec.diff" "$T/rec.xpu" "$T/rec2.xpu" 2>"$T/err"
+rc=$?
+incomplete "records: diff" 2
+[ -s "$T/rec.diff" ] || bad "records: diff wrote nothing"
+lim "$R" archive -o "$T/rec.xpa" "$T/rec.xpu" >/dev/null 2>"$T/err"
+rc=$?
+incomplete "records: archive"
+for f in text info; do
+	lim "$R" -F $f -o "$T/ksyms.$f" "$T/ksyms.xpu" 2>"$T/err"
+	rc=$?
+	incomplete "kallsyms: -F $f"
+done
+grep -qs "^  end  *not read to the end (--max-records)$" "$T/ksyms.info" ||
+	bad "kallsyms: -F info: $(grep -s "^  end" "$T/ksyms.info")"
 
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
