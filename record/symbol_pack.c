@@ -55,7 +55,8 @@ static pid_t spawn_archive(const char *report, const char *trace)
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (devnull >= 0)
 		dup2(devnull, STDOUT_FILENO);
-	execl(report, report, "archive", trace, (char *)NULL);
+	/* the trace was written here a moment ago: no bound on the records it may keep */
+	execl(report, report, "archive", "--max-records=0", trace, (char *)NULL);
 	fprintf(stderr, "xpu-record: cannot run %s: %s\n", report, strerror(errno));
 	_exit(127);
 }

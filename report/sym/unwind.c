@@ -793,6 +793,9 @@ static int stream_copies(struct unwinder *u, struct kmap *owners, const struct t
 	int err = 0;
 
 	bytes = trace_reader__bytes(src, &size);
+	/* as far as the first pass read: past a damage or --max-records nothing was kept */
+	if (trace_reader__status(src)->bytes_valid < size)
+		size = trace_reader__status(src)->bytes_valid;
 	u->pack = pack_walks(u->s, bytes, size, st);
 	r = trace_reader__open_mem(bytes, size, errbuf, sizeof(errbuf));
 	if (!r)
