@@ -11,7 +11,7 @@ struct ksym;
 struct kallsyms {
 	struct ksym *syms;		/* text symbols, by address */
 	size_t nsyms;
-	char *text;			/* a copy of the snapshot: names point into it */
+	char *text;			/* the text symbols' names, each NUL-terminated */
 };
 
 /*
