@@ -1180,6 +1180,39 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 	return unnamed_node ? name_unnamed_nodes(s, *n) : 0;
 }
 
+/* The assembled stack's frames, files and (with sites) sites, hashed. */
+static uint64_t run_hash(const struct symbolizer *s, size_t cnt)
+{
+	uint64_t h = hash_bytes(s->scratch, cnt * sizeof(*s->scratch));
+
+	h = h * 31 + hash_bytes(s->scratch_files, cnt * sizeof(*s->scratch_files));
+	if (s->opts.sites)
+		h = h * 31 + hash_bytes(s->scratch_sites, cnt * sizeof(*s->scratch_sites));
+	return h;
+}
+
+/*
+ * Whether a stack just assembled (cnt frames in scratch) equals one kept already: then *cached
+ * takes that run. Thousands of processes running one program have the same stacks, and each
+ * kept its own copy (8 bytes a frame, 40 with sites). 1, 0, or -ENOMEM.
+ */
+static int same_run(struct symbolizer *s, size_t cnt, uint32_t *cached)
+{
+	uint32_t *v = kmap__get(&s->run_ids, run_hash(s, cnt), 0);
+	const struct frames_ref *r;
+
+	if (!v)
+		return 0;
+	/* the first run of this hash; another run of the same hash (rare) keeps its own copy */
+	r = &s->refs[*v];
+	if (r->n != cnt || memcmp(s->frame_ids + r->first, s->scratch, cnt * sizeof(*s->scratch)) ||
+	    memcmp(s->frame_files + r->first, s->scratch_files, cnt * sizeof(*s->scratch_files)) ||
+	    (s->opts.sites && memcmp(s->sites + r->first, s->scratch_sites, cnt * sizeof(*s->sites))))
+		return 0;
+	*cached = *v;
+	return 1;
+}
+
 int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		      bool trim_gpu, const uint32_t **frames, uint32_t *n)
 {
@@ -1209,6 +1242,12 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 			if (err)
 				return err;
 		}
+		/* the same frames for another process or generation: one copy, shared */
+		err = same_run(s, cnt, cached);
+		if (err < 0)
+			return err;
+		if (err)
+			goto done;
 		fr.first = s->nframe_ids;
 		fr.n = cnt;
 		if (vec_reserve((void **)&s->frame_ids, &s->frame_ids_cap, s->nframe_ids + cnt,
@@ -1230,7 +1269,10 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 		if (VEC_PUSH(s->refs, s->nrefs, s->refs_cap, fr))
 			return -ENOMEM;
 		*cached = s->nrefs - 1;
+		if (!kmap__put(&s->run_ids, run_hash(s, cnt), 0, s->nrefs - 1, NULL))
+			return -ENOMEM;
 	}
+done:
 	*frames = s->frame_ids + s->refs[*cached].first;
 	*n = s->refs[*cached].n;
 	return 0;
@@ -1573,6 +1615,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->frame_dso);
 	kmap__free(&s->addr_cache);
 	kmap__free(&s->stack_cache);
+	kmap__free(&s->run_ids);
 	maps__free(&s->maps);
 	memset(s, 0, sizeof(*s));
 }

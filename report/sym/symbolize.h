@@ -87,6 +87,7 @@ struct symbolizer {
 	size_t nrefs, refs_cap;
 	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
 	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
+	struct kmap run_ids;		/* {hash of a stack's frames, 0} -> the first refs index */
 	struct xpa **archives;		/* TRACE.xpa next to each trace, or NULL */
 	size_t narchives;
 	struct xpa_budget archive_budget;	/* what their extracted entries hold */
