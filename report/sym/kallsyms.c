@@ -61,7 +61,7 @@ static bool parse_line(const char *p, const char *nl, uint64_t *addr, const char
  */
 int kallsyms__load(struct kallsyms *k, const char *text, size_t len)
 {
-	const char *end = text + len, *p, *name;
+	const char *end, *p, *name;
 	size_t n = 0, bytes = 0, i = 0, at = 0, nlen;
 	bool nonzero = false;
 	uint64_t addr;
@@ -70,6 +70,7 @@ int kallsyms__load(struct kallsyms *k, const char *text, size_t len)
 	memset(k, 0, sizeof(*k));
 	if (!text)
 		return 0;
+	end = text + len;
 	for (pass = 0; pass < 2; pass++) {
 		for (p = text; p < end;) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
