@@ -231,6 +231,18 @@ lim "$R" diff -F svg -o "$T/pids-diff.svg" "$T/pids.xpu" "$T/pids.xpu" 2>"$T/err
 rc=$?
 [ $rc = 0 ] && [ "$(grep -c '^<g><title>.*fill="rgb(235,235,235)"' "$T/pids-diff.svg")" = 1026 ] ||
 	bad "pids: diff -F svg: exit $rc: $(head -c 300 "$T/err")"
+# the same processes on 500-frame stacks (118 KB): every process's symbolized stack was kept
+# apart, 40 bytes a frame with pprof's sites (573 MiB of address space); one copy of a stack's
+# frames now serves every process that has it
+"$T/make_hostile" pids "$T/pids500.xpu" 20000 500 || exit 1
+for f in pprof folded; do
+	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
+	lim "$R" -F $f --max-output=1M -o "$T/pids500.$f" "$T/pids500.xpu" 2>"$T/err"
+	rc=$?
+	{ [ $rc = 0 ] || { [ $f = folded ] && [ $rc = 1 ] &&
+		grep -q "passed --max-output=1048576" "$T/err"; }; } && [ -s "$T/pids500.$f" ] ||
+		bad "pids, 500 frames: -F $f: exit $rc: $(head -c 300 "$T/err")"
+done
 # and its two-column folded lines, each written as it comes: cut at --max-output
 lim "$R" diff -F folded --max-output=1M -o "$T/pids-diff.folded" "$T/pids.xpu" "$T/pids.xpu" \
 	2>"$T/err"
