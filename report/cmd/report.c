@@ -13,6 +13,7 @@
 #include "base/progress.h"
 #include "base/warn.h"
 #include "cmd/cmd.h"
+#include "cmd/formats.h"
 #include "model/profile.h"
 #include "model/trace_parts.h"
 #include "out/out.h"
@@ -301,31 +302,21 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 	opterr = 0;	/* one line per error, ours: see the default case */
 	while ((c = getopt_long(argc, argv, "F:o:p:t:c:s:vhV", long_opts, NULL)) != -1) {
 		switch (c) {
-		case 'F':
-			if (!strcmp(optarg, "text"))
-				o->format = FMT_TEXT;
-			else if (!strcmp(optarg, "folded"))
-				o->format = FMT_FOLDED;
-			else if (!strcmp(optarg, "info"))
-				o->format = FMT_INFO;
-			else if (!strcmp(optarg, "chrome"))
-				o->format = FMT_CHROME;
-			else if (!strcmp(optarg, "svg"))
-				o->format = FMT_SVG;
-			else if (!strcmp(optarg, "jsonl"))
-				o->format = FMT_JSONL;
-			/* pprof: only in a build with protobuf-c */
-			else if (!strcmp(optarg, "pprof") && !out_pprof__unavailable())
-				o->format = FMT_PPROF;
-			else if (!strcmp(optarg, "pprof")) {
-				fprintf(stderr, "xpu-report: %s\n", out_pprof__unavailable());
-				return -EINVAL;
-			} else {
-				fprintf(stderr, "xpu-report: unknown format '%s' (text, folded, info, chrome, svg, jsonl or pprof)\n",
-					optarg);
+		case 'F': {
+			const struct report_format_def *fd = report_format__by_name(optarg);
+
+			if (!fd) {
+				fprintf(stderr, "xpu-report: unknown format '%s' (%s)\n", optarg,
+					report_format__names());
 				return -EINVAL;
 			}
+			if (fd->unavailable && fd->unavailable()) {
+				fprintf(stderr, "xpu-report: %s\n", fd->unavailable());
+				return -EINVAL;
+			}
+			o->format = fd->format;
 			break;
+		}
 		case 'o':
 			o->output = optarg;
 			break;
@@ -583,20 +574,19 @@ static int write_output(void *arg, FILE *out)
 {
 	struct session *ses = arg;
 	const struct report_opts *o = ses->opts;
+	const struct report_format_def *fd = report_format__of(o->format);
 	struct profile p;
 	int r;
 
-	if (o->format == FMT_INFO)
-		return out_info(ses, out);
-	if (o->format == FMT_CHROME) {
-		if (!session__selects_any(ses)) {
+	/* drawn from every event of the session */
+	if (fd->from_session) {
+		if (fd->needs_selection && !session__selects_any(ses)) {
 			report__explain_empty(ses, "");
 			return -ENODATA;
 		}
-		return out_chrome(ses, out);
+		return fd->from_session(ses, out);
 	}
-	if (o->format == FMT_JSONL)
-		return out_jsonl(ses, out);
+	/* drawn from the profile aggregated for the view */
 	if ((o->view == VIEW_OFF_CPU || o->view == VIEW_WALL) && !session__has_off_cpu(ses)) {
 		fprintf(stderr, "xpu-report: the trace has no off-CPU data (--view=%s): record it "
 			"with xpu-record --off-cpu\n", o->view == VIEW_WALL ? "wall" : "off-cpu");
@@ -607,22 +597,13 @@ static int write_output(void *arg, FILE *out)
 		goto out;
 	if (!p.cpu_samples && !p.gpu_records && !p.off_blocks) {
 		/* the text header still says what the trace holds and lost */
-		if (o->format == FMT_TEXT)
-			r = out_text(&p, out);
+		if (fd->header_when_empty)
+			r = fd->from_profile(&p, out);
 		report__explain_empty(ses, "");
 		r = r ? r : -ENODATA;
 		goto out;
 	}
-	if (o->callers || o->callees)
-		r = out_calltree(&p, out);
-	else if (o->format == FMT_FOLDED)
-		r = out_folded(&p, out);
-	else if (o->format == FMT_SVG)
-		r = out_svg(&p, out);
-	else if (o->format == FMT_PPROF)
-		r = out_pprof(&p, out);
-	else
-		r = out_text(&p, out);
+	r = o->callers || o->callees ? out_calltree(&p, out) : fd->from_profile(&p, out);
 out:
 	profile__free(&p);
 	return r;

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report's output formats as one table: each format's name on the command line and what
+ * it is drawn from, the session itself (info, chrome, jsonl: every event) or the profile
+ * aggregated from it (text, folded, svg, pprof). A new format is a writer and a row.
+ */
+#ifndef XPU_REPORT_CMD_FORMATS_H
+#define XPU_REPORT_CMD_FORMATS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model/profile.h"
+#include "model/session.h"
+
+struct report_format_def {
+	const char *name;			/* -F NAME */
+	enum report_format format;
+	int (*from_session)(struct session *ses, FILE *out);
+	int (*from_profile)(struct profile *p, FILE *out);
+	bool needs_selection;		/* nothing selected is said and is an error */
+	bool header_when_empty;		/* an empty profile still prints what the trace holds */
+	const char *(*unavailable)(void);	/* why this build lacks it, or NULL */
+};
+
+/* The format named name (NULL: unknown). */
+const struct report_format_def *report_format__by_name(const char *name);
+/* The format f's row (never NULL for a value of the enum). */
+const struct report_format_def *report_format__of(enum report_format f);
+/* "text, folded, ... or pprof", for the message about an unknown format. */
+const char *report_format__names(void);
+
+#endif
