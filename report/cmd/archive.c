@@ -262,8 +262,9 @@ static int cmp_file(const void *a, const void *b, void *arg)
 
 /*
  * For each used ELF DSO record, the one record of its file that stands for it (keep[i];
- * SIZE_MAX: not used): the first whose file was found here (records of one build-id can name
- * it by paths that lead nowhere, or that are refused), else the first. used[] keeps only those.
+ * SIZE_MAX: not used): the one whose path found the file here (records of one build-id can
+ * name it by paths that lead nowhere, or that are refused), else the first. used[] keeps
+ * only those.
  */
 static int pick_files(struct session *ses, bool *used, size_t *keep_of)
 {
@@ -281,26 +282,12 @@ static int pick_files(struct session *ses, bool *used, size_t *keep_of)
 	}
 	qsort_r(ix, n, sizeof(*ix), cmp_file, (void *)t);
 	for (i = 0; i < n; i = j) {
-		bool found = false;
-
-		keep = ix[i];
-		for (j = i; j < n && !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++) {
-			/* records of one file share it: the one whose path found it names the entry */
-			if (!found && symbolizer__dso_found(&ses->sym, ix[j]) == SYM_DSO_FOUND &&
-			    symbolizer__file_record(&ses->sym, ix[j]) == ix[j]) {
-				keep = ix[j];
-				found = true;
-			}
-		}
-		for (j = i; !found && j < n &&
-			    !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++) {
-			if (symbolizer__dso_found(&ses->sym, ix[j]) == SYM_DSO_FOUND) {
-				keep = ix[j];
-				found = true;
-			}
-		}
 		for (j = i; j < n && !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++)
 			;
+		/* records of one file share its slot: the one whose path found it names the entry */
+		keep = symbolizer__file_record(&ses->sym, ix[i]);
+		if (keep >= t->ndsos || cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[keep].rec))
+			keep = ix[i];
 		for (k = i; k < j; k++) {
 			used[ix[k]] = ix[k] == keep;
 			keep_of[ix[k]] = keep;

@@ -375,7 +375,6 @@ static bool pack_load(struct symbolizer *s, struct sym_file *f, const struct tr_
 		if (!f->names)
 			continue;
 		f->state = SF_PACK;
-		s->files_packed++;
 		if (s->opts.verbose)
 			fprintf(stderr, "xpu-report: %s: symbol pack, %u addresses\n",
 				warn__cut(d->path, cut), f->names->h->naddrs);

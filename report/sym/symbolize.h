@@ -104,7 +104,6 @@ struct symbolizer {
 
 	/* shown by `info` and -v */
 	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
-	uint64_t files_packed;		/* named from a symbol pack */
 	/* with opts.list_addrs: every (DSO index, file offset) named, in order (`archive`) */
 	struct sym_addr *addr_list;
 	size_t naddr_list, addr_list_cap;

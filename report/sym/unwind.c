@@ -53,7 +53,6 @@ struct unwinder {
 	uint32_t live[UW_LIVE_SESSIONS];	/* sess indexes with a Dwfl, oldest first (a ring) */
 	uint32_t live_head, nlive;
 	uint32_t live_files, files_budget;	/* descriptors the live sessions hold, at most */
-	uint64_t sessions_built, sessions_rebuilt;
 	struct stack_maker made;
 	const struct xpa_walks *pack;	/* the host's walks of the trace being streamed, or NULL */
 	/* the copy being unwound */
@@ -258,10 +257,6 @@ static struct uw_session *session_get(struct unwinder *u, uint32_t pid, uint64_t
 		u->files_budget = files_budget();
 	while (u->nlive > 1 && u->live_files > u->files_budget)
 		session_evict_oldest(u);
-	if (ins)
-		u->sessions_built++;
-	else
-		u->sessions_rebuilt++;
 	return se;
 }
 

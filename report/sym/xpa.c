@@ -479,21 +479,11 @@ const struct xpa_names *xpa__names(struct xpa *a, const uint8_t *build_id, unsig
 	return x && !load_pack_entry(a, x, budget, parse_names) ? &x->view.names : NULL;
 }
 
-bool xpa__has_names(const struct xpa *a, const uint8_t *build_id, unsigned int len)
-{
-	return a && len && find_entry(a, XPA_CONTENT_NAMES, build_id, len);
-}
-
 const struct xpa_walks *xpa__walks(struct xpa *a, const uint8_t uuid[16], struct xpa_budget *budget)
 {
 	struct xpa_index *x = a ? find_entry(a, XPA_CONTENT_WALKS, uuid, 16) : NULL;
 
 	return x && !load_pack_entry(a, x, budget, parse_walks) ? &x->view.walks : NULL;
-}
-
-const char *xpa__path(const struct xpa *a)
-{
-	return a ? a->path : NULL;
 }
 
 void xpa__close(struct xpa *a)

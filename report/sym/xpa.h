@@ -95,10 +95,7 @@ struct xpa_names;
 struct xpa_walks;
 const struct xpa_names *xpa__names(struct xpa *a, const uint8_t *build_id, unsigned int len,
 				   struct xpa_budget *budget);
-/* Whether there is a NAMES entry for the build-id, without reading it. */
-bool xpa__has_names(const struct xpa *a, const uint8_t *build_id, unsigned int len);
 const struct xpa_walks *xpa__walks(struct xpa *a, const uint8_t uuid[16], struct xpa_budget *budget);
-const char *xpa__path(const struct xpa *a);
 void xpa__close(struct xpa *a);
 
 #endif
