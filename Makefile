@@ -149,8 +149,8 @@ $(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/gen -c $< -o $@
 ifeq ($(HAVE_PPROF),1)
-$(BUILD)/report/out/out_pprof.o: $(BUILD)/gen/profile.pb-c.h
-$(BUILD)/report/out/out_pprof.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/report/output/out_pprof.o: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/report/output/out_pprof.o: CFLAGS += -I$(BUILD)/gen
 endif
 
 $(BUILD)/libxpureport.a: $(REPORT_LIB_SRC:%.c=$(BUILD)/%.o) $(PPROF_GEN_SRC:%.c=$(BUILD)/%.o)
@@ -321,8 +321,8 @@ $(FUZZ_BUILD)/gen/profile.pb-c.o: $(FUZZ_BUILD)/gen/profile.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(FUZZ_BUILD)/gen -c $< -o $@
 ifeq ($(HAVE_PPROF),1)
-$(FUZZ_BUILD)/report/out/out_pprof.o: $(FUZZ_BUILD)/gen/profile.pb-c.h
-$(FUZZ_BUILD)/report/out/out_pprof.o: FUZZ_CFLAGS += -I$(FUZZ_BUILD)/gen
+$(FUZZ_BUILD)/report/output/out_pprof.o: $(FUZZ_BUILD)/gen/profile.pb-c.h
+$(FUZZ_BUILD)/report/output/out_pprof.o: FUZZ_CFLAGS += -I$(FUZZ_BUILD)/gen
 endif
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(wildcard tests/fuzz/*.h)

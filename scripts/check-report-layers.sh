@@ -4,7 +4,7 @@
 # x.h) include each other, directly or around a circle. Prints each violation; exit 1 if any.
 set -u
 cd "$(dirname "$0")/.."
-layers=(base trace sym model out cmd)
+layers=(base trace sym model output cmd)
 rank() {
 	local i
 	for i in "${!layers[@]}"; do

@@ -13,7 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "model/func_diff.h"
-#include "out/out.h"
+#include "output/out.h"
 
 const char diff_usage_text[] =
 	"Usage: xpu-report diff [OPTIONS] BASE.xpu NEW.xpu\n"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cmd/formats.h"
-#include "out/out.h"
+#include "output/out.h"
 
 static const struct report_format_def formats[] = {
 	{ .name = "text", .format = FMT_TEXT, .from_profile = out_text, .header_when_empty = true },

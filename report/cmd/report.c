@@ -16,7 +16,7 @@
 #include "cmd/formats.h"
 #include "model/profile.h"
 #include "model/trace_parts.h"
-#include "out/out.h"
+#include "output/out.h"
 
 #ifndef XPU_VERSION
 #define XPU_VERSION "unknown"

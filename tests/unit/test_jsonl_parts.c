@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests of the parts behind --format=jsonl and --view=memory: JSON string escaping and
- * its cap (report/out/json_str.c), NVIDIA ioctl names (out/ioctl_names.c), and the pairing and
+ * its cap (report/output/json_str.c), NVIDIA ioctl names (out/ioctl_names.c), and the pairing and
  * peak of GPU memory (model/gpu_mem.c) over a hand-built trace.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/gpu_mem.h"
-#include "out/ioctl_names.h"
-#include "out/json_str.h"
+#include "output/ioctl_names.h"
+#include "output/json_str.h"
 #include "unit.h"
 
 static char buf[3 * JSON_NAME_MAX];

@@ -13,7 +13,7 @@
 #include "../lib/trace_build.h"
 #include "model/profile.h"
 #include "model/session.h"
-#include "out/out.h"
+#include "output/out.h"
 #include "trace/trace.h"
 #include "unit.h"
 

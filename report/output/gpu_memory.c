@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/gpu_memory.h"
+#include "output/gpu_memory.h"
 
 #define TOP_SITES 15
 #define PATH_FRAMES 4

@@ -25,8 +25,8 @@
 #include "base/progress.h"
 #include "model/backward_share.h"
 #include "model/profile.h"
-#include "out/ioctl_names.h"
-#include "out/out.h"
+#include "output/ioctl_names.h"
+#include "output/out.h"
 #include "sym/demangle.h"
 
 /* Pseudo ids above PID_MAX_LIMIT (2^22), below 2^31 (viewers read pid/tid as 32-bit). */

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "base/progress.h"
-#include "out/out.h"
+#include "output/out.h"
 
 /* The stack of frames f[0..n), made on first use: its index, or -1 when out of memory. */
 static long stack_of(struct folded *f, const uint32_t *fr, uint32_t n)

@@ -17,10 +17,10 @@
 #include "model/off_cpu_stats.h"
 #include "model/profile.h"
 #include "model/stack_stats.h"
-#include "out/driver_ioctls.h"
-#include "out/gpu_memory.h"
-#include "out/gpu_stats.h"
-#include "out/out.h"
+#include "output/driver_ioctls.h"
+#include "output/gpu_memory.h"
+#include "output/gpu_stats.h"
+#include "output/out.h"
 
 static void print_cmdline(const struct trace *t, FILE *out)
 {

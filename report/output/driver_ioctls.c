@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/driver_ioctls.h"
-#include "out/ioctl_names.h"
-#include "out/out.h"
+#include "output/driver_ioctls.h"
+#include "output/ioctl_names.h"
+#include "output/out.h"
 
 #define TOP_N 25
 /* API records examined back from an ioctl's start: enough for a driver call nested in a

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/out.h"
+#include "output/out.h"
 
 #define IMG_WIDTH 1200
 #define FRAME_H 16

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "out/json_str.h"
+#include "output/json_str.h"
 
 /* Length of the valid UTF-8 sequence at u[0..n), or 0 when it is not one. */
 static size_t utf8_len(const unsigned char *u, size_t n)

@@ -14,9 +14,9 @@
 #include "model/backward_share.h"
 #include "model/clock_map.h"
 #include "model/profile.h"
-#include "out/ioctl_names.h"
-#include "out/json_str.h"
-#include "out/out.h"
+#include "output/ioctl_names.h"
+#include "output/json_str.h"
+#include "output/out.h"
 #include "sym/demangle.h"
 
 enum ev_type {

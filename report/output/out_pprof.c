@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "base/progress.h"
-#include "out/out.h"
+#include "output/out.h"
 
 #ifdef XPU_HAVE_PPROF
 #include <profile.pb-c.h>

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/out.h"
+#include "output/out.h"
 
 #define MAX_DEPTH 64
 #define DEFAULT_LIMIT 0.5	/* percent of FUNC's weight */

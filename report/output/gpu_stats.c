@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "model/gpu_interval.h"
-#include "out/gpu_stats.h"
-#include "out/out.h"
+#include "output/gpu_stats.h"
+#include "output/out.h"
 #include "sym/demangle.h"
 
 /* rows per table: --rows, 0 for all */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "model/func_diff.h"
-#include "out/out.h"
+#include "output/out.h"
 
 static const char *const side_name[2] = { "base:", "new:" };
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "out/ioctl_names.h"
+#include "output/ioctl_names.h"
 
 #define NV_IOCTL_MAGIC 'F'
 
