@@ -53,6 +53,11 @@ copy_deps() {	# BINARY DIR
 for bin in xpu-record xpu-report tests/gpu/check_trace bench/cfi_tables; do
 	copy_deps "$B/$bin" "$DEST/lib"
 done
+# bpftool, where this machine has it: tests/gpu/hit_cost.sh reads the BPF programs' run times
+if command -v bpftool >/dev/null; then
+	cp -L "$(command -v bpftool)" "$DEST/build/bpftool"
+	copy_deps "$DEST/build/bpftool" "$DEST/lib"
+fi
 copy_deps "$B/samples/cuda_pipeline" "$DEST/lib-cuda"
 rm -f "$DEST/lib-cuda/libcuda.so"*	# the driver's libcuda must come from the machine
 ( cd "$DEST" && find . -type f | sort && du -sh . ) | sed 's/^/bundle: /'
