@@ -285,7 +285,7 @@ static int pick_files(struct session *ses, bool *used, size_t *keep_of)
 		for (j = i; j < n && !cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[ix[j]].rec); j++)
 			;
 		/* records of one file share its slot: the one whose path found it names the entry */
-		keep = symbolizer__file_record(&ses->sym, ix[i]);
+		keep = dso_table__file_record(&ses->dsos, ix[i]);
 		if (keep >= t->ndsos || cmp_file_key(&t->dsos[ix[i]].rec, &t->dsos[keep].rec))
 			keep = ix[i];
 		for (k = i; k < j; k++) {
@@ -314,9 +314,9 @@ static void plan_count(struct session *ses, const bool *used, struct archive_pla
 		if (!used[i])
 			continue;
 		p->needed++;
-		if (symbolizer__dso_found(&ses->sym, i) == SYM_DSO_FOUND && d->rec.build_id_len)
+		if (dso_table__found(&ses->dsos, i) == DSO_FOUND && d->rec.build_id_len)
 			p->found++;
-		else if (symbolizer__dso_found(&ses->sym, i) == SYM_DSO_MISMATCH)
+		else if (dso_table__found(&ses->dsos, i) == DSO_FOUND_MISMATCH)
 			p->mismatch++;
 		else
 			p->missing++;
@@ -504,7 +504,7 @@ static int write_pack(FILE *f, struct session *ses, const size_t *keep_of, struc
 		for (j = i; j < n && a[j].dso == a[i].dso; j++)
 			;
 		if (!d->rec.build_id_len ||
-		    symbolizer__dso_found(&ses->sym, a[i].dso) != SYM_DSO_FOUND) {
+		    dso_table__found(&ses->dsos, a[i].dso) != DSO_FOUND) {
 			left_add(left, d->rec.build_id_len ? LEFT_NO_FILE : LEFT_NO_BUILD_ID,
 				 d->path, 0);
 			continue;
@@ -554,7 +554,7 @@ static int write_files(FILE *f, struct session *ses, const bool *used, bool debu
 
 		if (!used[i])
 			continue;
-		file = symbolizer__dso_elf(&ses->sym, i, &fd);
+		file = dso_table__elf(&ses->dsos, i, &fd);
 		if (!file || !d->rec.build_id_len) {
 			left_add(left, file ? LEFT_NO_BUILD_ID : LEFT_NO_FILE, d->path, 0);
 			continue;

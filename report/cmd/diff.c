@@ -102,8 +102,8 @@ int diff_run(const struct report_opts *o, char *const files[2])
 {
 	struct side sd[2];
 	struct diff_out w = { .p = { &sd[DIFF_BASE].p, &sd[DIFF_NEW].p } };
-	const struct symbolizer *sym[2];
-	size_t nsym = 0;
+	const struct dso_table *dsos[2];
+	size_t ndsos = 0;
 	int ret = 0, i;
 
 	memset(sd, 0, sizeof(sd));
@@ -125,9 +125,9 @@ int diff_run(const struct report_opts *o, char *const files[2])
 	/* one warning for both sides: a file both traces lack is one file */
 	for (i = 0; i < 2; i++) {
 		if (sd[i].set_up)
-			sym[nsym++] = &sd[i].s.sym;
+			dsos[ndsos++] = &sd[i].s.dsos;
 	}
-	symbolizer__warn_unresolved(sym, nsym);
+	dso_table__warn_unresolved(dsos, ndsos);
 	for (i = 0; i < 2; i++) {
 		if (sd[i].set_up) {
 			profile__free(&sd[i].p);

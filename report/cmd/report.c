@@ -826,13 +826,13 @@ int report_run(const struct report_opts *o)
 		fprintf(stderr, "xpu-report: out of memory\n");
 		ret = 1;
 	} else {
-		const struct symbolizer *sym = &ses.sym;
+		const struct dso_table *dsos = &ses.dsos;
 
 		ret = report__emit(o, write_output, &ses);
 		/* an output from part of the records (--max-records) is not the trace's */
 		if (t.st.end == TRACE_END_LIMIT)
 			ret = 1;
-		symbolizer__warn_unresolved(&sym, 1);
+		dso_table__warn_unresolved(&dsos, 1);
 	}
 	session__teardown(&ses);
 	trace__free(&t);

@@ -10,20 +10,21 @@
 
 int session__setup(struct session *s, const struct trace *t, const struct report_opts *opts)
 {
-	struct sym_opts so = {
+	struct dso_opts dso = {
 		.trace_path = opts->input,
 		.more_paths = opts->ninputs > 1 ? opts->inputs + 1 : NULL,
 		.nmore_paths = opts->ninputs > 1 ? (size_t)opts->ninputs - 1 : 0,
 		.symfs = opts->symfs,
 		.no_host_files = opts->no_host_files,
+		.archive_max_bytes = opts->archive_max_bytes,
+		.no_packs = opts->no_packs,
+		.verbose = opts->verbose,
+	};
+	struct sym_opts so = {
 		.python_lines = opts->python_lines,
 		.inline_frames = opts->inline_frames,
 		.sites = opts->format == FMT_PPROF,	/* addresses and source lines */
-		.archive_max_bytes = opts->archive_max_bytes,
 		.list_addrs = opts->pack_writer,
-		.no_packs = opts->no_packs,
-		.keep_walks = opts->pack_writer,
-		.verbose = opts->verbose,
 	};
 	int err;
 
@@ -50,11 +51,14 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	err = derived_stacks__init(&s->stacks, t);
 	if (err)
 		return err;
-	err = symbolizer__init(&s->sym, &s->stacks, &so, &s->pool);
+	err = dso_table__init(&s->dsos, t, &dso);
+	if (err)
+		return err;
+	err = symbolizer__init(&s->sym, &s->stacks, &s->dsos, &so, &s->pool);
 	if (err)
 		return err;
 	/* -g dwarf: replace user stacks by DWARF-unwound ones before anything aggregates them */
-	err = opts->no_unwind ? 0 : unwind__apply(&s->stacks, &s->sym, &s->uw);
+	err = opts->no_unwind ? 0 : unwind__apply(&s->stacks, &s->dsos, opts->pack_writer, &s->uw);
 	if (err)
 		return err;
 	/* then Python frames go where the (now complete) native stacks run the interpreter */
@@ -203,9 +207,20 @@ const char *session__process_place(const struct session *s, uint32_t pid, char *
 	return buf;
 }
 
+void session__sources(const struct session *s, struct sym_sources *src)
+{
+	dso_table__sources(&s->dsos, src);
+}
+
+const char *session__dso_status(struct session *s, size_t i)
+{
+	return dso_table__status(&s->dsos, i);
+}
+
 void session__teardown(struct session *s)
 {
 	symbolizer__free(&s->sym);
+	dso_table__free(&s->dsos);
 	unwind__free(&s->uw);
 	gpu_join__free(&s->gpu);
 	gpu_mem__free(&s->mem);

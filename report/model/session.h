@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The report session: the loaded trace, the options, the symbolizer with its frame names,
- * the stacks the unwinder and the Python splicer derived, and the GPU-work join. Outputs that
- * need no aggregation (info, chrome, archive) read only this; the aggregation (profile.h) is
+ * The report session: the loaded trace, the options, the DSO table (the files, opened once),
+ * the symbolizer with its frame names, the stacks the unwinder and the Python splicer derived,
+ * and the GPU-work join. Outputs that need no aggregation (info, chrome, archive) read only this; the aggregation (profile.h) is
  * built on top of it.
  */
 #ifndef XPU_REPORT_MODEL_SESSION_H
@@ -16,8 +16,9 @@
 #include "model/gpu_join.h"
 #include "model/gpu_mem.h"
 #include "model/opts.h"
-#include "sym/pyframes.h"
 #include "sym/backward.h"
+#include "sym/dso.h"
+#include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/unwind.h"
 #include "trace/derived_stacks.h"
@@ -28,6 +29,7 @@ struct session {
 	const struct report_opts *opts;
 	struct filter filter;		/* the one filter every output applies */
 	struct strpool pool;		/* frame names */
+	struct dso_table dsos;		/* the unwinder and the symbolizer read it */
 	struct symbolizer sym;
 	struct derived_stacks stacks;	/* DWARF-unwound and Python-spliced stacks */
 	uint32_t freq_hz;		/* sampling frequency used to convert GPU time */
@@ -97,6 +99,10 @@ bool session__has_places(const struct session *s);
 /* "host H rank N" (the parts known), for labels; "" when neither. Returns buf. */
 const char *session__process_place(const struct session *s, uint32_t pid, char *buf,
 				   size_t size);
+/* Where the files of the frames named so far came from (symbolize.h), counted by file. */
+void session__sources(const struct session *s, struct sym_sources *src);
+/* Where DSO record i's file came from, in words, for `info` (loads it). */
+const char *session__dso_status(struct session *s, size_t i);
 void session__teardown(struct session *s);
 
 #endif

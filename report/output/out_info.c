@@ -446,7 +446,7 @@ int out_info(struct session *ses, FILE *out)
 			sprintf(hex + 2 * k, "%02x", d->rec.build_id[k]);
 		fprintf(out, "  %s %s local: %s\n", hex,
 			d->path[0] ? str__cut(d->path, OUT_NAME_MAX_BYTES, cut) : "(unknown path)",
-			symbolizer__dso_status(&ses->sym, i));
+			session__dso_status(ses, i));
 	}
 	if (!t->ndsos)
 		fprintf(out, "  (none)\n");

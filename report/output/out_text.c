@@ -94,7 +94,7 @@ static void print_parts(const struct trace *t, FILE *out)
  * Where the names came from, when not all from one place: a report read with part of its
  * files from a pack and part from this machine, or some missing, is not the recording host's.
  */
-static void print_sources(FILE *out, const struct symbolizer *sym)
+static void print_sources(FILE *out, const struct session *ses)
 {
 	struct sym_sources src;
 	const struct {
@@ -108,7 +108,7 @@ static void print_sources(FILE *out, const struct symbolizer *sym)
 	size_t i, kinds = 0;
 	const char *sep = "";
 
-	symbolizer__sources(sym, &src);
+	session__sources(ses, &src);
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		kinds += *parts[i].n != 0;
 	if (kinds < 2)
@@ -206,7 +206,7 @@ static void print_header(struct profile *p, FILE *out)
 				fprintf(out, "#            %s\n", hint);
 		}
 	}
-	print_sources(out, &p->s->sym);
+	print_sources(out, p->s);
 	if (t->npy_runtimes) {
 		pyframes__print_runtimes(t, out, "# python:    ");
 		fprintf(out, "#            %" PRIu64 " samples and %" PRIu64 " launches with Python "

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Turns recorded stacks into frame names. DSOs are found by build-id (file_lookup.h), kernel
+ * Turns recorded stacks into frame names. DSOs come from the session's table (dso.h), kernel
  * frames named from the trace's kallsyms snapshot (kallsyms.h), user symbols come from ELF
  * symbol tables (plus "sym@plt" for PLT stubs, and the vdso image the trace carries); code no
  * symbol covers is named by the start of its .eh_frame FDE ("lib.so+0x15b80"), so a stripped
@@ -16,31 +16,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sym/dso.h"
 #include "sym/kallsyms.h"
-#include "sym/maps.h"
-#include "sym/xpa.h"
 #include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
-struct sym_file;
-struct xpa;
 struct jitsyms;
 
-/* Where files come from and how frames are named. */
+/* How frames are named (where files come from: dso_opts). */
 struct sym_opts {
-	const char *trace_path;		/* TRACE.xpa is looked for next to it */
-	const char *const *more_paths;	/* traces merged with it: theirs too */
-	size_t nmore_paths;
-	const char *symfs;
-	bool no_host_files;		/* only --symfs and the archive */
 	bool python_lines;
 	bool inline_frames;		/* --inline: a frame per DWARF inlined callee */
 	bool sites;			/* keep each frame's site and source line (pprof) */
-	uint64_t archive_max_bytes;	/* --archive-max (xpa.h); 0: the default */
 	bool list_addrs;		/* keep symbolizer.addr_list */
-	bool no_packs;			/* a symbol pack's entries are not used (`archive`) */
-	bool keep_walks;		/* the unwinder keeps its walks (unwind_stats.walks) */
-	int verbose;
 };
 
 /*
@@ -68,13 +56,10 @@ struct frames_ref {
 struct symbolizer {
 	const struct trace *t;
 	const struct derived_stacks *stacks;	/* what stack ids name (the trace's and derived) */
+	struct dso_table *dsos;		/* the session's: files opened once, for the unwinder too */
 	struct sym_opts opts;
-	struct maps maps;
 	struct strpool *pool;		/* frame names; shared with the outputs */
 
-	struct sym_file *files;		/* one per trace DSO, loaded on first use */
-	uint32_t *file_of;		/* DSO index -> the files slot of its file (shared) */
-	uint32_t *file_next;		/* the next DSO record of the same file, or UINT32_MAX */
 	struct kallsyms ksyms;
 
 	uint32_t *frame_ids;
@@ -88,9 +73,6 @@ struct symbolizer {
 	struct kmap addr_cache;		/* {dso index + 1, file offset} -> refs index */
 	struct kmap stack_cache;	/* {pid, gen, trim}, stack id -> refs index */
 	struct kmap run_ids;		/* {hash of a stack's frames, 0} -> the first refs index */
-	struct xpa **archives;		/* TRACE.xpa next to each trace, or NULL */
-	size_t narchives;
-	struct xpa_budget archive_budget;	/* what their extracted entries hold */
 	struct jitsyms *jit;		/* JIT_SYMBOL names, or NULL */
 
 	uint32_t *frame_dso;		/* frame id -> its file (see symbolizer__frame_dso) */
@@ -103,16 +85,19 @@ struct symbolizer {
 	size_t scratch_files_cap;
 
 	/* shown by `info` and -v */
-	uint64_t addrs_resolved, addrs_unknown, files_found, files_missing, files_mismatch;
+	uint64_t addrs_resolved, addrs_unknown;
 	/* with opts.list_addrs: every (DSO index, file offset) named, in order (`archive`) */
 	struct sym_addr *addr_list;
 	size_t naddr_list, addr_list_cap;
 	uint64_t jit_named;		/* frames named by a JIT symbol */
 };
 
-/* Stack ids are looked up in stacks (whose trace it symbolizes). 0 or negative errno. */
+/*
+ * Stack ids are looked up in stacks (whose trace it symbolizes), files in dsos (of the same
+ * trace), which must outlive it. 0 or negative errno.
+ */
 int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
-		     const struct sym_opts *opts, struct strpool *pool);
+		     struct dso_table *dsos, const struct sym_opts *opts, struct strpool *pool);
 /*
  * Frames of a stack, root first (user outermost ... user leaf, then kernel frames). With
  * trim_gpu, frames inside CUDA/CUPTI libraries are dropped (launch stacks). The array stays
@@ -135,14 +120,6 @@ const uint32_t *symbolizer__files(const struct symbolizer *s, const uint32_t *fr
 /* A file code's name: "libc.so.6", "[kernel.kallsyms]", "[python]", "[autograd]", "[unknown]". */
 const char *symbolizer__file_name(const struct symbolizer *s, uint32_t file);
 /*
- * For the DWARF unwinder (unwind.c): the ELF file found for a DSO (loads it) and an open
- * descriptor of it, or NULL; and the load bias of that file in mapping m (address - bias is
- * an ELF virtual address). -ENOENT when there is no file or no PT_LOAD holds m's offset.
- */
-const char *symbolizer__dso_elf(struct symbolizer *s, size_t dso_index, int *fd);
-int symbolizer__dso_bias(struct symbolizer *s, size_t dso_index, const struct xpu_rec_mapping *m,
-			 uint64_t *bias);
-/*
  * The file a frame name came from, by basename ("libc.so.6"), "[kernel.kallsyms]", "[python]"
  * or "[unknown]"; a name found in several files keeps the first. Valid for frames returned by
  * symbolizer__stack().
@@ -158,39 +135,6 @@ const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint3
 int symbolizer__address(struct symbolizer *s, size_t dso_idx, uint64_t file_off,
 			bool inline_frames, const uint32_t **frames, const struct frame_site **sites,
 			uint32_t *n, bool *named);
-/* Where the files of the frames symbolized so far came from, counted by file. */
-struct sym_sources {
-	uint32_t pack;		/* a symbol pack's names */
-	uint32_t local;		/* this machine's files (debug dirs and --symfs included) */
-	uint32_t archive;	/* a whole-file archive (--elf) */
-	uint32_t debuginfod;
-	uint32_t missing;	/* none, or only another build-id */
-};
-void symbolizer__sources(const struct symbolizer *s, struct sym_sources *src);
-/*
- * The DSO record whose recorded path led to the file of DSO idx (records of one file share
- * it: symbolizer.file_of), or idx itself when no path did.
- */
-size_t symbolizer__file_record(struct symbolizer *s, size_t idx);
-/* Whether a local file with a matching build-id was found for a DSO (loads it). */
-const char *symbolizer__dso_status(struct symbolizer *s, size_t dso_index);
-/* The same as a value, for counting (`archive`). */
-enum sym_dso_found {
-	SYM_DSO_FOUND,		/* a file with the recorded build-id, or the trace's vdso image */
-	SYM_DSO_MISSING,	/* no file, or none this report may open */
-	SYM_DSO_MISMATCH,	/* only files with another build-id */
-	SYM_DSO_NO_FILE,	/* kernel, anonymous memory, a vdso without image: none to find */
-};
-enum sym_dso_found symbolizer__dso_found(struct symbolizer *s, size_t dso_index);
-/*
- * One warning line (once per process, base/warn.h) for the files that the stacks symbolized so
- * far go through and that gave no symbols here, missing or with another build-id, over the n
- * symbolizers of one run (diff has two): how many, the first few by name, the archive that was
- * looked for and the command that makes it. Nothing when every such file resolved. Files only
- * the unwinder read, which no stack shows, don't count. Each file is named as it is looked
- * up, with -v.
- */
-void symbolizer__warn_unresolved(const struct symbolizer *const *s, size_t n);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

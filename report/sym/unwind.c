@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * DWARF unwinding of stack copies, offline. One Dwfl per (pid, exec generation) holds the
- * process's ELF modules, reported from its MAPPING records with the files the symbolizer
- * found by build-id (local, debug dirs, --symfs, archive). A copy is unwound by libdw from its
+ * process's ELF modules, reported from its MAPPING records with the files the DSO table
+ * (dso.h) found by build-id (local, debug dirs, --symfs, archive). A copy is unwound by libdw from its
  * saved registers; memory reads are served from the copied stack window, else from the mapped
  * file's bytes (read-only data), else fail, which ends the walk there.
  */
@@ -46,7 +46,7 @@ struct uw_session {
 struct unwinder {
 	const struct trace *t;
 	struct derived_stacks *d;	/* the stacks the walks made, and who uses them */
-	struct symbolizer *s;
+	struct dso_table *dt;		/* the session's: the files, opened once */
 	struct kmap sess_idx;		/* {pid, gen} -> sessions index */
 	struct uw_session *sess;
 	size_t nsess, sess_cap;
@@ -71,7 +71,7 @@ struct unwinder {
 
 static char *no_debuginfo_path;
 
-/* Separate debug files are the symbolizer's business; CFI comes from the reported files. */
+/* Separate debug files are the DSO table's business; CFI comes from the reported files. */
 static int find_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			     GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -99,11 +99,11 @@ static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 static bool read_file_word(struct unwinder *u, Dwarf_Addr addr, Dwarf_Word *result)
 {
 	const struct tr_ucopy *c = u->cur;
-	const struct xpu_rec_mapping *m = maps__find(&u->s->maps, c->rec.pid, addr, c->rec.ts_ns);
+	const struct xpu_rec_mapping *m = maps__find(&u->dt->maps, c->rec.pid, addr, c->rec.ts_ns);
 	uint32_t *didx = m ? kmap__get(&u->t->dso_ids, m->dso_id, 0) : NULL;
 	int fd = -1;
 
-	if (!didx || addr + 8 > m->end || !symbolizer__dso_elf(u->s, *didx, &fd) || fd < 0)
+	if (!didx || addr + 8 > m->end || !dso_table__elf(u->dt, *didx, &fd) || fd < 0)
 		return false;
 	return pread(fd, result, 8, (off_t)(addr - m->start + m->pgoff)) == 8;
 }
@@ -171,7 +171,7 @@ static const Dwfl_Thread_Callbacks thread_cbs = {
 /* The Dwfl of one process generation: its ELF files reported at their biases. */
 static void session_build(struct unwinder *u, uint32_t pid, uint32_t gen, struct uw_session *ns)
 {
-	const struct pid_maps *pm = maps__pid(&u->s->maps, pid);
+	const struct pid_maps *pm = maps__pid(&u->dt->maps, pid);
 	size_t i;
 
 	ns->dwfl = dwfl_begin(&dwfl_cbs);
@@ -189,8 +189,8 @@ static void session_build(struct unwinder *u, uint32_t pid, uint32_t gen, struct
 
 		if (!didx || trace__generation(u->t, pid, m->ts_ns) != gen)
 			continue;
-		path = symbolizer__dso_elf(u->s, *didx, &fd);
-		if (!path || symbolizer__dso_bias(u->s, *didx, m, &bias))
+		path = dso_table__elf(u->dt, *didx, &fd);
+		if (!path || dso_table__bias(u->dt, *didx, m, &bias))
 			continue;
 		base = strrchr(u->t->dsos[*didx].path, '/');
 		base = base ? base + 1 : u->t->dsos[*didx].path;
@@ -748,19 +748,17 @@ static bool attach_top(const struct trace_record *rec, struct tr_remap *rm, stru
 
 /*
  * The host's walks of the trace in bytes (by the uuid of its header) from any symbol pack the
- * symbolizer opened, or NULL. The frame-pointer counts are the host's too.
+ * DSO table opened, or NULL. The frame-pointer counts are the host's too.
  */
-static const struct xpa_walks *pack_walks(struct symbolizer *s, const void *bytes, size_t size,
+static const struct xpa_walks *pack_walks(struct dso_table *dt, const void *bytes, size_t size,
 					  struct unwind_stats *st)
 {
 	const struct xpu_file_header *h = bytes;
-	const struct xpa_walks *w = NULL;
-	size_t i;
+	const struct xpa_walks *w;
 
-	if (size < sizeof(*h) || s->opts.no_packs)
+	if (size < sizeof(*h))
 		return NULL;
-	for (i = 0; i < s->narchives && !w; i++)
-		w = xpa__walks(s->archives[i], h->uuid, &s->archive_budget);
+	w = dso_table__walks(dt, h->uuid);
 	if (w) {
 		st->fp_frames += w->h->fp_frames;
 		st->fp_scanned += w->h->fp_scanned;
@@ -791,7 +789,7 @@ static int stream_copies(struct unwinder *u, struct kmap *owners, const struct t
 	/* as far as the first pass read: past a damage or --max-records nothing was kept */
 	if (trace_reader__status(src)->bytes_valid < size)
 		size = trace_reader__status(src)->bytes_valid;
-	u->pack = pack_walks(u->s, bytes, size, st);
+	u->pack = pack_walks(u->dt, bytes, size, st);
 	r = trace_reader__open_mem(bytes, size, errbuf, sizeof(errbuf));
 	if (!r)
 		return -ENOMEM;		/* the same bytes opened once already */
@@ -826,17 +824,18 @@ static int stream_copies(struct unwinder *u, struct kmap *owners, const struct t
 }
 
 /* Unwinds the copies of the trace, or of each trace merged into it. */
-int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_stats *st)
+int unwind__apply(struct derived_stacks *d, struct dso_table *dt, bool keep_walks,
+		  struct unwind_stats *st)
 {
 	const struct trace *t = d->t;
-	struct unwinder u = { .t = t, .d = d, .s = s, .made.next_id = UW_FIRST_STACK_ID };
+	struct unwinder u = { .t = t, .d = d, .dt = dt, .made.next_id = UW_FIRST_STACK_ID };
 	struct kmap owners = { 0 };
 	uint8_t *saved = NULL;
 	size_t i;
 	int err;
 
 	unwind__free(st);
-	if (s->opts.keep_walks) {
+	if (keep_walks) {
 		st->walks = calloc(1, sizeof(*st->walks));
 		if (!st->walks)
 			return -ENOMEM;

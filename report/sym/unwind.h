@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sym/symbolize.h"
+#include "sym/dso.h"
 #include "sym/xpa_pack.h"
 #include "trace/derived_stacks.h"
 #include "trace/trace.h"
@@ -52,7 +52,7 @@ struct unwind_stats {
 	struct unwind_stop_rec *stop_recs;
 	size_t nstop_recs, stop_recs_cap;
 	struct kmap stop_idx;		/* {reason, stack id} -> stop_recs index */
-	/* with the symbolizer's keep_walks: every walk used, for a symbol pack (`archive`) */
+	/* with keep_walks: every walk used, for a symbol pack (`archive`) */
 	struct xpa_walks_builder *walks;
 	uint64_t pack_walks;		/* walks taken from a symbol pack instead of made here */
 };
@@ -65,9 +65,11 @@ void unwind__free(struct unwind_stats *st);
 /*
  * Unwinds the stack copies of d's trace and gives each sample and launch that has one the
  * stack made from it (in d). Where a symbol pack holds the recording host's walks of a
- * trace's copies, those are used instead, with no file opened. 0 or negative errno.
+ * trace's copies, those are used instead, with no file opened. The files come from dt (of
+ * d's trace); keep_walks keeps every walk in st->walks. 0 or negative errno.
  */
-int unwind__apply(struct derived_stacks *d, struct symbolizer *s, struct unwind_stats *st);
+int unwind__apply(struct derived_stacks *d, struct dso_table *dt, bool keep_walks,
+		  struct unwind_stats *st);
 
 /*
  * Whether over a tenth of the walks did not reach the outermost frame, mostly for running out

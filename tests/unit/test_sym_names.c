@@ -191,8 +191,10 @@ static void test_vdso_image(void)
 	char path[] = "/tmp/xpu-names-XXXXXX", err[256];
 	uint64_t off = 0, ip;
 	struct symbolizer s;
+	struct dso_table dt;
 	struct strpool pool = { 0 };
-	struct sym_opts so = { .no_host_files = true };
+	struct sym_opts so = { 0 };
+	struct dso_opts dso = { .no_host_files = true };
 	struct derived_stacks ds;
 	struct trace t;
 	const uint32_t *f;
@@ -216,22 +218,26 @@ static void test_vdso_image(void)
 	CHECK(t.dup_ids == 1, "dup %llu", (unsigned long long)t.dup_ids);
 	CHECK(t.bad_dso_refs == 1, "bad dso refs %llu", (unsigned long long)t.bad_dso_refs);
 	CHECK(t.bad_records == 2, "bad records %llu", (unsigned long long)t.bad_records);
-	so.trace_path = path;
+	dso.trace_path = path;
 	CHECK(derived_stacks__init(&ds, &t) == 0, "derived stacks");
-	CHECK(symbolizer__init(&s, &ds, &so, &pool) == 0, "symbolizer");
+	CHECK(dso_table__init(&dt, &t, &dso) == 0, "dso table");
+	CHECK(symbolizer__init(&s, &ds, &dt, &so, &pool) == 0, "symbolizer");
 	CHECK(symbolizer__stack(&s, 7, 2, stack_id, false, &f, &n) == 0 && n == 1, "stack");
 	CHECK(n == 1 && !strcmp(strpool__str(&pool, f[0]), "__vdso_clock_gettime"),
 	      "vdso frame named %s", n ? strpool__str(&pool, f[0]) : "-");
-	CHECK(!strcmp(symbolizer__dso_status(&s, 0), "image in the trace"), "status");
+	CHECK(!strcmp(dso_table__status(&dt, 0), "image in the trace"), "status");
 	symbolizer__free(&s);
+	dso_table__free(&dt);
 	/* without the image (a 1.3 trace) the frame stays [vdso] */
 	free(t.dsos[0].image);
 	t.dsos[0].image = NULL;
-	CHECK(symbolizer__init(&s, &ds, &so, &pool) == 0, "symbolizer");
+	CHECK(dso_table__init(&dt, &t, &dso) == 0, "dso table");
+	CHECK(symbolizer__init(&s, &ds, &dt, &so, &pool) == 0, "symbolizer");
 	CHECK(symbolizer__stack(&s, 7, 2, stack_id, false, &f, &n) == 0 && n == 1 &&
 		      !strcmp(strpool__str(&pool, f[0]), "[vdso]"),
 	      "no image: %s", n ? strpool__str(&pool, f[0]) : "-");
 	symbolizer__free(&s);
+	dso_table__free(&dt);
 	strpool__free(&pool);
 	derived_stacks__free(&ds);
 	trace__free(&t);
