@@ -182,8 +182,19 @@ static int place(struct part_scan *p, size_t n, char *err, size_t errlen)
 		if (clash)
 			rm->task_base = (uint32_t)i << TASK_SHIFT;
 		for (j = 0; !ret && j < ts->cap; j++) {
-			if (ts->used[j] && !kmap__put(&used, ts->ka[j] + rm->task_base, 0, 0, &ins))
+			if (!ts->used[j])
+				continue;
+			if (!kmap__put(&used, ts->ka[j] + rm->task_base, 0, 0, &ins)) {
 				ret = -ENOMEM;
+			} else if (!ins) {
+				/* moved onto an earlier trace's pid over the limit: two processes as one */
+				snprintf(err, errlen, "trace %zu: pid %llu collides with an earlier "
+					 "trace's, and moved by +%u it lands on another trace's pid "
+					 "%llu (over Linux's limit)", i + 1,
+					 (unsigned long long)ts->ka[j], rm->task_base,
+					 (unsigned long long)ts->ka[j] + rm->task_base);
+				ret = -ERANGE;
+			}
 		}
 		rm->skip_ksyms = i > 0;
 	}

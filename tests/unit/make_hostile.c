@@ -44,6 +44,9 @@
  *                         of memory for a file of 100 KB (issue 31)
  *   ksyms OUT [MIB]       MIB MiB (1024, the most kept) of kallsyms text in KSYMS chunks, one
  *                         line repeated: kept, then copied and parsed by the symbolizer
+ *   pidset OUT NAME PID.. a process NAME for each PID, sampled once in it: given as several
+ *                         traces, one's pids moved past Linux's limit could land on another's
+ *                         pid over that limit, two processes merged silently (issue 31)
  * Every DSO is mapped by pid 100 and sampled once (spanmaps, threads and pids map their own).
  */
 #include <elf.h>
@@ -441,6 +444,23 @@ static void ksyms(uint32_t mib)
 	sample(T0 + 1000, stack(&ip, 0, 1));
 }
 
+static void pidset(const char *name, char **pid, int n)
+{
+	uint64_t ip = 0x401000;
+	uint32_t id = stack(&ip, 0, 1);
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct xpu_rec_task task = { .ts_ns = T0 + 10, .kind = XPU_TASK_EXEC };
+		struct xpu_rec_cpu_sample s = { .ts_ns = T0 + 100 + i, .stack_id = id };
+
+		task.pid = task.tid = s.pid = s.tid = strtoul(pid[i], NULL, 10);
+		task.comm_str = str(name);
+		rec(XPU_REC_TASK, &task, sizeof(task), task.ts_ns);
+		rec(XPU_REC_CPU_SAMPLE, &s, sizeof(s), s.ts_ns);
+	}
+}
+
 /* names(): 1 MiB names for the session, set before it is written */
 static void long_names(void)
 {
@@ -475,7 +495,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
-			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms OUT [ARG]\n");
+			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|pidset OUT [ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -513,6 +533,8 @@ int main(int argc, char **argv)
 		     argc >= 6 ? strtoul(argv[5], NULL, 10) : 20000);
 	else if (!strcmp(argv[1], "records"))
 		records(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
+	else if (!strcmp(argv[1], "pidset") && argc >= 5)
+		pidset(argv[3], argv + 4, argc - 4);
 	else if (!strcmp(argv[1], "ksyms"))
 		ksyms(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
 	else

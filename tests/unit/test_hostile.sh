@@ -7,7 +7,8 @@
 # mapping over the whole address space, archive entries decompressed per DSO record, work past
 # --max-output, `archive` warnings per DSO record, long names in text and info, an empty
 # kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file,
-# many processes on deep stacks, and records that decompress to gigabytes.
+# many processes on deep stacks, records that decompress to gigabytes, and several traces whose
+# moved pids land on another's.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -309,6 +310,21 @@ for f in text info; do
 done
 grep -qs "^  end  *not read to the end (--max-records)$" "$T/ksyms.info" ||
 	bad "kallsyms: -F info: $(grep -s "^  end" "$T/ksyms.info")"
+
+# 14. issue 31: several traces as one, where a colliding trace's pids move by 1 << 22: trace
+#     1's pid 4194404 (past Linux's limit) and trace 2's 100, moved onto it, were one process
+#     (alpha's sample counted as beta's). Refused now, in either order, with one line.
+"$T/make_hostile" pidset "$T/pa.xpu" alpha 100 4194404 || exit 1
+"$T/make_hostile" pidset "$T/pb.xpu" beta 100 || exit 1
+for order in "pa pb" "pb pa"; do
+	set -- $order
+	rm -f "$T/pab.folded"
+	lim "$R" -F folded -o "$T/pab.folded" "$T/$1.xpu" "$T/$2.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 1 ] && [ ! -s "$T/pab.folded" ] && [ "$(wc -l <"$T/err")" = 1 ] &&
+		grep -q "trace 2: pid .*over Linux's limit" "$T/err" ||
+		bad "pids moved onto another trace's ($order): exit $rc: $(head -c 300 "$T/err")"
+done
 
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
