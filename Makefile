@@ -38,8 +38,9 @@ endif
 
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
-# report/ is layered (README "Layout"); every part but main() is the report library
-REPORT_SRC := $(wildcard report/*/*.c)
+# report/ is layered (README "Layout"), a layer may keep parts in folders (output/chrome/);
+# every part but main() is the report library
+REPORT_SRC := $(wildcard report/*/*.c report/*/*/*.c)
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
 REPORT_MAIN := report/cmd/main.c
 REPORT_LIB_SRC := $(filter-out $(REPORT_MAIN),$(REPORT_SRC))
@@ -393,7 +394,8 @@ clean:
 	rm -rf build build-san build-fuzz
 
 format:
-	clang-format -i $(wildcard */*.c */*.h report/*/*.c report/*/*.h) $(BPF_SRC)
+	clang-format -i $(wildcard */*.c */*.h report/*/*.c report/*/*.h report/*/*/*.c report/*/*/*.h) \
+		$(BPF_SRC)
 
 .PHONY: all unit deps test demo clean format samples bench fuzz fuzz-build install uninstall
 

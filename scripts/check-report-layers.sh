@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks report/'s layering (README "Layout"): a file in report/LAYER/ includes report headers
-# only of its own layer or one below, always as "LAYER/name.h", and no two modules (x.c with
+# Checks report/'s layering (README "Layout"): a file in report/LAYER/ or a folder of it
+# (report/output/chrome/) includes report headers only of its own layer or one below, always
+# as "LAYER/name.h" (or "LAYER/folder/name.h"), and no two modules (x.c with
 # x.h) include each other, directly or around a circle. Prints each violation; exit 1 if any.
 set -u
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ rank() {
 }
 bad=0 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
-for f in report/*/*.[ch]; do
+for f in report/*/*.[ch] report/*/*/*.[ch]; do
 	layer=${f#report/}; layer=${layer%%/*}
 	r=$(rank "$layer")
 	if [ "$r" -lt 0 ]; then

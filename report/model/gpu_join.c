@@ -94,7 +94,7 @@ int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filt
 		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_KERNEL, .index = i, .pid = k->pid, .corr = k->corr_id,
 			.device = k->device, .start = k->start_ns, .end = k->end_ns,
-			.leaf = kernel_leaf(j, t, names, k->name_str) });
+			.name_str = k->name_str, .leaf = kernel_leaf(j, t, names, k->name_str) });
 	}
 	for (i = 0; !err && i < t->nmemcpys; i++) {
 		const struct xpu_rec_gpu_memcpy *m = &t->memcpys[i];
@@ -102,6 +102,7 @@ int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filt
 		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_MEMCPY, .index = i, .pid = m->pid, .corr = m->corr_id,
 			.device = m->device, .start = m->start_ns, .end = m->end_ns,
+			.bytes = m->bytes, .copy_kind = m->copy_kind,
 			.leaf = copy_leaf(names, memcpy_kind_name(m->copy_kind)) });
 	}
 	for (i = 0; !err && i < t->nmemsets; i++) {
@@ -110,7 +111,7 @@ int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filt
 		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_MEMSET, .index = i, .pid = m->pid, .corr = m->corr_id,
 			.device = m->device, .start = m->start_ns, .end = m->end_ns,
-			.leaf = copy_leaf(names, "memset") });
+			.bytes = m->bytes, .leaf = copy_leaf(names, "memset") });
 	}
 	return err;
 }

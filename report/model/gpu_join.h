@@ -22,18 +22,24 @@ enum gpu_work_kind {
 	GPU_WORK_NR
 };
 
-/* One kernel, copy or memset, in that order, each kind in trace order. */
+/*
+ * One kernel, copy or memset, in that order, each kind in trace order; what the outputs read
+ * of every kind is here, the rest in its record (index).
+ */
 struct gpu_work {
 	uint8_t kind;			/* enum gpu_work_kind */
+	uint8_t copy_kind;		/* a memcpy's enum xpu_memcpy_kind, else 0 */
+	bool keep;			/* passes the filter */
 	uint32_t index;			/* into the trace's kernels, memcpys or memsets */
 	uint32_t pid, corr, device;
 	/* the launching thread: of the API record, else of the launch record, else 0 */
 	uint32_t tid;
-	uint64_t start, end;
 	uint32_t launch;		/* launch index + 1, 0 without a launch record */
 	uint32_t api;			/* API record index + 1, 0 without one */
 	uint32_t leaf;			/* "[gpu] name" in the session's name pool */
-	bool keep;			/* passes the filter */
+	uint32_t name_str;		/* a kernel's name, a string id of the trace; else 0 */
+	uint64_t start, end;
+	uint64_t bytes;			/* a copy's or memset's, else 0 */
 };
 
 struct gpu_join {

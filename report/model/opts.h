@@ -10,7 +10,7 @@ enum report_format {
 	FMT_TEXT = 0,
 	FMT_FOLDED,
 	FMT_INFO,
-	FMT_CHROME,	/* Trace Event JSON (out_chrome.c) */
+	FMT_CHROME,	/* Trace Event JSON (output/chrome/) */
 	FMT_SVG,	/* flame graph (out_svg.c) */
 	FMT_JSONL,	/* one JSON object per event (out_jsonl.c) */
 	/* pprof: gzipped profile.proto (out_pprof.c) */

@@ -11,8 +11,8 @@
 #include "model/off_cpu_stats.h"
 #include "model/session.h"
 #include "model/stack_stats.h"
-#include "output/gpu_stats.h"
 #include "output/out.h"
+#include "output/text/text.h"
 #include "stat_names.h"
 #include "sym/debuginfod_fetch.h"
 #include "sym/jitsyms.h"
@@ -369,7 +369,7 @@ int out_info(struct session *ses, FILE *out)
 			return -ENOMEM;
 	}
 	print_lost(ses, out);
-	if (gpu_stats__print_procs(t, out))
+	if (text__gpu_procs(t, out))
 		return -ENOMEM;
 
 	fprintf(out, "stats\n");

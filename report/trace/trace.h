@@ -147,7 +147,8 @@ struct trace {
 	struct xpu_rec_gpu_device *devices;	size_t ndevices, devices_cap;
 	struct xpu_rec_gpu_process *gpu_procs;	size_t ngpu_procs, gpu_procs_cap;
 	struct xpu_rec_gpu_sync *syncs;		size_t nsyncs, syncs_cap;
-	/* file order, unsorted: the timeline (out_chrome.c) and gpu_stats.c read them */
+	/* file order, unsorted: the timeline (output/chrome/) and the text report (output/text/)
+	 * read them */
 	struct xpu_rec_gpu_api *apis;		size_t napis, apis_cap;
 	struct xpu_rec_nvtx *nvtxs;		size_t nnvtxs, nvtxs_cap;
 	/* 1.4, file order: GPU memory (CUPTI), ioctls on NVIDIA device files (--driver) */

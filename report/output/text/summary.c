@@ -3,7 +3,7 @@
  * `--format=text`, in the manner of `perf report --stdio`: a header saying what was recorded
  * and what was lost, the top functions by self and by total weight (a function counted once
  * per stack even when recursive), the split by process and thread, then the GPU sections
- * (gpu_stats.c): kernels, launch sites, busy time, copies, synchronization, matching.
+ * (text.h): kernels, launch sites, busy time, copies, synchronization, matching, memory, ioctls.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,10 +17,8 @@
 #include "model/off_cpu_stats.h"
 #include "model/profile.h"
 #include "model/stack_stats.h"
-#include "output/driver_ioctls.h"
-#include "output/gpu_memory.h"
-#include "output/gpu_stats.h"
 #include "output/out.h"
+#include "output/text/text.h"
 
 static void print_cmdline(const struct trace *t, FILE *out)
 {
@@ -508,11 +506,11 @@ int out_text(struct profile *p, FILE *out)
 	if (!err)
 		err = print_tasks(p, out);
 	if (!err)
-		err = gpu_stats__print_text(p->s, out);
+		err = text__gpu(p->s, out);
 	if (!err)
-		err = gpu_memory__print_text(p->s, out);
+		err = text__gpu_memory(p->s, out);
 	if (!err)
-		err = driver_ioctls__print_text(p->s, out);
+		err = text__ioctls(p->s, out);
 	if (!err && ferror(out))
 		err = -EIO;
 	return err;

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/driver_ioctls.h"
 #include "output/ioctl_names.h"
 #include "output/out.h"
+#include "output/text/text.h"
 
 #define TOP_N 25
 /* API records examined back from an ioctl's start: enough for a driver call nested in a
@@ -124,7 +124,7 @@ static void print_rows(const struct trace *t, struct row *rows, size_t n, bool b
 	}
 }
 
-int driver_ioctls__print_text(struct session *s, FILE *out)
+int text__ioctls(struct session *s, FILE *out)
 {
 	const struct trace *t = s->t;
 	struct row *req = NULL, *api = NULL;

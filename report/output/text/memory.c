@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/gpu_memory.h"
+#include "output/text/text.h"
 
 #define TOP_SITES 15
 #define PATH_FRAMES 4
@@ -163,7 +163,7 @@ static int print_sites(struct session *s, const struct alloc *al, FILE *out)
 	return err;
 }
 
-int gpu_memory__print_text(struct session *s, FILE *out)
+int text__gpu_memory(struct session *s, FILE *out)
 {
 	const struct gpu_mem *m = session__gpu_mem(s);
 	const struct trace *t = s->t;
