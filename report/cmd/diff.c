@@ -2,7 +2,8 @@
 /*
  * `xpu-report diff BASE NEW`: two traces reported with the same options, their function rows
  * matched by name (model/func_diff.h), and the change written as a table (text), two-column
- * folded lines or a differential flame graph (out/out_diff.c, out/out_svg.c). Each side is
+ * folded lines or a differential flame graph (cmd/formats.c's diff writers: output/out_diff.c,
+ * output/out_svg.c). Each side is
  * one trace today; a side is a func_diff__add() per profile, so a side of several traces
  * needs only more loads here.
  */
@@ -12,8 +13,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/formats.h"
 #include "model/func_diff.h"
-#include "output/out.h"
 
 const char diff_usage_text[] =
 	"Usage: xpu-report diff [OPTIONS] BASE.xpu NEW.xpu\n"
@@ -43,24 +44,13 @@ struct side {
 
 struct diff_out {
 	struct profile *p[2];
-	struct func_diff d;
 };
 
 static int write_diff(void *arg, FILE *out)
 {
 	struct diff_out *w = arg;
-	int err = 0, s;
 
-	switch (w->p[DIFF_NEW]->s->opts->format) {
-	case FMT_FOLDED:
-		return out_diff_folded(w->p, out);
-	case FMT_SVG:
-		return out_svg_diff(w->p, out);
-	default:
-		for (s = DIFF_BASE; s <= DIFF_NEW && !err; s++)
-			err = func_diff__add(&w->d, s, w->p[s]);
-		return err ? err : out_diff_text(&w->d, w->p, out);
-	}
+	return report_format__of(w->p[DIFF_NEW]->s->opts->format)->diff(w->p, out);
 }
 
 /*
@@ -136,7 +126,6 @@ int diff_run(const struct report_opts *o, char *const files[2])
 		if (sd[i].loaded)
 			trace__free(&sd[i].t);
 	}
-	func_diff__free(&w.d);
 	return ret;
 }
 
@@ -144,15 +133,19 @@ int diff_run(const struct report_opts *o, char *const files[2])
 static bool diff_opts_ok(const struct report_opts *o, int nfiles, char *const *files)
 {
 	const char *why = NULL;
+	char fmt[320] = "";
 
 	if (nfiles != 2)
 		why = "expected two traces, BASE and NEW";
 	else if (!strcmp(files[0], "-") && !strcmp(files[1], "-"))
 		why = "only one of BASE and NEW can be - (standard input)";
-	else if (o->format != FMT_TEXT && o->format != FMT_FOLDED && o->format != FMT_SVG)
-		why = "--format: diff writes text, folded or svg (not info, chrome or jsonl)";
+	else if (!report_format__of(o->format)->diff)
+		snprintf(fmt, sizeof(fmt), "--format: diff writes %s (not %s)",
+			 report_format__diff_names(true), report_format__diff_names(false));
 	else if (o->callers || o->callees)
 		why = "--callers and --callees are not for diff";
+	if (fmt[0])
+		why = fmt;
 	if (why)
 		fprintf(stderr, "xpu-report diff: %s (try 'xpu-report diff --help')\n", why);
 	return !why;

@@ -6,12 +6,14 @@
 #include "output/out.h"
 
 static const struct report_format_def formats[] = {
-	{ .name = "text", .format = FMT_TEXT, .from_profile = out_text, .header_when_empty = true },
-	{ .name = "folded", .format = FMT_FOLDED, .from_profile = out_folded },
+	{ .name = "text", .format = FMT_TEXT, .from_profile = out_text, .diff = out_diff_text,
+	  .header_when_empty = true },
+	{ .name = "folded", .format = FMT_FOLDED, .from_profile = out_folded,
+	  .diff = out_diff_folded },
 	{ .name = "info", .format = FMT_INFO, .from_session = out_info },
 	{ .name = "chrome", .format = FMT_CHROME, .from_session = out_chrome,
 	  .needs_selection = true },
-	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg },
+	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff },
 	{ .name = "jsonl", .format = FMT_JSONL, .from_session = out_jsonl },
 	/* only in a build with protobuf-c */
 	{ .name = "pprof", .format = FMT_PPROF, .from_profile = out_pprof,
@@ -42,15 +44,33 @@ const struct report_format_def *report_format__of(enum report_format f)
 	return &formats[0];
 }
 
+/* "a, b or c": the names of the formats that want says (-1: all, 1: diff writes, 0: not) */
+static const char *list(char *buf, size_t size, int want)
+{
+	size_t i, n = 0, k = 0, at = 0;
+
+	for (i = 0; i < NFORMATS; i++)
+		n += want < 0 || want == !!formats[i].diff;
+	for (i = 0; i < NFORMATS && at < size; i++) {
+		if (want >= 0 && want != !!formats[i].diff)
+			continue;
+		at += (size_t)snprintf(buf + at, size - at, "%s%s",
+				       !k ? "" : k + 1 < n ? ", " : " or ", formats[i].name);
+		k++;
+	}
+	return buf;
+}
+
 const char *report_format__names(void)
 {
 	static char buf[128];
-	size_t i, at = 0;
 
-	if (buf[0])
-		return buf;
-	for (i = 0; i < NFORMATS && at < sizeof(buf); i++)
-		at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%s%s",
-				       !i ? "" : i + 1 < NFORMATS ? ", " : " or ", formats[i].name);
-	return buf;
+	return buf[0] ? buf : list(buf, sizeof(buf), -1);
+}
+
+const char *report_format__diff_names(bool writes)
+{
+	static char buf[2][128];
+
+	return buf[writes][0] ? buf[writes] : list(buf[writes], sizeof(buf[writes]), writes);
 }

@@ -2,7 +2,8 @@
 /*
  * The report's output formats as one table: each format's name on the command line and what
  * it is drawn from, the session itself (info, chrome, jsonl: every event) or the profile
- * aggregated from it (text, folded, svg, pprof). A new format is a writer and a row.
+ * aggregated from it (text, folded, svg, pprof), and what `xpu-report diff` writes in it, if
+ * anything (text, folded, svg). A new format is a writer and a row.
  */
 #ifndef XPU_REPORT_CMD_FORMATS_H
 #define XPU_REPORT_CMD_FORMATS_H
@@ -18,6 +19,8 @@ struct report_format_def {
 	enum report_format format;
 	int (*from_session)(struct session *ses, FILE *out);
 	int (*from_profile)(struct profile *p, FILE *out);
+	/* xpu-report diff's writer, side[0] the base (NULL: diff does not write this format) */
+	int (*diff)(struct profile *const side[2], FILE *out);
 	bool needs_selection;		/* nothing selected is said and is an error */
 	bool header_when_empty;		/* an empty profile still prints what the trace holds */
 	const char *(*unavailable)(void);	/* why this build lacks it, or NULL */
@@ -29,5 +32,7 @@ const struct report_format_def *report_format__by_name(const char *name);
 const struct report_format_def *report_format__of(enum report_format f);
 /* "text, folded, ... or pprof", for the message about an unknown format. */
 const char *report_format__names(void);
+/* The formats diff writes (writes) or not (!writes), listed the same way. */
+const char *report_format__diff_names(bool writes);
 
 #endif

@@ -47,13 +47,12 @@ int out_pprof(struct profile *p, FILE *out);
 const char *out_pprof__unavailable(void);
 
 /*
- * xpu-report diff, side[0] the base, side[1] the new profile (model/func_diff.h): the text
- * table of every function's shares and their change; the two-column folded lines
+ * xpu-report diff, side[0] the base, side[1] the new profile: the text table of every
+ * function's shares and their change (model/func_diff.h); the two-column folded lines
  * "stack base new" (difffolded.pl's); a differential flame graph, the new profile's stacks
  * coloured by the change of each frame's share (red grew, blue shrank).
  */
-struct func_diff;
-int out_diff_text(const struct func_diff *d, struct profile *const side[2], FILE *out);
+int out_diff_text(struct profile *const side[2], FILE *out);
 int out_diff_folded(struct profile *const side[2], FILE *out);
 int out_svg_diff(struct profile *const side[2], FILE *out);
 

@@ -218,14 +218,20 @@ static int print_table(const struct func_diff *d, const struct report_opts *o, F
 	return 0;
 }
 
-int out_diff_text(const struct func_diff *d, struct profile *const side[2], FILE *out)
+int out_diff_text(struct profile *const side[2], FILE *out)
 {
-	int err;
+	struct func_diff d = { 0 };
+	int err = 0, s;
 
-	print_header(d, side, out);
-	err = print_table(d, side[DIFF_NEW]->s->opts, out);
+	for (s = DIFF_BASE; s <= DIFF_NEW && !err; s++)
+		err = func_diff__add(&d, s, side[s]);
+	if (!err) {
+		print_header(&d, side, out);
+		err = print_table(&d, side[DIFF_NEW]->s->opts, out);
+	}
 	if (!err && ferror(out))
 		err = -EIO;
+	func_diff__free(&d);
 	return err;
 }
 

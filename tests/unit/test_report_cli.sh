@@ -37,7 +37,7 @@ for args in "--sort=bogus" "--sort=sym,sym" "--sort=" "--sort=sym," "--rows=-1" 
 done
 # xpu-report diff: two traces, formats that compare, its own --order; a bad side names itself
 for args in "" "$T" "$T $T $T" "- -" "-F chrome $T $T" "-F jsonl $T $T" "-F info $T $T" \
-	    "--order=x $T $T" "--callers=main $T $T"; do
+	    "-F pprof $T $T" "--order=x $T $T" "--callers=main $T $T"; do
 	# shellcheck disable=SC2086
 	"$R" diff $args >/dev/null 2>"$tmp/err"
 	rc=$?
@@ -45,6 +45,9 @@ for args in "" "$T" "$T $T $T" "- -" "-F chrome $T $T" "-F jsonl $T $T" "-F info
 	[ "$(wc -l < "$tmp/err")" = 1 ] || fail "'diff $args': not one line: $(cat "$tmp/err")"
 	n=$((n + 1))
 done
+# the formats diff writes and those it does not, both from the table of formats
+"$R" diff -F pprof "$T" "$T" 2>&1 | grep -q 'diff writes text, folded or svg (not info, chrome, jsonl or pprof)' ||
+	fail "diff -F pprof does not list the formats diff writes and those it does not"
 "$R" --order=total "$T" >/dev/null 2>&1 && fail "--order accepted outside diff"
 printf 'not a trace' >"$tmp/bad.xpu"
 for args in "$T $tmp/bad.xpu" "$tmp/bad.xpu $T" "$T $tmp/none.xpu"; do
