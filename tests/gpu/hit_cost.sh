@@ -20,6 +20,14 @@ unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX=/tmp/xpu-ladder-pyc
 BPFTOOL=$(command -v bpftool || echo "$B/bpftool")
 bpftool() { LD_LIBRARY_PATH=$LIB "$BPFTOOL" "$@"; }
+# the tools find the bundle's libraries; the target keeps the machine's own (PyTorch's)
+xrec() {
+	local a=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	LD_LIBRARY_PATH=$LIB "$B/xpu-record" "${a[@]}" -- env -u LD_LIBRARY_PATH "$@"
+}
+xrep() { LD_LIBRARY_PATH=$LIB "$B/xpu-report" "$@"; }
 old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 trap 'echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled' EXIT
@@ -44,7 +52,7 @@ PY
 }
 for cfg in default fp; do
 	flags=(); [ "$cfg" = fp ] && flags=(-g fp --no-python --no-autograd -F 1)
-	"$B/xpu-record" "${flags[@]}" -o "$O/torch-$cfg.xpu" -- python3 bench/gpu/torch_bench.py none "$STEPS" \
+	xrec "${flags[@]}" -o "$O/torch-$cfg.xpu" -- python3 bench/gpu/torch_bench.py none "$STEPS" \
 		>"$O/torch-$cfg.out" 2>&1 &
 	rp=$!
 	sleep 1
@@ -53,18 +61,19 @@ for cfg in default fp; do
 	wait "$rp"; wait "$pp"
 	echo "== torch_bench $STEPS steps, xpu-record ${flags[*]:-(default)}: $(grep elapsed_ns "$O/torch-$cfg.out")"
 	per_prog "$O/progs-$cfg.json"
-	"$B/xpu-report" --format=info "$O/torch-$cfg.xpu" | grep -E "gpu_launch|gpu_kernel|cpu_sample|lost" | head -8
+	xrep --format=info "$O/torch-$cfg.xpu" | grep -E "gpu_launch|gpu_kernel|cpu_sample|lost" | head -8
 done
 
 echo "== marker_py.py: the launch marker from Python at depth 20, ns per call"
-M="python3 bench/marker_py.py $B/libxpu-cupti.so 300000 20"
+M="python3 bench/marker_py.py $B/libxpu-cupti.so ${CALLS:-300000} 20"
 for i in 1 2 3; do echo "unprofiled        $($M | grep ns_per_call)"; done
 sleep 600 & sp=$!
-"$B/xpu-record" -p "$sp" -o "$O/idle.xpu" --no-pack >/dev/null 2>&1 & ip=$!
+LD_LIBRARY_PATH=$LIB "$B/xpu-record" -p "$sp" -o "$O/idle.xpu" --no-pack >"$O/idle.out" 2>&1 & ip=$!
 sleep 3
 for i in 1 2 3; do echo "probe, not traced $($M | grep ns_per_call)"; done
-kill -INT "$ip"; wait "$ip"; kill "$sp"
+kill -INT "$ip" 2>/dev/null; wait "$ip"; kill "$sp"
+tail -1 "$O/idle.out"
 for i in 1 2 3; do
-	echo "traced -g fp      $("$B/xpu-record" -g fp --no-python -F 1 --no-pack -o "$O/m-fp.xpu" -- $M 2>/dev/null | grep ns_per_call)"
-	echo "traced default    $("$B/xpu-record" --no-pack -o "$O/m-def.xpu" -- $M 2>/dev/null | grep ns_per_call)"
+	echo "traced -g fp      $(xrec -g fp --no-python -F 1 --no-pack -o "$O/m-fp.xpu" -- $M 2>/dev/null | grep ns_per_call)"
+	echo "traced default    $(xrec --no-pack -o "$O/m-def.xpu" -- $M 2>/dev/null | grep ns_per_call)"
 done
