@@ -15,6 +15,7 @@
 #include "cmd/cmd.h"
 #include "cmd/formats.h"
 #include "model/func_diff.h"
+#include "model/naming.h"
 
 const char diff_usage_text[] =
 	"Usage: xpu-report diff [OPTIONS] BASE.xpu NEW.xpu\n"
@@ -76,7 +77,8 @@ static int side_build(struct side *sd)
 	char prefix[4096 + 3];
 
 	sd->set_up = true;
-	if (session__setup(&sd->s, &sd->t, &sd->o) || profile__build(&sd->p, &sd->s)) {
+	if (session__setup(&sd->s, &sd->t, &sd->o) || profile__build(&sd->p, &sd->s) ||
+	    session__name(&sd->s, &sd->p, NAME_PROFILE)) {
 		fprintf(stderr, "xpu-report: out of memory\n");
 		return 1;
 	}

@@ -6,18 +6,24 @@
 #include "output/out.h"
 
 static const struct report_format_def formats[] = {
+	/* the header's complete-stack rates name every sample and launch the filter keeps */
 	{ .name = "text", .format = FMT_TEXT, .from_profile = out_text, .diff = out_diff_text,
-	  .header_when_empty = true },
+	  .header_when_empty = true,
+	  .names = NAME_PROFILE | NAME_SAMPLES | NAME_LAUNCHES | NAME_ALLOC_SITES },
 	{ .name = "folded", .format = FMT_FOLDED, .from_profile = out_folded,
-	  .diff = out_diff_folded },
-	{ .name = "info", .format = FMT_INFO, .from_session = out_info },
+	  .diff = out_diff_folded, .names = NAME_PROFILE },
+	{ .name = "info", .format = FMT_INFO, .from_session = out_info,
+	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_STOPS },
+	/* (chrome still names its stacks as it writes them) */
 	{ .name = "chrome", .format = FMT_CHROME, .from_session = out_chrome,
-	  .needs_selection = true },
-	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff },
-	{ .name = "jsonl", .format = FMT_JSONL, .from_session = out_jsonl },
+	  .needs_selection = true, .names = NAME_BACKWARD },
+	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff,
+	  .names = NAME_PROFILE },
+	{ .name = "jsonl", .format = FMT_JSONL, .from_session = out_jsonl,
+	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_OFF_CPU },
 	/* only in a build with protobuf-c */
 	{ .name = "pprof", .format = FMT_PPROF, .from_profile = out_pprof,
-	  .unavailable = out_pprof__unavailable },
+	  .unavailable = out_pprof__unavailable, .names = NAME_PROFILE },
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

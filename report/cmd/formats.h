@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "model/naming.h"
 #include "model/profile.h"
 #include "model/session.h"
 
@@ -24,6 +25,7 @@ struct report_format_def {
 	bool needs_selection;		/* nothing selected is said and is an error */
 	bool header_when_empty;		/* an empty profile still prints what the trace holds */
 	const char *(*unavailable)(void);	/* why this build lacks it, or NULL */
+	unsigned int names;		/* the stacks it prints (model/naming.h), named before it */
 };
 
 /* The format named name (NULL: unknown). */

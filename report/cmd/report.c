@@ -584,7 +584,8 @@ static int write_output(void *arg, FILE *out)
 			report__explain_empty(ses, "");
 			return -ENODATA;
 		}
-		return fd->from_session(ses, out);
+		r = session__name(ses, NULL, fd->names);
+		return r ? r : fd->from_session(ses, out);
 	}
 	/* drawn from the profile aggregated for the view */
 	if ((o->view == VIEW_OFF_CPU || o->view == VIEW_WALL) && !session__has_off_cpu(ses)) {
@@ -593,6 +594,9 @@ static int write_output(void *arg, FILE *out)
 		return -ENODATA;
 	}
 	r = profile__build(&p, ses);
+	/* a call tree draws the profile alone */
+	if (!r)
+		r = session__name(ses, &p, o->callers || o->callees ? NAME_PROFILE : fd->names);
 	if (r)
 		goto out;
 	if (!p.cpu_samples && !p.gpu_records && !p.off_blocks) {

@@ -41,8 +41,7 @@ int backward_share__site(struct session *s, size_t launch, const char **node, co
 	*node = *site = NULL;
 	if (!s->bw.launch_forward || launch >= s->t->nlaunches || !s->bw.launch_forward[launch])
 		return 0;
-	err = symbolizer__stack(&s->sym, l->pid, l->ts_ns, session__launch_stack(s, launch), false,
-				&f, &n);
+	err = session__stack(s, l->pid, l->ts_ns, session__launch_stack(s, launch), false, &f, &n);
 	if (err)
 		return err;
 	/* root first: the node's frame, then the forward stack's frames before it */

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/progress.h"
 #include "model/func_table.h"
 
 /* The id in ft->dsos of the file of a frame (file: its symbolizer code), 0 without memory. */
@@ -21,7 +20,7 @@ static uint32_t dso_id(struct func_table *ft, uint32_t frame, uint32_t file)
 		return strpool__intern(&ft->dsos, "[off-cpu]", 9);
 	v = kmap__put(&ft->file_idx, file, 0, 0, &ins);
 	if (v && ins) {
-		d = symbolizer__file_name(&ft->p->s->sym, file);
+		d = session__file_name(ft->p->s, file);
 		*v = strpool__intern(&ft->dsos, d, strlen(d));
 	}
 	return v ? *v : 0;
@@ -94,25 +93,6 @@ static int fill(struct func_table *ft)
 	return 0;
 }
 
-/* Symbolizes every stack first, so that every frame name has its id. */
-static int prepare(struct func_table *ft)
-{
-	struct profile *p = ft->p;
-	size_t i;
-	int err;
-
-	for (i = 0; i < p->n; i++) {
-		const uint32_t *f;
-		uint32_t n;
-
-		progress__update("naming frames", i, p->n);
-		err = profile__frames(p, &p->e[i], &f, &n);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 int func_table__build(struct func_table *ft, struct profile *p)
 {
 	const struct report_opts *o = p->s->opts;
@@ -128,9 +108,7 @@ int func_table__build(struct func_table *ft, struct profile *p)
 	}
 	for (i = 0; i < ft->nsort; i++)
 		ft->key[ft->sort[i]] = true;
-	err = prepare(ft);
-	if (!err)
-		err = fill(ft);
+	err = fill(ft);
 	kmap__free(&ft->idx);	/* rows are final: the outputs sort and cut them */
 	kmap__free(&ft->file_idx);
 	return err;

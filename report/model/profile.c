@@ -180,7 +180,7 @@ bool profile__dso_match(const struct profile *p, uint32_t file)
 
 	if (!p->ndsos)
 		return true;
-	d = symbolizer__file_name(&p->s->sym, file);
+	d = session__file_name(p->s, file);
 	for (i = 0; i < p->ndsos; i++) {
 		if (!strcmp(d, p->dsos[i]))
 			return true;
@@ -188,12 +188,13 @@ bool profile__dso_match(const struct profile *p, uint32_t file)
 	return false;
 }
 
-/* --dso: keeps the entries with a frame in its files, in order. */
-static int filter_dsos(struct profile *p)
+int profile__filter_dsos(struct profile *p)
 {
 	size_t i, k = 0;
 	int err;
 
+	if (!p->ndsos)
+		return 0;
 	for (i = 0; i < p->n; i++) {
 		const uint32_t *f, *files;
 		uint32_t n, j;
@@ -283,12 +284,10 @@ int profile__build(struct profile *p, struct session *s)
 		err = add_off_cpu(p);
 	else if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
 		err = add_gpu(p);
-	if (!err && p->ndsos)
-		err = filter_dsos(p);
 	return err;
 }
 
-int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+int profile__frames(const struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n)
 {
 	const struct frame_site *sites;
@@ -297,24 +296,23 @@ int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_
 }
 
 /* An entry's frames, with their sites (NULL without) and files: profile__frames_*(). */
-static int frames_of(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
-		     const struct frame_site **sites, const uint32_t **files, uint32_t *n)
+static int frames_of(const struct profile *p, const struct prof_entry *e,
+		     const uint32_t **frames, const struct frame_site **sites,
+		     const uint32_t **files, uint32_t *n)
 {
-	struct session *s = p->s;
+	const struct session *s = p->s;
 	const struct frame_site *ss;
 	const uint32_t *sf;
 	uint32_t sn, k = 0;
-	char buf[32];
-	const char *comm;
 	int err;
 
-	err = symbolizer__stack(&s->sym, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
+	err = session__stack(s, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
 	if (err)
 		return err;
 	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)) ||
 	    vec_reserve((void **)&files_buf, &files_cap, sn + 2, sizeof(*files_buf)))
 		return -ENOMEM;
-	ss = symbolizer__sites(&s->sym, sf);
+	ss = session__sites(s, sf);
 	*sites = NULL;
 	if (ss) {
 		if (vec_reserve((void **)&sites_buf, &sites_cap, sn + 2, sizeof(*sites_buf)))
@@ -323,11 +321,10 @@ static int frames_of(struct profile *p, const struct prof_entry *e, const uint32
 		memcpy(sites_buf + 1, ss, sn * sizeof(*ss));
 		*sites = sites_buf;
 	}
-	comm = trace__comm(s->t, e->pid, buf, sizeof(buf));
 	files_buf[k] = 0;
-	frames_buf[k++] = frame_intern(&s->pool, comm, strlen(comm));
+	frames_buf[k++] = e->comm;
 	memcpy(frames_buf + k, sf, sn * sizeof(*sf));
-	memcpy(files_buf + k, symbolizer__files(&s->sym, sf), sn * sizeof(*files_buf));
+	memcpy(files_buf + k, session__files(s, sf), sn * sizeof(*files_buf));
 	k += sn;
 	if (e->leaf) {
 		files_buf[k] = 0;
@@ -339,16 +336,16 @@ static int frames_of(struct profile *p, const struct prof_entry *e, const uint32
 	return 0;
 }
 
-int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
-			  const struct frame_site **sites, uint32_t *n)
+int profile__frames_sites(const struct profile *p, const struct prof_entry *e,
+			  const uint32_t **frames, const struct frame_site **sites, uint32_t *n)
 {
 	const uint32_t *files;
 
 	return frames_of(p, e, frames, sites, &files, n);
 }
 
-int profile__frames_files(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
-			  const uint32_t **files, uint32_t *n)
+int profile__frames_files(const struct profile *p, const struct prof_entry *e,
+			  const uint32_t **frames, const uint32_t **files, uint32_t *n)
 {
 	const struct frame_site *sites;
 

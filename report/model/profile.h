@@ -14,6 +14,7 @@ struct prof_entry {
 	uint32_t pid;
 	uint32_t stack_id;
 	uint32_t leaf;		/* frame id of a GPU leaf ("[gpu] kernel"), 0 for CPU samples */
+	uint32_t comm;		/* frame id of the process name, set by the naming pass */
 	bool trim;		/* launch stack: CUDA/CUPTI frames are dropped */
 	uint64_t ts;		/* first time seen: picks the mappings used to symbolize */
 	uint64_t samples;
@@ -44,26 +45,34 @@ struct profile {
  * Aggregates the CPU samples and/or GPU work (or off-CPU blocks) the view asks for. A block
  * weighs its time inside --time-range, under its stack and a leaf naming its state
  * ("[off-cpu] sleeping"). GPU work without a launch
- * record (probe lost, injection without uprobe) is kept under "[no stack]". With --dso, only
- * stacks with a frame in one of its files are kept (the others count as filtered out).
+ * record (probe lost, injection without uprobe) is kept under "[no stack]". Nothing is named
+ * yet: the naming pass (naming.h) names every entry, then applies --dso.
  * 0 or -ENOMEM; profile__free either way.
  */
 int profile__build(struct profile *p, struct session *s);
-/* Frames of an entry, root first: comm, stack frames, GPU leaf. Valid until the next call. */
-int profile__frames(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
+/*
+ * --dso: keeps the entries with a frame in one of its files, in order (the others count as
+ * filtered out). Run by the naming pass, once the entries are named. 0 or -ENOMEM.
+ */
+int profile__filter_dsos(struct profile *p);
+/*
+ * Frames of an entry, root first: comm, stack frames, GPU leaf, as the naming pass named
+ * them (-ENOENT for an entry it did not name). Valid until the next call.
+ */
+int profile__frames(const struct profile *p, const struct prof_entry *e, const uint32_t **frames,
 		    uint32_t *n);
 /*
  * The same, with the site of each frame (symbolize.h; zero for the comm, the GPU leaf and
  * frames outside ELF files) when the session keeps sites (pprof), else *sites NULL.
  */
-int profile__frames_sites(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
-			  const struct frame_site **sites, uint32_t *n);
+int profile__frames_sites(const struct profile *p, const struct prof_entry *e,
+			  const uint32_t **frames, const struct frame_site **sites, uint32_t *n);
 /*
  * The frames with the file of each (symbolizer__files(): the file this frame is in, where one
  * name is in several; 0 for the comm and the GPU or off-CPU leaf).
  */
-int profile__frames_files(struct profile *p, const struct prof_entry *e, const uint32_t **frames,
-			  const uint32_t **files, uint32_t *n);
+int profile__frames_files(const struct profile *p, const struct prof_entry *e,
+			  const uint32_t **frames, const uint32_t **files, uint32_t *n);
 /* Whether a frame in file (profile__frames_files) passes --dso (every frame does without it). */
 bool profile__dso_match(const struct profile *p, uint32_t file);
 /*

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/session.h"
+#include "sym/jitsyms.h"
 
 /* Without a SESSION record the rate is unknown; GPU time then converts at this rate. */
 #define DEFAULT_FREQ_HZ 1000
@@ -205,6 +206,49 @@ const char *session__process_place(const struct session *s, uint32_t pid, char *
 		snprintf(rk, sizeof(rk), "%srank %d", *host || *tr ? " " : "", rank);
 	snprintf(buf, size, "%s%s%s", host, tr, rk);
 	return buf;
+}
+
+int session__stack(const struct session *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		   bool trim, const uint32_t **frames, uint32_t *n)
+{
+	return symbolizer__named(&s->sym, pid, ts, stack_id, trim, frames, n);
+}
+
+const struct frame_site *session__sites(const struct session *s, const uint32_t *frames)
+{
+	return symbolizer__sites(&s->sym, frames);
+}
+
+const uint32_t *session__files(const struct session *s, const uint32_t *frames)
+{
+	return symbolizer__files(&s->sym, frames);
+}
+
+const char *session__file_name(const struct session *s, uint32_t file)
+{
+	return symbolizer__file_name(&s->sym, file);
+}
+
+const char *session__frame_file(const struct session *s, uint32_t frame)
+{
+	return symbolizer__frame_dso(&s->sym, frame);
+}
+
+const struct tr_dso *session__frame_file_rec(const struct session *s, uint32_t frame)
+{
+	return symbolizer__frame_dso_rec(&s->sym, frame);
+}
+
+void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *invalid,
+			 uint64_t *named)
+{
+	jitsyms__counts(s->sym.jit, syms, invalid);
+	*named = s->sym.jit_named;
+}
+
+void session__debuginfod(const struct session *s, struct debuginfod_stats *st)
+{
+	debuginfod_fetch__stats(st);
 }
 
 void session__sources(const struct session *s, struct sym_sources *src)

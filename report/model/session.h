@@ -17,6 +17,7 @@
 #include "model/gpu_mem.h"
 #include "model/opts.h"
 #include "sym/backward.h"
+#include "sym/debuginfod_fetch.h"
 #include "sym/dso.h"
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
@@ -99,6 +100,25 @@ bool session__has_places(const struct session *s);
 /* "host H rank N" (the parts known), for labels; "" when neither. Returns buf. */
 const char *session__process_place(const struct session *s, uint32_t pid, char *buf,
 				   size_t size);
+/*
+ * The frames of a stack the naming pass named (naming.h), root first, as symbolizer__stack()
+ * gives them (trim: a launch stack less CUDA's frames). -ENOENT if it was not named.
+ */
+int session__stack(const struct session *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		   bool trim, const uint32_t **frames, uint32_t *n);
+/* The sites (NULL unless kept: pprof) and files of the frames session__stack() gave. */
+const struct frame_site *session__sites(const struct session *s, const uint32_t *frames);
+const uint32_t *session__files(const struct session *s, const uint32_t *frames);
+/* A file code's name (symbolizer__file_name): "libc.so.6", "[kernel.kallsyms]", ... */
+const char *session__file_name(const struct session *s, uint32_t file);
+/* The file a frame name came from, by basename, and its DSO record (NULL if none). */
+const char *session__frame_file(const struct session *s, uint32_t frame);
+const struct tr_dso *session__frame_file_rec(const struct session *s, uint32_t frame);
+/* JIT symbols: those read, those refused, and the frames they named. */
+void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *invalid,
+			 uint64_t *named);
+/* What the debuginfod lookups of this run did (sym/debuginfod_fetch.h). */
+void session__debuginfod(const struct session *s, struct debuginfod_stats *st);
 /* Where the files of the frames named so far came from (symbolize.h), counted by file. */
 void session__sources(const struct session *s, struct sym_sources *src);
 /* Where DSO record i's file came from, in words, for `info` (loads it). */

@@ -38,7 +38,7 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 	*unjudged = false;
 	if (!st || !st->nr_user)
 		return 0;
-	err = symbolizer__stack(&ses->sym, pid, ts, stack_id, false, &f, &n);
+	err = session__stack(ses, pid, ts, stack_id, false, &f, &n);
 	if (err)
 		return err;
 	/* root first: f[0] is the outermost user frame */

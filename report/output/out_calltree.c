@@ -158,7 +158,7 @@ static enum match match_of(const struct ctree *t, uint32_t frame, uint32_t file)
 	if (!strcmp(name, t->func))
 		return M_EXACT;
 	paren = strstr(name, " (");
-	if (!paren || strcmp(symbolizer__file_name(&t->p->s->sym, file), "[python]"))
+	if (!paren || strcmp(session__file_name(t->p->s, file), "[python]"))
 		return M_NONE;
 	qlen = paren - name;
 	if (qlen < len || memcmp(paren - len, t->func, len))

@@ -108,7 +108,7 @@ static int collect_rows(struct profile *p, struct folded *f)
 		long st;
 		bool ins;
 
-		progress__update("naming frames", i, p->n);
+		progress__update("folding stacks", i, p->n);
 		err = profile__frames(p, &p->e[i], &fr, &fn);
 		if (err)
 			return err;

@@ -14,8 +14,6 @@
 #include "output/out.h"
 #include "output/text/text.h"
 #include "stat_names.h"
-#include "sym/debuginfod_fetch.h"
-#include "sym/jitsyms.h"
 
 static const char *end_name(enum trace_reader_end e)
 {
@@ -138,7 +136,7 @@ static int print_stops(struct session *ses, FILE *out, size_t top)
 
 		if (s->reason == UW_STOP_OUTERMOST)
 			continue;
-		err = symbolizer__stack(&ses->sym, s->pid, s->ts, s->stack_id, false, &f, &n);
+		err = session__stack(ses, s->pid, s->ts, s->stack_id, false, &f, &n);
 		if (err)
 			goto out;
 		row.frame = n ? f[0] : 0;
@@ -240,11 +238,11 @@ static void print_places(struct session *ses, FILE *out)
 }
 
 /* Files looked up on the debuginfod servers of DEBUGINFOD_URLS while reading the DSOs above. */
-static void print_debuginfod(FILE *out)
+static void print_debuginfod(const struct session *ses, FILE *out)
 {
 	struct debuginfod_stats st;
 
-	debuginfod_fetch__stats(&st);
+	session__debuginfod(ses, &st);
 	if (!st.asked)
 		return;
 	fprintf(out, "debuginfod\n");
@@ -428,12 +426,12 @@ int out_info(struct session *ses, FILE *out)
 		off_cpu_stats__info(ses, out);
 
 	if (t->njit_syms) {
-		uint64_t syms, invalid;
+		uint64_t syms, invalid, named;
 
-		jitsyms__counts(ses->sym.jit, &syms, &invalid);
+		session__jit_counts(ses, &syms, &invalid, &named);
 		fprintf(out, "jit\n");
 		fprintf(out, "  %-16s %" PRIu64 " (%" PRIu64 " invalid)\n", "symbols", syms, invalid);
-		fprintf(out, "  %-16s %" PRIu64 "\n", "frames named", ses->sym.jit_named);
+		fprintf(out, "  %-16s %" PRIu64 "\n", "frames named", named);
 	}
 
 	fprintf(out, "dsos\n");
@@ -450,6 +448,6 @@ int out_info(struct session *ses, FILE *out)
 	}
 	if (!t->ndsos)
 		fprintf(out, "  (none)\n");
-	print_debuginfod(out);
+	print_debuginfod(ses, out);
 	return ferror(out) ? -EIO : 0;
 }

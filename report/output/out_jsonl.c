@@ -164,7 +164,7 @@ static int frames(struct jl *l, uint32_t pid, uint64_t ts, uint32_t stack_id)
 	uint32_t n, i;
 	int err;
 
-	err = symbolizer__stack(&l->s->sym, pid, ts, stack_id, false, &f, &n);
+	err = session__stack(l->s, pid, ts, stack_id, false, &f, &n);
 	if (err)
 		return err;
 	fputs(",\"frames\":[", l->out);

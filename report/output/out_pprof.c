@@ -370,7 +370,7 @@ static uint64_t address_location(struct pp *pp, const uint32_t *f, const struct 
  */
 static uint64_t name_location(struct pp *pp, uint32_t frame, bool gpu_leaf)
 {
-	struct symbolizer *sym = &pp->p->s->sym;
+	const struct session *ses = pp->p->s;
 	uint64_t key[2] = { 0, frame };
 	const uint32_t *ix = kmap__get(&pp->loc_idx, key[0], key[1]);
 	const char *name = strpool__str(&pp->p->s->pool, frame);
@@ -381,8 +381,8 @@ static uint64_t name_location(struct pp *pp, uint32_t frame, bool gpu_leaf)
 	if (ix)
 		return *ix + 1;
 	l.mapping = gpu_leaf ? mapping_of(pp, NULL, "[gpu]") :
-			       mapping_of(pp, symbolizer__frame_dso_rec(sym, frame),
-					  symbolizer__frame_dso(sym, frame));
+			       mapping_of(pp, session__frame_file_rec(ses, frame),
+					  session__frame_file(ses, frame));
 	if (!l.mapping)
 		return 0;
 	if (pp->maps[l.mapping - 1].python) {

@@ -685,6 +685,20 @@ done:
 	return 0;
 }
 
+int symbolizer__named(const struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		      bool trim_gpu, const uint32_t **frames, uint32_t *n)
+{
+	uint64_t gen = trace__generation(s->t, pid, ts) & 0x7fffffff;
+	const uint32_t *ref = kmap__get(&s->stack_cache, (uint64_t)pid << 32 | gen << 1 | trim_gpu,
+					stack_id);
+
+	if (!ref)
+		return -ENOENT;
+	*frames = s->frame_ids + s->refs[*ref].first;
+	*n = s->refs[*ref].n;
+	return 0;
+}
+
 int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		     struct dso_table *dsos, const struct sym_opts *opts, struct strpool *pool)
 {

@@ -106,6 +106,12 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		      bool trim_gpu, const uint32_t **frames, uint32_t *n);
 /*
+ * The frames of a stack symbolizer__stack() named already, as it gave them, read-only: for
+ * the outputs, which run after the naming pass (model/naming.h). -ENOENT if never named.
+ */
+int symbolizer__named(const struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
+		      bool trim_gpu, const uint32_t **frames, uint32_t *n);
+/*
  * With opts.sites, the sites of frames symbolizer__stack() returned (same index), else NULL.
  * Valid as long as the frames.
  */

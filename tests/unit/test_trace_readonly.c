@@ -11,6 +11,7 @@
 
 #define TRACE_BUILD_PROG "test_trace_readonly"
 #include "../lib/trace_build.h"
+#include "cmd/formats.h"
 #include "model/profile.h"
 #include "model/session.h"
 #include "output/out.h"
@@ -60,9 +61,13 @@ static void counts_at_load(void)
 	/* every output looks the bad ids up again: the counts stay */
 	null = fopen("/dev/null", "w");
 	CHECK(null && !session__setup(&ses, &t, &o), "session");
-	CHECK(!out_info(&ses, null) && !out_chrome(&ses, null), "info, chrome");
-	CHECK(!profile__build(&p, &ses) && !out_text(&p, null) && !out_folded(&p, null),
-	      "text, folded");
+	/* named first, as the formats table asks (cmd/formats.c) */
+	CHECK(!session__name(&ses, NULL, report_format__of(FMT_INFO)->names |
+					 report_format__of(FMT_CHROME)->names) &&
+	      !out_info(&ses, null) && !out_chrome(&ses, null), "info, chrome");
+	CHECK(!profile__build(&p, &ses) &&
+	      !session__name(&ses, &p, report_format__of(FMT_TEXT)->names) &&
+	      !out_text(&p, null) && !out_folded(&p, null), "text, folded");
 	profile__free(&p);
 	CHECK(t.bad_string_refs == 2 && t.bad_stack_refs == 1 && t.bad_dso_refs == 1,
 	      "after the outputs: strings %llu stacks %llu dsos %llu",

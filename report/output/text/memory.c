@@ -62,8 +62,8 @@ static uint32_t call_path(struct session *s, struct strpool *names,
 	if (li < 0)
 		return strpool__intern(names, "(no launch stack)", 17);
 	l = &s->t->launches[li];
-	if (symbolizer__stack(&s->sym, l->pid, l->ts_ns, session__launch_stack(s, (size_t)li), true,
-			      &f, &n) || !n)
+	if (session__stack(s, l->pid, l->ts_ns, session__launch_stack(s, (size_t)li), true, &f,
+			   &n) || !n)
 		return strpool__intern(names, "(no frames)", 11);
 	buf[0] = '\0';
 	if (n > PATH_FRAMES)

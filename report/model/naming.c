@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/* The naming phase (see naming.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "base/progress.h"
+#include "model/naming.h"
+
+struct naming {
+	struct session *s;
+	uint64_t done, total;
+};
+
+static int name_one(struct naming *nm, uint32_t pid, uint64_t ts, uint32_t stack_id, bool trim)
+{
+	const uint32_t *f;
+	uint32_t n;
+
+	progress__update("naming frames", nm->done++, nm->total);
+	return symbolizer__stack(&nm->s->sym, pid, ts, stack_id, trim, &f, &n);
+}
+
+/* Each entry's stack, and its process name (the root of its frames). */
+static int name_profile(struct naming *nm, struct profile *p)
+{
+	const struct trace *t = nm->s->t;
+	char buf[32];
+	size_t i;
+	int err;
+
+	for (i = 0; i < p->n; i++) {
+		struct prof_entry *e = &p->e[i];
+		const char *comm = trace__comm(t, e->pid, buf, sizeof(buf));
+
+		err = name_one(nm, e->pid, e->ts, e->stack_id, e->trim);
+		if (err)
+			return err;
+		e->comm = frame_intern(&nm->s->pool, comm, strlen(comm));
+		if (!e->comm)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The samples, launches and blocks the filter keeps (untrimmed: text, info, jsonl). */
+static int name_events(struct naming *nm, unsigned int sets)
+{
+	const struct filter *f = &nm->s->filter;
+	const struct trace *t = nm->s->t;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && (sets & NAME_SAMPLES) && i < t->nsamples; i++) {
+		const struct xpu_rec_cpu_sample *x = &t->samples[i];
+
+		if (filter__at(f, x->pid, x->tid, x->ts_ns))
+			err = name_one(nm, x->pid, x->ts_ns, session__sample_stack(nm->s, i), false);
+	}
+	for (i = 0; !err && (sets & NAME_LAUNCHES) && i < t->nlaunches; i++) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[i];
+
+		if (filter__at(f, l->pid, l->tid, l->ts_ns))
+			err = name_one(nm, l->pid, l->ts_ns, session__launch_stack(nm->s, i), false);
+	}
+	for (i = 0; !err && (sets & NAME_OFF_CPU) && i < t->noffcpus; i++) {
+		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
+
+		if (filter__span(f, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
+			err = name_one(nm, o->pid, o->ts_ns, session__offcpu_stack(nm->s, i), false);
+	}
+	return err;
+}
+
+/* The launches of backward work, untrimmed: backward_share__site() reads their stacks. */
+static int name_backward(struct naming *nm)
+{
+	const struct trace *t = nm->s->t;
+	const uint32_t *fwd = nm->s->bw.launch_forward;
+	size_t i;
+	int err;
+
+	for (i = 0; fwd && i < t->nlaunches; i++) {
+		if (!fwd[i])
+			continue;
+		err = name_one(nm, t->launches[i].pid, t->launches[i].ts_ns,
+			       session__launch_stack(nm->s, i), false);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Where DWARF walks ended short of the outermost frame, for info's "dwarf stops". */
+static int name_stops(struct naming *nm)
+{
+	const struct unwind_stats *st = &nm->s->uw;
+	size_t i;
+	int err;
+
+	for (i = 0; i < st->nstop_recs; i++) {
+		const struct unwind_stop_rec *r = &st->stop_recs[i];
+
+		if (r->reason == UW_STOP_OUTERMOST)
+			continue;
+		err = name_one(nm, r->pid, r->ts, r->stack_id, false);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The launch stack of each GPU allocation the filter keeps (text's allocating call paths). */
+static int name_alloc_sites(struct naming *nm)
+{
+	const struct trace *t = nm->s->t;
+	const struct gpu_join *j;
+	size_t i;
+	int err;
+
+	if (!t->nmemories)
+		return 0;
+	j = session__gpu(nm->s);
+	if (!j)
+		return -ENOMEM;
+	for (i = 0; i < t->nmemories; i++) {
+		const struct xpu_rec_gpu_memory *m = &t->memories[i];
+		long li;
+
+		if (m->op != XPU_GPU_MEM_ALLOC || !filter__at(&nm->s->filter, m->pid, 0, m->ts_ns))
+			continue;
+		li = gpu_join__launch(j, m->pid, m->corr_id);
+		if (li < 0)
+			continue;
+		err = name_one(nm, t->launches[li].pid, t->launches[li].ts_ns,
+			       session__launch_stack(nm->s, (size_t)li), true);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int session__name(struct session *s, struct profile *p, unsigned int sets)
+{
+	const struct trace *t = s->t;
+	struct naming nm = { .s = s };
+	int err = 0;
+
+	if (!p)
+		sets &= ~(unsigned int)NAME_PROFILE;
+	/* the progress line's total: an upper bound (the filter leaves some out) */
+	nm.total = (sets & NAME_PROFILE ? p->n : 0) + (sets & NAME_SAMPLES ? t->nsamples : 0) +
+		   (sets & NAME_LAUNCHES ? t->nlaunches : 0) +
+		   (sets & NAME_OFF_CPU ? t->noffcpus : 0) +
+		   (sets & NAME_STOPS ? s->uw.nstop_recs : 0) +
+		   (sets & NAME_ALLOC_SITES ? t->nmemories : 0) +
+		   (sets & NAME_BACKWARD ? t->nlaunches : 0);
+	/* the order the outputs met them in before, so that names get the same ids */
+	err = name_events(&nm, sets);
+	if (!err && (sets & NAME_BACKWARD))
+		err = name_backward(&nm);
+	if (!err && (sets & NAME_STOPS))
+		err = name_stops(&nm);
+	if (!err && (sets & NAME_PROFILE))
+		err = name_profile(&nm, p);
+	if (!err && (sets & NAME_ALLOC_SITES))
+		err = name_alloc_sites(&nm);
+	if (!err && (sets & NAME_PROFILE))
+		err = profile__filter_dsos(p);
+	return err;
+}
