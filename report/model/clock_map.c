@@ -4,13 +4,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "model/clock_map.h"
 
 static int cmp_pair(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;	/* mono is first */
 
-	return x != y ? (x < y ? -1 : 1) : 0;
+	return CMP(x, y);
+}
+
+struct at {
+	const struct clock_map *c;
+	uint64_t mono;
+};
+
+static bool pair_at_most(size_t i, const void *arg)
+{
+	const struct at *at = arg;
+
+	return at->c->p[i].mono <= at->mono;
 }
 
 int clock_map__init(struct clock_map *c, const struct trace *t)
@@ -43,7 +56,7 @@ int clock_map__init(struct clock_map *c, const struct trace *t)
 
 uint64_t clock_map__realtime(const struct clock_map *c, uint64_t mono)
 {
-	size_t lo = 0, hi;
+	size_t lo, hi;
 	int64_t oa, ob, d, off;
 	double part;
 
@@ -53,15 +66,9 @@ uint64_t clock_map__realtime(const struct clock_map *c, uint64_t mono)
 		return mono + (int64_t)(c->p[0].real - c->p[0].mono);
 	if (mono >= c->p[c->n - 1].mono)
 		return mono + (int64_t)(c->p[c->n - 1].real - c->p[c->n - 1].mono);
-	hi = c->n - 1;
-	while (hi - lo > 1) {	/* p[lo].mono <= mono < p[hi].mono */
-		size_t mid = (lo + hi) / 2;
-
-		if (c->p[mid].mono <= mono)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	/* p[lo].mono <= mono < p[hi].mono, in the middle of the pairs */
+	hi = upper_bound(c->n, pair_at_most, &(struct at){ c, mono });
+	lo = hi - 1;
 	oa = (int64_t)(c->p[lo].real - c->p[lo].mono);
 	ob = (int64_t)(c->p[hi].real - c->p[hi].mono);
 	/*

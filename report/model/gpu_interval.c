@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "base/sort.h"
 #include "model/gpu_interval.h"
 
 static int cmp_interval(const void *a, const void *b)
@@ -10,12 +11,10 @@ static int cmp_interval(const void *a, const void *b)
 	const struct gpu_interval *x = a, *y = b;
 
 	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
+		return CMP(x->key, y->key);
 	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return 0;
+		return CMP(x->start, y->start);
+	return CMP(x->end, y->end);
 }
 
 void gpu_intervals_sort(struct gpu_interval *iv, size_t n)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "model/gpu_mem.h"
 
 const char *memory_kind_name(uint8_t k)
@@ -18,35 +19,32 @@ const char *memory_kind_name(uint8_t k)
 	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
 }
 
-static const struct xpu_rec_gpu_memory *sort_recs;
-
 /* (pid, device, address, ts, op): a release follows the allocation it frees */
-static int cmp_addr(const void *a, const void *b)
+static int cmp_addr(const void *a, const void *b, void *recs)
 {
-	const struct xpu_rec_gpu_memory *x = &sort_recs[*(const uint32_t *)a];
-	const struct xpu_rec_gpu_memory *y = &sort_recs[*(const uint32_t *)b];
+	const struct xpu_rec_gpu_memory *r = recs;
+	const struct xpu_rec_gpu_memory *x = &r[*(const uint32_t *)a], *y = &r[*(const uint32_t *)b];
 
 	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+		return CMP(x->pid, y->pid);
 	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
+		return CMP(x->device, y->device);
 	if (x->address != y->address)
-		return x->address < y->address ? -1 : 1;
+		return CMP(x->address, y->address);
 	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
+		return CMP(x->ts_ns, y->ts_ns);
 	if (x->op != y->op)
-		return x->op < y->op ? -1 : 1;
+		return CMP(x->op, y->op);
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-/* time order; at one time, file order (which is the order the target made the calls) */
-static int cmp_ts(const void *a, const void *b)
+int gpu_mem__cmp_time(const void *a, const void *b, void *recs)
 {
-	const struct xpu_rec_gpu_memory *x = &sort_recs[*(const uint32_t *)a];
-	const struct xpu_rec_gpu_memory *y = &sort_recs[*(const uint32_t *)b];
+	const struct xpu_rec_gpu_memory *r = recs;
+	const struct xpu_rec_gpu_memory *x = &r[*(const uint32_t *)a], *y = &r[*(const uint32_t *)b];
 
 	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
+		return CMP(x->ts_ns, y->ts_ns);
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
@@ -135,11 +133,10 @@ int gpu_mem__build(struct gpu_mem *m, const struct trace *t, const struct gpu_jo
 		r->keep = x->op == XPU_GPU_MEM_ALLOC && filter__at(f, x->pid, r->tid, x->ts_ns);
 		by[i] = (uint32_t)i;
 	}
-	sort_recs = t->memories;
 	if (m->n) {	/* an empty table may be NULL */
-		qsort(by, m->n, sizeof(*by), cmp_addr);
+		qsort_r(by, m->n, sizeof(*by), cmp_addr, t->memories);
 		pair_releases(m, t->memories, by, m->n);
-		qsort(by, m->n, sizeof(*by), cmp_ts);
+		qsort_r(by, m->n, sizeof(*by), gpu_mem__cmp_time, t->memories);
 	}
 	find_peak(m, t->memories, by, m->n);
 	free(by);

@@ -43,5 +43,10 @@ void gpu_mem__free(struct gpu_mem *m);
 
 /* "device", "pinned", "managed"...: a memory kind (enum xpu_memory_kind), in words. */
 const char *memory_kind_name(uint8_t kind);
+/*
+ * qsort_r's comparator of indexes into recs (an array of struct xpu_rec_gpu_memory): time
+ * order; at one time, file order (which is the order the target made the calls).
+ */
+int gpu_mem__cmp_time(const void *a, const void *b, void *recs);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "output/out.h"
 
 #define MAX_DEPTH 64
@@ -95,7 +96,7 @@ static int cmp_node(const void *a, const void *b, void *arg)
 
 	if (x->w != y->w)
 		return x->w > y->w ? -1 : 1;
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
+	return CMP(x->frame, y->frame);
 }
 
 static int print_node(struct ctree *t, FILE *out, uint32_t id, char *prefix, size_t plen)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "base/sort.h"
 #include "output/out.h"
 
 /* The stack of frames f[0..n), made on first use: its index, or -1 when out of memory. */
@@ -70,10 +71,10 @@ int folded__cmp(const struct folded *a, size_t i, const struct folded *b, size_t
 			cs = *s ? *s : k + 1 < na ? ';' : 0;
 			ct = *t ? *t : k + 1 < nb ? ';' : 0;
 			if (cs != ct)
-				return cs < ct ? -1 : 1;
+				return CMP(cs, ct);
 		}
 		if (k + 1 == na || k + 1 == nb)
-			return na < nb ? -1 : na > nb;
+			return CMP(na, nb);
 	}
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "model/backward_share.h"
 #include "model/losses.h"
 #include "model/off_cpu_stats.h"
@@ -106,8 +107,8 @@ static int cmp_stop_row(const void *a, const void *b)
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
 	if (x->reason != y->reason)
-		return x->reason < y->reason ? -1 : 1;
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
+		return CMP(x->reason, y->reason);
+	return CMP(x->frame, y->frame);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "model/backward_share.h"
 #include "model/clock_map.h"
 #include "model/profile.h"
@@ -53,10 +54,10 @@ static int cmp_ev(const void *a, const void *b)
 	const struct ev *x = a, *y = b;
 
 	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
+		return CMP(x->ts, y->ts);
 	if (x->type != y->type)
-		return x->type < y->type ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+		return CMP(x->type, y->type);
+	return CMP(x->idx, y->idx);
 }
 
 static int add(struct jl *l, uint8_t type, size_t idx, uint64_t ts)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "output/out.h"
 
 #define IMG_WIDTH 1200
@@ -84,7 +85,7 @@ static int cmp_frames(const void *a, const void *b, void *arg)
 		if (c)
 			return c;
 		if (k + 1 == na || k + 1 == nb)
-			return na < nb ? -1 : na > nb;
+			return CMP(na, nb);
 	}
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "base/sort.h"
 #include "trace/trace.h"
 
 #define PUSH(t, field, val)                                                             \
@@ -510,8 +511,8 @@ static int cmp_ag_node(const void *a, const void *b)
 	const struct xpu_rec_autograd_node *x = a, *y = b;
 
 	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+		return CMP(x->ts_ns, y->ts_ns);
+	return CMP(x->tid, y->tid);
 }
 
 static int cmp_ag_eval(const void *a, const void *b)
@@ -519,10 +520,10 @@ static int cmp_ag_eval(const void *a, const void *b)
 	const struct xpu_rec_autograd_eval *x = a, *y = b;
 
 	if (x->begin_ns != y->begin_ns)
-		return x->begin_ns < y->begin_ns ? -1 : 1;
+		return CMP(x->begin_ns, y->begin_ns);
 	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
+		return CMP(x->tid, y->tid);
+	return CMP(x->depth, y->depth);
 }
 
 static int cmp_ts_off_cpu(const void *a, const void *b)
@@ -530,10 +531,10 @@ static int cmp_ts_off_cpu(const void *a, const void *b)
 	const struct xpu_rec_off_cpu *x = a, *y = b;
 
 	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
+		return CMP(x->ts_ns, y->ts_ns);
 	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->dur_ns < y->dur_ns ? -1 : x->dur_ns > y->dur_ns;
+		return CMP(x->tid, y->tid);
+	return CMP(x->dur_ns, y->dur_ns);
 }
 
 static int cmp_ts_sample(const void *a, const void *b)
@@ -541,28 +542,22 @@ static int cmp_ts_sample(const void *a, const void *b)
 	const struct xpu_rec_cpu_sample *x = a, *y = b;
 
 	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return 0;
+		return CMP(x->ts_ns, y->ts_ns);
+	return CMP(x->tid, y->tid);
 }
 
 static int cmp_ts_task(const void *a, const void *b)
 {
 	const struct xpu_rec_task *x = a, *y = b;
 
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return 0;
+	return CMP(x->ts_ns, y->ts_ns);
 }
 
 static int cmp_kernel(const void *a, const void *b)
 {
 	const struct xpu_rec_gpu_kernel *x = a, *y = b;
 
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	return 0;
+	return CMP(x->start_ns, y->start_ns);
 }
 
 const struct tr_proc *trace__proc(const struct trace *t, uint32_t pid)
@@ -671,23 +666,25 @@ static int build_tasks(struct trace *t)
 	return 0;
 }
 
+struct exec_at {
+	const struct tr_proc *p;
+	uint64_t ts;
+};
+
+static bool exec_at_most(size_t i, const void *arg)
+{
+	const struct exec_at *at = arg;
+
+	return at->p->exec_ts[i] <= at->ts;
+}
+
 uint32_t trace__generation(const struct trace *t, uint32_t pid, uint64_t ts)
 {
 	const struct tr_proc *p = trace__proc(t, pid);
-	size_t lo = 0, hi;
 
 	if (!p || !p->nexec)
 		return 0;
-	hi = p->nexec;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->exec_ts[mid] <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return upper_bound(p->nexec, exec_at_most, &(struct exec_at){ p, ts });
 }
 
 const char *trace__comm(const struct trace *t, uint32_t pid, char *buf, size_t len)

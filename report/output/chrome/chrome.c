@@ -97,7 +97,7 @@ static void emit_other(struct chrome *c)
 
 	chrome__put(c, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"xpu-report\"");
 	chrome__put(c, ",\"clock\":\"CLOCK_REALTIME, mapped from CLOCK_MONOTONIC by %zu clock_sync pairs\"",
-		    c->nclk);
+		    c->clk.n);
 	for (i = 0; i < t->nclocks; i++)
 		unc = t->clocks[i].uncertainty_ns > unc ? t->clocks[i].uncertainty_ns : unc;
 	chrome__put(c, ",\"clock_uncertainty_ns\":%llu", (unsigned long long)unc);
@@ -151,7 +151,7 @@ int out_chrome(struct session *ses, FILE *out)
 			       strtoull(getenv("XPU_REPORT_CHROME_WARN_BYTES"), NULL, 10) :
 			       SIZE_WARN_BYTES;
 	c.period_ns = 1000000000ull / (ses->freq_hz ? ses->freq_hz : 1000);
-	err = chrome__setup_clock(&c);
+	err = clock_map__init(&c.clk, c.t);
 	if (!err)
 		err = build_maps(&c);
 	if (err)
@@ -204,7 +204,7 @@ out:
 	free(c.pids);
 	free(c.st);
 	free(c.devs);
-	free(c.clk);
+	clock_map__free(&c.clk);
 	free(c.launch_marked);
 	free(c.iv);
 	kmap__free(&c.th_idx);

@@ -3,7 +3,7 @@
  * The chrome output's parts (--format=chrome, output/out.h's out_chrome): Trace Event JSON
  * for Perfetto UI and chrome://tracing. One struct chrome is the file being written; each
  * file of this folder draws one kind of track into it:
- *   json.c      the JSON text and the time axis (CLOCK_MONOTONIC mapped to CLOCK_REALTIME)
+ *   json.c      the JSON text, its times CLOCK_REALTIME (model/clock_map.h), on a grid
  *   tracks.c    processes, threads, GPU streams and devices as tracks, and their names
  *   threads.c   per traced thread: CUDA API calls, NVTX ranges, driver ioctls, off-CPU blocks
  *   samples.c   per traced thread with samples: the CPU samples as a flame chart
@@ -16,6 +16,7 @@
 #ifndef XPU_REPORT_OUTPUT_CHROME_H
 #define XPU_REPORT_OUTPUT_CHROME_H
 
+#include "model/clock_map.h"
 #include "model/gpu_interval.h"
 #include "model/profile.h"
 #include "output/out.h"
@@ -28,10 +29,6 @@
 #define SIZE_WARN_BYTES (256ull << 20)
 #define COUNTER_BUCKETS 2000
 #define COUNTER_MIN_BUCKET_NS 10000ull
-
-struct clock_pair {
-	uint64_t mono, real;
-};
 
 /* Open frames of a thread opened by one sample: from depth on, up to the next run's depth. */
 struct open_run {
@@ -70,9 +67,7 @@ struct chrome {
 	bool warned;
 	uint64_t warn_bytes;
 
-	struct clock_pair *clk;
-	size_t nclk;
-	int64_t fixed_offset;	/* realtime - mono when fewer than two pairs */
+	struct clock_map clk;
 
 	const struct filter *f;	/* its --time-range clips the counters */
 	uint64_t period_ns;
@@ -104,7 +99,7 @@ struct chrome {
 	uint32_t unknown;		/* "[unknown]", interned when first needed */
 };
 
-/* ---- json.c: the text ----------------------------------------------------------------------- */
+/* ---- json.c --------------------------------------------------------------------------------- */
 
 void chrome__put(struct chrome *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void chrome__putb(struct chrome *c, const char *s, size_t n);
@@ -117,12 +112,13 @@ void chrome__end(struct chrome *c);
 /* ,"dur": of an X event from two monotonic times, mapped separately so slices stay nested */
 void chrome__dur(struct chrome *c, uint64_t start, uint64_t end);
 
-/* ---- json.c: the time axis ------------------------------------------------------------------ */
+/* ---- the time axis ------------------------------------------------------------------------- */
 
-/* The CLOCK_SYNC pairs of the trace, sorted: 0 or -ENOMEM. */
-int chrome__setup_clock(struct chrome *c);
-/* CLOCK_REALTIME of a monotonic time: offsets interpolated between the nearest two pairs. */
-uint64_t chrome__realtime(const struct chrome *c, uint64_t mono);
+/* CLOCK_REALTIME of a monotonic time, through the trace's CLOCK_SYNC pairs */
+static inline uint64_t chrome__realtime(const struct chrome *c, uint64_t mono)
+{
+	return clock_map__realtime(&c->clk, mono);
+}
 
 /*
  * Viewers parse "ts" as a double. Realtime in microseconds (~1.8e15) has a resolution of only

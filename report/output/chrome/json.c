@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The chrome output's JSON text and its time axis. Timestamps are CLOCK_REALTIME microseconds
- * with three decimals (exact ns), mapped from CLOCK_MONOTONIC through the CLOCK_SYNC pairs, so
- * traces of several hosts line up. Events are written as they are produced; viewers sort, so
+ * The chrome output's JSON text. Timestamps are CLOCK_REALTIME microseconds with three
+ * decimals (exact ns), mapped from CLOCK_MONOTONIC through the CLOCK_SYNC pairs
+ * (model/clock_map.h), so traces of several hosts line up. Events are written as they are produced; viewers sort, so
  * file order is not time order.
  */
 #include <errno.h>
@@ -11,8 +11,6 @@
 #include <string.h>
 
 #include "output/chrome/chrome.h"
-
-/* ---- text ----------------------------------------------------------------------------------- */
 
 void chrome__put(struct chrome *c, const char *fmt, ...)
 {
@@ -118,42 +116,6 @@ void chrome__cstr(struct chrome *c, const char *s)
 	chrome__str(c, s, strlen(s));
 }
 
-/* CLOCK_REALTIME of a monotonic time: offsets interpolated between the nearest two pairs. */
-uint64_t chrome__realtime(const struct chrome *c, uint64_t mono)
-{
-	const struct clock_pair *a, *b;
-	size_t lo = 0, hi;
-	int64_t oa, ob, off, d;
-	double part;
-
-	if (c->nclk < 2)
-		return mono + c->fixed_offset;
-	if (mono <= c->clk[0].mono)
-		return mono + (int64_t)(c->clk[0].real - c->clk[0].mono);
-	if (mono >= c->clk[c->nclk - 1].mono)
-		return mono + (int64_t)(c->clk[c->nclk - 1].real - c->clk[c->nclk - 1].mono);
-	hi = c->nclk - 1;
-	while (hi - lo > 1) {	/* clk[lo].mono <= mono < clk[hi].mono */
-		size_t mid = (lo + hi) / 2;
-
-		if (c->clk[mid].mono <= mono)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	a = &c->clk[lo];
-	b = &c->clk[hi];
-	oa = (int64_t)(a->real - a->mono);
-	ob = (int64_t)(b->real - b->mono);
-	/* a hostile trace's offsets can be further apart than an int64 holds: oa then */
-	if (__builtin_sub_overflow(ob, oa, &d))
-		d = 0;
-	part = (double)d * (double)(mono - a->mono) / (double)(b->mono - a->mono);
-	if (!(part < 0x1p62 && part > -0x1p62) || __builtin_add_overflow(oa, (int64_t)part, &off))
-		off = oa;
-	return mono + off;
-}
-
 static void put_us(struct chrome *c, uint64_t ns)
 {
 	chrome__put(c, "%llu.%02u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000) / 10);
@@ -187,43 +149,3 @@ void chrome__dur(struct chrome *c, uint64_t start, uint64_t end)
 	chrome__put(c, ",\"dur\":");
 	put_us(c, b > a ? b - a : 0);
 }
-
-/* ---- time axis ------------------------------------------------------------------------------ */
-
-
-static int cmp_clock(const void *a, const void *b)
-{
-	const struct clock_pair *x = a, *y = b;
-
-	return x->mono != y->mono ? (x->mono < y->mono ? -1 : 1) : 0;
-}
-
-int chrome__setup_clock(struct chrome *c)
-{
-	const struct trace *t = c->t;
-	size_t i, n = 0;
-
-	c->clk = calloc(t->nclocks ? t->nclocks : 1, sizeof(*c->clk));
-	if (!c->clk)
-		return -ENOMEM;
-	for (i = 0; i < t->nclocks; i++) {
-		if (!t->clocks[i].mono_ns || !t->clocks[i].realtime_ns)
-			continue;	/* a zero read is a writer bug, not a time */
-		c->clk[n].mono = t->clocks[i].mono_ns;
-		c->clk[n].real = t->clocks[i].realtime_ns;
-		n++;
-	}
-	if (n)
-		qsort(c->clk, n, sizeof(*c->clk), cmp_clock);
-	/* equal mono reads: keep the first, interpolation needs distinct points */
-	for (i = 1, c->nclk = n ? 1 : 0; i < n; i++) {
-		if (c->clk[i].mono != c->clk[c->nclk - 1].mono)
-			c->clk[c->nclk++] = c->clk[i];
-	}
-	if (c->nclk == 1)
-		c->fixed_offset = (int64_t)(c->clk[0].real - c->clk[0].mono);
-	else if (!c->nclk && t->has_session && t->session.start_realtime_ns)
-		c->fixed_offset = (int64_t)(t->session.start_realtime_ns - t->session.start_mono_ns);
-	return 0;
-}
-

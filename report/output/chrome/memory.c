@@ -3,19 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "model/gpu_mem.h"
 #include "output/chrome/chrome.h"
-
-static const struct xpu_rec_gpu_memory *mem_sort;
-
-static int cmp_mem(const void *a, const void *b)
-{
-	const struct xpu_rec_gpu_memory *x = &mem_sort[*(const uint32_t *)a];
-	const struct xpu_rec_gpu_memory *y = &mem_sort[*(const uint32_t *)b];
-
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
 
 static void memory_counter(struct chrome *c, uint32_t d, uint64_t mono, uint64_t bytes)
 {
@@ -51,8 +40,7 @@ int chrome__emit_memory(struct chrome *c)
 		if (m->r[i].keep || (recs[i].op == XPU_GPU_MEM_FREE && m->r[i].pair &&
 				     m->r[m->r[i].pair - 1].keep))
 			by[n++] = (uint32_t)i;
-	mem_sort = recs;
-	qsort(by, n, sizeof(*by), cmp_mem);
+	qsort_r(by, n, sizeof(*by), gpu_mem__cmp_time, (void *)recs);
 	for (i = 0; i < n; i++)
 		if (chrome__device(c, recs[by[i]].device, &d))
 			goto out;

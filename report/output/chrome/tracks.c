@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "output/chrome/chrome.h"
 
 static int pid_add(struct chrome *c, uint32_t pid)
@@ -102,27 +103,23 @@ static int cmp_th(const void *a, const void *b)
 	const struct thread_track *x = a, *y = b;
 
 	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return 0;
+		return CMP(x->pid, y->pid);
+	return CMP(x->tid, y->tid);
 }
 
 /* Multi-trace: processes in order of host, then rank (none last), then pid. */
-static const struct session *place_ses;
-
-static int cmp_place(const void *a, const void *b)
+static int cmp_place(const void *a, const void *b, void *ses)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint32_t rx = (uint32_t)session__process_rank(place_ses, x);
-	uint32_t ry = (uint32_t)session__process_rank(place_ses, y);
-	int h = strcmp(session__process_host(place_ses, x), session__process_host(place_ses, y));
+	uint32_t rx = (uint32_t)session__process_rank(ses, x);
+	uint32_t ry = (uint32_t)session__process_rank(ses, y);
+	int h = strcmp(session__process_host(ses, x), session__process_host(ses, y));
 
 	if (h)
 		return h;
 	if (rx != ry)		/* -1 (no rank) is the largest as unsigned */
 		return rx < ry ? -1 : 1;
-	return x != y ? (x < y ? -1 : 1) : 0;
+	return CMP(x, y);
 }
 
 /*
@@ -142,9 +139,8 @@ static int emit_process_names(struct chrome *c)
 			return -ENOMEM;
 		if (c->npids)
 			memcpy(order, c->pids, c->npids * sizeof(*order));
-		place_ses = c->ses;
 		if (c->npids)
-			qsort(order, c->npids, sizeof(*order), cmp_place);
+			qsort_r(order, c->npids, sizeof(*order), cmp_place, c->ses);
 	}
 	for (i = 0; i < c->npids; i++) {
 		uint32_t pid = order ? order[i] : c->pids[i];

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "model/gpu_interval.h"
 #include "output/out.h"
 #include "output/text/gpu.h"
@@ -166,8 +167,8 @@ static int cmp_kstat(const void *a, const void *b)
 	const struct kstat *x = a, *y = b;
 
 	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return x->name_str < y->name_str ? -1 : x->name_str > y->name_str;
+		return CMP(y->total, x->total);
+	return CMP(x->name_str, y->name_str);
 }
 
 static int print_kernels(struct gs *g, FILE *out)
@@ -258,7 +259,7 @@ static int cmp_site_path(const void *a, const void *b, void *arg)
 	if (c)
 		return c;
 	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
+		return CMP(y->ns, x->ns);
 	return strcmp(strpool__str(&g->names, x->path), strpool__str(&g->names, y->path));
 }
 
@@ -267,7 +268,7 @@ static int cmp_site(const void *a, const void *b, void *arg)
 	const struct site_stat *x = a, *y = b;
 
 	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
+		return CMP(y->ns, x->ns);
 	return strcmp(site_name(arg, x), site_name(arg, y));
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "output/ioctl_names.h"
 #include "output/out.h"
 #include "output/text/text.h"
@@ -20,20 +21,16 @@ struct row {
 	uint64_t count, calls, ns, driver_ns, errors;
 };
 
-static const struct trace *sort_t;
-
-static int cmp_api(const void *a, const void *b)
+static int cmp_api(const void *a, const void *b, void *apis)
 {
-	const struct xpu_rec_gpu_api *x = &sort_t->apis[*(const uint32_t *)a];
-	const struct xpu_rec_gpu_api *y = &sort_t->apis[*(const uint32_t *)b];
+	const struct xpu_rec_gpu_api *r = apis;
+	const struct xpu_rec_gpu_api *x = &r[*(const uint32_t *)a], *y = &r[*(const uint32_t *)b];
 
 	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+		return CMP(x->pid, y->pid);
 	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	return 0;
+		return CMP(x->tid, y->tid);
+	return CMP(x->start_ns, y->start_ns);
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -41,27 +38,34 @@ static int cmp_row(const void *a, const void *b)
 	const struct row *x = a, *y = b;
 
 	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
+		return CMP(y->ns, x->ns);
+	return CMP(x->key, y->key);
+}
+
+struct api_at {
+	const struct trace *t;
+	const uint32_t *by;		/* API records by (pid, tid, start) */
+	const struct xpu_rec_driver_ioctl *io;
+};
+
+/* by[i] starts at or before io, by (pid, tid, start) */
+static bool api_at_most(size_t i, const void *arg)
+{
+	const struct api_at *at = arg;
+	const struct xpu_rec_gpu_api *a = &at->t->apis[at->by[i]];
+	const struct xpu_rec_driver_ioctl *io = at->io;
+
+	return a->pid < io->pid || (a->pid == io->pid && (a->tid < io->tid ||
+	       (a->tid == io->tid && a->start_ns <= io->start_ns)));
 }
 
 /* The innermost API record of io's thread whose time contains it: its index, or -1. */
 static long containing_api(const struct trace *t, const uint32_t *by, size_t n,
 			   const struct xpu_rec_driver_ioctl *io)
 {
-	size_t lo = 0, hi = n, k;
-
 	/* first record after (pid, tid, start) */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct xpu_rec_gpu_api *a = &t->apis[by[mid]];
+	size_t lo = upper_bound(n, api_at_most, &(struct api_at){ t, by, io }), k;
 
-		if (a->pid < io->pid || (a->pid == io->pid && (a->tid < io->tid ||
-		    (a->tid == io->tid && a->start_ns <= io->start_ns))))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (k = 0; k < NEST_SCAN && lo > k; k++) {
 		const struct xpu_rec_gpu_api *a = &t->apis[by[lo - 1 - k]];
 
@@ -141,8 +145,7 @@ int text__ioctls(struct session *s, FILE *out)
 		goto out;
 	for (i = 0; i < t->napis; i++)
 		by[i] = (uint32_t)i;
-	sort_t = t;
-	qsort(by, t->napis, sizeof(*by), cmp_api);
+	qsort_r(by, t->napis, sizeof(*by), cmp_api, t->apis);
 	for (i = 0; i < t->nioctls; i++) {
 		const struct xpu_rec_driver_ioctl *io = &t->ioctls[i];
 		uint64_t ns = io->end_ns > io->start_ns ? io->end_ns - io->start_ns : 0;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
+#include "model/gpu_mem.h"
 #include "output/text/text.h"
 
 #define TOP_SITES 15
@@ -26,25 +28,13 @@ struct site {
 	uint64_t bytes, count, live_bytes, live_count;
 };
 
-static const struct trace *sort_t;
-
-static int cmp_ts(const void *a, const void *b)
-{
-	const struct xpu_rec_gpu_memory *x = &sort_t->memories[*(const uint32_t *)a];
-	const struct xpu_rec_gpu_memory *y = &sort_t->memories[*(const uint32_t *)b];
-
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
 static int cmp_site(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 
 	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return x->path < y->path ? -1 : x->path > y->path;
+		return CMP(y->bytes, x->bytes);
+	return CMP(x->path, y->path);
 }
 
 /* The last PATH_FRAMES frames of the allocating call's stack, root first, as one name. */
@@ -188,8 +178,7 @@ int text__gpu_memory(struct session *s, FILE *out)
 		if (filter__process(&s->filter, t->memories[i].pid))
 			by_ts[n++] = (uint32_t)i;
 	}
-	sort_t = t;
-	qsort(by_ts, n, sizeof(*by_ts), cmp_ts);
+	qsort_r(by_ts, n, sizeof(*by_ts), gpu_mem__cmp_time, t->memories);
 	print_devices(t, by_ts, n, al, out);
 	err = print_sites(s, al, out);
 out:

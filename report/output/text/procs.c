@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "base/sort.h"
 #include "output/out.h"
 #include "output/text/gpu.h"
 
@@ -37,7 +38,7 @@ static int cmp_gproc(const void *a, const void *b)
 {
 	const struct gproc *x = a, *y = b;
 
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	return CMP(x->pid, y->pid);
 }
 
 /* One entry per pid, sorted by pid; states in file order. */

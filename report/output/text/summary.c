@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "base/sort.h"
 #include "model/backward_share.h"
 #include "model/func_table.h"
 #include "model/losses.h"
@@ -227,10 +228,10 @@ static int cmp_frow(const void *a, const void *b, void *arg)
 	if (wx != wy)
 		return wx > wy ? -1 : 1;
 	if (x->sym != y->sym)
-		return x->sym < y->sym ? -1 : 1;
+		return CMP(x->sym, y->sym);
 	if (x->dso != y->dso)
-		return x->dso < y->dso ? -1 : 1;
-	return x->comm < y->comm ? -1 : x->comm > y->comm;
+		return CMP(x->dso, y->dso);
+	return CMP(x->comm, y->comm);
 }
 
 size_t out__shown_rows(const struct report_opts *o, size_t n, const double *share)
@@ -359,8 +360,8 @@ static int cmp_thread(const void *a, const void *b)
 	const struct tr_thread *x = a, *y = b;
 
 	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+		return CMP(y->samples, x->samples);
+	return CMP(x->tid, y->tid);
 }
 
 /* Samples per process and per thread that pass the filter, in the trace's order. */
@@ -404,8 +405,8 @@ static int cmp_proc(const void *a, const void *b)
 	const struct tr_proc *x = a, *y = b;
 
 	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+		return CMP(y->samples, x->samples);
+	return CMP(x->pid, y->pid);
 }
 
 /* How many of n rows (sorted, heaviest first) are shown: --rows, --percent-limit, non-zero. */

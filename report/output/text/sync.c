@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "output/text/gpu.h"
 
 #define SYNC_PATH_FRAMES 6
@@ -57,14 +58,14 @@ static int cmp_blk(const void *a, const void *b)
 	const struct blk *x = a, *y = b;
 
 	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+		return CMP(x->pid, y->pid);
 	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
+		return CMP(x->tid, y->tid);
 	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
+		return CMP(x->start, y->start);
 	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;	/* the enclosing call first */
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
+		return CMP(y->end, x->end);	/* the enclosing call first */
+	return CMP(x->corr, y->corr);
 }
 
 struct bstat {
@@ -77,7 +78,7 @@ static int cmp_bstat(const void *a, const void *b, void *names)
 	const struct bstat *x = a, *y = b;
 
 	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
+		return CMP(y->ns, x->ns);
 	return strcmp(strpool__str(names, x->key), strpool__str(names, y->key));
 }
 
