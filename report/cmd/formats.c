@@ -9,14 +9,14 @@ static const struct report_format_def formats[] = {
 	/* the header's complete-stack rates name every sample and launch the filter keeps */
 	{ .name = "text", .format = FMT_TEXT, .from_profile = out_text, .diff = out_diff_text,
 	  .header_when_empty = true,
-	  .names = NAME_PROFILE | NAME_SAMPLES | NAME_LAUNCHES | NAME_ALLOC_SITES },
+	  .names = NAME_PROFILE | NAME_SAMPLES | NAME_LAUNCHES | NAME_GPU_SITES |
+		   NAME_ALLOC_SITES },
 	{ .name = "folded", .format = FMT_FOLDED, .from_profile = out_folded,
 	  .diff = out_diff_folded, .names = NAME_PROFILE },
 	{ .name = "info", .format = FMT_INFO, .from_session = out_info,
 	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_STOPS },
-	/* (chrome still names its stacks as it writes them) */
 	{ .name = "chrome", .format = FMT_CHROME, .from_session = out_chrome,
-	  .needs_selection = true, .names = NAME_BACKWARD },
+	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD },
 	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff,
 	  .names = NAME_PROFILE },
 	{ .name = "jsonl", .format = FMT_JSONL, .from_session = out_jsonl,

@@ -139,6 +139,48 @@ static int name_alloc_sites(struct naming *nm)
 	return 0;
 }
 
+static int name_launch(struct naming *nm, long li, bool trim)
+{
+	const struct xpu_rec_gpu_launch *l;
+
+	if (li < 0)
+		return 0;
+	l = &nm->s->t->launches[li];
+	return name_one(nm, l->pid, l->ts_ns, session__launch_stack(nm->s, (size_t)li), trim);
+}
+
+/* The trimmed launch stacks of the GPU work kept and of the calls and syncs kept. */
+static int name_gpu_sites(struct naming *nm)
+{
+	const struct filter *f = &nm->s->filter;
+	const struct trace *t = nm->s->t;
+	const struct gpu_join *j = session__gpu(nm->s);
+	size_t i;
+	int err = 0;
+
+	if (!j)
+		return -ENOMEM;
+	for (i = 0; !err && i < j->n; i++) {
+		if (j->w[i].keep && j->w[i].launch)
+			err = name_launch(nm, (long)j->w[i].launch - 1, true);
+	}
+	for (i = 0; !err && i < t->napis; i++) {
+		const struct xpu_rec_gpu_api *a = &t->apis[i];
+
+		if (filter__span(f, a->pid, a->tid, a->start_ns, a->end_ns))
+			err = name_launch(nm, gpu_join__launch(j, a->pid, a->corr_id), true);
+	}
+	for (i = 0; !err && i < t->nsyncs; i++) {
+		const struct xpu_rec_gpu_sync *s = &t->syncs[i];
+		long li = gpu_join__launch(j, s->pid, s->corr_id);
+		uint32_t tid = li >= 0 ? t->launches[li].tid : 0;
+
+		if (filter__span(f, s->pid, tid, s->start_ns, s->end_ns))
+			err = name_launch(nm, li, true);
+	}
+	return err;
+}
+
 int session__name(struct session *s, struct profile *p, unsigned int sets)
 {
 	const struct trace *t = s->t;
@@ -153,7 +195,9 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		   (sets & NAME_OFF_CPU ? t->noffcpus : 0) +
 		   (sets & NAME_STOPS ? s->uw.nstop_recs : 0) +
 		   (sets & NAME_ALLOC_SITES ? t->nmemories : 0) +
-		   (sets & NAME_BACKWARD ? t->nlaunches : 0);
+		   (sets & NAME_BACKWARD ? t->nlaunches : 0) +
+		   (sets & NAME_GPU_SITES ? t->nkernels + t->nmemcpys + t->nmemsets + t->napis +
+						    t->nsyncs : 0);
 	/* the order the outputs met them in before, so that names get the same ids */
 	err = name_events(&nm, sets);
 	if (!err && (sets & NAME_BACKWARD))
@@ -162,6 +206,8 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		err = name_stops(&nm);
 	if (!err && (sets & NAME_PROFILE))
 		err = name_profile(&nm, p);
+	if (!err && (sets & NAME_GPU_SITES))
+		err = name_gpu_sites(&nm);
 	if (!err && (sets & NAME_ALLOC_SITES))
 		err = name_alloc_sites(&nm);
 	if (!err && (sets & NAME_PROFILE))

@@ -20,6 +20,9 @@ enum naming_set {
 	NAME_STOPS = 1 << 4,		/* where DWARF walks ended short (info's dwarf stops) */
 	NAME_ALLOC_SITES = 1 << 5,	/* the launch stacks of the GPU allocations kept, trimmed */
 	NAME_BACKWARD = 1 << 6,		/* launches of backward work: their forward sites */
+	/* the launch stacks, trimmed, of the GPU work kept and of the API calls and syncs the
+	 * filter keeps (text's launch sites and blocking calls) */
+	NAME_GPU_SITES = 1 << 7,
 };
 
 /*

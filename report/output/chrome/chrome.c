@@ -199,7 +199,6 @@ int out_chrome(struct session *ses, FILE *out)
 out:
 	for (i = 0; i < c.nth; i++)
 		free(c.th[i].runs);
-	free(c.cur);
 	free(c.th);
 	free(c.pids);
 	free(c.st);

@@ -39,7 +39,7 @@ struct open_run {
 
 /*
  * Sampled flame chart state. The open frames are the last sample's (root first), so only its
- * stack is kept, symbolized again when needed (the symbolizer caches it), and where the open
+ * stack is kept, looked up again when needed (the naming pass named it), and where the open
  * frames began, per run: a copy of every thread's open stack grew with threads times depth,
  * gigabytes for a small trace of many threads with deep stacks.
  */
@@ -94,9 +94,6 @@ struct chrome {
 	struct gpu_interval *iv;
 	size_t niv, iv_cap;
 
-	uint32_t *cur;			/* the frames of the sample being drawn */
-	size_t cur_cap;
-	uint32_t unknown;		/* "[unknown]", interned when first needed */
 };
 
 /* ---- json.c --------------------------------------------------------------------------------- */

@@ -6,29 +6,20 @@
  * with API call slices.
  */
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "base/progress.h"
 #include "output/chrome/chrome.h"
 
 /*
- * The frames of a sample's stack, root first; "[unknown]" for none. Valid until the next call.
+ * The frames of a sample's stack, root first, as the naming pass named them: never none (a
+ * stack without frames is "[no stack]" or "[unknown stack]").
  */
 static int sample_frames(struct chrome *c, uint32_t pid, uint64_t ts, uint32_t stack_id,
 			 const uint32_t **f, uint32_t *n)
 {
-	int err = symbolizer__stack(&c->ses->sym, pid, ts, stack_id, false, f, n);
+	int err = session__stack(c->ses, pid, ts, stack_id, false, f, n);
 
-	if (err || *n)
-		return err;
-	if (!c->unknown)
-		c->unknown = frame_intern(&c->ses->pool, "[unknown]", 9);
-	if (!c->unknown)
-		return -ENOMEM;
-	*f = &c->unknown;
-	*n = 1;
-	return 0;
+	return err ? err : *n ? 0 : -EINVAL;
 }
 
 /* The open frames of th, those of its last sample. */
@@ -37,7 +28,7 @@ static int open_frames(struct chrome *c, const struct thread_track *th, const ui
 	uint32_t n;
 	int err = sample_frames(c, th->pid, th->last_ts, th->last_stack, f, &n);
 
-	/* the same stack, the same frames: the symbolizer answers from its cache */
+	/* the same stack, the same frames: named once, by the naming pass */
 	return err ? err : n < th->nopen ? -EINVAL : 0;
 }
 
@@ -116,23 +107,14 @@ static int draw_sample(struct chrome *c, struct thread_track *th,
 
 	if (err)
 		return err;
-	/* a copy: the open frames come from the symbolizer too, which may move these */
-	if (n > c->cur_cap) {
-		uint32_t *nc = realloc(c->cur, n * sizeof(*nc));
-
-		if (!nc)
-			return -ENOMEM;
-		c->cur = nc;
-		c->cur_cap = n;
-	}
-	memcpy(c->cur, f, n * sizeof(*f));
+	/* both are the named frames, which stay where they are while outputs run */
 	if (th->nopen) {
 		err = open_frames(c, th, &open);
 		if (err)
 			return err;
 		if (s->ts_ns - th->last_ts > 2 * c->period_ns)
 			close_frames(c, th, open, 0, th->last_ts + c->period_ns);
-		for (; k < n && k < th->nopen && open[k] == c->cur[k]; k++)
+		for (; k < n && k < th->nopen && open[k] == f[k]; k++)
 			;
 		close_frames(c, th, open, k, s->ts_ns);
 	}

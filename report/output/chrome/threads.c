@@ -121,7 +121,7 @@ static int put_off_stack(struct chrome *c, const struct xpu_rec_off_cpu *o, uint
 	const uint32_t *f;
 	uint32_t n, i, k = 0;
 	size_t len = 0;
-	int err = symbolizer__stack(&c->ses->sym, o->pid, o->ts_ns, stack_id, false, &f, &n);
+	int err = session__stack(c->ses, o->pid, o->ts_ns, stack_id, false, &f, &n);
 
 	if (err)
 		return err;

@@ -108,7 +108,7 @@ int text_gpu__stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack
 	size_t len = 0;
 	int err;
 
-	err = symbolizer__stack(&g->ses->sym, pid, ts, stack_id, true, &f, &n);
+	err = session__stack(g->ses, pid, ts, stack_id, true, &f, &n);
 	if (err)
 		return err;
 	for (i = n; i > 1 && is_launch_stub(strpool__str(&g->ses->pool, f[i - 1]),
