@@ -22,20 +22,18 @@ const char *memcpy_kind_name(uint8_t kind)
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "memcpy";
 }
 
-/* "[gpu] name", demangled: once per distinct name string, however many kernels use it. */
-static uint32_t kernel_leaf(struct gpu_join *j, const struct trace *t, struct strpool *names,
+/* "[gpu] name", demangled (names.h): once per distinct name string, however many kernels. */
+static uint32_t kernel_leaf(struct gpu_join *j, const struct names *kn, struct strpool *names,
 			    uint32_t name_str)
 {
-	char dem[DEMANGLE_MAX_OUTPUT], buf[DEMANGLE_MAX_OUTPUT + 8];
-	const char *n = trace__string(t, name_str);
+	char buf[DEMANGLE_MAX_OUTPUT + 8];
+	const char *n = names__kernel(kn, name_str);
 	uint32_t *v = kmap__get(&j->leaf_idx, name_str, 0), leaf;
 
 	if (v)
 		return *v;
 	if (!n)
 		n = "[unknown kernel]";
-	else if (xpu_demangle(n, dem, sizeof(dem)) >= 0)
-		n = dem;
 	snprintf(buf, sizeof(buf), "[gpu] %s", n);
 	leaf = frame_intern(names, buf, strlen(buf));
 	if (leaf && !kmap__put(&j->leaf_idx, name_str, 0, leaf, NULL))
@@ -81,7 +79,7 @@ static int add_work(struct gpu_join *j, const struct trace *t, const struct filt
 }
 
 int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filter *f,
-		    struct strpool *names)
+		    const struct names *kn, struct strpool *names)
 {
 	size_t i;
 	int err;
@@ -94,7 +92,7 @@ int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filt
 		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_KERNEL, .index = i, .pid = k->pid, .corr = k->corr_id,
 			.device = k->device, .start = k->start_ns, .end = k->end_ns,
-			.name_str = k->name_str, .leaf = kernel_leaf(j, t, names, k->name_str) });
+			.name_str = k->name_str, .leaf = kernel_leaf(j, kn, names, k->name_str) });
 	}
 	for (i = 0; !err && i < t->nmemcpys; i++) {
 		const struct xpu_rec_gpu_memcpy *m = &t->memcpys[i];

@@ -13,6 +13,7 @@
 
 #include "base/containers.h"
 #include "model/filter.h"
+#include "model/names.h"
 #include "trace/trace.h"
 
 enum gpu_work_kind {
@@ -52,11 +53,11 @@ struct gpu_join {
 };
 
 /*
- * Joins every GPU record of t and marks those that pass f; leaf names go into names. 0 or
- * -ENOMEM (free either way).
+ * Joins every GPU record of t and marks those that pass f; leaf names (kernels named by kn)
+ * go into names. 0 or -ENOMEM (free either way).
  */
 int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filter *f,
-		    struct strpool *names);
+		    const struct names *kn, struct strpool *names);
 /* Index of the launch (API record) of (pid, corr), or -1. */
 long gpu_join__launch(const struct gpu_join *j, uint32_t pid, uint32_t corr);
 long gpu_join__api(const struct gpu_join *j, uint32_t pid, uint32_t corr);

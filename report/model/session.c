@@ -51,6 +51,9 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	err = filter__init(&s->filter, t, opts);
 	if (err)
 		return err;
+	err = names__build(&s->names, t);
+	if (err)
+		return err;
 	err = derived_stacks__init(&s->stacks, t);
 	if (err)
 		return err;
@@ -146,7 +149,7 @@ bool session__selects_any(struct session *s)
 const struct gpu_join *session__gpu(struct session *s)
 {
 	if (!s->gpu_built) {
-		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->pool)) {
+		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->names, &s->pool)) {
 			gpu_join__free(&s->gpu);
 	gpu_mem__free(&s->mem);
 			return NULL;
@@ -279,6 +282,7 @@ void session__teardown(struct session *s)
 	backward__free(&s->bw);
 	derived_stacks__free(&s->stacks);
 	filter__free(&s->filter);
+	names__free(&s->names);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));
 }

@@ -18,7 +18,6 @@
 #include "output/ioctl_names.h"
 #include "output/json_str.h"
 #include "output/out.h"
-#include "sym/demangle.h"
 
 enum ev_type {
 	EV_SAMPLE,
@@ -203,11 +202,8 @@ static void gpu_common(struct jl *l, const struct gpu_work *w, uint32_t context,
 static void put_kernel(struct jl *l, const struct gpu_work *w)
 {
 	const struct xpu_rec_gpu_kernel *k = &l->t->kernels[w->index];
-	const char *name = trace__string(l->t, k->name_str);
-	char dem[DEMANGLE_MAX_OUTPUT];
+	const char *name = names__kernel(&l->s->names, k->name_str);
 
-	if (name && xpu_demangle(name, dem, sizeof(dem)) >= 0)
-		name = dem;
 	key_str(l, "name", name);
 	gpu_common(l, w, k->context, k->stream);
 	fprintf(l->out, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"registers_per_thread\":%u,"

@@ -9,7 +9,6 @@
 
 #include "model/backward_share.h"
 #include "output/chrome/chrome.h"
-#include "sym/demangle.h"
 
 /*
  * The "s" end of a flow into GPU work of (pid, corr): on its API call, else its launch. It
@@ -130,13 +129,10 @@ static void backward_args(struct chrome *c, const struct gpu_work *w)
 static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k,
 			const struct gpu_work *w)
 {
-	const char *n = trace__string(c->t, k->name_str);
-	char dem[DEMANGLE_MAX_OUTPUT];
+	const char *n = names__kernel(&c->ses->names, k->name_str);
 
 	if (!n || !*n)
 		n = "[unknown kernel]";
-	else if (xpu_demangle(n, dem, sizeof(dem)) >= 0)
-		n = dem;
 	chrome__put(c, ",\"cat\":\"kernel\",\"name\":");
 	chrome__cstr(c, n);
 	chrome__put(c, ",\"args\":{\"correlation_id\":%u,\"grid\":\"(%u,%u,%u)\",\"block\":\"(%u,%u,%u)\",\"registers_per_thread\":%u,\"static_smem_bytes\":%u,\"dynamic_smem_bytes\":%u,\"stream\":%u",

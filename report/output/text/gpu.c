@@ -12,7 +12,6 @@
 #include "model/gpu_interval.h"
 #include "output/out.h"
 #include "output/text/gpu.h"
-#include "sym/demangle.h"
 
 #define SITE_PATH_FRAMES 4	/* frames of a launch site's call path shown */
 
@@ -214,13 +213,10 @@ static int print_kernels(struct gs *g, FILE *out)
 	fprintf(out, "# top gpu kernels (share of kernel time)\n%8s %8s %12s %10s %10s %10s  %s\n",
 		"share", "count", "total_us", "mean_us", "min_us", "max_us", "kernel");
 	for (i = 0; i < n && i < TOP_N; i++) {
-		const char *name = trace__string(g->t, ks[i].name_str);
-		char dem[DEMANGLE_MAX_OUTPUT];
+		const char *name = names__kernel(&g->ses->names, ks[i].name_str);
 
 		if (!name)
 			name = "[unknown kernel]";
-		else if (xpu_demangle(name, dem, sizeof(dem)) >= 0)
-			name = dem;
 		fprintf(out, "%7.2f%% %8" PRIu64 " %12.1f %10.1f %10.1f %10.1f  %.*s%s\n",
 			pct(ks[i].total, all), ks[i].count, ks[i].total / 1e3,
 			ks[i].total / 1e3 / ks[i].count, ks[i].min / 1e3, ks[i].max / 1e3,

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/* Names made once for every output (see names.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "model/names.h"
+#include "sym/demangle.h"
+
+int names__build(struct names *n, const struct trace *t)
+{
+	char dem[DEMANGLE_MAX_OUTPUT];
+	size_t i;
+
+	memset(n, 0, sizeof(*n));
+	n->t = t;
+	for (i = 0; i < t->nkernels; i++) {
+		uint32_t str = t->kernels[i].name_str, id;
+		const char *name;
+		bool ins;
+		uint32_t *v = kmap__put(&n->kernel_idx, str, 0, 0, &ins);
+		int len;
+
+		if (!v)
+			return -ENOMEM;
+		if (!ins)
+			continue;
+		/* 0: as recorded (not a C++ name, no such string, or the demangler refused it) */
+		name = trace__string(t, str);
+		len = name ? xpu_demangle(name, dem, sizeof(dem)) : -1;
+		id = len >= 0 ? strpool__intern(&n->pool, dem, (size_t)len) : 0;
+		if (len >= 0 && !id)
+			return -ENOMEM;
+		*v = id;
+	}
+	return 0;
+}
+
+const char *names__kernel(const struct names *n, uint32_t name_str)
+{
+	const uint32_t *v = kmap__get(&n->kernel_idx, name_str, 0);
+
+	return v && *v ? strpool__str(&n->pool, *v) : trace__string(n->t, name_str);
+}
+
+void names__free(struct names *n)
+{
+	strpool__free(&n->pool);
+	kmap__free(&n->kernel_idx);
+	memset(n, 0, sizeof(*n));
+}
