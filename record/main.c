@@ -12,73 +12,122 @@
 
 #include <bpf/libbpf.h>
 
+#include "cli_opts.h"
 #include "config.h"
 #include "session.h"
 
-static const char usage[] =
+static const char usage_head[] =
 "Usage: xpu-record [OPTION...] -- COMMAND [ARG...]\n"
 "       xpu-record [OPTION...] -p PID[,PID...]\n"
 "Record CPU samples (and, with libxpu-cupti.so next to xpu-record, GPU activity and the\n"
 "CPU stacks that launched it) of a process tree into a .xpu trace.\n"
-"\n"
-"  -F, --freq=HZ          sampling frequency per CPU (default %u)\n"
-"  -o, --output=FILE      trace file to write (default " XPU_DEFAULT_OUTPUT "), written as\n"
-"                         FILE.partial and renamed at the end; - streams the trace to\n"
-"                         standard output (the command's output then goes to stderr)\n"
-"  -g, --call-graph=MODE  user stack unwinding, for CPU samples and GPU launches. cfi (the\n"
-"                         default) walks the stack in BPF with tables built from each\n"
-"                         file's .eh_frame, so stacks are complete through code built\n"
-"                         without frame pointers (distro binaries, Python, PyTorch,\n"
-"                         libcudart, wheels) at 1.1-1.3x the trace size of fp and\n"
-"                         2/3 of the cost of dwarf; the few walks that fall short also\n"
-"                         copy the stack, as dwarf,32768,32768 does, for xpu-report to\n"
-"                         unwind (cfi,nocopy: never).\n"
-"                         fp (frame pointers) is the cheapest mode, complete only where\n"
-"                         every frame has a frame pointer. dwarf[,SIZE[,TOP]] copies the\n"
-"                         top SIZE bytes of the user stack (at most 65536) with the\n"
-"                         registers, and TOP bytes (at most 32768) below the thread's\n"
-"                         stack top when SIZE does not reach it; xpu-report unwinds them\n"
-"                         offline (about 10x the trace of cfi; plain dwarf is\n"
-"                         dwarf,8192). cfi,check walks and copies dwarf,32768,32768 on\n"
-"                         the same events (xpu-report --no-unwind shows the BPF walk's\n"
-"                         stacks, plain xpu-report the copies', so the two compare)\n"
-"      --kernel-stacks    also record kernel stacks (and /proc/kallsyms)\n"
-"  -p, --pid=PID[,PID...] attach to running processes (and follow their new children);\n"
-"                         one that uses CUDA gets its GPU work recorded from now on\n"
-"      --no-python        do not read Python frames (CPython 3.10-3.13 processes of the\n"
-"                         traced tree get them by default, with no change to the target)\n"
-"      --no-autograd      do not probe PyTorch's autograd (by default the forward code\n"
-"                         that created each backward node is recorded, so xpu-report\n"
-"                         puts backward work under it)\n"
-"      --no-gpu           record CPU samples only: do not inject the CUPTI library\n"
-"                         into the target (no kernels, copies or launch stacks)\n"
-"      --no-pack          do not write the symbol pack FILE.xpa at the end (the names\n"
-"                         and stack walks that make the trace read the same elsewhere)\n"
-"      --driver           also record the ioctls of the traced tree on NVIDIA device files\n"
-"                         (/dev/nvidia*), with the time inside the driver where the\n"
-"                         nvidia modules have BTF\n"
-"      --off-cpu          also record where the traced threads block (off their CPU),\n"
-"                         with the user stack they blocked in, for xpu-report\n"
-"                         --view=off-cpu and --view=wall\n"
-"      --off-cpu-min=TIME shortest block recorded (default 1ms; units ns, us, ms, s; a\n"
-"                         bare number is ms): shorter ones are only counted;\n"
-"                         implies --off-cpu\n"
-"      --cuda-graphs=MODE how CUDA graph launches are recorded: node (default; every\n"
-"                         kernel, copy and memset of the graph) or graph (one record\n"
-"                         per graph launch, cheaper for large graphs)\n"
-"  -d, --duration=SECS    stop after SECS seconds (decimals allowed): the command gets\n"
-"                         SIGINT, as from ^C, and SIGTERM 5 s later if still running;\n"
-"                         with -p, recording just stops and the process runs on\n"
-"      --ringbuf-mb=N     BPF ring buffer size in MiB, a power of two (default %u with\n"
-"                         the default -g cfi, whose copies are few; %u with -g fp or\n"
-"                         -g cfi,nocopy; with -g dwarf, room for 1024 stack copies, up\n"
-"                         to %u)\n"
-"      --keep-root        under sudo, run the command as root too (by default it runs as\n"
-"                         the user who ran sudo, and the trace belongs to that user)\n"
-"  -v, --verbose          print progress and libbpf messages; -vv: libbpf's debug messages\n"
-"                         (a refused program's verifier log); -vvv: verifier statistics\n"
-"  -h, --help             print this help\n"
-"  -V, --version          print the version\n"
+"\n";
+
+enum {
+	OPT_KERNEL_STACKS = 256,
+	OPT_NO_GPU,
+	OPT_NO_PACK,
+	OPT_RINGBUF_MB,
+	OPT_KEEP_ROOT,
+	OPT_CUDA_GRAPHS,
+	OPT_NO_PYTHON,
+	OPT_NO_AUTOGRAD,
+	OPT_DRIVER,
+	/* off-CPU */
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_MIN,
+};
+
+/* the defaults in the help, as written in config.h (plain numbers) */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* Every option, once: getopt_long's tables and the option lines of the usage. */
+static const struct cli_opt options[] = {
+	{ .short_name = 'F', .name = "freq", .arg = "HZ",
+	  .help[0] = "sampling frequency per CPU (default " STR(XPU_DEFAULT_FREQ_HZ) ")" },
+	{ .short_name = 'o', .name = "output", .arg = "FILE",
+	  .help[0] = "trace file to write (default " XPU_DEFAULT_OUTPUT "), written as\n"
+		     "FILE.partial and renamed at the end; - streams the trace to\n"
+		     "standard output (the command's output then goes to stderr)" },
+	{ .short_name = 'g', .name = "call-graph", .arg = "MODE",
+	  .help[0] = "user stack unwinding, for CPU samples and GPU launches. cfi (the\n"
+		     "default) walks the stack in BPF with tables built from each\n"
+		     "file's .eh_frame, so stacks are complete through code built\n"
+		     "without frame pointers (distro binaries, Python, PyTorch,\n"
+		     "libcudart, wheels) at 1.1-1.3x the trace size of fp and\n"
+		     "2/3 of the cost of dwarf; the few walks that fall short also\n"
+		     "copy the stack, as dwarf,32768,32768 does, for xpu-report to\n"
+		     "unwind (cfi,nocopy: never).\n"
+		     "fp (frame pointers) is the cheapest mode, complete only where\n"
+		     "every frame has a frame pointer. dwarf[,SIZE[,TOP]] copies the\n"
+		     "top SIZE bytes of the user stack (at most 65536) with the\n"
+		     "registers, and TOP bytes (at most 32768) below the thread's\n"
+		     "stack top when SIZE does not reach it; xpu-report unwinds them\n"
+		     "offline (about 10x the trace of cfi; plain dwarf is\n"
+		     "dwarf,8192). cfi,check walks and copies dwarf,32768,32768 on\n"
+		     "the same events (xpu-report --no-unwind shows the BPF walk's\n"
+		     "stacks, plain xpu-report the copies', so the two compare)" },
+	{ .val = OPT_KERNEL_STACKS, .name = "kernel-stacks",
+	  .help[0] = "also record kernel stacks (and /proc/kallsyms)" },
+	{ .short_name = 'p', .name = "pid", .arg = "PID[,PID...]",
+	  .help[0] = "attach to running processes (and follow their new children);\n"
+		     "one that uses CUDA gets its GPU work recorded from now on" },
+	{ .val = OPT_NO_PYTHON, .name = "no-python",
+	  .help[0] = "do not read Python frames (CPython 3.10-3.13 processes of the\n"
+		     "traced tree get them by default, with no change to the target)" },
+	{ .val = OPT_NO_AUTOGRAD, .name = "no-autograd",
+	  .help[0] = "do not probe PyTorch's autograd (by default the forward code\n"
+		     "that created each backward node is recorded, so xpu-report\n"
+		     "puts backward work under it)" },
+	{ .val = OPT_NO_GPU, .name = "no-gpu",
+	  .help[0] = "record CPU samples only: do not inject the CUPTI library\n"
+		     "into the target (no kernels, copies or launch stacks)" },
+	{ .val = OPT_NO_PACK, .name = "no-pack",
+	  .help[0] = "do not write the symbol pack FILE.xpa at the end (the names\n"
+		     "and stack walks that make the trace read the same elsewhere)" },
+	{ .val = OPT_DRIVER, .name = "driver",
+	  .help[0] = "also record the ioctls of the traced tree on NVIDIA device files\n"
+		     "(/dev/nvidia*), with the time inside the driver where the\n"
+		     "nvidia modules have BTF" },
+	{ .val = OPT_OFF_CPU, .name = "off-cpu",
+	  .help[0] = "also record where the traced threads block (off their CPU),\n"
+		     "with the user stack they blocked in, for xpu-report\n"
+		     "--view=off-cpu and --view=wall" },
+	{ .val = OPT_OFF_CPU_MIN, .name = "off-cpu-min", .arg = "TIME",
+	  .help[0] = "shortest block recorded (default 1ms; units ns, us, ms, s; a\n"
+		     "bare number is ms): shorter ones are only counted;\n"
+		     "implies --off-cpu" },
+	{ .val = OPT_CUDA_GRAPHS, .name = "cuda-graphs", .arg = "MODE",
+	  .help[0] = "how CUDA graph launches are recorded: node (default; every\n"
+		     "kernel, copy and memset of the graph) or graph (one record\n"
+		     "per graph launch, cheaper for large graphs)" },
+	{ .short_name = 'd', .name = "duration", .arg = "SECS",
+	  .help[0] = "stop after SECS seconds (decimals allowed): the command gets\n"
+		     "SIGINT, as from ^C, and SIGTERM 5 s later if still running;\n"
+		     "with -p, recording just stops and the process runs on" },
+	{ .val = OPT_RINGBUF_MB, .name = "ringbuf-mb", .arg = "N",
+	  .help[0] = "BPF ring buffer size in MiB, a power of two (default "
+		     STR(XPU_CFI_RINGBUF_MB) " with\n"
+		     "the default -g cfi, whose copies are few; "
+		     STR(XPU_DEFAULT_RINGBUF_MB) " with -g fp or\n"
+		     "-g cfi,nocopy; with -g dwarf, room for 1024 stack copies, up\n"
+		     "to " STR(XPU_DWARF_RINGBUF_MAX_MB) ")" },
+	{ .val = OPT_KEEP_ROOT, .name = "keep-root",
+	  .help[0] = "under sudo, run the command as root too (by default it runs as\n"
+		     "the user who ran sudo, and the trace belongs to that user)" },
+	{ .short_name = 'v', .name = "verbose",
+	  .help[0] = "print progress and libbpf messages; -vv: libbpf's debug messages\n"
+		     "(a refused program's verifier log); -vvv: verifier statistics" },
+	{ .short_name = 'h', .name = "help",
+	  .help[0] = "print this help" },
+	{ .short_name = 'V', .name = "version",
+	  .help[0] = "print the version" },
+};
+
+#define NOPTS (sizeof(options) / sizeof(options[0]))
+
+static const char usage_tail[] =
 "\n"
 "The traced tree is the command (or PID) and every process it forks or executes. Recording\n"
 "stops when the last of them exits, or on SIGINT/SIGTERM/SIGHUP (^C), which are passed on to\n"
@@ -99,45 +148,6 @@ static const char usage[] =
 "  xpu-record -o - -- ./app | xpu-report -   # stream the trace into the report\n"
 "  ssh gpu1 xpu-record -o - -d 10 -- ./app > app.xpu\n"
 "  xpu-report --format=folded app.xpu | flamegraph.pl > app.svg\n";
-
-enum {
-	OPT_KERNEL_STACKS = 256,
-	OPT_NO_GPU,
-	OPT_NO_PACK,
-	OPT_RINGBUF_MB,
-	OPT_KEEP_ROOT,
-	OPT_CUDA_GRAPHS,
-	OPT_NO_PYTHON,
-	OPT_NO_AUTOGRAD,
-	OPT_DRIVER,
-	/* off-CPU */
-	OPT_OFF_CPU,
-	OPT_OFF_CPU_MIN,
-};
-
-static const struct option long_opts[] = {
-	{ "freq", required_argument, NULL, 'F' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "call-graph", required_argument, NULL, 'g' },
-	{ "kernel-stacks", no_argument, NULL, OPT_KERNEL_STACKS },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
-	{ "no-pack", no_argument, NULL, OPT_NO_PACK },
-	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
-	{ "no-autograd", no_argument, NULL, OPT_NO_AUTOGRAD },
-	{ "driver", no_argument, NULL, OPT_DRIVER },
-	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF_MB },
-	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
-	{ "cuda-graphs", required_argument, NULL, OPT_CUDA_GRAPHS },
-	/* off-CPU */
-	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
-	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ 0 },
-};
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -280,13 +290,16 @@ int main(int argc, char **argv)
 		.argc = argc,
 		.argv = argv,
 	};
+	struct option long_opts[NOPTS + 1];
+	char shorts[CLI_GETOPT_SHORTS(NOPTS)];
 	unsigned long v;
 	bool keep_root = false;
 	int c;
 
 	/* '+': stop at the first non-option, so the command's own options stay its own. */
 	opterr = 0;	/* one line per error, ours: see the default case */
-	while ((c = getopt_long(argc, argv, "+F:o:g:p:d:vhV", long_opts, NULL)) != -1) {
+	cli_opts__getopt(options, NOPTS, "+", long_opts, shorts);
+	while ((c = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1, 100000, &v))
@@ -417,15 +430,16 @@ int main(int argc, char **argv)
 			xpu_verbose++;
 			break;
 		case 'h':
-			printf(usage, XPU_DEFAULT_FREQ_HZ, XPU_CFI_RINGBUF_MB, XPU_DEFAULT_RINGBUF_MB,
-			       XPU_DWARF_RINGBUF_MAX_MB);
+			fputs(usage_head, stdout);
+			cli_opts__usage(options, NOPTS, 0, 25, 2, stdout);
+			fputs(usage_tail, stdout);
 			return 0;
 		case 'V':
 			printf("xpu-record %s\n", XPU_VERSION);
 			return 0;
 		default:
 			/* getopt sets optopt to the option short of its value, 0 if unknown */
-			if (optopt >= 256 || (optopt && strchr("Fogpd", optopt)))
+			if (optopt >= 256 || cli_opts__short_takes_value(options, NOPTS, optopt))
 				return bad_arg("option '%s' needs a value", argv[optind - 1]);
 			return bad_arg("unknown option '%s'", argv[optind - 1]);
 		}

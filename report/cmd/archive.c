@@ -21,6 +21,7 @@
 #include <zstd.h>
 
 #include "base/warn.h"
+#include "cli_opts.h"
 #include "cmd/cmd.h"
 #include "crc32c.h"
 #include "model/session.h"
@@ -573,37 +574,42 @@ static int write_files(FILE *f, struct session *ses, const bool *used, bool debu
 	return 0;
 }
 
-static const char archive_usage[] =
+static const char archive_usage_head[] =
 	"Usage: xpu-report archive [OPTIONS] TRACE.xpu\n"
 	"Write TRACE.xpu.xpa, a symbol pack: the names this machine gives every address the\n"
 	"trace's stacks go through (from symbol tables, debug files, debuginfod) and its unwinding\n"
 	"of the trace's stack copies. xpu-report uses it automatically, so the trace reads the\n"
 	"same on any machine. Run it where the trace was recorded (xpu-record does at its end):\n"
 	"where most of the files are missing or differ, it fails and writes nothing.\n"
-	"\n"
-	"  -o, --output=FILE    archive to write (default TRACE.xpu.xpa)\n"
-	"      --elf            pack the files' whole symbol and unwind tables instead (any\n"
-	"                       report option works later, e.g. --inline; much larger)\n"
-	"      --debuginfo      with --elf: also keep .debug_* sections (inline frames)\n"
-	"      --symfs=DIR      also look for binaries under DIR\n"
-	"      --max-records=SIZE  read records while they hold at most SIZE bytes of memory\n"
-	"                       (as xpu-report: default 64 times the trace's size, 32M to 2G;\n"
-	"                       0: no limit); past it the pack is of what was read, exit 1\n"
-	"  -v, --verbose        list what is packed\n"
-	"  -h, --help           this text\n";
+	"\n";
+
+/* xpu-report archive's options (getopt_long returns the letter of each) */
+static const struct cli_opt archive_opts[] = {
+	{ .short_name = 'o', .name = "output", .arg = "FILE",
+	  .help[0] = "archive to write (default TRACE.xpu.xpa)" },
+	{ .val = 'e', .name = "elf",
+	  .help[0] = "pack the files' whole symbol and unwind tables instead (any\n"
+		     "report option works later, e.g. --inline; much larger)" },
+	{ .val = 'd', .name = "debuginfo",
+	  .help[0] = "with --elf: also keep .debug_* sections (inline frames)" },
+	{ .val = 's', .name = "symfs", .arg = "DIR",
+	  .help[0] = "also look for binaries under DIR" },
+	{ .val = 'm', .name = "max-records", .arg = "SIZE",
+	  .help[0] = "read records while they hold at most SIZE bytes of memory\n"
+		     "(as xpu-report: default 64 times the trace's size, 32M to 2G;\n"
+		     "0: no limit); past it the pack is of what was read, exit 1" },
+	{ .short_name = 'v', .name = "verbose",
+	  .help[0] = "list what is packed" },
+	{ .short_name = 'h', .name = "help",
+	  .help[0] = "this text" },
+};
+
+#define NARCHIVE_OPTS (sizeof(archive_opts) / sizeof(archive_opts[0]))
 
 int archive__main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "elf", no_argument, NULL, 'e' },
-		{ "debuginfo", no_argument, NULL, 'd' },
-		{ "symfs", required_argument, NULL, 's' },
-		{ "max-records", required_argument, NULL, 'm' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct option lo[NARCHIVE_OPTS + 1];
+	char shorts[CLI_GETOPT_SHORTS(NARCHIVE_OPTS)];
 	struct report_opts o = { .view = VIEW_MERGED };
 	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 1,
 				.header_size = sizeof(h) };
@@ -621,8 +627,9 @@ int archive__main(int argc, char **argv)
 	size_t i, missing = 0;
 	int c, err, ret = 1;
 
+	cli_opts__getopt(archive_opts, NARCHIVE_OPTS, "", lo, shorts);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -647,7 +654,8 @@ int archive__main(int argc, char **argv)
 			o.verbose++;
 			break;
 		case 'h':
-			fputs(archive_usage, stdout);
+			fputs(archive_usage_head, stdout);
+			cli_opts__usage(archive_opts, NARCHIVE_OPTS, 0, 23, 2, stdout);
 			return 0;
 		default:
 			fprintf(stderr, "xpu-report: see xpu-report archive --help\n");

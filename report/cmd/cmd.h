@@ -50,7 +50,7 @@ int report__emit(const struct report_opts *o, int (*write)(void *arg, FILE *f), 
  * prefix ("" or "FILE: ") after "xpu-report: ".
  */
 void report__explain_empty(const struct session *ses, const char *prefix);
-/* `xpu-report diff --help` */
-extern const char diff_usage_text[];
+/* `xpu-report diff --help`: its text before and after the options' lines */
+extern const char diff_usage_head[], diff_usage_tail[];
 
 #endif

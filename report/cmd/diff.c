@@ -17,16 +17,14 @@
 #include "model/func_diff.h"
 #include "model/naming.h"
 
-const char diff_usage_text[] =
+/* `xpu-report diff --help` around its options' lines (cmd/report.c's table, help[1]) */
+const char diff_usage_head[] =
 	"Usage: xpu-report diff [OPTIONS] BASE.xpu NEW.xpu\n"
 	"Compare two traces, as perf diff does: every function's self and total share of its\n"
 	"trace's weight, in BASE and NEW, and the change in points (NEW - BASE), largest\n"
 	"change first. Shares compare where weights may not (other length, rate or load).\n"
-	"\n"
-	"  -F, --format=FMT     text (default), folded (\"stack base new\" lines, for\n"
-	"                       flamegraph.pl and difffolded-style tools) or svg (a\n"
-	"                       differential flame graph of NEW: red grew, blue shrank)\n"
-	"      --order=COL      self (default) or total: the change that sorts the rows\n"
+	"\n";
+const char diff_usage_tail[] =
 	"  --rows=N, --percent-limit=P (rows whose change is under P points go), --sort,\n"
 	"  --view, --weight, the filters, --symfs and the other options of xpu-report apply\n"
 	"  to both traces alike (xpu-report --help).\n"

@@ -12,6 +12,7 @@
 
 #include "base/progress.h"
 #include "base/warn.h"
+#include "cli_opts.h"
 #include "cmd/cmd.h"
 #include "cmd/formats.h"
 #include "model/profile.h"
@@ -22,84 +23,12 @@
 #define XPU_VERSION "unknown"
 #endif
 
-static const char usage_text[] =
+static const char usage_head[] =
 	"Usage: xpu-report [OPTIONS] [FILE.xpu...]\n"
 	"Analyze a trace written by xpu-record (default: record.xpu, what xpu-record writes).\n"
 	"FILE may be - for stdin. Several files (ranks, processes, hosts) are reported as one,\n"
 	"on one CLOCK_REALTIME axis.\n"
-	"\n"
-	"  -F, --format=FMT     text (default), folded (flamegraph.pl input), info,\n"
-	"                       chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
-	"                       svg (interactive flame graph of the folded view) or jsonl\n"
-	"                       (one JSON object per event, for scripts: format-spec/JSONL.md)\n"
-	"                       pprof: gzipped profile.proto of the folded view, for go tool\n"
-	"                       pprof, Pyroscope, Parca (README \"Fleet\")\n"
-	"  -o, --output=FILE    write to FILE instead of stdout\n"
-	"  -p, --pid=PID[,PID]  only these processes\n"
-	"  -t, --tid=TID        only this thread (GPU work: the thread that launched it)\n"
-	"  -c, --comm=NAME[,NAME]  only processes or threads with these names\n"
-	"      --view=VIEW      merged (default: CPU samples plus GPU work under its launch\n"
-	"                       stack), cpu (samples only), gpu (GPU work only) or memory\n"
-	"                       (GPU memory held at the peak, bytes, by allocating stack);\n"
-	"                       with xpu-record --off-cpu traces, off-cpu (time blocked, by\n"
-	"                       the stack it blocked in, under an [off-cpu] STATE leaf) or\n"
-	"                       wall (CPU samples at their period plus time blocked)\n"
-	"      --weight=W       samples or time (microseconds); default: time when the view\n"
-	"                       holds GPU work (exact GPU durations, CPU samples at their\n"
-	"                       period), else samples; the memory view is always bytes.\n"
-	"                       Headers, svg title and info say which\n"
-	"      --time-range=START,END  only events in [START, END] seconds from the session\n"
-	"                       start (e.g. 1.5,3); GPU work and calls that overlap it\n"
-	"      --dso=NAME[,NAME]  only stacks with a frame in these files (basename, e.g.\n"
-	"                       libc.so.6; text, folded, svg), and only their functions\n"
-	"  -s, --sort=KEY[,KEY] rows of the function tables: sym (default), dso, comm\n"
-	"      --rows=N         rows per text table (default 25; 0: all)\n"
-	"      --percent-limit=P  leave out text rows under P% of the total\n"
-	"      --callers=FUNC   text: the tree of FUNC's callers (who calls it, by weight)\n"
-	"      --callees=FUNC   text: the tree of FUNC's callees (what it calls, by weight)\n"
-	"      --host=NAME[,NAME]  only the processes of these hosts (the trace's host name)\n"
-	"      --rank=N[,N]     only processes with these ranks (RANK in their environment)\n"
-	"      --symfs=DIR      also look for binaries under DIR (a copy of the target's /)\n"
-	"      --no-host-files  read no binaries from this machine's paths or debug dirs: only\n"
-	"                       --symfs and the archive (the same report on every machine)\n"
-	"      --python-lines   Python frames as qualname (file.py:LINE) rather than one frame\n"
-	"                       per function, qualname (file.py)\n"
-	"      --inline         a frame per inlined function (from DWARF); --no-inline\n"
-	"                       (default) leaves its time to the function it was inlined\n"
-	"                       into, as perf report --sort sym does\n"
-	"      --no-unwind      keep the recorded user stacks, do not unwind stack copies\n"
-	"                       (compares -g cfi,check's BPF walk with its DWARF copies)\n"
-	"      --no-backward    leave PyTorch's backward work on the autograd engine's own\n"
-	"                       stacks (by default it goes under the forward code that created\n"
-	"                       each node, below a '[backward] NODE' frame)\n"
-	"      --strict         fail (exit 2) when the trace is truncated or corrupt\n"
-	"      --max-output=SIZE  stop (an error) once the output passes SIZE bytes (K, M,\n"
-	"                       G suffixes; default 1G; 0: no limit)\n"
-	"      --archive-max=SIZE  extract archive entries (TRACE.xpa) only while they hold\n"
-	"                       at most SIZE bytes of memory in all (default 1G; 0: no limit)\n"
-	"      --max-records=SIZE  stop reading (an error; the output is of what was read)\n"
-	"                       once the records kept hold SIZE bytes of memory (default 64\n"
-	"                       times the traces' size, 32M to 2G; 0: no limit)\n"
-	"  -v, --verbose        say where symbols came from\n"
-	"  -h, --help           this text\n"
-	"  -V, --version        print the version\n"
-	"\n"
-	"xpu-report archive [--debuginfo] [-o FILE] FILE.xpu packs the binaries the stacks touch\n"
-	"into FILE.xpu.xpa, used automatically (after local files, debug dirs and --symfs) so the\n"
-	"trace symbolizes on another machine; see xpu-report archive --help.\n"
-	"xpu-report diff [OPTIONS] BASE.xpu NEW.xpu compares two traces function by function\n"
-	"(shares and their change; text, folded or svg); see xpu-report diff --help.\n"
-	"\n"
-	"Examples:\n"
-	"  xpu-report app.xpu                                  # text summary\n"
-	"  xpu-report --sort=dso,sym --rows=10 app.xpu         # functions per file, top 10\n"
-	"  xpu-report --callers=cudaLaunchKernel app.xpu       # who launches kernels\n"
-	"  xpu-report -F folded app.xpu | flamegraph.pl > app.svg\n"
-	"  xpu-report -F folded --view=gpu --weight=time app.xpu > gpu.folded\n"
-	"  xpu-report -F info app.xpu                          # what the file holds\n"
-	"  xpu-report -F chrome --time-range=1,2 app.xpu > app.json  # open in ui.perfetto.dev\n"
-	"  xpu-report -F svg --view=gpu app.xpu > gpu.svg      # open in a browser\n"
-	"  xpu-report -p 1234,1240 --symfs=/mnt/target app.xpu\n";
+	"\n";
 
 enum {
 	OPT_VIEW = 256,
@@ -127,43 +56,132 @@ enum {
 	OPT_RANK,
 };
 
-static const struct option long_opts[] = {
-	{ "format", required_argument, NULL, 'F' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "comm", required_argument, NULL, 'c' },
-	{ "view", required_argument, NULL, OPT_VIEW },
-	{ "weight", required_argument, NULL, OPT_WEIGHT },
-	{ "symfs", required_argument, NULL, OPT_SYMFS },
-	{ "no-host-files", no_argument, NULL, OPT_NO_HOST_FILES },
-	{ "strict", no_argument, NULL, OPT_STRICT },
-	{ "time-range", required_argument, NULL, OPT_TIME_RANGE },
-	{ "python-lines", no_argument, NULL, OPT_PYTHON_LINES },
-	{ "sort", required_argument, NULL, 's' },
-	{ "rows", required_argument, NULL, OPT_ROWS },
-	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
-	{ "dso", required_argument, NULL, OPT_DSO },
-	{ "dsos", required_argument, NULL, OPT_DSO },
-	{ "callers", required_argument, NULL, OPT_CALLERS },
-	{ "callees", required_argument, NULL, OPT_CALLEES },
-	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
-	{ "archive-max", required_argument, NULL, OPT_ARCHIVE_MAX },
-	{ "max-records", required_argument, NULL, OPT_MAX_RECORDS },
-	{ "inline", no_argument, NULL, OPT_INLINE },
-	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
-	{ "no-unwind", no_argument, NULL, OPT_NO_UNWIND },
-	{ "no-backward", no_argument, NULL, OPT_NO_BACKWARD },
+/*
+ * Every option of xpu-report and xpu-report diff, once: getopt_long's tables and the option
+ * lines of both usage texts (help[0] xpu-report's, help[1] diff's) are made from it.
+ */
+static const struct cli_opt options[] = {
+	{ .short_name = 'F', .name = "format", .arg = "FMT",
+	  .help[0] = "text (default), folded (flamegraph.pl input), info,\n"
+		     "chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
+		     "svg (interactive flame graph of the folded view) or jsonl\n"
+		     "(one JSON object per event, for scripts: format-spec/JSONL.md)\n"
+		     "pprof: gzipped profile.proto of the folded view, for go tool\n"
+		     "pprof, Pyroscope, Parca (README \"Fleet\")",
+	  .help[1] = "text (default), folded (\"stack base new\" lines, for\n"
+		     "flamegraph.pl and difffolded-style tools) or svg (a\n"
+		     "differential flame graph of NEW: red grew, blue shrank)" },
 	/* xpu-report diff (cmd/diff.c) */
-	{ "order", required_argument, NULL, OPT_DIFF_ORDER },
-	/* multi-trace */
-	{ "host", required_argument, NULL, OPT_HOST },
-	{ "rank", required_argument, NULL, OPT_RANK },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
+	{ .val = OPT_DIFF_ORDER, .name = "order", .arg = "COL",
+	  .help[1] = "self (default) or total: the change that sorts the rows" },
+	{ .short_name = 'o', .name = "output", .arg = "FILE",
+	  .help[0] = "write to FILE instead of stdout" },
+	{ .short_name = 'p', .name = "pid", .arg = "PID[,PID]",
+	  .help[0] = "only these processes" },
+	{ .short_name = 't', .name = "tid", .arg = "TID",
+	  .help[0] = "only this thread (GPU work: the thread that launched it)" },
+	{ .short_name = 'c', .name = "comm", .arg = "NAME[,NAME]",
+	  .help[0] = "only processes or threads with these names" },
+	{ .val = OPT_VIEW, .name = "view", .arg = "VIEW",
+	  .help[0] = "merged (default: CPU samples plus GPU work under its launch\n"
+		     "stack), cpu (samples only), gpu (GPU work only) or memory\n"
+		     "(GPU memory held at the peak, bytes, by allocating stack);\n"
+		     "with xpu-record --off-cpu traces, off-cpu (time blocked, by\n"
+		     "the stack it blocked in, under an [off-cpu] STATE leaf) or\n"
+		     "wall (CPU samples at their period plus time blocked)" },
+	{ .val = OPT_WEIGHT, .name = "weight", .arg = "W",
+	  .help[0] = "samples or time (microseconds); default: time when the view\n"
+		     "holds GPU work (exact GPU durations, CPU samples at their\n"
+		     "period), else samples; the memory view is always bytes.\n"
+		     "Headers, svg title and info say which" },
+	{ .val = OPT_TIME_RANGE, .name = "time-range", .arg = "START,END",
+	  .help[0] = "only events in [START, END] seconds from the session\n"
+		     "start (e.g. 1.5,3); GPU work and calls that overlap it" },
+	{ .val = OPT_DSO, .name = "dso", .arg = "NAME[,NAME]",
+	  .help[0] = "only stacks with a frame in these files (basename, e.g.\n"
+		     "libc.so.6; text, folded, svg), and only their functions" },
+	{ .val = OPT_DSO, .name = "dsos", .arg = "NAME[,NAME]" },
+	{ .short_name = 's', .name = "sort", .arg = "KEY[,KEY]",
+	  .help[0] = "rows of the function tables: sym (default), dso, comm" },
+	{ .val = OPT_ROWS, .name = "rows", .arg = "N",
+	  .help[0] = "rows per text table (default 25; 0: all)" },
+	{ .val = OPT_PERCENT_LIMIT, .name = "percent-limit", .arg = "P",
+	  .help[0] = "leave out text rows under P% of the total" },
+	{ .val = OPT_CALLERS, .name = "callers", .arg = "FUNC",
+	  .help[0] = "text: the tree of FUNC's callers (who calls it, by weight)" },
+	{ .val = OPT_CALLEES, .name = "callees", .arg = "FUNC",
+	  .help[0] = "text: the tree of FUNC's callees (what it calls, by weight)" },
+	{ .val = OPT_HOST, .name = "host", .arg = "NAME[,NAME]",
+	  .help[0] = "only the processes of these hosts (the trace's host name)" },
+	{ .val = OPT_RANK, .name = "rank", .arg = "N[,N]",
+	  .help[0] = "only processes with these ranks (RANK in their environment)" },
+	{ .val = OPT_SYMFS, .name = "symfs", .arg = "DIR",
+	  .help[0] = "also look for binaries under DIR (a copy of the target's /)" },
+	{ .val = OPT_NO_HOST_FILES, .name = "no-host-files",
+	  .help[0] = "read no binaries from this machine's paths or debug dirs: only\n"
+		     "--symfs and the archive (the same report on every machine)" },
+	{ .val = OPT_PYTHON_LINES, .name = "python-lines",
+	  .help[0] = "Python frames as qualname (file.py:LINE) rather than one frame\n"
+		     "per function, qualname (file.py)" },
+	{ .val = OPT_INLINE, .name = "inline",
+	  .help[0] = "a frame per inlined function (from DWARF); --no-inline\n"
+		     "(default) leaves its time to the function it was inlined\n"
+		     "into, as perf report --sort sym does" },
+	{ .val = OPT_NO_INLINE, .name = "no-inline" },
+	{ .val = OPT_NO_UNWIND, .name = "no-unwind",
+	  .help[0] = "keep the recorded user stacks, do not unwind stack copies\n"
+		     "(compares -g cfi,check's BPF walk with its DWARF copies)" },
+	{ .val = OPT_NO_BACKWARD, .name = "no-backward",
+	  .help[0] = "leave PyTorch's backward work on the autograd engine's own\n"
+		     "stacks (by default it goes under the forward code that created\n"
+		     "each node, below a '[backward] NODE' frame)" },
+	{ .val = OPT_STRICT, .name = "strict",
+	  .help[0] = "fail (exit 2) when the trace is truncated or corrupt" },
+	{ .val = OPT_MAX_OUTPUT, .name = "max-output", .arg = "SIZE",
+	  .help[0] = "stop (an error) once the output passes SIZE bytes (K, M,\n"
+		     "G suffixes; default 1G; 0: no limit)" },
+	{ .val = OPT_ARCHIVE_MAX, .name = "archive-max", .arg = "SIZE",
+	  .help[0] = "extract archive entries (TRACE.xpa) only while they hold\n"
+		     "at most SIZE bytes of memory in all (default 1G; 0: no limit)" },
+	{ .val = OPT_MAX_RECORDS, .name = "max-records", .arg = "SIZE",
+	  .help[0] = "stop reading (an error; the output is of what was read)\n"
+		     "once the records kept hold SIZE bytes of memory (default 64\n"
+		     "times the traces' size, 32M to 2G; 0: no limit)" },
+	{ .short_name = 'v', .name = "verbose",
+	  .help[0] = "say where symbols came from" },
+	{ .short_name = 'h', .name = "help",
+	  .help[0] = "this text" },
+	{ .short_name = 'V', .name = "version",
+	  .help[0] = "print the version" },
 };
+
+#define NOPTS (sizeof(options) / sizeof(options[0]))
+
+static const char usage_tail[] =
+	"\n"
+	"xpu-report archive [--debuginfo] [-o FILE] FILE.xpu packs the binaries the stacks touch\n"
+	"into FILE.xpu.xpa, used automatically (after local files, debug dirs and --symfs) so the\n"
+	"trace symbolizes on another machine; see xpu-report archive --help.\n"
+	"xpu-report diff [OPTIONS] BASE.xpu NEW.xpu compares two traces function by function\n"
+	"(shares and their change; text, folded or svg); see xpu-report diff --help.\n"
+	"\n"
+	"Examples:\n"
+	"  xpu-report app.xpu                                  # text summary\n"
+	"  xpu-report --sort=dso,sym --rows=10 app.xpu         # functions per file, top 10\n"
+	"  xpu-report --callers=cudaLaunchKernel app.xpu       # who launches kernels\n"
+	"  xpu-report -F folded app.xpu | flamegraph.pl > app.svg\n"
+	"  xpu-report -F folded --view=gpu --weight=time app.xpu > gpu.folded\n"
+	"  xpu-report -F info app.xpu                          # what the file holds\n"
+	"  xpu-report -F chrome --time-range=1,2 app.xpu > app.json  # open in ui.perfetto.dev\n"
+	"  xpu-report -F svg --view=gpu app.xpu > gpu.svg      # open in a browser\n"
+	"  xpu-report -p 1234,1240 --symfs=/mnt/target app.xpu\n";
+
+static void print_usage(bool diff)
+{
+	fputs(diff ? diff_usage_head : usage_head, stdout);
+	cli_opts__usage(options, NOPTS, diff, 23, 2, stdout);
+	fputs(diff ? diff_usage_tail : usage_tail, stdout);
+}
 
 static int parse_u32(const char *s, uint32_t *out)
 {
@@ -296,11 +314,14 @@ static int parse_percent(const char *arg, double *out)
 
 int report__parse_options(int argc, char **argv, struct report_opts *o)
 {
+	struct option long_opts[NOPTS + 1];
+	char shorts[CLI_GETOPT_SHORTS(NOPTS)];
 	int c;
 
+	cli_opts__getopt(options, NOPTS, "", long_opts, shorts);
 	o->rows = REPORT_DEFAULT_ROWS;
 	opterr = 0;	/* one line per error, ours: see the default case */
-	while ((c = getopt_long(argc, argv, "F:o:p:t:c:s:vhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F': {
 			const struct report_format_def *fd = report_format__by_name(optarg);
@@ -489,7 +510,7 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			o->diff_order_total = !strcmp(optarg, "total");
 			break;
 		case 'h':
-			fputs(o->diff ? diff_usage_text : usage_text, stdout);
+			print_usage(o->diff);
 			return 1;
 		case 'V':
 			printf("xpu-report %s\n", XPU_VERSION);
@@ -497,7 +518,7 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 		default:
 			/* getopt sets optopt to the option short of its value, 0 if unknown */
 			fprintf(stderr, "xpu-report: %s '%s' (try 'xpu-report --help')\n",
-				optopt >= 256 || (optopt && strchr("Foptcs", optopt)) ?
+				optopt >= 256 || cli_opts__short_takes_value(options, NOPTS, optopt) ?
 					"missing value for option" : "unknown option",
 				argv[optind - 1]);
 			return -EINVAL;

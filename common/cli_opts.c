@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/* Command-line option tables (see cli_opts.h). */
+#include <string.h>
+
+#include "cli_opts.h"
+
+static int val_of(const struct cli_opt *o)
+{
+	return o->short_name ? o->short_name : o->val;
+}
+
+void cli_opts__getopt(const struct cli_opt *opts, size_t n, const char *prefix,
+		      struct option *lo, char *shorts)
+{
+	size_t i, at = strlen(prefix);
+
+	memcpy(shorts, prefix, at);
+	for (i = 0; i < n; i++) {
+		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
+					 NULL, val_of(&opts[i]) };
+		if (!opts[i].short_name)
+			continue;
+		shorts[at++] = opts[i].short_name;
+		if (opts[i].arg)
+			shorts[at++] = ':';
+	}
+	shorts[at] = '\0';
+	lo[n] = (struct option){ 0 };
+}
+
+bool cli_opts__short_takes_value(const struct cli_opt *opts, size_t n, int c)
+{
+	size_t i;
+
+	for (i = 0; c && i < n; i++) {
+		if (opts[i].short_name == c)
+			return opts[i].arg;
+	}
+	return false;
+}
+
+void cli_opts__usage(const struct cli_opt *opts, size_t n, int which, int col, int gap,
+		     FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *h = opts[i].help[which], *nl;
+		int len;
+
+		if (!h)
+			continue;
+		if (opts[i].short_name)
+			len = fprintf(out, "  -%c, --%s", opts[i].short_name, opts[i].name);
+		else
+			len = fprintf(out, "      --%s", opts[i].name);
+		if (opts[i].arg)
+			len += fprintf(out, "=%s", opts[i].arg);
+		fprintf(out, "%*s", len < col ? col - len : gap, "");
+		for (; (nl = strchr(h, '\n')); h = nl + 1)
+			fprintf(out, "%.*s\n%*s", (int)(nl - h), h, col, "");
+		fprintf(out, "%s\n", h);
+	}
+}
