@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * An interactive flame graph as one self-contained SVG: the folded lines of the current view
- * and weight (folded.h, the very data --format=folded prints) are merged into a tree and
- * drawn root at the bottom, one rectangle per frame with a <title> tooltip (frame, weight,
- * percent). Labels are cut to fit in C, so the picture reads even where scripts do not run
+ * and weight (folded.h, the very data --format=folded prints) drawn as their tree, root at
+ * the bottom, one rectangle per frame with a <title> tooltip (frame, weight, percent), each
+ * frame found in the lines as it is drawn (no tree is made: struct side). Labels are cut to fit in C, so the picture reads even where scripts do not run
  * (an <img>); the embedded script adds click-to-zoom, reset and search with matched percent.
  * GPU work ("[gpu] ..." leaves) is drawn in blue-greens, blocked time ("[off-cpu] ...") in
  * greys, kernel frames ("_[k]") in orange,
@@ -26,50 +26,20 @@
 #define CHAR_W (FONT_SIZE * 0.59)
 #define MIN_WIDTH_PX 0.1
 
-struct node {
-	uint32_t name;		/* id in the local pool */
-	uint32_t parent;
-	uint32_t first, last, next;	/* children list; 0 = none (node 0 is the root) */
-	uint32_t depth;
-	double weight;
-};
-
-struct flame {
-	struct strpool names;
-	struct node *n;
-	size_t nn, cap;
-	struct kmap child;	/* {parent, name id} -> node */
+/*
+ * The rows of one profile in frame order (cmp_frames), where a node's rows are adjacent: with
+ * the sums of their weights in that order, a node's weight is a difference of two sums and
+ * its children are found by a scan of its rows, so the graph is drawn from the rows with no
+ * tree (a tree of the frames drawn was 130 bytes a frame: 1.3 GB for a 1 GB graph of a 58 KB
+ * trace). The weights are integers (folded__round), so every sum is exact in any order.
+ */
+struct side {
+	const struct folded *fo;
+	uint32_t *order;	/* rows in frame order */
+	double *sum;		/* sum[i]: the weight of order[0..i) */
+	double total;
 	uint32_t max_depth;
-	size_t nodes;		/* of the whole tree, whose narrowest are not all made */
 };
-
-static int node_child(struct flame *f, uint32_t parent, const char *name, size_t len,
-		      uint32_t *out)
-{
-	uint32_t id = strpool__intern(&f->names, name, len), *v;
-	struct node nd = { 0 };
-	bool ins;
-
-	if (!id)
-		return -ENOMEM;
-	v = kmap__put(&f->child, parent, id, f->nn, &ins);
-	if (!v)
-		return -ENOMEM;
-	if (ins) {
-		nd.name = id;
-		nd.parent = parent;
-		nd.depth = f->n[parent].depth + 1;
-		if (VEC_PUSH(f->n, f->nn, f->cap, nd))
-			return -ENOMEM;
-		if (f->n[parent].last)
-			f->n[f->n[parent].last].next = *v;
-		else
-			f->n[parent].first = *v;
-		f->n[parent].last = *v;
-	}
-	*out = *v;
-	return 0;
-}
 
 /* Rows in frame order: frame by frame, names compared whole, so a subtree's rows are adjacent. */
 static int cmp_frames(const void *a, const void *b, void *arg)
@@ -89,68 +59,133 @@ static int cmp_frames(const void *a, const void *b, void *arg)
 	}
 }
 
-#define NO_NODE UINT32_MAX
-
-/*
- * A walk over the rows in frame order (cmp_frames), where a node's rows are adjacent: with a
- * stack of the open nodes, each node's weight is known as it closes, before any node is
- * made. A node is kept when it weighs at least min_w, or (keep_matched) when its path is a
- * node of the tree other. Each row's frames up to the first node not kept, that one
- * included (its width still moves its later siblings right), go to keep[] (when not NULL).
- * With gain (and other), the largest change of share of a node not kept from other's node
- * of its path. A flame graph of many processes on deep stacks was as many nodes as their
- * frames, gigabytes for a few frames drawn; the walk holds the rows' order and the stack.
- */
-struct walk {
-	const struct folded *fo;
-	const uint32_t *order;
-	double min_w, total;		/* total: the rows' weight */
-	struct flame *other;
-	bool keep_matched, gain;
-	uint32_t *keep;
-	size_t nodes, kept;		/* every node of the whole tree; those kept */
-	double max_gain;
-};
-
-/* other's child of parent with the name of frame (NO_NODE: none); 0 or -ENOMEM */
-static int other_child(struct walk *w, uint32_t parent, uint32_t frame, uint32_t *out)
+static int side_open(struct side *sd, const struct folded *fo)
 {
-	const char *name = strpool__str(w->fo->names, frame);
-	uint32_t id;
-	const uint32_t *v;
+	size_t n = fo->n, i;
 
-	*out = NO_NODE;
-	if (parent == NO_NODE)
-		return 0;
-	id = strpool__intern(&w->other->names, name, strlen(name));
-	if (!id)
+	memset(sd, 0, sizeof(*sd));
+	sd->fo = fo;
+	sd->order = malloc((n ? n : 1) * sizeof(*sd->order));
+	sd->sum = malloc((n + 1) * sizeof(*sd->sum));
+	if (!sd->order || !sd->sum)
 		return -ENOMEM;
-	v = kmap__get(&w->other->child, parent, id);
-	*out = v ? *v : NO_NODE;
+	for (i = 0; i < n; i++) {
+		sd->order[i] = (uint32_t)i;
+		if (folded__depth(fo, i) > sd->max_depth)
+			sd->max_depth = folded__depth(fo, i);
+	}
+	qsort_r(sd->order, n, sizeof(*sd->order), cmp_frames, (void *)fo);
+	sd->sum[0] = 0;
+	for (i = 0; i < n; i++)
+		sd->sum[i + 1] = sd->sum[i] + fo->rows[sd->order[i]].weight;
+	sd->total = sd->sum[n];
 	return 0;
 }
 
-static int flame_walk(struct walk *w, uint32_t max_depth)
+static void side_close(struct side *sd)
 {
-	const struct folded *fo = w->fo;
-	size_t *start = malloc((max_depth + 1) * sizeof(*start)), i, q;
-	double *wt = malloc((max_depth + 1) * sizeof(*wt));
-	uint32_t *m = malloc((max_depth + 1) * sizeof(*m)), od = 0, prev = 0, c, d;
+	free(sd->order);
+	free(sd->sum);
+}
+
+static uint32_t row_depth(const struct side *sd, size_t i)
+{
+	return folded__depth(sd->fo, sd->order[i]);
+}
+
+static const char *row_frame(const struct side *sd, size_t i, uint32_t k)
+{
+	return strpool__str(sd->fo->names, folded__frame(sd->fo, sd->order[i], k));
+}
+
+/*
+ * Of the rows [*lo, *hi) of sd that share the first k frames of a path (those that end there
+ * first, then the others by frame k's name), the ones whose frame k is name; none: lo == hi.
+ */
+static void side_child(const struct side *sd, size_t *lo, size_t *hi, uint32_t k,
+		       const char *name)
+{
+	size_t a = *lo, b = *hi, m;
+
+	while (a < b) {		/* past the rows that end before frame k */
+		m = a + (b - a) / 2;
+		if (row_depth(sd, m) > k)
+			b = m;
+		else
+			a = m + 1;
+	}
+	b = *hi;
+	while (a < b) {		/* the first named name or after it */
+		m = a + (b - a) / 2;
+		if (strcmp(row_frame(sd, m, k), name) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = a;
+	b = *hi;
+	while (a < b) {		/* the first named after it */
+		m = a + (b - a) / 2;
+		if (strcmp(row_frame(sd, m, k), name) <= 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*hi = a;
+}
+
+/* A node's share of its graph, in percent (0 in an empty one) */
+static double share_of(const struct side *sd, double w)
+{
+	return sd->total > 0 ? 100.0 * w / sd->total : 0;
+}
+
+/*
+ * Every drawn frame writes more than this and its name (its <g>, <title> with the name and
+ * weight, <rect> and <text>; 136 bytes at the least): a graph of more passes --max-output,
+ * known before the first frame is written.
+ */
+#define FRAME_MIN_BYTES 120
+
+/*
+ * A walk over the rows in frame order: with a stack of the open nodes, each node's weight is
+ * known as it closes. It counts the nodes of the whole graph and those at least min_w wide
+ * (the frames drawn are among them) and the least they write; with base, the largest change
+ * of share of a node from the base's node of its path (its whole share where the base has
+ * none).
+ */
+struct walk {
+	const struct side *sd, *base;
+	double min_w;
+	size_t nodes, kept;
+	uint64_t bytes;
+	double max_gain;
+};
+
+static int flame_walk(struct walk *w)
+{
+	const struct side *sd = w->sd;
+	size_t n = sd->fo->n, i, *blo = NULL, *bhi = NULL;
+	double *wt = malloc((sd->max_depth + 1) * sizeof(*wt));
+	uint32_t od = 0, prev = 0, c, d, r, nr;
 	int err = 0;
 
 	w->nodes = w->kept = 0;
+	w->bytes = FRAME_MIN_BYTES + 3;		/* the root, "all" */
 	w->max_gain = 0;
-	if (!start || !wt || !m) {
+	if (w->base) {
+		blo = malloc((sd->max_depth + 1) * sizeof(*blo));
+		bhi = malloc((sd->max_depth + 1) * sizeof(*bhi));
+	}
+	if (!wt || (w->base && (!blo || !bhi))) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; w->keep && i < fo->n; i++)
-		w->keep[i] = folded__depth(fo, i);
-	for (i = 0; i <= fo->n && !err; i++) {
-		uint32_t r = i < fo->n ? w->order[i] : 0, nr = i < fo->n ? folded__depth(fo, r) : 0;
-
+	for (i = 0; i <= n; i++) {
+		r = i < n ? sd->order[i] : 0;
+		nr = i < n ? folded__depth(sd->fo, r) : 0;
 		for (c = 0; i && c < od && c < nr &&
-			    folded__frame(fo, r, c) == folded__frame(fo, prev, c); c++)
+			    folded__frame(sd->fo, r, c) == folded__frame(sd->fo, prev, c); c++)
 			;
 		/* the open nodes past the common prefix close, children first */
 		while (od > c) {
@@ -158,92 +193,37 @@ static int flame_walk(struct walk *w, uint32_t max_depth)
 			if (d)
 				wt[d - 1] += wt[d];
 			w->nodes++;
-			if (wt[d] >= w->min_w || (w->keep_matched && m[d] != NO_NODE)) {
+			if (wt[d] >= w->min_w) {
 				w->kept++;
-				continue;
+				w->bytes += FRAME_MIN_BYTES +
+					strlen(strpool__str(sd->fo->names, folded__frame(sd->fo, prev, d)));
 			}
-			for (q = start[d]; w->keep && q < i; q++)
-				w->keep[w->order[q]] = d + 1;
-			if (w->gain && m[d] != NO_NODE)
-				w->max_gain = fmax(w->max_gain, fabs(100.0 * wt[d] / w->total -
-					100.0 * w->other->n[m[d]].weight / w->other->n[0].weight));
+			if (w->base)
+				w->max_gain = fmax(w->max_gain, fabs(share_of(sd, wt[d]) -
+					(blo[d] < bhi[d] ? share_of(w->base, w->base->sum[bhi[d]] -
+								    w->base->sum[blo[d]]) : 0)));
 		}
-		if (i == fo->n)
+		if (i == n)
 			break;
-		for (d = c; d < nr && !err; d++) {
-			start[d] = i;
+		for (d = c; d < nr; d++) {
 			wt[d] = 0;
-			m[d] = NO_NODE;
-			if (w->other)
-				err = other_child(w, d ? m[d - 1] : 0, folded__frame(fo, r, d), &m[d]);
+			if (!w->base)
+				continue;
+			blo[d] = d ? blo[d - 1] : 0;
+			bhi[d] = d ? bhi[d - 1] : w->base->fo->n;
+			if (blo[d] < bhi[d])
+				side_child(w->base, &blo[d], &bhi[d], d,
+					   strpool__str(sd->fo->names, folded__frame(sd->fo, r, d)));
 		}
 		od = nr;
-		wt[nr - 1] += fo->rows[r].weight;
+		wt[nr - 1] += sd->fo->rows[r].weight;
 		prev = r;
 	}
 out:
-	free(start);
 	free(wt);
-	free(m);
+	free(blo);
+	free(bhi);
 	return err;
-}
-
-/* The rows in frame order, or NULL. */
-static uint32_t *frame_order(const struct folded *fo)
-{
-	uint32_t *order = malloc((fo->n ? fo->n : 1) * sizeof(*order));
-	size_t i;
-
-	if (!order)
-		return NULL;
-	for (i = 0; i < fo->n; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, fo->n, sizeof(*order), cmp_frames, (void *)fo);
-	return order;
-}
-
-/*
- * The tree of the rows, children in the order they first come (the rows are sorted
- * bytewise): of each row keep[] frames, or every frame without keep.
- */
-static int flame_build(struct flame *f, const struct folded *fo, const uint32_t *keep)
-{
-	struct node root = { 0 };
-	size_t i;
-	int err = 0;
-
-	root.name = strpool__intern(&f->names, "all", 3);
-	if (!root.name || VEC_PUSH(f->n, f->nn, f->cap, root))
-		return -ENOMEM;
-	for (i = 0; i < fo->n && !err; i++) {
-		uint32_t n = keep ? keep[i] : folded__depth(fo, i), k, cur = 0;
-
-		f->n[0].weight += fo->rows[i].weight;
-		for (k = 0; k < n && !err; k++) {
-			const char *name = strpool__str(fo->names, folded__frame(fo, i, k));
-
-			err = node_child(f, cur, name, strlen(name), &cur);
-			if (!err)
-				f->n[cur].weight += fo->rows[i].weight;
-		}
-	}
-	if (!keep)
-		f->nodes = f->nn;
-	return err;
-}
-
-/* The deepest row's frames, and the rows' weight. */
-static void rows_extent(const struct folded *fo, uint32_t *max_depth, double *total)
-{
-	size_t i;
-
-	*max_depth = 0;
-	*total = 0;
-	for (i = 0; i < fo->n; i++) {
-		*total += fo->rows[i].weight;
-		if (folded__depth(fo, i) > *max_depth)
-			*max_depth = folded__depth(fo, i);
-	}
 }
 
 /* ---- escaping ----------------------------------------------------------------------------- */
@@ -285,31 +265,39 @@ static size_t utf8_len(const unsigned char *s, size_t avail)
 static void put_xml(FILE *out, const char *str, size_t max_chars)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t len = strlen(str), i = 0, chars = 0;
+	size_t len = strlen(str), i = 0, chars = 0, run = 0;	/* run: first byte not written */
 
+	/* bytes written as they are go out in runs: a call per byte was half of a large graph's time */
 	while (i < len) {
 		size_t l = utf8_len(s + i, len - i);
+		const char *ent = NULL;
 
 		if (chars == max_chars) {
+			fwrite(s + run, 1, i - run, out);
 			fputs("..", out);
 			return;
 		}
 		chars++;
 		if (!l || (s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) {
-			fputs("&#xfffd;", out);
-			i++;
-			continue;
+			ent = "&#xfffd;";
+			l = 1;
+		} else {
+			switch (s[i]) {
+			case '&': ent = "&amp;"; break;
+			case '<': ent = "&lt;"; break;
+			case '>': ent = "&gt;"; break;
+			case '"': ent = "&quot;"; break;
+			case '\'': ent = "&#39;"; break;
+			}
 		}
-		switch (s[i]) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&#39;", out); break;
-		default: fwrite(s + i, 1, l, out); break;
+		if (ent) {
+			fwrite(s + run, 1, i - run, out);
+			fputs(ent, out);
+			run = i + l;
 		}
 		i += l;
 	}
+	fwrite(s + run, 1, i - run, out);
 }
 
 static size_t utf8_chars(const char *str)
@@ -378,59 +366,113 @@ static void put_weight(FILE *out, const struct profile *p, double w)
 	}
 }
 
+/* A frame as it is drawn: its name and weight, and in a differential graph its base's node. */
+struct frame_at {
+	const char *name;
+	uint32_t depth;		/* 0: the root, "all" */
+	double weight;
+	bool in_base;		/* the base has a node of this path, of weight base_w */
+	double base_w;
+};
+
 struct draw {
 	struct profile *p;
-	struct flame *f;
+	const struct side *sd, *base;	/* base: a differential graph's */
 	FILE *out;
 	double scale;		/* px per weight unit */
 	uint32_t height;
 	uint64_t frames;
 	/* a frame's fill and what its tooltip says after the name (a differential graph's) */
-	void (*color)(const struct draw *d, uint32_t node, char *buf, size_t len);
-	void (*tip)(const struct draw *d, uint32_t node);
+	void (*color)(const struct draw *d, const struct frame_at *fr, char *buf, size_t len);
+	void (*tip)(const struct draw *d, const struct frame_at *fr);
 	void *arg;
+	/* the children of the nodes being drawn, a node's above its parent's */
+	struct child {
+		size_t lo, hi;		/* its rows, in frame order */
+		uint32_t first;		/* its first row in bytewise order: the order drawn */
+	} *kids;
+	size_t nkids, kids_cap;
 };
 
-static void name_color(const struct draw *d, uint32_t node, char *buf, size_t len)
+static void name_color(const struct draw *d, const struct frame_at *fr, char *buf, size_t len)
 {
-	frame_color(strpool__str(&d->f->names, d->f->n[node].name), buf, len);
+	frame_color(fr->name, buf, len);
 }
 
 /* " (weight, percent" of the whole graph; the caller closes the parenthesis */
-static void weight_tip(const struct draw *d, uint32_t node)
+static void weight_tip(const struct draw *d, const struct frame_at *fr)
 {
-	double total = d->f->n[0].weight, w = d->f->n[node].weight;
-
 	fputs(" (", d->out);
-	put_weight(d->out, d->p, w);
-	fprintf(d->out, ", %.2f%%", total > 0 ? 100.0 * w / total : 0.0);
+	put_weight(d->out, d->p, fr->weight);
+	fprintf(d->out, ", %.2f%%", share_of(d->sd, fr->weight));
 }
 
-static void draw_node(struct draw *d, uint32_t i, double x)
+static int cmp_child(const void *a, const void *b)
 {
-	const struct node *nd = &d->f->n[i];
-	const char *name = strpool__str(&d->f->names, nd->name);
-	double w = nd->weight * d->scale, y = d->height - PAD_BOTTOM - (nd->depth + 1.0) * FRAME_H;
-	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
+	const struct child *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+ * Frame fr at x over the rows [lo, hi) (frame order), then its children, each as wide as its
+ * weight, in the order their first rows come bytewise (the order of the folded lines). With
+ * a base, [blo, bhi) are the base's rows of fr's path. 0 or -ENOMEM.
+ */
+static int draw_node(struct draw *d, const struct frame_at *fr, size_t lo, size_t hi,
+		     size_t blo, size_t bhi, double x)
+{
+	const struct side *sd = d->sd;
+	const char *name = fr->name;
+	double w = fr->weight * d->scale, y = d->height - PAD_BOTTOM - (fr->depth + 1.0) * FRAME_H;
+	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0, base = d->nkids, i, k;
 	char color[32];
-	uint32_t c;
+	int err = 0;
 
 	if (w < MIN_WIDTH_PX || out__failed(d->out))
-		return;
+		return 0;
 	d->frames++;
-	d->color(d, i, color, sizeof(color));
+	d->color(d, fr, color, sizeof(color));
 	fprintf(d->out, "<g><title>");
 	put_xml(d->out, name, SIZE_MAX);
-	d->tip(d, i);
+	d->tip(d, fr);
 	fprintf(d->out, ")</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">",
 		x, y, w, FRAME_H - 1, color, x + 3, y + FRAME_H - 4.5);
 	if (fit >= 3)
 		put_xml(d->out, name, utf8_chars(name) > fit ? fit - 2 : SIZE_MAX);
 	fputs("</text></g>\n", d->out);
-	for (c = nd->first; c; c = d->f->n[c].next) {
-		draw_node(d, c, x);
-		x += d->f->n[c].weight * d->scale;
+	/* the children: runs of rows of one frame at this depth, after the rows that end here */
+	for (i = lo; i < hi && row_depth(sd, i) == fr->depth; i++)
+		;
+	while (i < hi) {
+		uint32_t id = folded__frame(sd->fo, sd->order[i], fr->depth);
+		struct child c = { .lo = i, .first = sd->order[i] };
+
+		for (; i < hi && folded__frame(sd->fo, sd->order[i], fr->depth) == id; i++)
+			if (sd->order[i] < c.first)
+				c.first = sd->order[i];
+		c.hi = i;
+		if (VEC_PUSH(d->kids, d->nkids, d->kids_cap, c))
+			return -ENOMEM;
 	}
+	qsort(d->kids + base, d->nkids - base, sizeof(*d->kids), cmp_child);
+	for (k = base; k < d->nkids && !err; k++) {
+		struct child c = d->kids[k];
+		struct frame_at cf = { .depth = fr->depth + 1 };
+		size_t clo = blo, chi = bhi;
+
+		cf.name = row_frame(sd, c.lo, fr->depth);
+		cf.weight = sd->sum[c.hi] - sd->sum[c.lo];
+		if (d->base && fr->in_base && cf.weight * d->scale >= MIN_WIDTH_PX) {
+			side_child(d->base, &clo, &chi, fr->depth, cf.name);
+			cf.in_base = clo < chi;
+			cf.base_w = d->base->sum[chi] - d->base->sum[clo];
+		}
+		err = draw_node(d, &cf, c.lo, c.hi, clo, chi, x);
+		x += cf.weight * d->scale;
+	}
+	d->nkids = base;
+	return err;
 }
 
 /*
@@ -590,101 +632,78 @@ static void svg_head(const struct draw *d, const struct svg_titles *t)
 		PAD_X, IMG_WIDTH - PAD_X, IMG_WIDTH - PAD_X, d->height - 12, PAD_X, d->height - 12);
 }
 
-/* The whole file: titles, the frames of d->f (built), the script. */
-static void svg_write(struct draw *d, const struct svg_titles *t, size_t nlines)
+/*
+ * The whole file: titles, the frames of d->sd (and d->base's, in a differential graph), the
+ * script; nodes: the graph's, drawn or not. 0 or -ENOMEM.
+ */
+static int svg_write(struct draw *d, const struct svg_titles *t, size_t nodes)
 {
-	struct flame *f = d->f;
+	const struct side *sd = d->sd;
+	struct frame_at root = { .name = "all", .weight = sd->total, .in_base = true,
+				 .base_w = d->base ? d->base->total : 0 };
 	FILE *out = d->out;
+	int err = 0;
 
-	d->height = PAD_TOP + (f->max_depth + 1) * FRAME_H + PAD_BOTTOM;
-	d->scale = f->n[0].weight > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / f->n[0].weight : 0;
+	d->height = PAD_TOP + (sd->max_depth + 1) * FRAME_H + PAD_BOTTOM;
+	d->scale = sd->total > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / sd->total : 0;
 	svg_head(d, t);
 	fputs("<g id=\"frames\">\n", out);
-	if (f->n[0].weight > 0)
-		draw_node(d, 0, PAD_X);
+	if (sd->total > 0)
+		err = draw_node(d, &root, 0, sd->fo->n, 0, d->base ? d->base->fo->n : 0, PAD_X);
+	free(d->kids);
+	if (err)
+		return err;
 	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
 	fprintf(out, svg_script, IMG_WIDTH, PAD_X, CHAR_W);
 	fputs("]]></script>\n</svg>\n", out);
 	if (d->p->s->opts->verbose)
-		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", nlines,
-			(unsigned long long)d->frames, f->nodes);
-}
-
-static void flame_free(struct flame *f)
-{
-	strpool__free(&f->names);
-	kmap__free(&f->child);
-	free(f->n);
-	memset(f, 0, sizeof(*f));
+		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", sd->fo->n,
+			(unsigned long long)d->frames, nodes);
+	return 0;
 }
 
 /*
- * Every drawn frame writes more than this (its <g>, <title>, <rect> and <text>): a graph of
- * more frames passes --max-output, known before the tree is made.
+ * The walk over sd (w: with its base, if any), and whether the frames at least MIN_WIDTH_PX
+ * wide fit --max-output: 0, -ENOMEM, or -EFBIG (said here) for more than it holds.
  */
-#define FRAME_MIN_BYTES 100
-
-/*
- * The flame tree of fo with the nodes draw_node draws, at least MIN_WIDTH_PX wide (and the
- * first narrower on each row), and the walk that found them (order and keep its arrays,
- * freed by the caller). 0, -ENOMEM, or -EFBIG (said here) for more frames to draw than
- * --max-output holds.
- */
-static int flame_drawn(struct flame *f, const struct folded *fo, const struct report_opts *o,
-		       struct walk *w)
+static int flame_walk_checked(struct walk *w, const struct report_opts *o)
 {
 	uint64_t max = o->max_output_bytes ? o->max_output_bytes : REPORT_MAX_OUTPUT_DEFAULT;
-	int err = 0;
+	int err;
 
-	w->fo = fo;
-	rows_extent(fo, &f->max_depth, &w->total);
-	if (!(w->total > 0))
-		return flame_build(f, fo, NULL);
-	/* sums in another order than the tree's may round otherwise: some slack */
-	w->min_w = MIN_WIDTH_PX * 0.999 * w->total / (IMG_WIDTH - 2.0 * PAD_X);
-	w->order = frame_order(fo);
-	w->keep = malloc((fo->n ? fo->n : 1) * sizeof(*w->keep));
-	if (!w->order || !w->keep)
-		return -ENOMEM;
-	err = flame_walk(w, f->max_depth);
+	/* some slack, as the tree this count was made for summed in another order */
+	w->min_w = MIN_WIDTH_PX * 0.999 * w->sd->total / (IMG_WIDTH - 2.0 * PAD_X);
+	err = flame_walk(w);
 	if (err)
 		return err;
-	f->nodes = w->nodes + 1;
-	if (max != UINT64_MAX && w->kept + 1 > max / FRAME_MIN_BYTES) {
+	if (max != UINT64_MAX && w->bytes > max) {
 		fprintf(stderr, "xpu-report: error: the flame graph has %zu frames to draw, more than "
-			"--max-output=%llu bytes hold: narrow it with --time-range=START,END (seconds) "
-			"or --pid=PID, or raise --max-output\n", w->kept + 1, (unsigned long long)max);
+			"--max-output=%llu bytes hold (%llu at the least): narrow it with "
+			"--time-range=START,END (seconds) or --pid=PID, or raise --max-output\n",
+			w->kept + 1, (unsigned long long)max, (unsigned long long)w->bytes);
 		return -EFBIG;
 	}
-	return flame_build(f, fo, w->keep);
-}
-
-static void walk_free(struct walk *w)
-{
-	free((void *)w->order);
-	free(w->keep);
+	return 0;
 }
 
 int out_svg(struct profile *p, FILE *out)
 {
-	struct flame f = { 0 };
-	struct draw d = { .p = p, .f = &f, .out = out, .color = name_color, .tip = weight_tip };
+	struct side sd = { 0 };
+	struct draw d = { .p = p, .sd = &sd, .out = out, .color = name_color, .tip = weight_tip };
 	struct svg_titles t = { .title = "Flame graph: ", .file = { p->s->opts->input },
 				.what = view_name(p->s) };
 	struct folded fo;
-	struct walk w = { 0 };
-	size_t n;
+	struct walk w = { .sd = &sd };
 	int err;
 
 	err = folded__build(p, &fo);
 	if (!err)
-		err = flame_drawn(&f, &fo, p->s->opts, &w);
-	n = fo.n;
-	walk_free(&w);
-	folded__release(&fo);
+		err = side_open(&sd, &fo);
+	if (!err)
+		err = flame_walk_checked(&w, p->s->opts);
 	if (err)
 		goto out;
-	if (!n)
+	if (!fo.n)
 		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
 			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" :
 			p->s->opts->view == VIEW_MEMORY ? "memory" :
@@ -698,9 +717,10 @@ int out_svg(struct profile *p, FILE *out)
 		t.legend[1] = "GPU";
 		t.legend_fill[1] = "rgb(70,185,220)";
 	}
-	svg_write(&d, &t, n);
+	err = svg_write(&d, &t, w.nodes + 1);
 out:
-	flame_free(&f);
+	side_close(&sd);
+	folded__release(&fo);
 	return err;
 }
 
@@ -710,29 +730,21 @@ out:
 #define DIFF_FULL_MIN 5.0
 
 struct diff_paint {
-	const struct draw *base;	/* the base's tree and profile, for tooltips */
-	uint32_t *match;		/* new node -> base node of the same path; 0: none */
+	struct profile *base;		/* the base's profile, for tooltips */
 	double full;			/* |delta| drawn at full colour */
 };
 
-static double node_share(const struct flame *f, uint32_t node)
+/* The change of a frame's share from the base's node of its path (its share where none). */
+static double node_delta(const struct draw *d, const struct frame_at *fr)
 {
-	return f->n[0].weight > 0 ? 100.0 * f->n[node].weight / f->n[0].weight : 0;
-}
-
-static double node_delta(const struct draw *d, uint32_t node)
-{
-	const struct diff_paint *dp = d->arg;
-	uint32_t m = node ? dp->match[node] : 0;
-
-	return node_share(d->f, node) - (m || !node ? node_share(dp->base->f, m) : 0);
+	return share_of(d->sd, fr->weight) - (fr->in_base ? share_of(d->base, fr->base_w) : 0);
 }
 
 /* red grew, blue shrank, both paler the smaller the change; grey for none */
-static void delta_color(const struct draw *d, uint32_t node, char *buf, size_t len)
+static void delta_color(const struct draw *d, const struct frame_at *fr, char *buf, size_t len)
 {
 	const struct diff_paint *dp = d->arg;
-	double delta = node_delta(d, node), t = fmin(1, fabs(delta) / dp->full);
+	double delta = node_delta(d, fr), t = fmin(1, fabs(delta) / dp->full);
 	int c = (int)lround(235 - 155 * t);
 
 	if (delta > 0)
@@ -743,85 +755,34 @@ static void delta_color(const struct draw *d, uint32_t node, char *buf, size_t l
 		snprintf(buf, len, "rgb(235,235,235)");
 }
 
-static void delta_tip(const struct draw *d, uint32_t node)
+static void delta_tip(const struct draw *d, const struct frame_at *fr)
 {
 	const struct diff_paint *dp = d->arg;
-	uint32_t m = node ? dp->match[node] : 0;
-	double delta = node_delta(d, node);
+	double delta = node_delta(d, fr);
 
-	weight_tip(d, node);
+	weight_tip(d, fr);
 	fputs("; base: ", d->out);
-	if (m || !node) {
-		put_weight(d->out, dp->base->p, dp->base->f->n[m].weight);
-		fprintf(d->out, ", %.2f%%", node_share(dp->base->f, m));
+	if (fr->in_base) {
+		put_weight(d->out, dp->base, fr->base_w);
+		fprintf(d->out, ", %.2f%%", share_of(d->base, fr->base_w));
 	} else {
 		fputs("none", d->out);
 	}
 	fprintf(d->out, "; %+.2f points", fabs(delta) < 0.005 ? 0.0 : delta);
 }
 
-/* Pairs every node of the new tree with the base's node of the same path (0: none). */
-static int match_nodes(struct flame *nf, struct flame *bf, uint32_t **match)
-{
-	size_t i;
-
-	*match = calloc(nf->nn ? nf->nn : 1, sizeof(**match));
-	if (!*match)
-		return -ENOMEM;
-	/* a parent is made before its children, so its match is known by then */
-	for (i = 1; i < nf->nn; i++) {
-		uint32_t pm = (*match)[nf->n[i].parent], id;
-		const char *name = strpool__str(&nf->names, nf->n[i].name);
-		const uint32_t *v;
-
-		if (!pm && nf->n[i].parent)
-			continue;
-		id = strpool__intern(&bf->names, name, strlen(name));
-		if (!id)
-			return -ENOMEM;
-		v = kmap__get(&bf->child, pm, id);
-		(*match)[i] = v ? *v : 0;
-	}
-	return 0;
-}
-
 /*
- * The base's tree of a differential graph: the nodes whose path is a node of the new tree
- * (their shares are compared), and those with at least half DIFF_FULL_MIN of the base (the
- * only ones against which a new node too narrow to draw can change by more).
- */
-static int base_tree(struct flame *bf, const struct folded *fo, struct flame *nf)
-{
-	struct walk w = { .fo = fo, .other = nf, .keep_matched = true };
-	int err;
-
-	rows_extent(fo, &bf->max_depth, &w.total);
-	if (!(w.total > 0))
-		return flame_build(bf, fo, NULL);
-	w.min_w = DIFF_FULL_MIN / 2 / 100 * w.total;
-	w.order = frame_order(fo);
-	w.keep = malloc((fo->n ? fo->n : 1) * sizeof(*w.keep));
-	err = w.order && w.keep ? flame_walk(&w, bf->max_depth) : -ENOMEM;
-	if (!err) {
-		bf->nodes = w.nodes + 1;
-		err = flame_build(bf, fo, w.keep);
-	}
-	walk_free(&w);
-	return err;
-}
-
-/*
- * Both trees hold only what the graph needs: the new one the nodes drawn (flame_drawn), the
- * base's those (base_tree); a node of new not made changes the colour scale (dp.full) as
- * much as it did, found by a second walk over new's rows.
+ * The frames of new, each coloured by its change from the base's node of its path, found in
+ * the base's rows (side_child). Full colour at the largest change of any node of new, drawn
+ * or not (a frame too narrow to see may have lost most of the base's share): a walk over
+ * new's rows before the first frame is written.
  */
 int out_svg_diff(struct profile *const side[2], FILE *out)
 {
-	struct flame f = { 0 }, bf = { 0 };
-	struct draw base = { .p = side[0], .f = &bf };
-	struct diff_paint dp = { .base = &base, .full = DIFF_FULL_MIN };
-	struct draw d = { .p = side[1], .f = &f, .out = out, .color = delta_color,
-			  .tip = delta_tip, .arg = &dp };
+	struct side sd = { 0 }, bsd = { 0 };
+	struct diff_paint dp = { .base = side[0], .full = DIFF_FULL_MIN };
+	struct draw d = { .p = side[1], .sd = &sd, .base = &bsd, .out = out,
+			  .color = delta_color, .tip = delta_tip, .arg = &dp };
 	struct svg_titles t = {
 		.title = "Differential flame graph: ",
 		.file = { side[0]->s->opts->input, side[1]->s->opts->input },
@@ -830,40 +791,27 @@ int out_svg_diff(struct profile *const side[2], FILE *out)
 		.legend_fill = { "rgb(255,80,80)", "rgb(80,80,255)" },
 	};
 	struct folded fo = { 0 }, bfo = { 0 };
-	struct walk w = { 0 };
-	size_t n = 0, i;
+	struct walk w = { .sd = &sd, .base = &bsd };
 	int err;
 
 	err = folded__build(side[1], &fo);
 	if (!err)
-		err = flame_drawn(&f, &fo, side[1]->s->opts, &w);
-	if (!err)
 		err = folded__build(side[0], &bfo);
 	if (!err)
-		err = base_tree(&bf, &bfo, &f);
+		err = side_open(&sd, &fo);
 	if (!err)
-		err = match_nodes(&f, &bf, &dp.match);
-	if (!err && w.order) {
-		free(w.keep);
-		w.keep = NULL;
-		w.other = &bf;
-		w.gain = true;
-		err = flame_walk(&w, f.max_depth);
-		dp.full = fmax(dp.full, w.max_gain);
-	}
-	n = fo.n;
-	walk_free(&w);
-	folded__release(&fo);
-	folded__release(&bfo);
+		err = side_open(&bsd, &bfo);
+	if (!err)
+		err = flame_walk_checked(&w, side[1]->s->opts);
 	if (err)
 		goto out;
-	for (i = 1; i < f.nn; i++)
-		dp.full = fmax(dp.full, fabs(node_delta(&d, i)));
+	dp.full = fmax(dp.full, w.max_gain);
 	session__weight_unit(side[1]->s, t.unit, sizeof(t.unit));
-	svg_write(&d, &t, n);
+	err = svg_write(&d, &t, w.nodes + 1);
 out:
-	free(dp.match);
-	flame_free(&f);
-	flame_free(&bf);
+	side_close(&sd);
+	side_close(&bsd);
+	folded__release(&fo);
+	folded__release(&bfo);
 	return err;
 }

@@ -30,10 +30,11 @@
  *                         and root, and another process's root, reached through /proc
  *   names OUT             a host, command line and thread name of 1 MiB each, and a kernel
  *                         with an empty name (pprof failed "out of memory" on it)
- *   pids OUT [P [D [T]]]  P processes (20,000) of no name, each with a mapping of one file
+ *   pids OUT [P [D [T [L]]]]
+ *                         P processes (20,000) of no name, each with a mapping of one file
  *                         and one sample in one stack of D addresses (250) in it, frames
- *                         named by a 190-byte file name; and T threads (20,000) of pid 100,
- *                         one sample each in a stack of 1,024: each process's stack is
+ *                         named by a file name of L 'd's (190); and T threads (20,000) of
+ *                         pid 100, one sample each in a stack of 1,024: each process's stack is
  *                         symbolized apart, each thread a pprof sample. The outputs grew as
  *                         processes (or threads) times depth: folded held every line's text
  *                         before the first was written, svg a node per frame of every
@@ -375,7 +376,7 @@ static void threads(void)
 	}
 }
 
-static void pids(uint32_t npids, uint32_t depth, uint32_t nthreads)
+static void pids(uint32_t npids, uint32_t depth, uint32_t nthreads, uint32_t dlen)
 {
 	enum { DEPTH = 1024 };
 	struct xpu_rec_dso d = { .id = 1, .kind = XPU_DSO_ELF };
@@ -387,8 +388,9 @@ static void pids(uint32_t npids, uint32_t depth, uint32_t nthreads)
 	uint32_t i;
 
 	/* frames named "libddd...ddd.so+0x40": a folded line of 250 frames is 50 KB */
-	memset(path + 16, 'd', 190);
-	strcpy(path + 206, ".so");
+	dlen = dlen < 1 ? 1 : dlen > 190 ? 190 : dlen;
+	memset(path + 16, 'd', dlen);
+	strcpy(path + 16 + dlen, ".so");
 	d.path_str = str(path);
 	rec(XPU_REC_DSO, &d, sizeof(d), 0);
 	for (i = 0; i < depth && i < DEPTH; i++)
@@ -530,7 +532,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "pids"))
 		pids(argc >= 4 ? strtoul(argv[3], NULL, 10) : 20000,
 		     argc >= 5 ? strtoul(argv[4], NULL, 10) : 250,
-		     argc >= 6 ? strtoul(argv[5], NULL, 10) : 20000);
+		     argc >= 6 ? strtoul(argv[5], NULL, 10) : 20000,
+		     argc >= 7 ? strtoul(argv[6], NULL, 10) : 190);
 	else if (!strcmp(argv[1], "records"))
 		records(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
 	else if (!strcmp(argv[1], "pidset") && argc >= 5)

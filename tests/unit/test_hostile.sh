@@ -7,8 +7,8 @@
 # mapping over the whole address space, archive entries decompressed per DSO record, work past
 # --max-output, `archive` warnings per DSO record, long names in text and info, an empty
 # kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file,
-# many processes on deep stacks, records that decompress to gigabytes, and several traces whose
-# moved pids land on another's.
+# many processes on deep stacks, records that decompress to gigabytes, several traces whose
+# moved pids land on another's, and flame graphs of millions of frames.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -207,7 +207,7 @@ grep "victim" "$T/st.proc" && bad "/proc paths opened"
 #     a few lines drawn: folded held every line's text before writing (1 GB), svg a node per
 #     frame of every process (1.7 GB; twice in a diff), pprof every sample's locations (460
 #     MB), diff -F folded every line's text (2.1 GB). Now folded lines are written as they
-#     come, svg makes only the nodes it draws, pprof packs each sample as it writes it; the
+#     come, svg draws from the lines (section 15), pprof packs each sample as it writes it; the
 #     rest is the symbolized stacks, as for any output.
 "$T/make_hostile" pids "$T/pids.xpu" || exit 1
 for f in folded svg pprof chrome jsonl text; do
@@ -324,6 +324,32 @@ for order in "pa pb" "pb pa"; do
 	[ $rc = 1 ] && [ ! -s "$T/pab.folded" ] && [ "$(wc -l <"$T/err")" = 1 ] &&
 		grep -q "trace 2: pid .*over Linux's limit" "$T/err" ||
 		bad "pids moved onto another trace's ($order): exit $rc: $(head -c 300 "$T/err")"
+done
+
+# 15. issue 31: flame graphs as large as --max-output lets them be. svg made a tree of the
+#     frames to draw (80-130 bytes each) before writing the first: 2,000 processes on 1,024
+#     frames (2 million frames, 330 MB of svg from an 18 KB trace) took 170 MB, out of memory
+#     under 128 MiB; 10,000 on 1,024 frames of long names (58 KB) 1.3 GB, 2.3 GB in a diff,
+#     to write 1 GiB and cut it. Now each frame is drawn from the rows as it is found, and a
+#     graph that cannot fit --max-output (its frames' least bytes, names included) is said
+#     before a byte is written.
+"$T/make_hostile" pids "$T/svg2m.xpu" 2000 1024 0 1 || exit 1
+for cmd in "-F svg" "diff -F svg $T/svg2m.xpu"; do
+	# shellcheck disable=SC2086
+	(ulimit -t 10 || exit 125; [ $asan = 1 ] || ulimit -v 131072 || exit 125
+	 exec "$R" $cmd "$T/svg2m.xpu") 2>"$T/err" | grep -c '^<g><title>' >"$T/frames"
+	rc=${PIPESTATUS[0]}
+	[ $rc = 0 ] && [ "$(cat "$T/frames")" = 2050001 ] ||
+		bad "2 million frames: $cmd: exit $rc, $(cat "$T/frames") frames: $(head -c 300 "$T/err")"
+done
+"$T/make_hostile" pids "$T/svg10m.xpu" 10000 1024 0 || exit 1
+for cmd in "-F svg" "diff -F svg $T/svg10m.xpu"; do
+	rm -f "$T/big.svg"
+	# shellcheck disable=SC2086
+	lim "$R" $cmd -o "$T/big.svg" "$T/svg10m.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 1 ] && [ ! -s "$T/big.svg" ] && grep -q "^xpu-report: error: the flame graph has 10250001 frames to draw, more than --max-output=1073741824 bytes hold ([0-9]* at the least)" "$T/err" ||
+		bad "10 million frames: $cmd: exit $rc: $(head -c 300 "$T/err")"
 done
 
 [ $fail = 0 ] && echo "PASS $NAME"
