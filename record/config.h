@@ -57,6 +57,7 @@ struct record_config {
 	bool cfi;			/* -g cfi: unwind in BPF (with dwarf_bytes: ,check copies too) */
 	bool copy_short_walks;		/* -g cfi: the dwarf_bytes copies only of walks that fell short */
 	bool no_gpu;
+	bool no_launch_stacks;		/* --no-launch-stacks: GPU activity without launch stacks */
 	bool no_pack;		/* --no-pack: no symbol pack at the end (symbol_pack.h) */
 	bool no_python;			/* --no-python: no Python frames */
 	bool no_autograd;		/* --no-autograd: no PyTorch autograd probes */

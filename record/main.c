@@ -26,6 +26,7 @@ static const char usage_head[] =
 enum {
 	OPT_KERNEL_STACKS = 256,
 	OPT_NO_GPU,
+	OPT_NO_LAUNCH_STACKS,
 	OPT_NO_PACK,
 	OPT_RINGBUF_MB,
 	OPT_KEEP_ROOT,
@@ -83,6 +84,11 @@ static const struct cli_opt options[] = {
 	{ .val = OPT_NO_GPU, .name = "no-gpu",
 	  .help[0] = "record CPU samples only: do not inject the CUPTI library\n"
 		     "into the target (no kernels, copies or launch stacks)" },
+	{ .val = OPT_NO_LAUNCH_STACKS, .name = "no-launch-stacks",
+	  .help[0] = "GPU activity only (kernels, copies, memsets, syncs, memory,\n"
+		     "NVTX), without the launch callbacks, their API records and\n"
+		     "the launches' CPU stacks: the cheapest GPU mode, at the cost of\n"
+		     "a bare CUPTI client (BENCHMARKS.md); not with -p" },
 	{ .val = OPT_NO_PACK, .name = "no-pack",
 	  .help[0] = "do not write the symbol pack FILE.xpa at the end (the names\n"
 		     "and stack walks that make the trace read the same elsewhere)" },
@@ -392,6 +398,9 @@ int main(int argc, char **argv)
 		case OPT_NO_GPU:
 			cfg.no_gpu = true;
 			break;
+		case OPT_NO_LAUNCH_STACKS:
+			cfg.no_launch_stacks = true;
+			break;
 		case OPT_NO_PYTHON:
 			cfg.no_python = true;
 			break;
@@ -450,6 +459,10 @@ int main(int argc, char **argv)
 		return bad_arg("give either -p PID or a command, not both");
 	if (!cfg.attach_pid && !cfg.cmd)
 		return bad_arg("no command to record: xpu-record [OPTION...] -- COMMAND");
+	/* the injected library reads its mode from the environment, which -p cannot give it */
+	if (cfg.attach_pid && cfg.no_launch_stacks)
+		return bad_arg("--no-launch-stacks works on a launched command, not with -p: "
+			       "an attached process's library keeps its launch stacks");
 	if (!cfg.ringbuf_mb)
 		cfg.ringbuf_mb = default_ringbuf_mb(&cfg);
 	if (!strcmp(cfg.output, "-") && isatty(STDOUT_FILENO))

@@ -67,7 +67,7 @@ struct session {
 	pid_t pid;
 	int sfd;
 	char *gpu_lib;
-	char *env[5];			/* NULL-terminated */
+	char *env[7];			/* NULL-terminated */
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
 	uint64_t off_cpu_pending, off_cpu_open;	/* --off-cpu: left in the table at the end */
 	uint64_t start_mono_ns;
@@ -656,6 +656,11 @@ static int session__setup(struct session *s)
 								    : s->gpu_lib) < 0 ||
 			   asprintf(&s->env[3], "XPU_CUDA_GRAPHS=%s",
 				    cfg->cuda_graphs ? cfg->cuda_graphs : "node") < 0) {
+			return -1;
+		} else if (cfg->no_launch_stacks &&
+			   /* no launch callbacks, and no API records, which only launch stacks use */
+			   (!(s->env[4] = strdup("XPU_CUPTI_LAUNCH_STACKS=0")) ||
+			    !(s->env[5] = strdup("XPU_CUPTI_API=none")))) {
 			return -1;
 		}
 	}

@@ -106,6 +106,19 @@ done
 grep -q 'XPU_CUPTI_API=bogus: not all, launches, runtime or none: using launches' "$tmp/api.err" ||
 	fail "a bad XPU_CUPTI_API value is not reported: $(head -2 "$tmp/api.err")"
 
+# 1b''. --no-launch-stacks: GPU activity only; the kernels all there, no launch callbacks, so
+#     no launch records (no marker call, no uprobe hit) and no API records, even where the user's
+#     environment asks for every API call; refused with -p
+XPU_CUPTI_API=all FAKE_CUDA_API=1 "$B/xpu-record" --no-launch-stacks -o "$tmp/nl.xpu" -- \
+	"${app[@]}" 400 >/dev/null 2>"$tmp/nl.err" ||
+	fail "--no-launch-stacks: recording failed: $(tail -1 "$tmp/nl.err")"
+[ "$(count "$tmp/nl.xpu" gpu_kernel)" = 400 ] || fail "--no-launch-stacks: kernels lost"
+[ "$(count "$tmp/nl.xpu" gpu_launch)" = "" ] && [ "$(count "$tmp/nl.xpu" gpu_api)" = "" ] ||
+	fail "--no-launch-stacks: want no launch or API records, got $(count "$tmp/nl.xpu" gpu_launch) and $(count "$tmp/nl.xpu" gpu_api)"
+"$B/xpu-record" --no-launch-stacks -p $$ -o "$tmp/nlp.xpu" >/dev/null 2>"$tmp/nlp.err" &&
+	fail "--no-launch-stacks with -p was accepted"
+grep -q 'not with -p' "$tmp/nlp.err" || fail "--no-launch-stacks with -p: $(cat "$tmp/nlp.err")"
+
 # 1c. --driver: each launch makes one ioctl on a file named as a device file, inside its
 #     cudaLaunchKernel; the report ties every ioctl to that call
 : >"$tmp/fakedev"
