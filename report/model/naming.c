@@ -20,8 +20,11 @@ static int name_one(struct naming *nm, uint32_t pid, uint64_t ts, uint32_t stack
 	return symbolizer__stack(&nm->s->sym, pid, ts, stack_id, trim, &f, &n);
 }
 
-/* Each entry's stack, and its process name (the root of its frames). */
-static int name_profile(struct naming *nm, struct profile *p)
+/*
+ * Each entry's stack, and its process name (the root of its frames): those of CPU samples
+ * (no leaf) when cpu, the others when !cpu.
+ */
+static int name_profile(struct naming *nm, struct profile *p, bool cpu)
 {
 	const struct trace *t = nm->s->t;
 	char buf[32];
@@ -30,8 +33,11 @@ static int name_profile(struct naming *nm, struct profile *p)
 
 	for (i = 0; i < p->n; i++) {
 		struct prof_entry *e = &p->e[i];
-		const char *comm = trace__comm(t, e->pid, buf, sizeof(buf));
+		const char *comm;
 
+		if (!e->leaf != cpu)
+			continue;
+		comm = trace__comm(t, e->pid, buf, sizeof(buf));
 		err = name_one(nm, e->pid, e->ts, e->stack_id, e->trim);
 		if (err)
 			return err;
@@ -187,8 +193,19 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 	struct naming nm = { .s = s };
 	int err = 0;
 
+	/* built here if not yet: after this the outputs only read the session */
+	err = session__join_gpu(s);
+	if (err)
+		return err;
 	if (!p)
 		sets &= ~(unsigned int)NAME_PROFILE;
+	/*
+	 * A profile that took the samples holds every one the filter keeps, under the same keys
+	 * (untrimmed, by exec generation), in the order of their first samples: naming its
+	 * sample entries names them, without a lookup per sample here.
+	 */
+	if ((sets & NAME_PROFILE) && p->cpu_samples)
+		sets &= ~(unsigned int)NAME_SAMPLES;
 	/* the progress line's total: an upper bound (the filter leaves some out) */
 	nm.total = (sets & NAME_PROFILE ? p->n : 0) + (sets & NAME_SAMPLES ? t->nsamples : 0) +
 		   (sets & NAME_LAUNCHES ? t->nlaunches : 0) +
@@ -198,14 +215,21 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		   (sets & NAME_BACKWARD ? t->nlaunches : 0) +
 		   (sets & NAME_GPU_SITES ? t->nkernels + t->nmemcpys + t->nmemsets + t->napis +
 						    t->nsyncs : 0);
-	/* the order the outputs met them in before, so that names get the same ids */
-	err = name_events(&nm, sets);
+	/*
+	 * In the order the outputs met them before this phase (samples, launches, the rest of
+	 * the profile): names get their ids in order, and text breaks ties between equal rows
+	 * by them.
+	 */
+	if (sets & NAME_PROFILE)
+		err = name_profile(&nm, p, true);
+	if (!err)
+		err = name_events(&nm, sets);
 	if (!err && (sets & NAME_BACKWARD))
 		err = name_backward(&nm);
 	if (!err && (sets & NAME_STOPS))
 		err = name_stops(&nm);
 	if (!err && (sets & NAME_PROFILE))
-		err = name_profile(&nm, p);
+		err = name_profile(&nm, p, false);
 	if (!err && (sets & NAME_GPU_SITES))
 		err = name_gpu_sites(&nm);
 	if (!err && (sets & NAME_ALLOC_SITES))

@@ -130,12 +130,14 @@ static int add_samples(struct profile *p)
 /* GPU work under the stack of its launch; without one, under "[no stack]" (stack 0). */
 static int add_gpu(struct profile *p)
 {
-	const struct gpu_join *j = session__gpu(p->s);
+	const struct gpu_join *j;
 	size_t i;
 	int err;
 
-	if (!j)
-		return -ENOMEM;
+	err = session__join_gpu(p->s);
+	if (err)
+		return err;
+	j = session__gpu(p->s);
 	for (i = 0; i < j->n; i++) {
 		const struct gpu_work *w = &j->w[i];
 		const struct xpu_rec_gpu_launch *l = w->launch ? &p->s->t->launches[w->launch - 1] :
@@ -232,13 +234,15 @@ static uint32_t alloc_leaf(struct strpool *names, uint8_t kind)
 /* The memory view: allocations held at the peak under their allocating call's stack. */
 static int add_memory(struct profile *p)
 {
-	const struct gpu_mem *m = session__gpu_mem(p->s);
 	const struct trace *t = p->s->t;
+	const struct gpu_mem *m;
 	size_t i;
 	int err;
 
-	if (!m)
-		return -ENOMEM;
+	err = session__join_gpu(p->s);
+	if (err)
+		return err;
+	m = session__gpu_mem(p->s);
 	for (i = 0; i < m->n; i++) {
 		const struct xpu_rec_gpu_memory *x = &t->memories[i];
 		const struct xpu_rec_gpu_launch *l = m->r[i].launch ?

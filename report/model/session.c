@@ -136,9 +136,9 @@ bool session__selects_any(struct session *s)
 		if (filter__span(&s->filter, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
 			return true;
 	}
-	j = session__gpu(s);
-	if (!j)
+	if (session__join_gpu(s))
 		return true;
+	j = session__gpu(s);
 	for (i = 0; i < j->n; i++) {
 		if (j->w[i].keep)
 			return true;
@@ -146,32 +146,33 @@ bool session__selects_any(struct session *s)
 	return false;
 }
 
-const struct gpu_join *session__gpu(struct session *s)
+int session__join_gpu(struct session *s)
 {
 	if (!s->gpu_built) {
 		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->names, &s->pool)) {
 			gpu_join__free(&s->gpu);
-	gpu_mem__free(&s->mem);
-			return NULL;
+			return -ENOMEM;
 		}
 		s->gpu_built = true;
 	}
-	return &s->gpu;
-}
-
-const struct gpu_mem *session__gpu_mem(struct session *s)
-{
-	const struct gpu_join *j;
-
 	if (!s->mem_built) {
-		j = session__gpu(s);
-		if (!j || gpu_mem__build(&s->mem, s->t, j, &s->filter)) {
+		if (gpu_mem__build(&s->mem, s->t, &s->gpu, &s->filter)) {
 			gpu_mem__free(&s->mem);
-			return NULL;
+			return -ENOMEM;
 		}
 		s->mem_built = true;
 	}
-	return &s->mem;
+	return 0;
+}
+
+const struct gpu_join *session__gpu(const struct session *s)
+{
+	return s->gpu_built ? &s->gpu : NULL;
+}
+
+const struct gpu_mem *session__gpu_mem(const struct session *s)
+{
+	return s->mem_built ? &s->mem : NULL;
 }
 
 int32_t session__process_rank(const struct session *s, uint32_t pid)

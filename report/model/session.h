@@ -40,9 +40,9 @@ struct session {
 	struct unwind_stats uw;		/* -g dwarf traces */
 	struct pyframes_stats py;	/* Python frames spliced in */
 	struct backward_stats bw;	/* backward work put under its forward stacks */
-	struct gpu_join gpu;		/* valid once session__gpu() succeeded */
+	struct gpu_join gpu;		/* valid once session__join_gpu() succeeded */
 	bool gpu_built;
-	struct gpu_mem mem;		/* valid once session__gpu_mem() succeeded */
+	struct gpu_mem mem;		/* likewise */
 	bool mem_built;
 };
 
@@ -84,10 +84,14 @@ static inline uint32_t session__offcpu_stack(const struct session *s, size_t i)
 /* Whether the trace was recorded with --off-cpu (or holds OFF_CPU records anyway). */
 bool session__has_off_cpu(const struct session *s);
 
-/* The GPU-work join with the filter applied, built on first use. NULL when out of memory. */
-const struct gpu_join *session__gpu(struct session *s);
-/* GPU memory paired and its peak found, with the filter applied, built on first use. NULL on -ENOMEM. */
-const struct gpu_mem *session__gpu_mem(struct session *s);
+/*
+ * Joins the GPU work and pairs GPU memory (peak found), with the filter applied, once: the
+ * aggregation and the naming pass do, so outputs find both built. 0 or -ENOMEM.
+ */
+int session__join_gpu(struct session *s);
+/* The join and the memory session__join_gpu() built; NULL before it ran or when it failed. */
+const struct gpu_join *session__gpu(const struct session *s);
+const struct gpu_mem *session__gpu_mem(const struct session *s);
 /*
  * Multi-trace: where a process ran and its place in a distributed job, for labels (text,
  * info, chrome, pprof). The rank is the process's RANK (PROCESS_ENV, from the injected
