@@ -310,15 +310,18 @@ struct xpu_rec_off_cpu {
 };
 _Static_assert(sizeof(struct xpu_rec_off_cpu) == 40, "off cpu size");
 
+/* XPU_LOST_RINGBUF = 1, ...: the sources, a row each in xpu_lost.def */
 enum xpu_lost_source {
-	XPU_LOST_RINGBUF = 1,		/* BPF ring buffer full: events never reached user space */
-	XPU_LOST_CUPTI_RECORDS = 2,	/* CUPTI dropped activity records */
-	XPU_LOST_CUPTI_TRANSPORT = 3,	/* injected library could not send to the recorder */
-	XPU_LOST_STACK = 4,		/* event arrived without its stack */
-	XPU_LOST_MAPPINGS = 5,		/* a process exited before its mappings were read */
-	XPU_LOST_WRITER = 6,		/* writer queue full */
-	XPU_LOST_PY_STACK = 7,		/* since 1.3: Python frames taken but not joined to their event */
-	XPU_LOST_OFF_CPU = 8,		/* since 1.6: off-CPU blocks over the minimum not written */
+#define XPU_LOST(name, id, report_name, what) XPU_LOST_##name = id,
+#include "xpu_lost.def"
+#undef XPU_LOST
+};
+/* Source ids and 0 (unnamed): the rows' ids run 1, 2, ... */
+enum {
+	XPU_LOST_SOURCES = 1
+#define XPU_LOST(name, id, report_name, what) + 1
+#include "xpu_lost.def"
+#undef XPU_LOST
 };
 
 struct xpu_rec_lost {
@@ -331,7 +334,14 @@ _Static_assert(sizeof(struct xpu_rec_lost) == 24, "lost size");
 
 /* XPU_STAT_SAMPLES = 1, ...: the counters, a row each in xpu_stats.def */
 enum xpu_stat_id {
-#define XPU_STAT(name, id, info_name) XPU_STAT_##name = id,
+#define XPU_STAT(name, id, info_name, when, value) XPU_STAT_##name = id,
+#include "xpu_stats.def"
+#undef XPU_STAT
+};
+/* The counters there are: the most entries one STATS record holds */
+enum {
+	XPU_STATS_MAX = 0
+#define XPU_STAT(name, id, info_name, when, value) + 1
 #include "xpu_stats.def"
 #undef XPU_STAT
 };

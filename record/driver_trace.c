@@ -25,6 +25,7 @@
 #include "driver_trace.h"
 #include "map_handler.h"
 #include "writer_thread.h"
+#include "xpu_stats_when.h"
 
 /* Character devices of this major are NVIDIA's whatever /proc/devices says. */
 #define NVIDIA_MAJOR 195
@@ -444,15 +445,16 @@ unsigned int driver_trace__finish(struct driver_trace *dt, struct writer_thread 
 		log_err("warning: %llu ioctl events lost (ring buffer full; try --ringbuf-mb)",
 			(unsigned long long)cnt[XPU_DRV_CNT_RB_LOST]);
 	}
-#define STAT(i, v)                                                                \
-	do {                                                                      \
-		if (n < room)                                                     \
-			stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) }; \
-	} while (0)
-	STAT(XPU_STAT_DRIVER_IOCTLS, cnt[XPU_DRV_CNT_IOCTLS]);
-	STAT(XPU_STAT_DRIVER_IOCTL_LOST, cnt[XPU_DRV_CNT_RB_LOST] + cnt[XPU_DRV_CNT_INFLIGHT_FULL]);
-	STAT(XPU_STAT_DRIVER_ENTRY_POINTS, dt->entry_points);
-#undef STAT
+	/* its rows of xpu_stats.def (WHEN DRIVER) */
+#undef XPU_STATS_DRIVER
+#define XPU_STATS_DRIVER(i, v)                                                            \
+	do {                                                                              \
+		if (n < room)                                                             \
+			stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) };  \
+	} while (0);
+#define XPU_STAT XPU_STAT_WRITE
+#include "xpu_stats.def"
+#undef XPU_STAT
 	return n;
 }
 

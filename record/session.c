@@ -41,6 +41,7 @@
 #include "target.h"
 #include "trace_writer.h"
 #include "writer_thread.h"
+#include "xpu_stats_when.h"
 
 #define CLOCK_SYNC_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
 #define LOSS_POLL_INTERVAL_NS (1000ull * 1000 * 1000)
@@ -772,7 +773,34 @@ static int session__start(struct session *s)
 	return 0;
 }
 
-/* The STATS record: the recorder's own counts, which the report's loss lines must match. */
+/*
+ * The session's counters of the STATS record (xpu_stats.def): the rows of each mode that is
+ * on, in the table's order; the driver tracer and the writer add theirs.
+ */
+#define STAT_WHEN(cond, i, v)                                                        \
+	do {                                                                         \
+		if (cond)                                                            \
+			stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) }; \
+	} while (0);
+#undef XPU_STATS_ALWAYS
+#define XPU_STATS_ALWAYS(i, v) STAT_WHEN(true, i, v)
+#undef XPU_STATS_DWARF
+#define XPU_STATS_DWARF(i, v) STAT_WHEN(s->cfg->dwarf_bytes, i, v)
+#undef XPU_STATS_DWARF_TOP
+#define XPU_STATS_DWARF_TOP(i, v) STAT_WHEN(s->cfg->dwarf_bytes && s->cfg->dwarf_top_bytes, i, v)
+#undef XPU_STATS_PY
+#define XPU_STATS_PY(i, v) STAT_WHEN(pys->runtimes, i, v)
+#undef XPU_STATS_JIT
+#define XPU_STATS_JIT(i, v) STAT_WHEN(jms->symbols || jms->skipped, i, v)
+#undef XPU_STATS_CFI
+#define XPU_STATS_CFI(i, v) STAT_WHEN(s->cfg->cfi, i, v)
+#undef XPU_STATS_CFI_SHORT
+#define XPU_STATS_CFI_SHORT(i, v) STAT_WHEN(s->cfg->cfi && s->cfg->copy_short_walks, i, v)
+#undef XPU_STATS_OFF_CPU
+#define XPU_STATS_OFF_CPU(i, v) STAT_WHEN(s->cfg->off_cpu, i, v)
+#undef XPU_STATS_AG
+#define XPU_STATS_AG(i, v) STAT_WHEN(ags->files || ags->unavailable, i, v)
+
 static unsigned int session__stats(struct session *s, struct xpu_stat_entry *stats,
 				   const uint64_t *cnt, const struct rb_drain_stats *ds,
 				   const struct procmaps_stats *ps, const struct py_procs_stats *pys,
@@ -782,102 +810,20 @@ static unsigned int session__stats(struct session *s, struct xpu_stat_entry *sta
 {
 	unsigned int n = 0;
 
-#define STAT(i, v) stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) }
-	STAT(XPU_STAT_SAMPLES, ds->samples);
-	STAT(XPU_STAT_RINGBUF_LOST, cnt[XPU_CNT_RB_LOST]);
-	STAT(XPU_STAT_STACK_ERRORS, cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]);
-	STAT(XPU_STAT_TASK_EVENTS, ds->task_events);
-	STAT(XPU_STAT_MAPPING_SCANS, ps->scans);
-	STAT(XPU_STAT_MAPPING_SCAN_FAILURES, ps->scan_failures);
-	STAT(XPU_STAT_GPU_LAUNCHES, ds->gpu_launches);
-	STAT(XPU_STAT_GPU_RECORDS, rxs->records);
-	STAT(XPU_STAT_CUPTI_CLIENTS, rxs->clients);
-	STAT(XPU_STAT_CUPTI_REJECTED, rxs->rejected);
-	if (s->cfg->dwarf_bytes) {
-		STAT(XPU_STAT_STACK_COPIES, cnt[XPU_CNT_USTACK_COPIES]);
-		STAT(XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
-		if (s->cfg->dwarf_top_bytes)
-			STAT(XPU_STAT_STACK_TOP_ERRORS, cnt[XPU_CNT_USTACK_TOP_ERR]);
-	}
-	if (pys->runtimes) {
-		STAT(XPU_STAT_PY_STACKS, pys->stacks);
-		STAT(XPU_STAT_PY_FRAMES, pys->frames);
-		STAT(XPU_STAT_PY_TRUNCATED, cnt[XPU_CNT_PY_TRUNCATED]);
-		STAT(XPU_STAT_PY_READ_ERRORS, cnt[XPU_CNT_PY_READ_ERR]);
-		STAT(XPU_STAT_PY_CODES, pys->codes);
-		STAT(XPU_STAT_PY_CODE_ERRORS, pys->code_errors);
-		STAT(XPU_STAT_PY_NO_THREAD, cnt[XPU_CNT_PY_NO_THREAD]);
-		STAT(XPU_STAT_PY_FRAME_READS, cnt[XPU_CNT_PY_FRAME_READS]);
-		STAT(XPU_STAT_PY_CODE_CACHE_HITS, cnt[XPU_CNT_PY_CODE_CACHE_HITS]);
-	}
-	if (jms->symbols || jms->skipped) {
-		STAT(XPU_STAT_JIT_SYMBOLS, jms->symbols);
-		STAT(XPU_STAT_JIT_SKIPPED, jms->skipped);
-	}
-	if (s->cfg->cfi) {
-		STAT(XPU_STAT_CFI_WALKS, cnt[XPU_CNT_CFI_WALKS]);
-		STAT(XPU_STAT_CFI_FRAMES, cnt[XPU_CNT_CFI_FRAMES]);
-		STAT(XPU_STAT_CFI_END_OUTERMOST, cnt[XPU_CNT_CFI_END_OUTERMOST]);
-		STAT(XPU_STAT_CFI_END_FP, cnt[XPU_CNT_CFI_END_FP]);
-		STAT(XPU_STAT_CFI_END_READ, cnt[XPU_CNT_CFI_END_READ]);
-		STAT(XPU_STAT_CFI_END_LIMIT, cnt[XPU_CNT_CFI_END_LIMIT]);
-		STAT(XPU_STAT_CFI_END_BAD_SP, cnt[XPU_CNT_CFI_END_BAD_SP]);
-		STAT(XPU_STAT_CFI_FP_NO_MAP, cnt[XPU_CNT_CFI_FP_NO_MAP]);
-		STAT(XPU_STAT_CFI_FP_NO_TABLE, cnt[XPU_CNT_CFI_FP_NO_TABLE]);
-		STAT(XPU_STAT_CFI_FP_NO_ROW, cnt[XPU_CNT_CFI_FP_NO_ROW]);
-		STAT(XPU_STAT_CFI_FP_UNSUPPORTED, cnt[XPU_CNT_CFI_FP_UNSUPPORTED]);
-		STAT(XPU_STAT_CFI_NO_PROC, cnt[XPU_CNT_CFI_NO_PROC]);
-		STAT(XPU_STAT_CFI_FILES, cls->files);
-		STAT(XPU_STAT_CFI_FILES_FAILED, cls->files_failed);
-		STAT(XPU_STAT_CFI_FILES_OVER_BUDGET, cls->files_over_budget);
-		STAT(XPU_STAT_CFI_ROWS, cls->rows);
-		STAT(XPU_STAT_CFI_TABLE_BYTES, cls->table_bytes);
-		STAT(XPU_STAT_CFI_BUILD_NS, cls->build_ns);
-		STAT(XPU_STAT_CFI_BUILD_MAX_NS, cls->build_max_ns);
-		STAT(XPU_STAT_CFI_FILES_SHARED, cls->files_shared);
-		STAT(XPU_STAT_CFI_START_WAIT_NS, cls->start_wait_ns);
-		STAT(XPU_STAT_CFI_START_WAIT_TIMEOUTS, cls->start_wait_timeouts);
-		STAT(XPU_STAT_CFI_SCAN, cnt[XPU_CNT_CFI_SCAN]);
-		STAT(XPU_STAT_CFI_ROW_CACHE_HITS, cnt[XPU_CNT_CFI_CACHE_HITS]);
-		STAT(XPU_STAT_CFI_STACK_READS, cnt[XPU_CNT_CFI_STACK_READS]);
-		if (s->cfg->copy_short_walks)
-			STAT(XPU_STAT_CFI_SHORT_COPIES, cnt[XPU_CNT_CFI_SHORT_COPIES]);
-	}
-	if (s->cfg->off_cpu) {
-		STAT(XPU_STAT_OFF_CPU_MIN_NS, s->cfg->off_cpu_min_ns);
-		STAT(XPU_STAT_OFF_CPU_BLOCKS, ds->off_cpu_blocks);
-		STAT(XPU_STAT_OFF_CPU_SHORT, cnt[XPU_CNT_OFFCPU_SHORT]);
-		STAT(XPU_STAT_OFF_CPU_NO_STACK, cnt[XPU_CNT_OFFCPU_NO_STACK]);
-		STAT(XPU_STAT_OFF_CPU_LOST, cnt[XPU_CNT_OFFCPU_LOST] + s->off_cpu_pending);
-		STAT(XPU_STAT_OFF_CPU_OPEN, s->off_cpu_open);
-	}
-	if (ags->files || ags->unavailable) {
-		STAT(XPU_STAT_AG_NODES, cnt[XPU_CNT_AG_NODES]);
-		STAT(XPU_STAT_AG_NODE_REPEATS, cnt[XPU_CNT_AG_NODE_REPEATS]);
-		STAT(XPU_STAT_AG_EVALS, ags->evals);
-		STAT(XPU_STAT_AG_READ_ERR, cnt[XPU_CNT_AG_READ_ERR]);
-		STAT(XPU_STAT_AG_TOO_DEEP, ags->too_deep);
-		STAT(XPU_STAT_AG_NODES_FROM_LAUNCH, ags->nodes_from_launch);
-		STAT(XPU_STAT_AG_NODES_LAUNCH_LOST, ags->nodes_launch_lost);
-		STAT(XPU_STAT_AG_COUNTERS_UNLOCATED, ags->counters_unlocated);
-	}
-#undef STAT
+#define XPU_STAT XPU_STAT_WRITE
+#include "xpu_stats.def"
+#undef XPU_STAT
 	return n;
 }
 
-/* What each LOST source means to the user, and what to do about it. */
+/* What each LOST source means to the user, and what to do about it (xpu_lost.def). */
 static const char *const lost_what[WT_LOST_SOURCES] = {
 	[0] = "records, of a kind this recorder does not name",
-	[XPU_LOST_RINGBUF] = "events: the BPF ring buffer was full (raise --ringbuf-mb)",
-	[XPU_LOST_CUPTI_RECORDS] = "GPU records: CUPTI dropped them (raise XPU_CUPTI_BUFFER_MB)",
-	[XPU_LOST_CUPTI_TRANSPORT] = "GPU record batches the injected library could not send",
-	[XPU_LOST_STACK] = "stacks: their events arrived without them",
-	[XPU_LOST_MAPPINGS] = "processes' mappings: they exited before they could be read (xpu-report tells those that had samples, whose frames are lost, from the rest)",
-	[XPU_LOST_WRITER] = "records: the writer queue was full (output slower than the events)",
-	[XPU_LOST_PY_STACK] = "Python stacks not joined to their event",
-	[XPU_LOST_OFF_CPU] = "off-CPU blocks: the thread table was full, or their stack was "
-			     "still to be taken when recording stopped",
+#define XPU_LOST(name, id, report_name, what) [id] = what,
+#include "xpu_lost.def"
+#undef XPU_LOST
 };
+_Static_assert(XPU_LOST_SOURCES <= WT_LOST_SOURCES, "the writer counts every LOST source");
 
 static void format_bytes(char *buf, size_t size, uint64_t b)
 {
@@ -940,7 +886,7 @@ static int session__finish(struct session *s)
 	struct cfi_loader_stats cls = { 0 };
 	struct cupti_rx_stats rxs = { 0 };
 	struct autograd_probe_stats ags = { 0 };
-	struct xpu_stat_entry stats[128];	/* session__stats writes up to 64, the driver the rest */
+	struct xpu_stat_entry stats[XPU_STATS_MAX];	/* the session's, then the driver's */
 	struct wt_summary sum = { 0 };
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
 	struct symbol_pack_done pack;

@@ -28,15 +28,12 @@ void losses__sum(const struct trace *t, struct losses *l)
 
 const char *losses__name(uint32_t s)
 {
-	switch (s) {
-	case XPU_LOST_RINGBUF: return "ringbuf";
-	case XPU_LOST_CUPTI_RECORDS: return "cupti-records";
-	case XPU_LOST_CUPTI_TRANSPORT: return "cupti-transport";
-	case XPU_LOST_STACK: return "stack";
-	case XPU_LOST_MAPPINGS: return "mappings";
-	case XPU_LOST_WRITER: return "writer";
-	case XPU_LOST_PY_STACK: return "python-frames";
-	case XPU_LOST_OFF_CPU: return "off-cpu";
-	default: return "other";
-	}
+	static const char *const names[LOSS_SOURCES] = {
+		[0] = "other",
+#define XPU_LOST(name, id, report_name, what) [id] = report_name,
+#include "xpu_lost.def"
+#undef XPU_LOST
+	};
+
+	return s < LOSS_SOURCES ? names[s] : names[0];
 }

@@ -12,7 +12,7 @@
 
 #include "trace/trace.h"
 
-#define LOSS_SOURCES 9	/* enum xpu_lost_source values; others count as 0, "other" */
+#define LOSS_SOURCES XPU_LOST_SOURCES	/* common/xpu_lost.def's; others count as 0, "other" */
 
 struct losses {
 	uint64_t count[LOSS_SOURCES];	/* events lost, per source */
