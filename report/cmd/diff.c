@@ -42,7 +42,7 @@ struct side {
 };
 
 struct diff_out {
-	struct profile *p[2];
+	const struct profile *p[2];
 };
 
 static int write_diff(void *arg, FILE *out)

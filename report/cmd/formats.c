@@ -14,7 +14,7 @@ static const struct report_format_def formats[] = {
 	{ .name = "folded", .format = FMT_FOLDED, .from_profile = out_folded,
 	  .diff = out_diff_folded, .names = NAME_PROFILE },
 	{ .name = "info", .format = FMT_INFO, .from_session = out_info,
-	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_STOPS },
+	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_STOPS | NAME_DSOS },
 	{ .name = "chrome", .format = FMT_CHROME, .from_session = out_chrome,
 	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD },
 	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff,

@@ -18,10 +18,10 @@
 struct report_format_def {
 	const char *name;			/* -F NAME */
 	enum report_format format;
-	int (*from_session)(struct session *ses, FILE *out);
-	int (*from_profile)(struct profile *p, FILE *out);
+	int (*from_session)(const struct session *ses, FILE *out);
+	int (*from_profile)(const struct profile *p, FILE *out);
 	/* xpu-report diff's writer, side[0] the base (NULL: diff does not write this format) */
-	int (*diff)(struct profile *const side[2], FILE *out);
+	int (*diff)(const struct profile *const side[2], FILE *out);
 	bool needs_selection;		/* nothing selected is said and is an error */
 	bool header_when_empty;		/* an empty profile still prints what the trace holds */
 	const char *(*unavailable)(void);	/* why this build lacks it, or NULL */

@@ -6,7 +6,7 @@
 
 #include "model/backward_share.h"
 
-int backward_share__compute(struct session *s, struct backward_share *b)
+int backward_share__compute(const struct session *s, struct backward_share *b)
 {
 	const struct backward_stats *bw = &s->bw;
 	const struct gpu_join *j;
@@ -31,7 +31,7 @@ int backward_share__compute(struct session *s, struct backward_share *b)
 	return 0;
 }
 
-int backward_share__site(struct session *s, size_t launch, const char **node, const char **site)
+int backward_share__site(const struct session *s, size_t launch, const char **node, const char **site)
 {
 	const struct xpu_rec_gpu_launch *l = &s->t->launches[launch];
 	const uint32_t *f;
@@ -65,7 +65,7 @@ int backward_share__site(struct session *s, size_t launch, const char **node, co
 	return 1;
 }
 
-int backward_share__print(struct session *s, FILE *out, const char *prefix, const char *cont)
+int backward_share__print(const struct session *s, FILE *out, const char *prefix, const char *cont)
 {
 	const struct backward_stats *bw = &s->bw;
 	const struct trace *t = s->t;

@@ -16,18 +16,18 @@ struct backward_share {
 };
 
 /* Over the GPU work the session's filter keeps. 0 or -ENOMEM. */
-int backward_share__compute(struct session *s, struct backward_share *b);
+int backward_share__compute(const struct session *s, struct backward_share *b);
 /*
  * For GPU work launched by launch (an index into the trace's launches) inside an evaluation:
  * the node's frame name ("[backward] MmBackward0") and the forward site, the innermost Python
  * frame of the forward stack ("mlp (model.py)", or the frame above the node's without Python).
  * 1 when found, 0 when the launch is not backward work put under a forward stack, -ENOMEM.
  */
-int backward_share__site(struct session *s, size_t launch, const char **node, const char **site);
+int backward_share__site(const struct session *s, size_t launch, const char **node, const char **site);
 /*
  * The header lines: what share of backward work is under its forward stack, and each
  * PyTorch library that could not be probed (why). Nothing for a trace without autograd.
  */
-int backward_share__print(struct session *s, FILE *out, const char *prefix, const char *cont);
+int backward_share__print(const struct session *s, FILE *out, const char *prefix, const char *cont);
 
 #endif

@@ -32,7 +32,7 @@ static struct func_diff_row *row_of(struct func_diff *d, const struct func_table
 	return &d->r[*v];
 }
 
-int func_diff__add(struct func_diff *d, enum diff_side side, struct profile *p)
+int func_diff__add(struct func_diff *d, enum diff_side side, const struct profile *p)
 {
 	struct func_table ft;
 	size_t i;

@@ -36,7 +36,7 @@ struct func_diff {
  * are totals). Every profile added must have been built with the same options. 0 or
  * -ENOMEM; func_diff__free either way.
  */
-int func_diff__add(struct func_diff *d, enum diff_side side, struct profile *p);
+int func_diff__add(struct func_diff *d, enum diff_side side, const struct profile *p);
 /* Self and total shares of a row on a side, in percent of that side's total weight. */
 double func_diff__self_share(const struct func_diff *d, const struct func_diff_row *r,
 			     enum diff_side side);

@@ -52,7 +52,7 @@ static struct func_row *row_of(struct func_table *ft, const uint32_t *f, const u
 
 static int fill(struct func_table *ft)
 {
-	struct profile *p = ft->p;
+	const struct profile *p = ft->p;
 	size_t i;
 	int err;
 
@@ -93,7 +93,7 @@ static int fill(struct func_table *ft)
 	return 0;
 }
 
-int func_table__build(struct func_table *ft, struct profile *p)
+int func_table__build(struct func_table *ft, const struct profile *p)
 {
 	const struct report_opts *o = p->s->opts;
 	int i, err;

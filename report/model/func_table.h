@@ -19,7 +19,7 @@ struct func_row {
 };
 
 struct func_table {
-	struct profile *p;
+	const struct profile *p;
 	uint8_t sort[REPORT_MAX_SORT];	/* --sort, default sym */
 	int nsort;
 	bool key[SORT_COMM + 1];	/* which --sort keys are on */
@@ -37,7 +37,7 @@ struct func_table {
  * frames that pass --dso count. Symbolizes every stack of p. 0, or negative errno;
  * func_table__free either way.
  */
-int func_table__build(struct func_table *ft, struct profile *p);
+int func_table__build(struct func_table *ft, const struct profile *p);
 /* The file name of a row ("" if the keys leave it out). */
 static inline const char *func_table__dso(const struct func_table *ft, const struct func_row *r)
 {

@@ -191,6 +191,7 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 {
 	const struct trace *t = s->t;
 	struct naming nm = { .s = s };
+	size_t i;
 	int err = 0;
 
 	/* built here if not yet: after this the outputs only read the session */
@@ -234,6 +235,8 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		err = name_gpu_sites(&nm);
 	if (!err && (sets & NAME_ALLOC_SITES))
 		err = name_alloc_sites(&nm);
+	for (i = 0; !err && (sets & NAME_DSOS) && i < t->ndsos; i++)
+		dso_table__file(&s->dsos, i);
 	if (!err && (sets & NAME_PROFILE))
 		err = profile__filter_dsos(p);
 	return err;

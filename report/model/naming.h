@@ -23,6 +23,7 @@ enum naming_set {
 	/* the launch stacks, trimmed, of the GPU work kept and of the API calls and syncs the
 	 * filter keeps (text's launch sites and blocking calls) */
 	NAME_GPU_SITES = 1 << 7,
+	NAME_DSOS = 1 << 8,		/* every DSO's file looked up (info lists where it came from) */
 };
 
 /*

@@ -71,7 +71,7 @@ static uint32_t off_leaf(struct strpool *names, uint16_t state)
 }
 
 /* Blocked time, the part of each block inside --time-range, under the stack it blocked in. */
-static int add_off_cpu(struct profile *p)
+static int add_off_cpu(struct profile *p, struct session *s)
 {
 	const struct filter *f = &p->s->filter;
 	const struct trace *t = p->s->t;
@@ -91,7 +91,7 @@ static int add_off_cpu(struct profile *p)
 			a = a > f->r0 ? a : f->r0;
 			b = b < f->r1 ? b : f->r1;
 		}
-		leaf = off_leaf(&p->s->pool, o->state);
+		leaf = off_leaf(&s->pool, o->state);
 		if (!leaf)
 			return -ENOMEM;
 		err = profile_add_ctx(p, o->pid, o->tid, 0, o->ts_ns,
@@ -128,16 +128,16 @@ static int add_samples(struct profile *p)
 }
 
 /* GPU work under the stack of its launch; without one, under "[no stack]" (stack 0). */
-static int add_gpu(struct profile *p)
+static int add_gpu(struct profile *p, struct session *s)
 {
 	const struct gpu_join *j;
 	size_t i;
 	int err;
 
-	err = session__join_gpu(p->s);
+	err = session__join_gpu(s);
 	if (err)
 		return err;
-	j = session__gpu(p->s);
+	j = session__gpu(s);
 	for (i = 0; i < j->n; i++) {
 		const struct gpu_work *w = &j->w[i];
 		const struct xpu_rec_gpu_launch *l = w->launch ? &p->s->t->launches[w->launch - 1] :
@@ -232,17 +232,17 @@ static uint32_t alloc_leaf(struct strpool *names, uint8_t kind)
 }
 
 /* The memory view: allocations held at the peak under their allocating call's stack. */
-static int add_memory(struct profile *p)
+static int add_memory(struct profile *p, struct session *s)
 {
 	const struct trace *t = p->s->t;
 	const struct gpu_mem *m;
 	size_t i;
 	int err;
 
-	err = session__join_gpu(p->s);
+	err = session__join_gpu(s);
 	if (err)
 		return err;
-	m = session__gpu_mem(p->s);
+	m = session__gpu_mem(s);
 	for (i = 0; i < m->n; i++) {
 		const struct xpu_rec_gpu_memory *x = &t->memories[i];
 		const struct xpu_rec_gpu_launch *l = m->r[i].launch ?
@@ -257,7 +257,7 @@ static int add_memory(struct profile *p)
 		}
 		if (!m->r[i].at_peak)
 			continue;
-		leaf = alloc_leaf(&p->s->pool, x->mem_kind);
+		leaf = alloc_leaf(&s->pool, x->mem_kind);
 		if (!leaf)
 			return -ENOMEM;
 		err = profile_add_ctx(p, x->pid, 0, x->device + 1, l ? l->ts_ns : x->ts_ns,
@@ -281,13 +281,13 @@ int profile__build(struct profile *p, struct session *s)
 	if (s->opts->dsos)
 		err = parse_dsos(p, s->opts->dsos);
 	if (!err && s->opts->view == VIEW_MEMORY)
-		err = add_memory(p);
+		err = add_memory(p, s);
 	else if (!err && s->opts->view != VIEW_GPU && s->opts->view != VIEW_OFF_CPU)
 		err = add_samples(p);
 	if (!err && (s->opts->view == VIEW_OFF_CPU || s->opts->view == VIEW_WALL))
-		err = add_off_cpu(p);
+		err = add_off_cpu(p, s);
 	else if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
-		err = add_gpu(p);
+		err = add_gpu(p, s);
 	return err;
 }
 

@@ -26,7 +26,7 @@ struct prof_entry {
 };
 
 struct profile {
-	struct session *s;
+	const struct session *s;	/* read-only: the aggregation takes what it adds to */
 	struct prof_entry *e;
 	size_t n, cap;
 	struct kmap idx;

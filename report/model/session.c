@@ -268,7 +268,7 @@ void session__sources(const struct session *s, struct sym_sources *src)
 	dso_table__sources(&s->dsos, src);
 }
 
-const char *session__dso_status(struct session *s, size_t i)
+const char *session__dso_status(const struct session *s, size_t i)
 {
 	return dso_table__status(&s->dsos, i);
 }

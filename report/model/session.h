@@ -127,8 +127,8 @@ void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *inva
 void session__debuginfod(const struct session *s, struct debuginfod_stats *st);
 /* Where the files of the frames named so far came from (symbolize.h), counted by file. */
 void session__sources(const struct session *s, struct sym_sources *src);
-/* Where DSO record i's file came from, in words, for `info` (loads it). */
-const char *session__dso_status(struct session *s, size_t i);
+/* Where DSO record i's file came from, in words, for `info` (NAME_DSOS looked it up). */
+const char *session__dso_status(const struct session *s, size_t i);
 void session__teardown(struct session *s);
 
 #endif

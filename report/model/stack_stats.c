@@ -26,7 +26,7 @@ static bool unnamed(const char *n)
 	return n[0] == '[' || strstr(n, "+0x") != NULL;
 }
 
-static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
+static int stack_complete(const struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
 			  uint32_t flags, bool *complete, bool *unjudged)
 {
 	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
@@ -56,7 +56,7 @@ static int stack_complete(struct session *ses, uint32_t pid, uint64_t ts, uint32
 	return 0;
 }
 
-int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
+int stack_stats__complete_rate(const struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			       uint64_t *gpu_complete, uint64_t *gpu_total)
 {
 	uint64_t unjudged;
@@ -65,7 +65,7 @@ int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint
 					 &unjudged);
 }
 
-int stack_stats__completeness(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
+int stack_stats__completeness(const struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			      uint64_t *gpu_complete, uint64_t *gpu_total, uint64_t *unjudged)
 {
 	const struct trace *t = ses->t;

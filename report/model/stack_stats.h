@@ -13,14 +13,14 @@ struct session;
  * __libc_start_call_main, start_thread, clone, clone3, main), or a DWARF walk that ended
  * where the CFI says there is no caller (a thread's first frame in a libc without symbols).
  */
-int stack_stats__complete_rate(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
+int stack_stats__complete_rate(const struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			       uint64_t *gpu_complete, uint64_t *gpu_total);
 /*
  * The same, and *unjudged: samples and launches that no walk said were complete at record
  * time (-g fp and dwarf traces, short cfi walks) and whose outermost frame has no name here
  * (its file is not on this machine): their completeness cannot be told on this machine.
  */
-int stack_stats__completeness(struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
+int stack_stats__completeness(const struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
 			      uint64_t *gpu_complete, uint64_t *gpu_total, uint64_t *unjudged);
 
 #endif

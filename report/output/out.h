@@ -24,25 +24,25 @@ static inline bool out__failed(FILE *out)
 
 
 /* --format=text: the summary, like perf report --stdio and nsys stats. */
-int out_text(struct profile *p, FILE *out);
+int out_text(const struct profile *p, FILE *out);
 /* --format=info: what the file holds and how complete it is. */
-int out_info(struct session *ses, FILE *out);
+int out_info(const struct session *ses, FILE *out);
 /* --format=folded: one line per stack, flamegraph.pl input. */
-int out_folded(struct profile *p, FILE *out);
+int out_folded(const struct profile *p, FILE *out);
 /* Trace Event JSON for Perfetto UI and chrome://tracing; reads the trace, not the profile. */
-int out_chrome(struct session *ses, FILE *out);
+int out_chrome(const struct session *ses, FILE *out);
 /* --callers / --callees FUNC: a text tree of one function's callers or callees. -ENOENT
  * (said on stderr) when no stack holds FUNC. */
-int out_calltree(struct profile *p, FILE *out);
+int out_calltree(const struct profile *p, FILE *out);
 /* One JSON object per event and line, for scripts (format-spec/JSONL.md); reads the session. */
-int out_jsonl(struct session *ses, FILE *out);
+int out_jsonl(const struct session *ses, FILE *out);
 /* One self-contained interactive SVG flame graph of the folded view. */
-int out_svg(struct profile *p, FILE *out);
+int out_svg(const struct profile *p, FILE *out);
 /*
  * --format=pprof: the folded view's stacks as a gzipped profile.proto message (out_pprof.c).
  * -ENOTSUP (said on stderr) in a build without protobuf-c.
  */
-int out_pprof(struct profile *p, FILE *out);
+int out_pprof(const struct profile *p, FILE *out);
 /* NULL when this build writes pprof, else a line saying what it lacks. */
 const char *out_pprof__unavailable(void);
 
@@ -52,9 +52,9 @@ const char *out_pprof__unavailable(void);
  * "stack base new" (difffolded.pl's); a differential flame graph, the new profile's stacks
  * coloured by the change of each frame's share (red grew, blue shrank).
  */
-int out_diff_text(struct profile *const side[2], FILE *out);
-int out_diff_folded(struct profile *const side[2], FILE *out);
-int out_svg_diff(struct profile *const side[2], FILE *out);
+int out_diff_text(const struct profile *const side[2], FILE *out);
+int out_diff_folded(const struct profile *const side[2], FILE *out);
+int out_svg_diff(const struct profile *const side[2], FILE *out);
 
 /* Rows shown of n, sorted by share[] (descending): --rows and --percent-limit. */
 size_t out__shown_rows(const struct report_opts *o, size_t n, const double *share);
@@ -106,7 +106,7 @@ struct folded {
  * Rows sorted bytewise by their text "comm;root;...;leaf", equal stacks merged, rows without
  * weight left out, weights rounded (folded__round). 0 or -ENOMEM; folded__release either way.
  */
-int folded__build(struct profile *p, struct folded *f);
+int folded__build(const struct profile *p, struct folded *f);
 void folded__release(struct folded *f);
 /* Frames of row i, its comm included, and frame k of them (k = 0: the comm). */
 static inline uint32_t folded__depth(const struct folded *f, size_t i)

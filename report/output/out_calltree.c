@@ -33,7 +33,7 @@ struct tnode {
 };
 
 struct ctree {
-	struct profile *p;
+	const struct profile *p;
 	struct tnode *n;
 	size_t nn, cap;
 	struct kmap child;	/* {parent, frame} -> node */
@@ -170,7 +170,7 @@ static enum match match_of(const struct ctree *t, uint32_t frame, uint32_t file)
 /* Finds every frame that is FUNC, and whether one is named exactly FUNC (then only those). */
 static int find_matches(struct ctree *t)
 {
-	struct profile *p = t->p;
+	const struct profile *p = t->p;
 	size_t i;
 	int err;
 
@@ -236,7 +236,7 @@ static void print_named(const struct ctree *t, FILE *out)
 	fputc('\n', out);
 }
 
-int out_calltree(struct profile *p, FILE *out)
+int out_calltree(const struct profile *p, FILE *out)
 {
 	const struct report_opts *o = p->s->opts;
 	bool callers = o->callers != NULL;

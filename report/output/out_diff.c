@@ -38,7 +38,7 @@ static void print_side(const struct profile *p, enum diff_side side, FILE *out)
  * What makes the two sides' weights differ in meaning, one note each: shares compare anyway,
  * which is why the tables show shares.
  */
-static void print_comparability(struct profile *const side[2], FILE *out)
+static void print_comparability(const struct profile *const side[2], FILE *out)
 {
 	const struct session *b = side[DIFF_BASE]->s, *n = side[DIFF_NEW]->s;
 	bool gb = has_gpu_work(side[DIFF_BASE]), gn = has_gpu_work(side[DIFF_NEW]);
@@ -54,7 +54,7 @@ static void print_comparability(struct profile *const side[2], FILE *out)
 			gb ? "base" : "new");
 }
 
-static void print_header(const struct func_diff *d, struct profile *const side[2], FILE *out)
+static void print_header(const struct func_diff *d, const struct profile *const side[2], FILE *out)
 {
 	char ub[160], un[160];
 
@@ -218,7 +218,7 @@ static int print_table(const struct func_diff *d, const struct report_opts *o, F
 	return 0;
 }
 
-int out_diff_text(struct profile *const side[2], FILE *out)
+int out_diff_text(const struct profile *const side[2], FILE *out)
 {
 	struct func_diff d = { 0 };
 	int err = 0, s;
@@ -238,7 +238,7 @@ int out_diff_text(struct profile *const side[2], FILE *out)
 /* ---- folded: "stack base new" --------------------------------------------------------------- */
 
 /* Each line is written as it comes: the output stops at --max-output, and so does the work. */
-int out_diff_folded(struct profile *const side[2], FILE *out)
+int out_diff_folded(const struct profile *const side[2], FILE *out)
 {
 	struct folded f[2] = { 0 };
 	size_t i = 0, j = 0;

@@ -97,7 +97,7 @@ double folded__round(double *carry, double w)
 }
 
 /* The rows of the profile's entries, one per distinct text, with their summed weights. */
-static int collect_rows(struct profile *p, struct folded *f)
+static int collect_rows(const struct profile *p, struct folded *f)
 {
 	size_t i;
 	int err;
@@ -127,7 +127,7 @@ static int collect_rows(struct profile *p, struct folded *f)
 	return 0;
 }
 
-int folded__build(struct profile *p, struct folded *f)
+int folded__build(const struct profile *p, struct folded *f)
 {
 	double carry[2] = { 0, 0 };	/* CPU rows, GPU rows */
 	size_t i, k = 0;
@@ -177,7 +177,7 @@ void folded__put(const struct folded *f, size_t i, FILE *out)
 }
 
 /* Each row is written as it comes: the output stops at --max-output, and so does the work. */
-int out_folded(struct profile *p, FILE *out)
+int out_folded(const struct profile *p, FILE *out)
 {
 	struct folded f;
 	size_t i;

@@ -43,7 +43,7 @@ static const char *reason_name(uint32_t r)
  * One line per loss source (a long recording of many short processes has hundreds of LOST
  * records); -v adds every record.
  */
-static void print_lost(struct session *ses, FILE *out)
+static void print_lost(const struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
 	struct losses l;
@@ -116,7 +116,7 @@ static int cmp_stop_row(const void *a, const void *b)
  * outermost frame, most frequent first, so a user sees which library lacks CFI or whether a
  * bigger copy would help.
  */
-static int print_stops(struct session *ses, FILE *out, size_t top)
+static int print_stops(const struct session *ses, FILE *out, size_t top)
 {
 	const struct unwind_stats *st = &ses->uw;
 	struct stop_row *rows = NULL;
@@ -163,7 +163,7 @@ out:
 }
 
 /* With a filter: how many CPU samples and GPU records pass it, the set every format shows. */
-static int print_selected(struct session *ses, FILE *out)
+static int print_selected(const struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
 	const struct gpu_join *j;
@@ -190,7 +190,7 @@ static int print_selected(struct session *ses, FILE *out)
  * Multi-trace: each trace merged, where it starts on the shared axis, the uncertainty of its
  * clock-sync pairs and the shift that put it there; then each process's host and rank.
  */
-static void print_places(struct session *ses, FILE *out)
+static void print_places(const struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
 	char cb[32], cut[OUT_NAME_MAX_BYTES + 4], cut2[OUT_NAME_MAX_BYTES + 4];
@@ -252,7 +252,7 @@ static void print_debuginfod(const struct session *ses, FILE *out)
 		st.asked, st.fetched, st.missing, st.failed);
 }
 
-int out_info(struct session *ses, FILE *out)
+int out_info(const struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
 	const struct xpu_rec_session *s = &t->session;

@@ -38,7 +38,7 @@ struct ev {
 };
 
 struct jl {
-	struct session *s;
+	const struct session *s;
 	const struct trace *t;
 	FILE *out;
 	const struct gpu_join *j;
@@ -354,7 +354,7 @@ static int put_event(struct jl *l, const struct ev *e)
 	return err;
 }
 
-int out_jsonl(struct session *ses, FILE *out)
+int out_jsonl(const struct session *ses, FILE *out)
 {
 	struct jl l = { .s = ses, .t = ses->t, .out = out };
 	size_t i;

@@ -107,7 +107,7 @@ struct pp_map {
 };
 
 struct pp {
-	struct profile *p;
+	const struct profile *p;
 	const struct pp_view *v;
 	struct strpool strs;		/* the string table: id = index, 0 is "" */
 	struct kmap loc_idx;		/* {0, frame id} or {1 << 32 | dso + 1, offset} -> index */
@@ -561,7 +561,7 @@ static int index_kinds(struct pp *pp)
 }
 
 /* The time the trace covers: to its end record, else to the last sample or GPU record. */
-static uint64_t duration_ns(struct session *s)
+static uint64_t duration_ns(const struct session *s)
 {
 	const struct trace *t = s->t;
 	uint64_t start = t->has_session ? t->session.start_mono_ns : 0, end = 0;
@@ -900,7 +900,7 @@ static void pp_free(struct pp *pp)
 	free(pp->packed);
 }
 
-int out_pprof(struct profile *p, FILE *out)
+int out_pprof(const struct profile *p, FILE *out)
 {
 	const struct trace *t = p->s->t;
 	struct pp pp = { .p = p };
@@ -945,7 +945,7 @@ const char *out_pprof__unavailable(void)
 
 #else	/* !XPU_HAVE_PPROF */
 
-int out_pprof(struct profile *p, FILE *out)
+int out_pprof(const struct profile *p, FILE *out)
 {
 	fprintf(stderr, "xpu-report: %s\n", out_pprof__unavailable());
 	return -ENOTSUP;

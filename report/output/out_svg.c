@@ -376,7 +376,7 @@ struct frame_at {
 };
 
 struct draw {
-	struct profile *p;
+	const struct profile *p;
 	const struct side *sd, *base;	/* base: a differential graph's */
 	FILE *out;
 	double scale;		/* px per weight unit */
@@ -686,7 +686,7 @@ static int flame_walk_checked(struct walk *w, const struct report_opts *o)
 	return 0;
 }
 
-int out_svg(struct profile *p, FILE *out)
+int out_svg(const struct profile *p, FILE *out)
 {
 	struct side sd = { 0 };
 	struct draw d = { .p = p, .sd = &sd, .out = out, .color = name_color, .tip = weight_tip };
@@ -730,7 +730,7 @@ out:
 #define DIFF_FULL_MIN 5.0
 
 struct diff_paint {
-	struct profile *base;		/* the base's profile, for tooltips */
+	const struct profile *base;		/* the base's profile, for tooltips */
 	double full;			/* |delta| drawn at full colour */
 };
 
@@ -777,7 +777,7 @@ static void delta_tip(const struct draw *d, const struct frame_at *fr)
  * or not (a frame too narrow to see may have lost most of the base's share): a walk over
  * new's rows before the first frame is written.
  */
-int out_svg_diff(struct profile *const side[2], FILE *out)
+int out_svg_diff(const struct profile *const side[2], FILE *out)
 {
 	struct side sd = { 0 }, bsd = { 0 };
 	struct diff_paint dp = { .base = side[0], .full = DIFF_FULL_MIN };

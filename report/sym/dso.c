@@ -420,13 +420,15 @@ void dso_table__open_local(struct dso_table *dt, size_t idx)
 		load_local(dt, idx);
 }
 
-const char *dso_table__status(struct dso_table *dt, size_t idx)
+const char *dso_table__status(const struct dso_table *dt, size_t idx)
 {
-	struct dso_file *f;
+	const struct dso_file *f;
 
 	if (idx >= dt->t->ndsos)
 		return "?";
-	f = dso_table__file(dt, idx);
+	f = dso_table__peek(dt, idx);
+	if (f->state == DSO_UNTRIED)
+		return "not looked up";
 	if (f->names)
 		return "symbol pack";
 	switch (f->state) {

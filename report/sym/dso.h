@@ -135,8 +135,11 @@ int dso_table__bias(struct dso_table *dt, size_t idx, const struct xpu_rec_mappi
  * it: file_of), or idx itself when no path did.
  */
 size_t dso_table__file_record(struct dso_table *dt, size_t idx);
-/* Where a DSO's file came from, in words (loads it): a path, "archive", "not found", ... */
-const char *dso_table__status(struct dso_table *dt, size_t idx);
+/*
+ * Where a DSO's file came from, in words: a path, "archive", "not found", ...; "not looked
+ * up" before dso_table__file() asked for it.
+ */
+const char *dso_table__status(const struct dso_table *dt, size_t idx);
 /* The same as a value, for counting (`archive`). */
 enum dso_found {
 	DSO_FOUND,		/* a file with the recorded build-id, or the trace's vdso image */

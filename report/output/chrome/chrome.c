@@ -138,7 +138,7 @@ static int build_maps(struct chrome *c)
 	return c->launch_marked ? 0 : -ENOMEM;
 }
 
-int out_chrome(struct session *ses, FILE *out)
+int out_chrome(const struct session *ses, FILE *out)
 {
 	const struct report_opts *o = ses->opts;
 	struct chrome c = { .ses = ses, .t = ses->t, .f = &ses->filter, .out = out };

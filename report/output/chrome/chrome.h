@@ -60,7 +60,7 @@ struct stream_track {
 };
 
 struct chrome {
-	struct session *ses;
+	const struct session *ses;
 	const struct trace *t;
 	FILE *out;
 	uint64_t bytes, events;

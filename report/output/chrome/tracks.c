@@ -140,7 +140,7 @@ static int emit_process_names(struct chrome *c)
 		if (c->npids)
 			memcpy(order, c->pids, c->npids * sizeof(*order));
 		if (c->npids)
-			qsort_r(order, c->npids, sizeof(*order), cmp_place, c->ses);
+			qsort_r(order, c->npids, sizeof(*order), cmp_place, (void *)c->ses);
 	}
 	for (i = 0; i < c->npids; i++) {
 		uint32_t pid = order ? order[i] : c->pids[i];

@@ -15,7 +15,7 @@
 
 #define SITE_PATH_FRAMES 4	/* frames of a launch site's call path shown */
 
-static int gs_init(struct gs *g, struct session *ses)
+static int gs_init(struct gs *g, const struct session *ses)
 {
 	const struct trace *t = ses->t;
 	size_t i;
@@ -536,7 +536,7 @@ static int print_matching(struct gs *g, FILE *out)
 }
 
 
-int text__gpu(struct session *ses, FILE *out)
+int text__gpu(const struct session *ses, FILE *out)
 {
 	struct gs g;
 	int err;

@@ -15,7 +15,7 @@
 #define TOP_N (g->ses->opts->rows ? (size_t)g->ses->opts->rows : SIZE_MAX)
 
 struct gs {
-	struct session *ses;
+	const struct session *ses;
 	const struct trace *t;
 	const struct gpu_join *j;	/* its kept work (keep) is what the sections count */
 	size_t n;			/* of the kept work */

@@ -128,7 +128,7 @@ static void print_rows(const struct trace *t, struct row *rows, size_t n, bool b
 	}
 }
 
-int text__ioctls(struct session *s, FILE *out)
+int text__ioctls(const struct session *s, FILE *out)
 {
 	const struct trace *t = s->t;
 	struct row *req = NULL, *api = NULL;

@@ -38,7 +38,7 @@ static int cmp_site(const void *a, const void *b)
 }
 
 /* The last PATH_FRAMES frames of the allocating call's stack, root first, as one name. */
-static uint32_t call_path(struct session *s, struct strpool *names,
+static uint32_t call_path(const struct session *s, struct strpool *names,
 			  const struct xpu_rec_gpu_memory *m)
 {
 	const struct gpu_join *j = session__gpu(s);
@@ -99,7 +99,7 @@ static void print_devices(const struct trace *t, const uint32_t *by_ts, size_t n
 				nalloc[d], nfree[d], MB(total[d]), MB(peak[d]), MB(cur[d]));
 }
 
-static int print_sites(struct session *s, const struct alloc *al, FILE *out)
+static int print_sites(const struct session *s, const struct alloc *al, FILE *out)
 {
 	const struct trace *t = s->t;
 	struct strpool names = { 0 };
@@ -153,7 +153,7 @@ static int print_sites(struct session *s, const struct alloc *al, FILE *out)
 	return err;
 }
 
-int text__gpu_memory(struct session *s, FILE *out)
+int text__gpu_memory(const struct session *s, FILE *out)
 {
 	const struct gpu_mem *m = session__gpu_mem(s);
 	const struct trace *t = s->t;

@@ -42,7 +42,7 @@ static int cmp_gproc(const void *a, const void *b)
 }
 
 /* One entry per pid, sorted by pid; states in file order. */
-static int collect_procs(const struct trace *t, struct session *ses, struct gproc **out,
+static int collect_procs(const struct trace *t, const struct session *ses, struct gproc **out,
 			 size_t *nout)
 {
 	struct gproc *gp;

@@ -133,7 +133,7 @@ static void stack_mode_note(FILE *out, const struct session *s)
 		fprintf(out, " (cfi)\n");
 }
 
-static void print_header(struct profile *p, FILE *out)
+static void print_header(const struct profile *p, FILE *out)
 {
 	const struct trace *t = p->s->t;
 	bool gpu = session__has_gpu(p->s);
@@ -273,7 +273,7 @@ static void print_column(FILE *out, const char *s, int w, char *fit)
 static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_total)
 {
 	const struct report_opts *o = ft->p->s->opts;
-	struct strpool *pool = &ft->p->s->pool;
+	const struct strpool *pool = &ft->p->s->pool;
 	struct func_row *rows;
 	size_t i, k, nshow;
 	double *share;
@@ -341,7 +341,7 @@ static int print_ftab(struct func_table *ft, FILE *out, double total_w, bool by_
 	return 0;
 }
 
-static int print_functions(struct profile *p, FILE *out, double total_w)
+static int print_functions(const struct profile *p, FILE *out, double total_w)
 {
 	struct func_table ft;
 	int err;
@@ -365,7 +365,7 @@ static int cmp_thread(const void *a, const void *b)
 }
 
 /* Samples per process and per thread that pass the filter, in the trace's order. */
-static int count_tasks(struct session *ses, struct tr_proc **procs, struct tr_thread **threads,
+static int count_tasks(const struct session *ses, struct tr_proc **procs, struct tr_thread **threads,
 		       uint64_t *total)
 {
 	const struct trace *t = ses->t;
@@ -443,7 +443,7 @@ static size_t nonzero(size_t n, uint64_t (*samples)(const void *, size_t), const
 	return k;
 }
 
-static int print_tasks(struct profile *p, FILE *out)
+static int print_tasks(const struct profile *p, FILE *out)
 {
 	const struct report_opts *o = p->s->opts;
 	const struct trace *t = p->s->t;
@@ -498,7 +498,7 @@ out:
 	return err;
 }
 
-int out_text(struct profile *p, FILE *out)
+int out_text(const struct profile *p, FILE *out)
 {
 	int err;
 

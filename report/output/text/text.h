@@ -17,7 +17,7 @@
 #include "model/session.h"
 
 /* All GPU sections (gpu.c, sync.c, procs.c); nothing for a trace without GPU records. */
-int text__gpu(struct session *ses, FILE *out);
+int text__gpu(const struct session *ses, FILE *out);
 /* "gpu processes" for `info`: the CUPTI states each process went through; nothing if none. */
 int text__gpu_procs(const struct trace *t, FILE *out);
 /*
@@ -25,12 +25,12 @@ int text__gpu_procs(const struct trace *t, FILE *out);
  * allocated most, with what they still held at the end of the trace (at exit, or at the
  * fatal signal whose flush ended it). Nothing for a trace without memory records.
  */
-int text__gpu_memory(struct session *s, FILE *out);
+int text__gpu_memory(const struct session *s, FILE *out);
 /*
  * ioctls per request code (count, time in the syscall and inside the driver, errors), and per
  * CUDA API call that made them: the innermost API record of the same thread whose time
  * contains the ioctl's. Nothing for a trace without ioctl records.
  */
-int text__ioctls(struct session *s, FILE *out);
+int text__ioctls(const struct session *s, FILE *out);
 
 #endif
