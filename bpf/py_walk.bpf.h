@@ -52,6 +52,14 @@ struct {
  * too: a read of user memory costs more than a frame's work.
  */
 #define PY_WIN_BYTES 1024
+/*
+ * From 3.12, a frame entered from C has an entry frame on the C stack between it and its
+ * caller, so the chain of a PyTorch stack (every nn.Module call goes through C) alternates
+ * between the data stack and the C stack. A frame that far from the window is read alone,
+ * into the bytes after the window, and the window keeps the data stack: its next frame is
+ * most likely still there. Only where a frame is read from changes, never what is read.
+ */
+#define PY_WIN_NEAR (64 * 1024)
 
 /*
  * The fingerprint of a code object (its first line) is the one read per frame that the window
@@ -80,7 +88,8 @@ struct py_walk_state {
 	__u32 tgid;
 	__u64 now;
 	struct py_code_cache_entry codes[PY_CODE_CACHE_SLOTS];
-	__u8 win[PY_WIN_BYTES + 8];	/* + 8: see py_win_u64 */
+	/* the window, then a frame read alone (PY_WIN_NEAR), then 8 bytes: see py_win_u64 */
+	__u8 win[2 * PY_WIN_BYTES + 8];
 	__u64 frame;			/* next frame to read; 0 at the end */
 	__u64 interp, ts, key;		/* thread-state scan */
 	__u64 ts_frame;			/* the frame field read with a cached state's check; 0: not read */
@@ -215,35 +224,36 @@ static __always_inline __u64 py_top_frame(struct py_walk_state *w, __u64 tstate)
 /*
  * A field of the frame that starts at window offset off, at a layout offset fld: read in place,
  * since a copy of the frame out of the window was a helper call per frame. off + fld stays
- * below PY_WIN_BYTES for a frame the window holds (py_read_frame checks it); the mask only
- * tells the verifier so, and win's 8 spare bytes take a field at its very end.
+ * below 2 * PY_WIN_BYTES (py_read_frame checks it); the mask only tells the verifier so, and
+ * win's 8 spare bytes take a field at its very end.
  */
 static __always_inline __u64 py_win_u64(struct py_walk_state *w, __u32 off, __u16 fld)
 {
 	if (fld > XPU_PY_FRAME_READ_MAX - 8)
 		return 0;
-	return *(__u64 *)(w->win + ((off + fld) & (PY_WIN_BYTES - 1)));
+	return *(__u64 *)(w->win + ((off + fld) & (2 * PY_WIN_BYTES - 1)));
 }
 
 static __always_inline __u32 py_win_u32(struct py_walk_state *w, __u32 off, __u16 fld)
 {
 	if (fld > XPU_PY_FRAME_READ_MAX - 4)
 		return 0;
-	return *(__u32 *)(w->win + ((off + fld) & (PY_WIN_BYTES - 1)));
+	return *(__u32 *)(w->win + ((off + fld) & (2 * PY_WIN_BYTES - 1)));
 }
 
 static __always_inline __u8 py_win_u8(struct py_walk_state *w, __u32 off, __u16 fld)
 {
 	if (fld > XPU_PY_FRAME_READ_MAX - 1)
 		return 0;
-	return w->win[(off + fld) & (PY_WIN_BYTES - 1)];
+	return w->win[(off + fld) & (2 * PY_WIN_BYTES - 1)];
 }
 
 /*
  * Makes the window hold the size bytes of the frame at addr and returns their offset in it:
  * as it is when it holds them, else by a read of the window's worth below the frame's end
  * (3.11+; never below addr's page, so that the read cannot fault where the frame itself does
- * not), or of the frame alone (3.10, whose frames are separate heap objects). -1 if unreadable.
+ * not), or of the frame alone: at 0 for 3.10, whose frames are separate heap objects, and
+ * after the window, which stays, for a frame far from it (PY_WIN_NEAR). -1 if unreadable.
  */
 static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __u32 size)
 {
@@ -257,6 +267,12 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __
 		return bpf_probe_read_user(w->win, size, (void *)addr) ? -1 : 0;
 	}
 	if (!w->win_len || addr < w->win_base || off + size > w->win_len) {
+		if (w->win_len && (addr + PY_WIN_NEAR < w->win_base ||
+				   addr > w->win_base + w->win_len + PY_WIN_NEAR)) {
+			w->reads++;
+			return bpf_probe_read_user(w->win + PY_WIN_BYTES, size, (void *)addr) ?
+				       -1 : PY_WIN_BYTES;
+		}
 		start = end > PY_WIN_BYTES ? end - PY_WIN_BYTES : 0;
 		if (start < (addr & ~4095ull))
 			start = addr & ~4095ull;
