@@ -360,10 +360,21 @@ struct keep {
 	size_t arr, n, cap;	/* offsets in struct trace: the array, its count, its capacity */
 	size_t elem;		/* sizeof the struct it holds; 0: not an array */
 	bool defines_id;	/* a loader's record kept apart, found by its id */
+	/*
+	 * A loader that keeps each record's struct in an array of its own elements: the array
+	 * and its count (arr, n), the element's size and where the struct is in it, so that the
+	 * references the table names can be checked there as in an array of the structs.
+	 */
+	size_t view_elem, view_rec;
 };
 
 #define LOADER(fn) { .load = (fn) }
 #define LOADER_ID(fn) { .load = (fn), .defines_id = true }
+/* t->field holds elements of type el, with the record's struct at el.member */
+#define LOADER_VIEW(fn, id, field, el, member)                                             \
+	{ .load = (fn), .defines_id = (id), .arr = offsetof(struct trace, field),          \
+	  .n = offsetof(struct trace, n##field), .view_elem = sizeof(el),                  \
+	  .view_rec = offsetof(el, member) }
 /* t->field holds struct xpu_rec_<st> (else this does not build) */
 #define IS_ARRAY_OF(field, st) \
 	__builtin_types_compatible_p(__typeof__(*((struct trace *)0)->field), struct xpu_rec_##st)
@@ -371,6 +382,11 @@ struct keep {
 	{ .arr = offsetof(struct trace, field), .n = offsetof(struct trace, n##field),     \
 	  .cap = offsetof(struct trace, field##_cap),                                      \
 	  .elem = sizeof(struct xpu_rec_##st) * sizeof(char[IS_ARRAY_OF(field, st) ? 1 : -1]) }
+/* a loader that checks a record before it appends its struct to t->field */
+#define LOADER_ARRAY(fn, st, field)                                                        \
+	{ .load = (fn), .arr = offsetof(struct trace, field),                              \
+	  .n = offsetof(struct trace, n##field),                                           \
+	  .view_elem = sizeof(struct xpu_rec_##st) * sizeof(char[IS_ARRAY_OF(field, st) ? 1 : -1]) }
 
 static const struct keep keeps[XPU_REC_TYPE_MAX_KNOWN + 1] = {
 	[XPU_REC_SESSION] = LOADER(load_session),
@@ -378,13 +394,13 @@ static const struct keep keeps[XPU_REC_TYPE_MAX_KNOWN + 1] = {
 	[XPU_REC_CLOCK_SYNC] = LOADER(load_clock),
 	[XPU_REC_STRING] = LOADER_ID(load_string),
 	[XPU_REC_STACK] = LOADER_ID(load_stack),
-	[XPU_REC_DSO] = LOADER_ID(load_dso),
+	[XPU_REC_DSO] = LOADER_VIEW(load_dso, true, dsos, struct tr_dso, rec),
 	[XPU_REC_VDSO_IMAGE] = LOADER(load_vdso_image),
 	[XPU_REC_STATS] = LOADER(load_stats),
 	[XPU_REC_KSYMS] = LOADER(load_ksyms),
 	[XPU_REC_PY_CODE] = LOADER_ID(load_py_code),
 	[XPU_REC_PY_STACK] = LOADER_ID(load_py_stack),
-	[XPU_REC_OFF_CPU] = LOADER(load_off_cpu),
+	[XPU_REC_OFF_CPU] = LOADER_ARRAY(load_off_cpu, off_cpu, offcpus),
 	[XPU_REC_PY_RUNTIME] = ARRAY(py_runtime, py_runtimes),
 	[XPU_REC_JIT_SYMBOL] = ARRAY(jit_symbol, jit_syms),
 	[XPU_REC_MAPPING] = ARRAY(mapping, mappings),
@@ -739,55 +755,59 @@ static int bad_str(const struct trace *t, uint32_t id)
 	return id && !kmap__get(&t->string_ids, id, 0);
 }
 
-static int bad_stack(const struct trace *t, uint32_t stack_id, uint32_t py_stack_id)
+/* The references of one record's struct (its table row's fields) to ids nothing defines. */
+static void count_record_refs(struct trace *t, const struct xpu_record_desc *d, const uint8_t *r)
 {
-	return (stack_id && !kmap__get(&t->stack_ids, stack_id, 0)) +
-	       (py_stack_id && !kmap__get(&t->py_stack_ids, py_stack_id, 0));
+	const struct xpu_record_field *f;
+
+	xpu_record_for_each_field(f, d) {
+		uint32_t id;
+
+		if (f->defines)
+			continue;
+		memcpy(&id, r + f->offset, sizeof(id));
+		if (f->kind == XPU_FIELD_STR)
+			t->bad_string_refs += bad_str(t, id);
+		else if (f->kind == XPU_FIELD_STACK)
+			t->bad_stack_refs += id && !kmap__get(&t->stack_ids, id, 0);
+		else if (f->kind == XPU_FIELD_PY_STACK)
+			t->bad_stack_refs += id && !kmap__get(&t->py_stack_ids, id, 0);
+		/* a mapping's file is never 0: id 0 names none, a reference to nothing */
+		else if (f->kind == XPU_FIELD_DSO)
+			t->bad_dso_refs += (id || d == xpu_record_desc(XPU_REC_MAPPING)) &&
+					   !kmap__get(&t->dso_ids, id, 0);
+	}
 }
 
-/* Counts every reference to an id no record defines, once; lookups then only answer. */
+/*
+ * Counts every reference to an id no record defines, once, by the table of record types over
+ * the records kept as their structs (keeps[]); lookups then only answer. The SESSION record
+ * is kept alone, and a PY_CODE as struct tr_py_code (its two strings).
+ */
 static void count_bad_refs(struct trace *t)
 {
-	const struct xpu_rec_session *se = &t->session;
-	size_t i;
+	const uint8_t *base = (const uint8_t *)t;
+	size_t i, type;
 
 	if (t->has_session)
-		t->bad_string_refs += bad_str(t, se->host_str) + bad_str(t, se->kernel_str) +
-				      bad_str(t, se->arch_str) + bad_str(t, se->version_str) +
-				      bad_str(t, se->cmdline_str) + bad_str(t, se->options_str);
-	for (i = 0; i < t->ndsos; i++)
-		t->bad_string_refs += bad_str(t, t->dsos[i].rec.path_str);
-	for (i = 0; i < t->ntasks; i++)
-		t->bad_string_refs += bad_str(t, t->tasks[i].comm_str);
+		count_record_refs(t, xpu_record_desc(XPU_REC_SESSION), (const uint8_t *)&t->session);
 	for (i = 0; i < t->npy_codes; i++)
 		t->bad_string_refs += bad_str(t, t->py_codes[i].name_str) +
 				      bad_str(t, t->py_codes[i].filename_str);
-	for (i = 0; i < t->ndevices; i++)
-		t->bad_string_refs += bad_str(t, t->devices[i].name_str);
-	for (i = 0; i < t->nkernels; i++)
-		t->bad_string_refs += bad_str(t, t->kernels[i].name_str);
-	for (i = 0; i < t->napis; i++)
-		t->bad_string_refs += bad_str(t, t->apis[i].name_str);
-	for (i = 0; i < t->nnvtxs; i++)
-		t->bad_string_refs += bad_str(t, t->nvtxs[i].name_str) +
-				      bad_str(t, t->nvtxs[i].domain_str);
-	for (i = 0; i < t->nsamples; i++)
-		t->bad_stack_refs += bad_stack(t, t->samples[i].stack_id, t->samples[i].py_stack_id);
-	for (i = 0; i < t->nlaunches; i++)
-		t->bad_stack_refs += bad_stack(t, t->launches[i].stack_id,
-					       t->launches[i].py_stack_id);
-	for (i = 0; i < t->noffcpus; i++)
-		t->bad_stack_refs += bad_stack(t, t->offcpus[i].stack_id,
-					       t->offcpus[i].py_stack_id);
-	for (i = 0; i < t->nag_nodes; i++)
-		t->bad_stack_refs += bad_stack(t, t->ag_nodes[i].stack_id,
-					       t->ag_nodes[i].py_stack_id);
-	for (i = 0; i < t->nag_evals; i++)
-		t->bad_string_refs += bad_str(t, t->ag_evals[i].class_str);
-	for (i = 0; i < t->nag_probes; i++)
-		t->bad_string_refs += bad_str(t, t->ag_probes[i].reason_str);
-	for (i = 0; i < t->nmappings; i++)
-		t->bad_dso_refs += !kmap__get(&t->dso_ids, t->mappings[i].dso_id, 0);
+	for (type = 1; type <= XPU_REC_TYPE_MAX_KNOWN; type++) {
+		const struct keep *k = &keeps[type];
+		const struct xpu_record_desc *d = xpu_record_desc(type);
+		size_t stride = k->elem ? k->elem : k->view_elem, off = k->elem ? 0 : k->view_rec;
+		const uint8_t *arr;
+		size_t n;
+
+		if (!d || !stride)
+			continue;
+		arr = *(const uint8_t *const *)(base + k->arr);
+		n = *(const size_t *)(base + k->n);
+		for (i = 0; i < n; i++)
+			count_record_refs(t, d, arr + i * stride + off);
+	}
 }
 
 /*

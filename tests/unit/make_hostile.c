@@ -48,6 +48,10 @@
  *   pidset OUT NAME PID.. a process NAME for each PID, sampled once in it: given as several
  *                         traces, one's pids moved past Linux's limit could land on another's
  *                         pid over that limit, two processes merged silently (issue 31)
+ *   refs OUT              a JIT symbol and a driver ioctl naming strings no record defines,
+ *                         a Python runtime and an autograd probe naming an undefined file:
+ *                         those references went uncounted (issue 29; the record table's
+ *                         fields now say which to count), beside one of each that resolves
  * Every DSO is mapped by pid 100 and sampled once (spanmaps, threads and pids map their own).
  */
 #include <elf.h>
@@ -464,6 +468,30 @@ static void pidset(const char *name, char **pid, int n)
 }
 
 /* names(): 1 MiB names for the session, set before it is written */
+static void refs(void)
+{
+	struct xpu_rec_jit_symbol j = { .start = 0x7000, .size_bytes = 16, .pid = 100,
+					.name_str = 4000000 };
+	struct xpu_rec_driver_ioctl io = { .start_ns = T0 + 1, .end_ns = T0 + 2, .pid = 100,
+					   .tid = 100, .file_str = 4000001 };
+	struct xpu_rec_py_runtime py = { .ts_ns = T0, .pid = 100, .dso_id = 4000002 };
+	struct xpu_rec_autograd_probe ag = { .ts_ns = T0, .pid = 100, .dso_id = 4000003 };
+
+	rec(XPU_REC_JIT_SYMBOL, &j, sizeof(j), T0);
+	rec(XPU_REC_DRIVER_IOCTL, &io, sizeof(io), T0 + 1);
+	rec(XPU_REC_PY_RUNTIME, &py, sizeof(py), T0);
+	rec(XPU_REC_AUTOGRAD_PROBE, &ag, sizeof(ag), T0);
+	/* the same, resolved */
+	dso("/nonexistent/libok.so", NULL, 0);
+	j.name_str = str("jitted");
+	io.file_str = str("/dev/nvidiactl");
+	py.dso_id = ag.dso_id = next_dso - 1;
+	rec(XPU_REC_JIT_SYMBOL, &j, sizeof(j), T0);
+	rec(XPU_REC_DRIVER_IOCTL, &io, sizeof(io), T0 + 1);
+	rec(XPU_REC_PY_RUNTIME, &py, sizeof(py), T0);
+	rec(XPU_REC_AUTOGRAD_PROBE, &ag, sizeof(ag), T0);
+}
+
 static void long_names(void)
 {
 	static char h[1 << 20], c[1 << 20], a[1 << 20];
@@ -497,7 +525,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
-			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|pidset OUT [ARG]\n");
+			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|pidset|refs OUT "
+			"[ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -540,6 +569,8 @@ int main(int argc, char **argv)
 		pidset(argv[3], argv + 4, argc - 4);
 	else if (!strcmp(argv[1], "ksyms"))
 		ksyms(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
+	else if (!strcmp(argv[1], "refs"))
+		refs();
 	else
 		die("arguments");
 	if (trace_writer__close(w))

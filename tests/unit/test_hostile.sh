@@ -352,5 +352,13 @@ for cmd in "-F svg" "diff -F svg $T/svg10m.xpu"; do
 		bad "10 million frames: $cmd: exit $rc: $(head -c 300 "$T/err")"
 done
 
+# 16. issue 29: the references counted are those the record table names, in every record kept:
+#     a JIT symbol's and an ioctl's string, a Python runtime's and an autograd probe's file
+#     went uncounted (0 and 0)
+"$T/make_hostile" refs "$T/refs.xpu" || exit 1
+"$R" -F info "$T/refs.xpu" > "$T/refs.info" 2>&1
+grep -q "bad string refs  2$" "$T/refs.info" && grep -q "bad dso refs     2$" "$T/refs.info" ||
+	bad "undefined references: $(grep 'bad .* refs' "$T/refs.info")"
+
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
