@@ -10,6 +10,12 @@
  * file and class ("train_step" for "train_step (train.py)", "forward" for "ResNet.forward
  * (resnet.py)"): every Python function of that name is then FUNC, as one, and the header
  * says which.
+ *
+ * The tree is made a level at a time, and of a level only the children a shown node shows:
+ * every stack's path could be a node per frame (a tree of stacks times 64 frames, for the
+ * few rows printed). Each level adds its stacks' weights, in the order of the stacks, to a
+ * candidate per (parent, frame), then keeps those the parent shows (its heaviest, over the
+ * limit and within --rows) and counts the rest; the stacks under one not kept go no further.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,121 +34,193 @@ enum match { M_NONE, M_EXACT, M_PYTHON };
 
 struct tnode {
 	uint32_t frame;
-	uint32_t first, next;	/* children list, 0 = none (node 0 is FUNC) */
+	uint32_t first, next;	/* shown children, in order; 0 = none (node 0 is FUNC) */
+	uint32_t nc;		/* children, shown or not */
 	double w;
 };
 
+/* A child found at one level, before its parent decides to show it */
+struct cand {
+	uint32_t parent, frame;
+	double w;
+};
+
+#define GONE UINT32_MAX		/* a stack whose path left the shown nodes (or ended) */
+
 struct ctree {
 	const struct profile *p;
+	bool callers;
 	struct tnode *n;
 	size_t nn, cap;
-	struct kmap child;	/* {parent, frame} -> node */
 	double limit;		/* percent of the root's weight */
 	const char *func;	/* --callers or --callees */
 	struct kmap match;	/* {0, frame} -> enum match */
 	enum match want;	/* M_EXACT if a frame is named FUNC, else M_PYTHON */
 	uint32_t *named;	/* the frames that are FUNC as M_PYTHON, first seen first */
 	size_t nnamed, named_cap;
+	/* per profile entry: the frame that is FUNC (-1: none) and the node its path is at */
+	long *at;
+	uint32_t *cur;
+	/* the level being made */
+	struct cand *c;
+	size_t ncand, cand_cap;
+	struct kmap cidx;	/* {parent, frame} -> cand */
 };
 
-static int tree_child(struct ctree *t, uint32_t parent, uint32_t frame, uint32_t *out)
+/* Frame d of entry i's path from FUNC (towards the root for callers), or GONE past its end. */
+static int path_frame(struct ctree *t, size_t i, uint32_t d, uint32_t *frame)
 {
-	struct tnode nd = { .frame = frame };
-	uint32_t *v;
-	bool ins;
+	const uint32_t *f;
+	uint32_t n;
+	long at = t->at[i];
+	int err = profile__frames(t->p, &t->p->e[i], &f, &n);
 
-	v = kmap__put(&t->child, parent, frame, t->nn, &ins);
-	if (!v)
-		return -ENOMEM;
-	if (ins) {
-		nd.next = t->n[parent].first;
-		if (VEC_PUSH(t->n, t->nn, t->cap, nd))
-			return -ENOMEM;
-		t->n[parent].first = *v;
-	}
-	*out = *v;
-	return 0;
-}
-
-/* Adds one stack (f[0] the process name) holding the function at f[at]. */
-static int tree_add(struct ctree *t, const uint32_t *f, uint32_t n, uint32_t at, bool callers,
-		    double w)
-{
-	uint32_t cur = 0, k, d = 0;
-	int err;
-
-	t->n[0].w += w;
-	if (callers) {
-		for (k = at; k-- > 0 && d < MAX_DEPTH; d++) {	/* f[0], the process, ends it */
-			err = tree_child(t, cur, f[k], &cur);
-			if (err)
-				return err;
-			t->n[cur].w += w;
-		}
+	if (err)
+		return err;
+	*frame = GONE;
+	if (d >= MAX_DEPTH)
 		return 0;
-	}
-	for (k = at + 1; k < n && d < MAX_DEPTH; k++, d++) {
-		err = tree_child(t, cur, f[k], &cur);
-		if (err)
-			return err;
-		t->n[cur].w += w;
-	}
+	if (t->callers && d < (uint64_t)at)	/* f[0], the process, ends it */
+		*frame = f[at - 1 - d];
+	else if (!t->callers && at + 1 + d < n)
+		*frame = f[at + 1 + d];
 	return 0;
 }
 
-static int cmp_node(const void *a, const void *b, void *arg)
+/* Parent first, then as print shows children: heaviest first, then by frame id. */
+static int cmp_cand(const void *a, const void *b, void *arg)
 {
-	const struct tnode *n = arg, *x = &n[*(const uint32_t *)a], *y = &n[*(const uint32_t *)b];
+	const struct cand *c = arg, *x = &c[*(const uint32_t *)a], *y = &c[*(const uint32_t *)b];
 
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
 	if (x->w != y->w)
 		return x->w > y->w ? -1 : 1;
-	return CMP(x->frame, y->frame);
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/*
+ * Of the candidates sorted (order), each parent's shown children become nodes, in order,
+ * and the others are counted: cand -> node (GONE: not shown) in order[] itself, by index.
+ */
+static int keep_shown(struct ctree *t, uint32_t *order, uint32_t *node)
+{
+	const struct report_opts *o = t->p->s->opts;
+	size_t max = o->rows ? o->rows : SIZE_MAX, i = 0, j, k;
+	double root = t->n[0].w;
+
+	while (i < t->ncand) {
+		uint32_t parent = t->c[order[i]].parent, last = 0;
+
+		for (j = i; j < t->ncand && t->c[order[j]].parent == parent; j++)
+			;
+		t->n[parent].nc = (uint32_t)(j - i);
+		for (k = i; k < j; k++) {
+			const struct cand *c = &t->c[order[k]];
+			struct tnode nd = { .frame = c->frame, .w = c->w };
+
+			node[order[k]] = GONE;
+			if (k - i >= max || !(100 * c->w / root >= t->limit))
+				continue;
+			if (VEC_PUSH(t->n, t->nn, t->cap, nd))
+				return -ENOMEM;
+			node[order[k]] = (uint32_t)(t->nn - 1);
+			if (last)
+				t->n[last].next = (uint32_t)(t->nn - 1);
+			else
+				t->n[parent].first = (uint32_t)(t->nn - 1);
+			last = (uint32_t)(t->nn - 1);
+		}
+		i = j;
+	}
+	return 0;
+}
+
+/* Level d of the tree: the children of the nodes the stacks are at. *live: stacks still in. */
+static int make_level(struct ctree *t, uint32_t d, size_t *live)
+{
+	const struct profile *p = t->p;
+	uint32_t *order = NULL, *node = NULL, frame, *v;
+	size_t i;
+	bool ins;
+	int err = 0;
+
+	t->ncand = 0;
+	kmap__free(&t->cidx);
+	for (i = 0; i < p->n && !err; i++) {
+		if (t->cur[i] == GONE)
+			continue;
+		err = path_frame(t, i, d, &frame);
+		if (err || frame == GONE) {
+			t->cur[i] = GONE;
+			continue;
+		}
+		v = kmap__put(&t->cidx, t->cur[i], frame, (uint32_t)t->ncand, &ins);
+		if (!v || (ins && VEC_PUSH(t->c, t->ncand, t->cand_cap,
+					   ((struct cand){ .parent = t->cur[i], .frame = frame }))))
+			return -ENOMEM;
+		t->c[*v].w += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		t->cur[i] = *v;
+	}
+	if (err)
+		return err;
+	order = malloc((t->ncand ? t->ncand : 1) * sizeof(*order));
+	node = malloc((t->ncand ? t->ncand : 1) * sizeof(*node));
+	if (!order || !node) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < t->ncand; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, t->ncand, sizeof(*order), cmp_cand, t->c);
+	err = keep_shown(t, order, node);
+	for (i = 0, *live = 0; !err && i < p->n; i++) {
+		if (t->cur[i] != GONE)
+			t->cur[i] = node[t->cur[i]];
+		*live += t->cur[i] != GONE;
+	}
+out:
+	free(order);
+	free(node);
+	return err;
 }
 
 static int print_node(struct ctree *t, FILE *out, uint32_t id, char *prefix, size_t plen)
 {
-	const struct report_opts *o = t->p->s->opts;
-	size_t nc = 0, i, shown, max = o->rows ? o->rows : SIZE_MAX;
-	uint32_t c, *kids;
+	const struct tnode *nd = &t->n[id];
+	size_t shown = 0, i;
 	double root = t->n[0].w;
+	uint32_t c;
 	int err = 0;
 
-	for (c = t->n[id].first; c; c = t->n[c].next)
-		nc++;
-	if (!nc)
+	if (!nd->nc)
 		return 0;
-	kids = calloc(nc, sizeof(*kids));
-	if (!kids)
-		return -ENOMEM;
-	for (c = t->n[id].first, i = 0; c; c = t->n[c].next)
-		kids[i++] = c;
-	qsort_r(kids, nc, sizeof(*kids), cmp_node, t->n);
-	for (shown = 0; shown < nc && shown < max &&
-			100 * t->n[kids[shown]].w / root >= t->limit; shown++)
-		;
+	if (out__failed(out))
+		return -EIO;
+	for (c = nd->first; c; c = t->n[c].next)
+		shown++;
 	/* a call chain (one child, all of the weight) continues at the same indentation */
-	if (id && nc == 1 && shown == 1 && t->n[kids[0]].w == t->n[id].w) {
-		fprintf(out, "%7.2f%% %12.0f  %s%s\n", 100 * t->n[kids[0]].w / root, t->n[kids[0]].w,
-			prefix, strpool__str(&t->p->s->pool, t->n[kids[0]].frame));
-		err = print_node(t, out, kids[0], prefix, plen);
-		free(kids);
-		return err;
+	if (id && nd->nc == 1 && shown == 1 && t->n[nd->first].w == nd->w) {
+		const struct tnode *k = &t->n[nd->first];
+
+		fprintf(out, "%7.2f%% %12.0f  %s%s\n", 100 * k->w / root, k->w, prefix,
+			strpool__str(&t->p->s->pool, k->frame));
+		return print_node(t, out, nd->first, prefix, plen);
 	}
-	for (i = 0; i < shown && !err; i++) {
-		const struct tnode *k = &t->n[kids[i]];
-		bool last = i + 1 == shown && shown == nc;
+	for (c = nd->first, i = 0; c && !err; c = t->n[c].next, i++) {
+		const struct tnode *k = &t->n[c];
+		bool last = i + 1 == shown && shown == nd->nc;
 
 		fprintf(out, "%7.2f%% %12.0f  %s%s%s\n", 100 * k->w / root, k->w, prefix,
 			last ? "`- " : "|- ", strpool__str(&t->p->s->pool, k->frame));
 		if (plen + 4 < 4 * MAX_DEPTH) {
 			memcpy(prefix + plen, last ? "   " : "|  ", 4);
-			err = print_node(t, out, kids[i], prefix, plen + 3);
+			err = print_node(t, out, c, prefix, plen + 3);
 			prefix[plen] = '\0';
 		}
 	}
-	if (!err && shown < nc)
-		fprintf(out, "%22s%s`- (%zu more)\n", "", prefix, nc - shown);
-	free(kids);
+	if (!err && shown < nd->nc)
+		fprintf(out, "%22s%s`- (%zu more)\n", "", prefix, (size_t)nd->nc - shown);
 	return err;
 }
 
@@ -241,32 +319,41 @@ int out_calltree(const struct profile *p, FILE *out)
 	const struct report_opts *o = p->s->opts;
 	bool callers = o->callers != NULL;
 	const char *func = callers ? o->callers : o->callees;
-	struct ctree t = { .p = p, .limit = o->percent_limit > 0 ? o->percent_limit : DEFAULT_LIMIT,
-			   .func = func };
+	struct ctree t = { .p = p, .callers = callers, .func = func,
+			   .limit = o->percent_limit > 0 ? o->percent_limit : DEFAULT_LIMIT };
 	struct tnode root = { 0 };
 	double total_w = 0;
 	char prefix[4 * MAX_DEPTH + 4] = "";
 	char unit[160];
-	size_t i;
+	size_t i, live = 0;
+	uint32_t d;
 	int err = 0;
 
-	if (VEC_PUSH(t.n, t.nn, t.cap, root))
-		return -ENOMEM;
+	t.at = malloc((p->n ? p->n : 1) * sizeof(*t.at));
+	t.cur = malloc((p->n ? p->n : 1) * sizeof(*t.cur));
+	if (!t.at || !t.cur || VEC_PUSH(t.n, t.nn, t.cap, root)) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = find_matches(&t);
 	for (i = 0; i < p->n && !err; i++) {
 		double w = profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
 		const uint32_t *f;
 		uint32_t n;
-		long at;
 
 		total_w += w;
 		err = profile__frames(p, &p->e[i], &f, &n);
 		if (err)
 			break;
-		at = find_frame(&t, f, n);
-		if (at > 0)
-			err = tree_add(&t, f, n, (uint32_t)at, callers, w);
+		t.at[i] = find_frame(&t, f, n);
+		t.cur[i] = t.at[i] > 0 ? 0 : GONE;
+		if (t.at[i] > 0) {
+			t.n[0].w += w;
+			live++;
+		}
 	}
+	for (d = 0; live && !err; d++)
+		err = make_level(&t, d, &live);
 	if (err)
 		goto out;
 	if (!(t.n[0].w > 0)) {
@@ -289,7 +376,10 @@ int out_calltree(const struct profile *p, FILE *out)
 out:
 	free(t.n);
 	free(t.named);
-	kmap__free(&t.child);
+	free(t.at);
+	free(t.cur);
+	free(t.c);
+	kmap__free(&t.cidx);
 	kmap__free(&t.match);
 	return err;
 }

@@ -45,6 +45,10 @@
  *                         of memory for a file of 100 KB (issue 31)
  *   ksyms OUT [MIB]       MIB MiB (1024, the most kept) of kallsyms text in KSYMS chunks, one
  *                         line repeated: kept, then copied and parsed by the symbolizer
+ *   calltree OUT [N]      N stacks (100,000) of 127 frames through one function, F: 62
+ *                         frames alike, a caller of its own, F, a callee of its own, 62
+ *                         frames alike. `--callers F` and `--callees F` made a tree node per
+ *                         frame of each stack (issue 31), for the top few frames they print
  *   pidset OUT NAME PID.. a process NAME for each PID, sampled once in it: given as several
  *                         traces, one's pids moved past Linux's limit could land on another's
  *                         pid over that limit, two processes merged silently (issue 31)
@@ -450,6 +454,33 @@ static void ksyms(uint32_t mib)
 	sample(T0 + 1000, stack(&ip, 0, 1));
 }
 
+/* frames named "libcall.so+0x...": F is libcall.so+0x2000 */
+static void calltree(uint32_t n)
+{
+	enum { SIDE = 62, DEPTH = 2 * SIDE + 3 };
+	struct xpu_rec_dso d = { .id = 1, .kind = XPU_DSO_ELF };
+	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .dso_id = 1, .prot = 5,
+				     .start = 0x7f0000000000ull, .end = 0x7f0010000000ull };
+	uint64_t ips[DEPTH];
+	uint32_t i, k;
+
+	d.path_str = str("/nonexistent/libcall.so");
+	rec(XPU_REC_DSO, &d, sizeof(d), 0);
+	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	/* innermost first: SIDE callees' frames, B_i, F, A_i, SIDE frames, the outermost */
+	for (k = 0; k < SIDE; k++) {
+		ips[k] = m.start + 0x3000 + (SIDE - k) * 16;
+		ips[DEPTH - 2 - k] = m.start + 0x1000 + (SIDE - k) * 16;
+	}
+	ips[SIDE + 1] = m.start + 0x2000;
+	ips[DEPTH - 1] = m.start + 0x10;
+	for (i = 0; i < n; i++) {
+		ips[SIDE] = m.start + 0x800000 + i * 16ull;
+		ips[SIDE + 2] = m.start + 0x100000 + i * 16ull;
+		sample(T0 + 1000 + i, stack(ips, 0, DEPTH));
+	}
+}
+
 static void pidset(const char *name, char **pid, int n)
 {
 	uint64_t ip = 0x401000;
@@ -525,8 +556,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
-			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|pidset|refs OUT "
-			"[ARG]\n");
+			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|calltree|pidset|"
+			"refs OUT [ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -565,6 +596,8 @@ int main(int argc, char **argv)
 		     argc >= 7 ? strtoul(argv[6], NULL, 10) : 190);
 	else if (!strcmp(argv[1], "records"))
 		records(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
+	else if (!strcmp(argv[1], "calltree"))
+		calltree(argc >= 4 ? strtoul(argv[3], NULL, 10) : 100000);
 	else if (!strcmp(argv[1], "pidset") && argc >= 5)
 		pidset(argv[3], argv + 4, argc - 4);
 	else if (!strcmp(argv[1], "ksyms"))

@@ -8,7 +8,8 @@
 # --max-output, `archive` warnings per DSO record, long names in text and info, an empty
 # kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file,
 # many processes on deep stacks, records that decompress to gigabytes, several traces whose
-# moved pids land on another's, and flame graphs of millions of frames.
+# moved pids land on another's, flame graphs of millions of frames, and call trees of many
+# stacks.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -359,6 +360,20 @@ done
 "$R" -F info "$T/refs.xpu" > "$T/refs.info" 2>&1
 grep -q "bad string refs  2$" "$T/refs.info" && grep -q "bad dso refs     2$" "$T/refs.info" ||
 	bad "undefined references: $(grep 'bad .* refs' "$T/refs.info")"
+
+# 17. issue 31: --callers and --callees of a function F on 100,000 stacks (881 KB), each with a
+#     caller and a callee of its own above 62 frames alike on each side. The tree had a node
+#     per frame of every stack's path (6 million, 908 MB; out of memory under 512 MiB) to
+#     print one line, "(100000 more)"; now it is made a level at a time, of the children the
+#     nodes shown show. --max-records=0: the 100 MB of stack records are kept whole.
+"$T/make_hostile" calltree "$T/ct.xpu" || exit 1
+for dir in callers callees; do
+	lim "$R" --max-records=0 --$dir=libcall.so+0x1fff -o "$T/ct.$dir" "$T/ct.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] && grep -q "^ 100.00%       100000  libcall.so+0x1fff (100.00% of all)$" "$T/ct.$dir" &&
+		grep -q '^ *`- (100000 more)$' "$T/ct.$dir" ||
+		bad "call tree of 100,000 stacks: --$dir: exit $rc: $(head -c 300 "$T/err")"
+done
 
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
