@@ -59,6 +59,7 @@ struct record_config {
 	bool no_gpu;
 	bool no_launch_stacks;		/* --no-launch-stacks: GPU activity without launch stacks */
 	bool no_pack;		/* --no-pack: no symbol pack at the end (symbol_pack.h) */
+	bool pack_debuginfod;	/* --pack-debuginfod: the pack may ask DEBUGINFOD_URLS' servers */
 	bool no_python;			/* --no-python: no Python frames */
 	bool no_autograd;		/* --no-autograd: no PyTorch autograd probes */
 	bool driver;			/* --driver: ioctls on NVIDIA device files */

@@ -28,6 +28,7 @@ enum {
 	OPT_NO_GPU,
 	OPT_NO_LAUNCH_STACKS,
 	OPT_NO_PACK,
+	OPT_PACK_DEBUGINFOD,
 	OPT_RINGBUF_MB,
 	OPT_KEEP_ROOT,
 	OPT_CUDA_GRAPHS,
@@ -92,6 +93,10 @@ static const struct cli_opt options[] = {
 	{ .val = OPT_NO_PACK, .name = "no-pack",
 	  .help[0] = "do not write the symbol pack FILE.xpa at the end (the names\n"
 		     "and stack walks that make the trace read the same elsewhere)" },
+	{ .val = OPT_PACK_DEBUGINFOD, .name = "pack-debuginfod",
+	  .help[0] = "let the symbol pack fetch missing files from the debuginfod\n"
+		     "servers of DEBUGINFOD_URLS (by default it uses this host's\n"
+		     "files only: the end of a recording never waits on a network)" },
 	{ .val = OPT_DRIVER, .name = "driver",
 	  .help[0] = "also record the ioctls of the traced tree on NVIDIA device files\n"
 		     "(/dev/nvidia*), with the time inside the driver where the\n"
@@ -394,6 +399,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_PACK:
 			cfg.no_pack = true;
+			break;
+		case OPT_PACK_DEBUGINFOD:
+			cfg.pack_debuginfod = true;
 			break;
 		case OPT_NO_GPU:
 			cfg.no_gpu = true;
