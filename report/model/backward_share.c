@@ -31,7 +31,8 @@ int backward_share__compute(const struct session *s, struct backward_share *b)
 	return 0;
 }
 
-int backward_share__site(const struct session *s, size_t launch, const char **node, const char **site)
+int backward_share__site(const struct session *s, size_t launch, const char **node,
+			 const char **site)
 {
 	const struct xpu_rec_gpu_launch *l = &s->t->launches[launch];
 	const uint32_t *f;

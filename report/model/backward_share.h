@@ -23,7 +23,8 @@ int backward_share__compute(const struct session *s, struct backward_share *b);
  * frame of the forward stack ("mlp (model.py)", or the frame above the node's without Python).
  * 1 when found, 0 when the launch is not backward work put under a forward stack, -ENOMEM.
  */
-int backward_share__site(const struct session *s, size_t launch, const char **node, const char **site);
+int backward_share__site(const struct session *s, size_t launch, const char **node,
+			 const char **site);
 /*
  * The header lines: what share of backward work is under its forward stack, and each
  * PyTorch library that could not be probed (why). Nothing for a trace without autograd.

@@ -35,7 +35,7 @@ static int name_profile(struct naming *nm, struct profile *p, bool cpu)
 		struct prof_entry *e = &p->e[i];
 		const char *comm;
 
-		if (!e->leaf != cpu)
+		if ((e->leaf == 0) != cpu)
 			continue;
 		comm = trace__comm(t, e->pid, buf, sizeof(buf));
 		err = name_one(nm, e->pid, e->ts, e->stack_id, e->trim);

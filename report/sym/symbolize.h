@@ -107,7 +107,7 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 		      bool trim_gpu, const uint32_t **frames, uint32_t *n);
 /*
  * The frames of a stack symbolizer__stack() named already, as it gave them, read-only: for
- * the outputs, which run after the naming pass (model/naming.h). -ENOENT if never named.
+ * readers that come after the naming, and must not name. -ENOENT if never named.
  */
 int symbolizer__named(const struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		      bool trim_gpu, const uint32_t **frames, uint32_t *n);

@@ -3,8 +3,10 @@
  * The loaded trace is read-only: integrity counts are taken at load (every reference to an
  * unknown id, once), whatever the outputs look up afterwards; the stacks the report derives
  * (Python frames spliced in here) live in the session, and the trace's records keep the ids
- * they were read with.
+ * they were read with. The outputs read the session (const): a stack the naming pass left
+ * out fails the output.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,6 +63,10 @@ static void counts_at_load(void)
 	/* every output looks the bad ids up again: the counts stay */
 	null = fopen("/dev/null", "w");
 	CHECK(null && !session__setup(&ses, &t, &o), "session");
+	/* a stack left out of the naming is an error the output returns, never a gap in it */
+	CHECK(!profile__build(&p, &ses) && out_folded(&p, null) == -ENOENT,
+	      "folded without the naming pass");
+	profile__free(&p);
 	/* named first, as the formats table asks (cmd/formats.c) */
 	CHECK(!session__name(&ses, NULL, report_format__of(FMT_INFO)->names |
 					 report_format__of(FMT_CHROME)->names) &&
