@@ -187,6 +187,28 @@ static int name_gpu_sites(struct naming *nm)
 	return err;
 }
 
+/*
+ * Where each entry's frames are, now that nothing more is named (naming moves them): the
+ * outputs then read them from the entries, and the folded way of a sample enters sym/ once.
+ */
+static int fix_profile(const struct session *s, struct profile *p)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < p->n; i++) {
+		struct prof_entry *e = &p->e[i];
+
+		err = session__stack(s, e->pid, e->ts, e->stack_id, e->trim, &e->frames,
+				     &e->nframes);
+		if (err)
+			return err;
+		e->files = session__files(s, e->frames);
+		e->sites = session__sites(s, e->frames);
+	}
+	return 0;
+}
+
 int session__name(struct session *s, struct profile *p, unsigned int sets)
 {
 	const struct trace *t = s->t;
@@ -235,6 +257,8 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		err = name_gpu_sites(&nm);
 	if (!err && (sets & NAME_ALLOC_SITES))
 		err = name_alloc_sites(&nm);
+	if (!err && (sets & NAME_PROFILE))
+		err = fix_profile(s, p);
 	for (i = 0; !err && (sets & NAME_DSOS) && i < t->ndsos; i++)
 		dso_table__file(&s->dsos, i);
 	if (!err && (sets & NAME_PROFILE))

@@ -304,19 +304,21 @@ static int frames_of(const struct profile *p, const struct prof_entry *e,
 		     const uint32_t **frames, const struct frame_site **sites,
 		     const uint32_t **files, uint32_t *n)
 {
-	const struct session *s = p->s;
-	const struct frame_site *ss;
-	const uint32_t *sf;
-	uint32_t sn, k = 0;
-	int err;
+	const struct frame_site *ss = e->sites;
+	const uint32_t *sf = e->frames;
+	uint32_t sn = e->nframes, k = 0;
 
-	err = session__stack(s, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
-	if (err)
-		return err;
+	/* not named: the lookup says so (or finds it, named for another output's needs) */
+	if (!sf) {
+		int err = session__stack(p->s, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
+
+		if (err)
+			return err;
+		ss = session__sites(p->s, sf);
+	}
 	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)) ||
 	    vec_reserve((void **)&files_buf, &files_cap, sn + 2, sizeof(*files_buf)))
 		return -ENOMEM;
-	ss = session__sites(s, sf);
 	*sites = NULL;
 	if (ss) {
 		if (vec_reserve((void **)&sites_buf, &sites_cap, sn + 2, sizeof(*sites_buf)))
@@ -328,7 +330,8 @@ static int frames_of(const struct profile *p, const struct prof_entry *e,
 	files_buf[k] = 0;
 	frames_buf[k++] = e->comm;
 	memcpy(frames_buf + k, sf, sn * sizeof(*sf));
-	memcpy(files_buf + k, session__files(s, sf), sn * sizeof(*files_buf));
+	memcpy(files_buf + k, e->files ? e->files : session__files(p->s, sf),
+	       sn * sizeof(*files_buf));
 	k += sn;
 	if (e->leaf) {
 		files_buf[k] = 0;

@@ -15,6 +15,7 @@ struct prof_entry {
 	uint32_t stack_id;
 	uint32_t leaf;		/* frame id of a GPU leaf ("[gpu] kernel"), 0 for CPU samples */
 	uint32_t comm;		/* frame id of the process name, set by the naming pass */
+	uint32_t nframes;	/* of frames */
 	bool trim;		/* launch stack: CUDA/CUPTI frames are dropped */
 	uint64_t ts;		/* first time seen: picks the mappings used to symbolize */
 	uint64_t samples;
@@ -23,6 +24,12 @@ struct prof_entry {
 	/* with per_thread only (else 0): the sampled or launching thread, the GPU device + 1 */
 	uint32_t tid, device;
 	uint64_t off_n;		/* off-CPU blocks; their time is in gpu_ns, under an [off-cpu] leaf */
+	/*
+	 * The stack's frames as the naming pass named them, root first, with their files and
+	 * (pprof) sites; NULL before it. They stay where they are once the naming is over.
+	 */
+	const uint32_t *frames, *files;
+	const struct frame_site *sites;
 };
 
 struct profile {
