@@ -49,6 +49,11 @@
  *                         frames alike, a caller of its own, F, a callee of its own, 62
  *                         frames alike. `--callers F` and `--callees F` made a tree node per
  *                         frame of each stack (issue 31), for the top few frames they print
+ *   pyruntimes OUT [R [S [K [P]]]]
+ *                         R CPython runtimes (150,000) of P processes (1, pid 100 first), of K
+ *                         versions (0: each another), and S samples of pid 100 (150,000) with
+ *                         Python frames, each after its own runtime: each found by a walk
+ *                         over every runtime, and info's lines compared every pair (issue 31)
  *   pidset OUT NAME PID.. a process NAME for each PID, sampled once in it: given as several
  *                         traces, one's pids moved past Linux's limit could land on another's
  *                         pid over that limit, two processes merged silently (issue 31)
@@ -454,6 +459,40 @@ static void ksyms(uint32_t mib)
 	sample(T0 + 1000, stack(&ip, 0, 1));
 }
 
+/*
+ * R PY_RUNTIME records of pid 100 (each another version, a moment apart) and S samples with
+ * Python frames, each after its own runtime: each sample's runtime was found by a walk over
+ * every runtime, and info's runtime lines compared every pair (issue 31)
+ */
+static void pyruntimes(uint32_t nrt, uint32_t nsamples, uint32_t kinds, uint32_t npids)
+{
+	struct xpu_rec_py_code c = { .id = 1, .firstlineno = 1 };
+	struct xpu_rec_py_runtime r = { .pid = 100, .status = XPU_PY_SUPPORTED,
+					.eval_start = 0x401000, .eval_end = 0x402000 };
+	uint64_t ip = 0x401100, py = XPU_PY_FRAME(1, 0, 1);
+	uint32_t sid = stack(&ip, 0, 1), pid, i;
+
+	c.name_str = str("work");
+	c.filename_str = str("work.py");
+	rec(XPU_REC_PY_CODE, &c, sizeof(c), 0);
+	pid = trace_writer__intern_py_stack(w, &py, 1, 0);
+	if (!pid)
+		die("py stack");
+	for (i = 0; i < nrt; i++) {
+		r.ts_ns = T0 + 10 + 2ull * i;
+		r.version_hex = 0x030c0000 + ((kinds ? i % kinds : i) << 8);
+		r.pid = 100 + (npids ? i % npids : 0);
+		rec(XPU_REC_PY_RUNTIME, &r, sizeof(r), r.ts_ns);
+	}
+	for (i = 0; i < nsamples; i++) {
+		struct xpu_rec_cpu_sample s = { .ts_ns = T0 + 11 + 2ull * (i % (nrt ? nrt : 1)),
+						.pid = 100, .tid = 100, .stack_id = sid,
+						.py_stack_id = pid };
+
+		rec(XPU_REC_CPU_SAMPLE, &s, sizeof(s), s.ts_ns);
+	}
+}
+
 /* frames named "libcall.so+0x...": F is libcall.so+0x2000 */
 static void calltree(uint32_t n)
 {
@@ -557,7 +596,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
 			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|calltree|pidset|"
-			"refs OUT [ARG]\n");
+			"refs|pyruntimes OUT [ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -596,6 +635,11 @@ int main(int argc, char **argv)
 		     argc >= 7 ? strtoul(argv[6], NULL, 10) : 190);
 	else if (!strcmp(argv[1], "records"))
 		records(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
+	else if (!strcmp(argv[1], "pyruntimes"))
+		pyruntimes(argc >= 4 ? strtoul(argv[3], NULL, 10) : 150000,
+			   argc >= 5 ? strtoul(argv[4], NULL, 10) : 150000,
+			   argc >= 6 ? strtoul(argv[5], NULL, 10) : 0,
+			   argc >= 7 ? strtoul(argv[6], NULL, 10) : 1);
 	else if (!strcmp(argv[1], "calltree"))
 		calltree(argc >= 4 ? strtoul(argv[3], NULL, 10) : 100000);
 	else if (!strcmp(argv[1], "pidset") && argc >= 5)
