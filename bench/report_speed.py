@@ -21,7 +21,12 @@ sample for the same repetition (below 1: xpu-report faster), median [min..max] o
 repetitions. Prints a table and writes the "report-speed" section of BENCHMARKS.md. Needs
 root (BPF, perf record).
 
-  bench/report_speed.py [--samples N] [--freq HZ] [--reps R] [--gen-samples M] [--no-write]
+With --baseline OLD (another build's xpu-report), OLD runs the same xpu-report commands in the
+same repetitions, and a table gives this build's time and peak RSS over OLD's (below 1: this
+build is faster or smaller): a change's cost, measured in one run on one machine.
+
+  bench/report_speed.py [--samples N] [--freq HZ] [--reps R] [--gen-samples M]
+                        [--baseline OLD] [--no-write]
 """
 import argparse
 import os
@@ -137,8 +142,11 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--gen-samples", type=int, default=10_000_000,
                     help="samples in the generated trace (0: skip it)")
+    ap.add_argument("--baseline", help="another xpu-report, timed beside this build's")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        sys.exit(f"report_speed: {args.baseline}: not an executable")
     if os.geteuid() != 0:
         sys.exit("report_speed: needs root for BPF and perf record")
     if not shutil.which("perf"):
@@ -161,6 +169,9 @@ def main():
             "perf-report-default": ["perf", "report", "-i", perf, "--stdio"],
             "perf-script": ["perf", "script", "-i", perf],
         }
+        if args.baseline:
+            cmds["base-text"] = [args.baseline, xpu]
+            cmds["base-folded"] = [args.baseline, "--format=folded", xpu]
         res = time_commands(cmds, args.reps)
         gen_res = None
         if args.gen_samples:
@@ -173,9 +184,12 @@ def main():
                 sys.exit("gen_trace failed:\n" + r.stderr)
             n_gen = count_xpu_samples(big)
             gen_size = os.path.getsize(big)
-            gen_res = time_commands({"xpu-text": [report, big],
-                                     "xpu-folded": [report, "--format=folded", big]},
-                                    args.reps)
+            gen_cmds = {"xpu-text": [report, big],
+                        "xpu-folded": [report, "--format=folded", big]}
+            if args.baseline:
+                gen_cmds["base-text"] = [args.baseline, big]
+                gen_cmds["base-folded"] = [args.baseline, "--format=folded", big]
+            gen_res = time_commands(gen_cmds, args.reps)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -260,8 +274,27 @@ def main():
         ("met by every xpu-report row." if not slow else "missed by " + ", ".join(slow) + "."))
     text = "\n".join(lines) + "\n"
     print(text)
+    if args.baseline:
+        print(baseline_table(args.baseline, res, gen_res))
     if not args.no_write:
         benchlib.write_section("report-speed", text)
+
+
+def baseline_table(baseline, res, gen_res):
+    """This build over the baseline, per repetition: wall time median [min..max], and the
+    largest peak RSS of each."""
+    out = [f"This build / {baseline}, same repetitions (below 1: this build faster, smaller):",
+           "", "| command | trace | wall ratio | peak RSS MiB (baseline -> this) |",
+           "|---|---|---|---|"]
+    for label, rr in (("recorded", res), ("generated", gen_res)):
+        if not rr:
+            continue
+        for name, cmd in (("text", "`xpu-report`"), ("folded", "`xpu-report -F folded`")):
+            new, old = rr["xpu-" + name], rr["base-" + name]
+            walls = fmt_x([n[0] / o[0] for n, o in zip(new, old)])
+            rss = (max(m for _, m in old) / 1024, max(m for _, m in new) / 1024)
+            out.append(f"| {cmd} | {label} | {walls} | {rss[0]:.0f} -> {rss[1]:.0f} |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

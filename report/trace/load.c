@@ -755,27 +755,43 @@ static int bad_str(const struct trace *t, uint32_t id)
 	return id && !kmap__get(&t->string_ids, id, 0);
 }
 
-/* The references of one record's struct (its table row's fields) to ids nothing defines. */
-static void count_record_refs(struct trace *t, const struct xpu_record_desc *d, const uint8_t *r)
+/* The fields of d that refer to ids of a table (strings, stacks, files), at most max. */
+static size_t ref_fields(const struct xpu_record_desc *d, const struct xpu_record_field **refs,
+			 size_t max)
 {
 	const struct xpu_record_field *f;
+	size_t n = 0;
 
 	xpu_record_for_each_field(f, d) {
+		if (!f->defines && n < max &&
+		    (f->kind == XPU_FIELD_STR || f->kind == XPU_FIELD_STACK ||
+		     f->kind == XPU_FIELD_PY_STACK || f->kind == XPU_FIELD_DSO))
+			refs[n++] = f;
+	}
+	return n;
+}
+
+/*
+ * The references of one record's struct (refs: its row's reference fields) to ids nothing
+ * defines. A mapping's file is never 0: there id 0 is a reference to nothing, elsewhere none.
+ */
+static void count_record_refs(struct trace *t, const struct xpu_record_field *const *refs,
+			      size_t nrefs, bool zero_dso_is_ref, const uint8_t *r)
+{
+	size_t k;
+
+	for (k = 0; k < nrefs; k++) {
 		uint32_t id;
 
-		if (f->defines)
-			continue;
-		memcpy(&id, r + f->offset, sizeof(id));
-		if (f->kind == XPU_FIELD_STR)
+		memcpy(&id, r + refs[k]->offset, sizeof(id));
+		if (refs[k]->kind == XPU_FIELD_STR)
 			t->bad_string_refs += bad_str(t, id);
-		else if (f->kind == XPU_FIELD_STACK)
+		else if (refs[k]->kind == XPU_FIELD_STACK)
 			t->bad_stack_refs += id && !kmap__get(&t->stack_ids, id, 0);
-		else if (f->kind == XPU_FIELD_PY_STACK)
+		else if (refs[k]->kind == XPU_FIELD_PY_STACK)
 			t->bad_stack_refs += id && !kmap__get(&t->py_stack_ids, id, 0);
-		/* a mapping's file is never 0: id 0 names none, a reference to nothing */
-		else if (f->kind == XPU_FIELD_DSO)
-			t->bad_dso_refs += (id || d == xpu_record_desc(XPU_REC_MAPPING)) &&
-					   !kmap__get(&t->dso_ids, id, 0);
+		else
+			t->bad_dso_refs += (id || zero_dso_is_ref) && !kmap__get(&t->dso_ids, id, 0);
 	}
 }
 
@@ -786,11 +802,14 @@ static void count_record_refs(struct trace *t, const struct xpu_record_desc *d, 
  */
 static void count_bad_refs(struct trace *t)
 {
+	const struct xpu_record_field *refs[XPU_RECORD_FIELDS_MAX];
 	const uint8_t *base = (const uint8_t *)t;
-	size_t i, type;
+	size_t i, type, nrefs;
 
-	if (t->has_session)
-		count_record_refs(t, xpu_record_desc(XPU_REC_SESSION), (const uint8_t *)&t->session);
+	if (t->has_session) {
+		nrefs = ref_fields(xpu_record_desc(XPU_REC_SESSION), refs, XPU_RECORD_FIELDS_MAX);
+		count_record_refs(t, refs, nrefs, false, (const uint8_t *)&t->session);
+	}
 	for (i = 0; i < t->npy_codes; i++)
 		t->bad_string_refs += bad_str(t, t->py_codes[i].name_str) +
 				      bad_str(t, t->py_codes[i].filename_str);
@@ -801,12 +820,13 @@ static void count_bad_refs(struct trace *t)
 		const uint8_t *arr;
 		size_t n;
 
-		if (!d || !stride)
+		if (!d || !stride || !(nrefs = ref_fields(d, refs, XPU_RECORD_FIELDS_MAX)))
 			continue;
 		arr = *(const uint8_t *const *)(base + k->arr);
 		n = *(const size_t *)(base + k->n);
 		for (i = 0; i < n; i++)
-			count_record_refs(t, d, arr + i * stride + off);
+			count_record_refs(t, refs, nrefs, type == XPU_REC_MAPPING,
+					  arr + i * stride + off);
 	}
 }
 
