@@ -54,6 +54,10 @@
  *                         versions (0: each another), and S samples of pid 100 (150,000) with
  *                         Python frames, each after its own runtime: each found by a walk
  *                         over every runtime, and info's lines compared every pair (issue 31)
+ *   hashkeys OUT [N [S]]  N addresses (60,000) of one file, each in a mapping of its own,
+ *                         whose file offsets all took one slot of the symbolizer's address
+ *                         cache while its hash had no seed, one probe chain (issue 31); and
+ *                         S stacks (400) of 1,024 frames through the last of them
  *   pidset OUT NAME PID.. a process NAME for each PID, sampled once in it: given as several
  *                         traces, one's pids moved past Linux's limit could land on another's
  *                         pid over that limit, two processes merged silently (issue 31)
@@ -493,6 +497,69 @@ static void pyruntimes(uint32_t nrt, uint32_t nsamples, uint32_t kinds, uint32_t
 	}
 }
 
+/* The report's hash of a key pair before it was seeded (report/base/containers.c), inverted */
+static uint64_t unxorshift(uint64_t y, int s)
+{
+	uint64_t x = y;
+	int k;
+
+	for (k = s; k < 64; k += s)
+		x = y ^ x >> s;
+	return x;
+}
+
+static uint64_t mul_inverse(uint64_t m)
+{
+	uint64_t x = m;
+	int k;
+
+	for (k = 0; k < 6; k++)
+		x *= 2 - m * x;
+	return x;
+}
+
+static uint64_t unmix64(uint64_t x)
+{
+	x = unxorshift(x, 31);
+	x *= mul_inverse(0x94d049bb133111ebull);
+	x = unxorshift(x, 27);
+	x *= mul_inverse(0xbf58476d1ce4e5b9ull);
+	return unxorshift(x, 30);
+}
+
+/*
+ * N file offsets of one DSO (the first: key a = 1) whose slots in the symbolizer's address
+ * cache all fell on one: mix64(1 ^ mix64(off + C)) a multiple of 2^24 (any table of up to 16
+ * million slots), one linear probe chain, quadratic (issue 31). Each its own mapping of a
+ * page at 0x10000 + 0x1000 k, sampled once at its start as a stack's leaf; then S stacks of
+ * 1,024 frames whose callers are all the last offset, each a walk of the chain.
+ */
+static void hashkeys(uint32_t n, uint32_t s)
+{
+	static uint64_t ips[1024];
+	struct xpu_rec_dso d = { .id = 1, .kind = XPU_DSO_ELF };
+	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .dso_id = 1, .prot = 5 };
+	uint64_t ip;
+	uint32_t k;
+
+	d.path_str = str("/nonexistent/libhash.so");
+	rec(XPU_REC_DSO, &d, sizeof(d), 0);
+	for (k = 0; k < n; k++) {
+		m.start = 0x10000ull + 0x1000ull * k;
+		m.end = m.start + 0x1000;
+		m.pgoff = unmix64(unmix64((uint64_t)(k + 1) << 24) ^ 1) - 0x9e3779b97f4a7c15ull;
+		rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+		ip = m.start;
+		sample(T0 + 1000 + k, stack(&ip, 0, 1));
+	}
+	for (k = 1; k < 1024; k++)
+		ips[k] = m.start + 1;	/* a caller's return address: its call is the byte before */
+	for (k = 0; k < s && n; k++) {
+		ips[0] = 0x10000ull + 0x1000ull * (k % n);
+		sample(T0 + 1000 + n + k, stack(ips, 0, 1024));
+	}
+}
+
 /* frames named "libcall.so+0x...": F is libcall.so+0x2000 */
 static void calltree(uint32_t n)
 {
@@ -596,7 +663,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
 			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|calltree|pidset|"
-			"refs|pyruntimes OUT [ARG]\n");
+			"refs|pyruntimes|hashkeys OUT [ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -640,6 +707,9 @@ int main(int argc, char **argv)
 			   argc >= 5 ? strtoul(argv[4], NULL, 10) : 150000,
 			   argc >= 6 ? strtoul(argv[5], NULL, 10) : 0,
 			   argc >= 7 ? strtoul(argv[6], NULL, 10) : 1);
+	else if (!strcmp(argv[1], "hashkeys"))
+		hashkeys(argc >= 4 ? strtoul(argv[3], NULL, 10) : 60000,
+			 argc >= 5 ? strtoul(argv[4], NULL, 10) : 400);
 	else if (!strcmp(argv[1], "calltree"))
 		calltree(argc >= 4 ? strtoul(argv[3], NULL, 10) : 100000);
 	else if (!strcmp(argv[1], "pidset") && argc >= 5)
