@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <inttypes.h>
 #include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>

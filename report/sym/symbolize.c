@@ -9,13 +9,11 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/warn.h"
 #include "sym/backward.h"
 #include "sym/demangle.h"
 #include "sym/dso.h"
