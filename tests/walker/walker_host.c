@@ -53,6 +53,7 @@ struct shim_map {
 static struct shim_map maps[] = {
 	SHIM_MAP(cfi_procs, SHIM_HASH),
 	SHIM_MAP(cfi_scratch, SHIM_ARRAY),
+	SHIM_MAP(cfi_memo, SHIM_ARRAY),
 	SHIM_MAP(py_procs, SHIM_HASH),
 	SHIM_MAP(py_threads, SHIM_HASH),
 	SHIM_MAP(py_scratch, SHIM_ARRAY),
@@ -182,6 +183,12 @@ long shim_probe_read_user(void *dst, __u32 size, const void *src)
 struct task_struct *shim_current_task(void)
 {
 	return &task;
+}
+
+/* the snapshot's thread: the walk's memo is kept per thread */
+__u64 shim_current_pid_tgid(void)
+{
+	return snap ? (__u64)snap->pid << 32 | snap->tid : 0;
 }
 
 __u64 shim_ktime_get_ns(void)
