@@ -135,6 +135,20 @@ memfds=$(grep -c memfd_create "$T/st.arch")
 [ "$(grep -c "an entry is not an ELF file" "$T/err")" = 1 ] &&
 	[ "$(grep -c "larger than the file the trace recorded" "$T/err")" = 1 ] ||
 	bad "archive entries: not said once each: $(head -c 600 "$T/err")"
+# every format, several traces and a diff: one memfd (one a side of a diff), each said once
+for cmd in "-F folded" "-F text" "-F svg" "-F chrome" "-F pprof" "-F jsonl" \
+	"-F folded $T/arch.xpu" "diff $T/arch.xpu"; do
+	[ "$cmd" = "-F pprof" ] && ! "$R" --help | grep -q pprof && continue
+	want=1
+	[ "${cmd%% *}" = diff ] && want=2
+	# shellcheck disable=SC2086
+	ASAN_OPTIONS=detect_leaks=0 lim strace -f -qq -e trace=memfd_create -o "$T/st.arch" "$R" \
+		$cmd "$T/arch.xpu" >/dev/null 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] && [ "$(grep -c memfd_create "$T/st.arch")" = $want ] &&
+		[ "$(grep -c "an entry is not an ELF file" "$T/err")" = 1 ] ||
+		bad "archive entries: $cmd: exit $rc, $(grep -c memfd_create "$T/st.arch") memfds: $(head -c 300 "$T/err")"
+done
 lim "$R" -F info --archive-max=1M "$T/arch.xpu" >"$T/arch.info" 2>"$T/err"
 rc=$?
 [ $rc = 0 ] && [ "$(grep -c "archive-max=1048576" "$T/err")" = 1 ] &&
@@ -201,6 +215,13 @@ grep "victim" "$T/st.proc" && bad "/proc paths opened"
 	bad "20,000 records of one file: exit $?: $(head -1 "$T/err")"
 [ "$(wc -l <"$T/same.folded")" = 1 ] && grep -q " 20000$" "$T/same.folded" ||
 	bad "20,000 records of one file, 256 descriptors: not one name: $(head -3 "$T/same.folded")"
+# the same trace twice, as one (40,000 records of one file), and a diff of it
+(ulimit -n 256 && lim "$R" -F folded "$T/same.xpu" "$T/same.xpu") >"$T/same2.folded" 2>"$T/err" ||
+	bad "40,000 records of one file, two traces: exit $?: $(head -1 "$T/err")"
+[ "$(wc -l <"$T/same2.folded")" = 1 ] && grep -q " 40000$" "$T/same2.folded" ||
+	bad "40,000 records of one file, two traces: not one name: $(head -3 "$T/same2.folded")"
+(ulimit -n 256 && lim "$R" diff "$T/same.xpu" "$T/same.xpu") >/dev/null 2>"$T/err" ||
+	bad "20,000 records of one file: diff: exit $?: $(head -1 "$T/err")"
 
 # 12. issue 31: 20,000 processes of no name on one stack of 250 frames (each a root of its own
 #     in folded and svg, each symbolized apart) and 20,000 threads on one of 1,024 (each a
@@ -228,6 +249,12 @@ for f in folded svg pprof chrome jsonl text; do
 	*)	[ $rc = 0 ] && [ "$size" -gt 0 ] ;;
 	esac || bad "pids: -F $f: exit $rc, $size bytes: $(head -c 300 "$T/err")"
 done
+# the trace twice, as one: 40,000 processes, the same graph of twice the weight
+lim "$R" -F svg -o "$T/pids2.svg" "$T/pids.xpu" "$T/pids.xpu" 2>"$T/err"
+rc=$?
+[ $rc = 0 ] && grep -q "<title>victim (40000 samples, 50.00%)" "$T/pids2.svg" &&
+	[ "$(grep -c "^<g><title>" "$T/pids2.svg")" = 1026 ] ||
+	bad "pids: two traces: -F svg: exit $rc: $(head -c 300 "$T/err")"
 # a differential graph of the trace against itself: the same frames, none changed (grey)
 lim "$R" diff -F svg -o "$T/pids-diff.svg" "$T/pids.xpu" "$T/pids.xpu" 2>"$T/err"
 rc=$?
