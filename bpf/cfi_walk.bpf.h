@@ -59,7 +59,6 @@ struct cfi_cached_row {
  * keep the scratch value under the 32 KiB a per-CPU map value may have.
  */
 #define CFI_CACHE_ENTRIES 1024
-#define CFI_MEMO_CHUNK 32		/* frames a memo's reuse copies at once */
 #define CFI_WIN_BYTES 512
 
 struct cfi_walk {
@@ -75,14 +74,6 @@ struct cfi_walk {
 	 * the same file, so most frames skip the process lookup and the search of its mappings.
 	 */
 	struct xpu_cfi_map last;
-	/* the memo (cfi_memo.bpf.h) */
-	__u32 slot;
-	__u32 memo_k;			/* the memo's frame the walk compares against next */
-	__u32 nlog;			/* stack words read, logged while recording */
-	__u32 impure_to;		/* frames below it took steps a memo cannot vouch for */
-	__u8 memo_on;			/* the memo is this thread's: frames may match */
-	__u8 memo_match;		/* frame n stands where the memo's frame memo_k stood */
-	__u8 recording;			/* this walk is recorded into the spare memo */
 };
 
 struct cfi_scratch {
@@ -93,7 +84,6 @@ struct cfi_scratch {
 	 */
 	struct cfi_walk w;
 	__u64 ips[XPU_BPF_MAX_UFRAMES];
-	__u64 ips_pad[CFI_MEMO_CHUNK];	/* a memo copies whole chunks: the last may run over */
 	/* per slot: a sample interrupting a launch's walk never sees a half-written entry */
 	struct cfi_cached_row cache[CFI_CACHE_ENTRIES];
 	/*
@@ -104,7 +94,6 @@ struct cfi_scratch {
 	 */
 	__u64 win_base;
 	__u32 win_len;
-	__u8 memo_cur;			/* which of the slot's two memos is the last walk */
 	__u8 win[CFI_WIN_BYTES];
 };
 
@@ -209,7 +198,7 @@ static __always_inline struct xpu_cfi_row *cfi_find_row(void *rows, const struct
  * The stack word at addr, through the window; -1 if unreadable. A refill stops at addr's page
  * end, so that it never fails on the unmapped page above a stack's top.
  */
-static __always_inline int cfi_read_word(struct cfi_scratch *s, __u64 addr, __u64 *val)
+static __always_inline int cfi_read(struct cfi_scratch *s, __u64 addr, __u64 *val)
 {
 	__u64 off, len;
 
@@ -234,18 +223,6 @@ static __always_inline int cfi_read_word(struct cfi_scratch *s, __u64 addr, __u6
 	if (off > CFI_WIN_BYTES - 8)
 		return -1;
 	*val = *(__u64 *)(s->win + off);
-	return 0;
-}
-
-#include "cfi_memo.bpf.h"
-
-/* The same, logged for the memo while the walk is recorded. */
-static __always_inline int cfi_read(struct cfi_scratch *s, __u64 addr, __u64 *val)
-{
-	if (cfi_read_word(s, addr, val))
-		return -1;
-	if (s->w.recording)
-		cfi_memo_log(s->w.slot, addr, *val);
 	return 0;
 }
 
@@ -384,14 +361,7 @@ static __always_inline long cfi_signal_step(struct cfi_scratch *s, struct cfi_wa
 	return 0;
 }
 
-/* Frame i was not stepped by its row: a memo cannot vouch for the walk from it on. */
-static __always_inline void cfi_impure(struct cfi_walk *w, __u32 i)
-{
-	w->impure_to = i + 1;
-}
-
-/* One frame; the frame's index is w->n, so that a walk can go on after a memo that failed. */
-static long cfi_step(__u32 unused, __u32 *slot)
+static long cfi_step(__u32 i, __u32 *slot)
 {
 	struct cfi_scratch *s = bpf_map_lookup_elem(&cfi_scratch, slot);
 	const struct xpu_cfi_proc *proc;
@@ -400,26 +370,18 @@ static long cfi_step(__u32 unused, __u32 *slot)
 	struct cfi_cached_row *e;
 	__u64 pc, cfa, ra, bp_at_rbp = 0, bp_saved = 0;
 	struct cfi_walk *w;
-	__u32 i;
 	void *rows;
 
 	if (!s)
 		return 1;
 	w = &s->w;
-	i = w->n;
 	if (i >= XPU_BPF_MAX_UFRAMES) {
 		count(XPU_CNT_CFI_END_LIMIT);
 		return 1;
 	}
-	if (w->memo_on && !w->exact && cfi_memo_match(*slot))
-		return 1;
-	if (w->recording)
-		cfi_memo_frame(*slot);
 	s->ips[i & (XPU_BPF_MAX_UFRAMES - 1)] = w->ip;
 	w->n = i + 1;
 	pc = w->exact ? w->ip : w->ip - 1;
-	if (w->exact)
-		cfi_impure(w, i);
 	w->exact = 0;
 	if (w->fp_only)
 		return cfi_fp_step(s, w);
@@ -433,7 +395,6 @@ static long cfi_step(__u32 unused, __u32 *slot)
 			m = proc ? cfi_find_map(proc, pc) : NULL;
 			if (!m) {
 				count(XPU_CNT_CFI_FP_NO_MAP);
-				cfi_impure(w, i);
 				return cfi_fallback_step(s, w, proc ? CFI_FALLBACK_FP_OR_SCAN :
 							 CFI_FALLBACK_FP);
 			}
@@ -442,13 +403,11 @@ static long cfi_step(__u32 unused, __u32 *slot)
 		rows = bpf_map_lookup_elem(&cfi_tables, &w->last.table);
 		if (!rows) {
 			count(XPU_CNT_CFI_FP_NO_TABLE);
-			cfi_impure(w, i);
 			return cfi_fp_step(s, w);
 		}
 		found = cfi_find_row(rows, &w->last, pc - w->last.bias);
 		if (!found || found->kind == XPU_CFI_NONE) {
 			count(XPU_CNT_CFI_FP_NO_ROW);
-			cfi_impure(w, i);
 			return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 		}
 		row = *found;
@@ -483,7 +442,6 @@ static long cfi_step(__u32 unused, __u32 *slot)
 		cfa = w->sp + row.cfa_off + ((w->ip & 15) >= (__u8)row.rbp_off8 ? 8 : 0);
 		break;
 	case XPU_CFI_SIGNAL:
-		cfi_impure(w, i);
 		return cfi_signal_step(s, w);
 	case XPU_CFI_END:
 		count(XPU_CNT_CFI_END_OUTERMOST);
@@ -491,14 +449,8 @@ static long cfi_step(__u32 unused, __u32 *slot)
 		return 1;
 	default:
 		count(XPU_CNT_CFI_FP_UNSUPPORTED);
-		cfi_impure(w, i);
 		return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 	}
-	if (w->recording)
-		cfi_memo_bp(*slot, i, (row.kind == XPU_CFI_RBP || row.kind == XPU_CFI_RBP_DEREF ||
-			   row.kind == XPU_CFI_RBP_DEREF_AT_RBP ? CFI_MEMO_USES_BP : 0) |
-			  (row.kind == XPU_CFI_RBP_DEREF_AT_RBP ||
-			   (row.kind != XPU_CFI_PLT && row.rbp_off8) ? CFI_MEMO_SETS_BP : 0));
 	if (cfa <= w->sp) {
 		count(XPU_CNT_CFI_END_BAD_SP);
 		return 1;
@@ -534,18 +486,6 @@ static long cfi_step(__u32 unused, __u32 *slot)
 }
 
 /*
- * Steps the walk of the slot on until it ends or matches the memo. A global function
- * (verified once): the walk runs it again after a memo whose words had changed, and a second
- * call of bpf_loop() with the step would have had the verifier go through the step twice.
- */
-__attribute__((noinline)) int cfi_walk_run(__u32 slot)
-{
-	/* one more iteration than frames, so that a walk that fills the array is counted */
-	bpf_loop(XPU_BPF_MAX_UFRAMES + 1, cfi_step, &slot, 0);
-	return 0;
-}
-
-/*
  * Walks the current thread's user stack from its saved user registers into out (room for
  * XPU_BPF_MAX_UFRAMES addresses), leaf first. Returns the number of addresses, 0 if none;
  * *uflags says whether the walk reached the outermost frame.
@@ -553,7 +493,6 @@ __attribute__((noinline)) int cfi_walk_run(__u32 slot)
 static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, __u32 *uflags)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	const struct xpu_cfi_proc *proc;
 	struct cfi_scratch *s;
 	struct cfi_walk *w;
@@ -580,27 +519,11 @@ static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, _
 		w->fp_only = 1;
 	}
 	s->win_len = 0;		/* the window of the last walk is another thread's stack */
-	cfi_memo_begin(s, slot, tid);
-	cfi_walk_run(slot);
+	/* one more iteration than frames, so that a walk that fills the array is counted */
+	bpf_loop(XPU_BPF_MAX_UFRAMES + 1, cfi_step, &slot, 0);
 	s = bpf_map_lookup_elem(&cfi_scratch, &slot);
 	if (!s)
 		return 0;
-	if (s->w.memo_match && !cfi_memo_reuse(s, slot)) {
-		/* a word changed: the walk goes on from the matched frame, recorded again */
-		count(XPU_CNT_CFI_MEMO_MISSES);
-		s = bpf_map_lookup_elem(&cfi_scratch, &slot);
-		if (!s)
-			return 0;
-		s->w.memo_on = 0;
-		s->w.memo_match = 0;
-		s->w.recording = 1;
-		cfi_walk_run(slot);
-		s = bpf_map_lookup_elem(&cfi_scratch, &slot);
-		if (!s)
-			return 0;
-	}
-	if (!s->w.memo_match)
-		cfi_memo_keep(s, slot, tid);
 	n = s->w.n;
 	*uflags = s->w.outermost ? XPU_EV_U_OUTERMOST : 0;
 	if (!n)

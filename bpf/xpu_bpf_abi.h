@@ -99,9 +99,7 @@ enum xpu_bpf_counter {
 	XPU_CNT_AG_EVALS = 39,		/* evaluation events sent */
 	XPU_CNT_AG_READ_ERR = 40,	/* a node or edge pointer could not be read */
 	XPU_CNT_AG_NODES_FROM_LAUNCH = 41,	/* node events that name their op's launch, unwalked */
-	XPU_CNT_CFI_MEMO_FRAMES = 42,	/* -g cfi: frames taken from the thread's last walk */
-	XPU_CNT_CFI_MEMO_MISSES = 43,	/* -g cfi: matches whose stack words had changed */
-	XPU_CNT_NR = 44,
+	XPU_CNT_NR = 42,
 };
 
 struct xpu_ev_hdr {

@@ -61,7 +61,7 @@ for cfg in default fp; do
 	wait "$rp"; wait "$pp"
 	echo "== torch_bench $STEPS steps, xpu-record ${flags[*]:-(default)}: $(grep elapsed_ns "$O/torch-$cfg.out")"
 	per_prog "$O/progs-$cfg.json"
-	xrep --format=info "$O/torch-$cfg.xpu" | grep -E "gpu_launch|gpu_kernel|cpu_sample|lost|cfi_walks|cfi_frames|cfi_stack_reads|cfi_memo|py_frames|py_frame_reads|py_stacks" | head -16
+	xrep --format=info "$O/torch-$cfg.xpu" | grep -E "gpu_launch|gpu_kernel|cpu_sample|lost|cfi_walks|cfi_frames|cfi_stack_reads|py_frames|py_frame_reads|py_stacks" | head -16
 done
 
 echo "== marker_py.py: the launch marker from Python at depth 20, ns per call"

@@ -53,7 +53,6 @@ struct shim_map {
 static struct shim_map maps[] = {
 	SHIM_MAP(cfi_procs, SHIM_HASH),
 	SHIM_MAP(cfi_scratch, SHIM_ARRAY),
-	SHIM_MAP(cfi_memo, SHIM_ARRAY),
 	SHIM_MAP(py_procs, SHIM_HASH),
 	SHIM_MAP(py_threads, SHIM_HASH),
 	SHIM_MAP(py_scratch, SHIM_ARRAY),
@@ -185,7 +184,7 @@ struct task_struct *shim_current_task(void)
 	return &task;
 }
 
-/* the snapshot's thread: the walk's memo is kept per thread */
+/* the snapshot's thread */
 __u64 shim_current_pid_tgid(void)
 {
 	return snap ? (__u64)snap->pid << 32 | snap->tid : 0;
