@@ -90,13 +90,12 @@ static int path_frame(struct ctree *t, size_t i, uint32_t d, uint32_t *frame)
 /* Parent first, then as print shows children: heaviest first, then by frame id. */
 static int cmp_cand(const void *a, const void *b, void *arg)
 {
-	const struct cand *c = arg, *x = &c[*(const uint32_t *)a], *y = &c[*(const uint32_t *)b];
+	const struct cand *cs = arg, *x = &cs[*(const uint32_t *)a], *y = &cs[*(const uint32_t *)b];
+	int c = CMP(x->parent, y->parent);
 
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	if (x->w != y->w)
-		return x->w > y->w ? -1 : 1;
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
+	if (!c)
+		c = CMP(y->w, x->w);
+	return c ? c : CMP(x->frame, y->frame);
 }
 
 /*

@@ -3,11 +3,12 @@
  * An interactive flame graph as one self-contained SVG: the folded lines of the current view
  * and weight (folded.h, the very data --format=folded prints) drawn as their tree, root at
  * the bottom, one rectangle per frame with a <title> tooltip (frame, weight, percent), each
- * frame found in the lines as it is drawn (no tree is made: struct side). Labels are cut to fit in C, so the picture reads even where scripts do not run
- * (an <img>); the embedded script adds click-to-zoom, reset and search with matched percent.
- * GPU work ("[gpu] ..." leaves) is drawn in blue-greens, blocked time ("[off-cpu] ...") in
- * greys, kernel frames ("_[k]") in orange,
- * everything else in the usual warm colours, each hue fixed by a hash of the name.
+ * frame found in the lines as it is drawn (no tree is made: struct side). Labels are cut to
+ * fit in C, so the picture reads even where scripts do not run (an <img>); the embedded
+ * script adds click-to-zoom, reset and search with matched percent. GPU work ("[gpu] ..."
+ * leaves) is drawn in blue-greens, blocked time ("[off-cpu] ...") in greys, kernel frames
+ * ("_[k]") in orange, everything else in the usual warm colours, each hue fixed by a hash of
+ * the name.
  */
 #include <errno.h>
 #include <math.h>
@@ -93,9 +94,44 @@ static uint32_t row_depth(const struct side *sd, size_t i)
 	return folded__depth(sd->fo, sd->order[i]);
 }
 
+/* Frame k's name of row r (an index into fo->rows) and of the row i in frame order */
+static const char *frame_name(const struct side *sd, uint32_t r, uint32_t k)
+{
+	return strpool__str(sd->fo->names, folded__frame(sd->fo, r, k));
+}
+
 static const char *row_frame(const struct side *sd, size_t i, uint32_t k)
 {
-	return strpool__str(sd->fo->names, folded__frame(sd->fo, sd->order[i], k));
+	return frame_name(sd, sd->order[i], k);
+}
+
+/* A search in rows [lo, lo + n) of sd, at frame k, for name */
+struct row_key {
+	const struct side *sd;
+	size_t lo;
+	uint32_t k;
+	const char *name;
+};
+
+static bool ends_before(size_t i, const void *arg)
+{
+	const struct row_key *q = arg;
+
+	return row_depth(q->sd, q->lo + i) <= q->k;
+}
+
+static bool named_below(size_t i, const void *arg)
+{
+	const struct row_key *q = arg;
+
+	return strcmp(row_frame(q->sd, q->lo + i, q->k), q->name) < 0;
+}
+
+static bool named_at_most(size_t i, const void *arg)
+{
+	const struct row_key *q = arg;
+
+	return strcmp(row_frame(q->sd, q->lo + i, q->k), q->name) <= 0;
 }
 
 /*
@@ -105,33 +141,14 @@ static const char *row_frame(const struct side *sd, size_t i, uint32_t k)
 static void side_child(const struct side *sd, size_t *lo, size_t *hi, uint32_t k,
 		       const char *name)
 {
-	size_t a = *lo, b = *hi, m;
+	struct row_key q = { .sd = sd, .lo = *lo, .k = k, .name = name };
+	size_t n = *hi - *lo, a;
 
-	while (a < b) {		/* past the rows that end before frame k */
-		m = a + (b - a) / 2;
-		if (row_depth(sd, m) > k)
-			b = m;
-		else
-			a = m + 1;
-	}
-	b = *hi;
-	while (a < b) {		/* the first named name or after it */
-		m = a + (b - a) / 2;
-		if (strcmp(row_frame(sd, m, k), name) < 0)
-			a = m + 1;
-		else
-			b = m;
-	}
-	*lo = a;
-	b = *hi;
-	while (a < b) {		/* the first named after it */
-		m = a + (b - a) / 2;
-		if (strcmp(row_frame(sd, m, k), name) <= 0)
-			a = m + 1;
-		else
-			b = m;
-	}
-	*hi = a;
+	a = upper_bound(n, ends_before, &q);
+	q.lo += a;
+	n -= a;
+	*lo = q.lo + upper_bound(n, named_below, &q);
+	*hi = q.lo + upper_bound(n, named_at_most, &q);
 }
 
 /* A node's share of its graph, in percent (0 in an empty one) */
@@ -195,13 +212,14 @@ static int flame_walk(struct walk *w)
 			w->nodes++;
 			if (wt[d] >= w->min_w) {
 				w->kept++;
-				w->bytes += FRAME_MIN_BYTES +
-					strlen(strpool__str(sd->fo->names, folded__frame(sd->fo, prev, d)));
+				w->bytes += FRAME_MIN_BYTES + strlen(frame_name(sd, prev, d));
 			}
-			if (w->base)
-				w->max_gain = fmax(w->max_gain, fabs(share_of(sd, wt[d]) -
-					(blo[d] < bhi[d] ? share_of(w->base, w->base->sum[bhi[d]] -
-								    w->base->sum[blo[d]]) : 0)));
+			if (w->base) {
+				double bw = w->base->sum[bhi[d]] - w->base->sum[blo[d]];
+				double was = blo[d] < bhi[d] ? share_of(w->base, bw) : 0;
+
+				w->max_gain = fmax(w->max_gain, fabs(share_of(sd, wt[d]) - was));
+			}
 		}
 		if (i == n)
 			break;
@@ -212,8 +230,7 @@ static int flame_walk(struct walk *w)
 			blo[d] = d ? blo[d - 1] : 0;
 			bhi[d] = d ? bhi[d - 1] : w->base->fo->n;
 			if (blo[d] < bhi[d])
-				side_child(w->base, &blo[d], &bhi[d], d,
-					   strpool__str(sd->fo->names, folded__frame(sd->fo, r, d)));
+				side_child(w->base, &blo[d], &bhi[d], d, frame_name(sd, r, d));
 		}
 		od = nr;
 		wt[nr - 1] += sd->fo->rows[r].weight;
@@ -265,9 +282,10 @@ static size_t utf8_len(const unsigned char *s, size_t avail)
 static void put_xml(FILE *out, const char *str, size_t max_chars)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t len = strlen(str), i = 0, chars = 0, run = 0;	/* run: first byte not written */
+	size_t len = strlen(str), i = 0, chars = 0;
+	size_t run = 0;		/* the first byte not written yet */
 
-	/* bytes written as they are go out in runs: a call per byte was half of a large graph's time */
+	/* bytes kept as they are go out in runs: a call per byte was half a large graph's time */
 	while (i < len) {
 		size_t l = utf8_len(s + i, len - i);
 		const char *ent = NULL;
@@ -389,7 +407,7 @@ struct draw {
 	/* the children of the nodes being drawn, a node's above its parent's */
 	struct child {
 		size_t lo, hi;		/* its rows, in frame order */
-		uint32_t first;		/* its first row in bytewise order: the order drawn */
+		uint32_t first;		/* its first row bytewise: the order drawn */
 	} *kids;
 	size_t nkids, kids_cap;
 };
@@ -411,7 +429,7 @@ static int cmp_child(const void *a, const void *b)
 {
 	const struct child *x = a, *y = b;
 
-	return x->first < y->first ? -1 : x->first > y->first;
+	return CMP(x->first, y->first);
 }
 
 /*
