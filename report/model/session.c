@@ -258,6 +258,21 @@ void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *inva
 	*named = s->sym.jit_named;
 }
 
+const char *session__stop_name(enum unwind_stop r)
+{
+	return unwind__stop_name(r);
+}
+
+const char *session__unwind_hint(const struct session *s, uint64_t complete, uint64_t total)
+{
+	return unwind__hint(s->t, &s->uw, complete, total);
+}
+
+void session__print_py_runtimes(const struct session *s, FILE *out, const char *prefix)
+{
+	pyframes__print_runtimes(s->t, out, prefix);
+}
+
 void session__debuginfod(const struct session *s, struct debuginfod_stats *st)
 {
 	debuginfod_fetch__stats(st);

@@ -123,6 +123,12 @@ const struct tr_dso *session__frame_file_rec(const struct session *s, uint32_t f
 /* JIT symbols: those read, those refused, and the frames they named. */
 void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *invalid,
 			 uint64_t *named);
+/* Why a DWARF walk ended, in a word (unwind.h), for info's "dwarf stops". */
+const char *session__stop_name(enum unwind_stop r);
+/* The hint for mostly incomplete stacks, complete of total events, or NULL (unwind.h). */
+const char *session__unwind_hint(const struct session *s, uint64_t complete, uint64_t total);
+/* The Python runtimes the trace found, a line each after prefix (pyframes.h). */
+void session__print_py_runtimes(const struct session *s, FILE *out, const char *prefix);
 /* What the debuginfod lookups of this run did (sym/debuginfod_fetch.h). */
 void session__debuginfod(const struct session *s, struct debuginfod_stats *st);
 /* Where the files of the frames named so far came from (symbolize.h), counted by file. */

@@ -126,7 +126,7 @@ static int print_stops(const struct session *ses, FILE *out, size_t top)
 
 	fprintf(out, "  %-16s", "dwarf stops");
 	for (r = 0; r < UW_STOP_N; r++)
-		fprintf(out, "%s %s %" PRIu64, r ? "," : "", unwind__stop_name(r), st->stops[r]);
+		fprintf(out, "%s %s %" PRIu64, r ? "," : "", session__stop_name(r), st->stops[r]);
 	fprintf(out, "\n");
 	for (i = 0; i < st->nstop_recs; i++) {
 		const struct unwind_stop_rec *s = &st->stop_recs[i];
@@ -152,7 +152,7 @@ static int print_stops(const struct session *ses, FILE *out, size_t top)
 		qsort(rows, nrows, sizeof(*rows), cmp_stop_row);
 	for (i = 0; i < nrows && i < top; i++)
 		fprintf(out, "    %10" PRIu64 "  %-10s at %s\n", rows[i].count,
-			unwind__stop_name(rows[i].reason),
+			session__stop_name(rows[i].reason),
 			rows[i].frame ? strpool__str(&ses->pool, rows[i].frame) : "?");
 	if (nrows > top)
 		fprintf(out, "    (%zu more)\n", nrows - top);
@@ -409,13 +409,13 @@ int out_info(const struct session *ses, FILE *out)
 				(double)ses->uw.top_bytes / ses->uw.copies);
 		if (ses->uw.used && print_stops(ses, out, 12))
 			return -ENOMEM;
-		hint = unwind__hint(ses->t, &ses->uw, cc + gc, ct + gt);
+		hint = session__unwind_hint(ses, cc + gc, ct + gt);
 		if (hint)
 			fprintf(out, "  %-16s %s\n", "hint", hint);
 	}
 	if (t->npy_runtimes) {
 		fprintf(out, "python\n");
-		pyframes__print_runtimes(t, out, "  ");
+		session__print_py_runtimes(ses, out, "  ");
 		fprintf(out, "  %-16s %" PRIu64 " cpu samples, %" PRIu64 " gpu launches\n",
 			"with frames", ses->py.samples, ses->py.launches);
 		fprintf(out, "  %-16s %" PRIu64 " evaluator frames replaced, %" PRIu64

@@ -200,14 +200,14 @@ static void print_header(const struct profile *p, FILE *out)
 				fprintf(out, "#            unknown for %" PRIu64 " of them: their outermost "
 					"frames have no names (a file missing here, or without "
 					"symbols)\n", unjudged);
-			hint = unwind__hint(p->s->t, &p->s->uw, cc + gc, ct + gt);
+			hint = session__unwind_hint(p->s, cc + gc, ct + gt);
 			if (hint)
 				fprintf(out, "#            %s\n", hint);
 		}
 	}
 	print_sources(out, p->s);
 	if (t->npy_runtimes) {
-		pyframes__print_runtimes(t, out, "# python:    ");
+		session__print_py_runtimes(p->s, out, "# python:    ");
 		fprintf(out, "#            %" PRIu64 " samples and %" PRIu64 " launches with Python "
 			"frames\n", p->s->py.samples, p->s->py.launches);
 	}
