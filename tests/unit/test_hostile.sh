@@ -107,10 +107,13 @@ grep -q "bad records      1$" "$T/deep.info" && grep -q "bad stack refs   1$" "$
 # 5. issue 28: a mapping over the whole address space under 40,000 small ones; every lookup
 #    walked back over all of them (5 CPU-minutes for a 196 KB trace). An interval index now.
 "$T/make_hostile" spanmaps "$T/span.xpu" || exit 1
-for f in folded text; do
-	lim "$R" -F $f -o "$T/span.$f" "$T/span.xpu" 2>"$T/err"
+for cmd in "-F folded" "-F text" "-F svg" "-F chrome" "-F pprof" "-F jsonl" "-F info" \
+	"-F folded $T/span.xpu" "diff $T/span.xpu"; do
+	[ "$cmd" = "-F pprof" ] && ! "$R" --help | grep -q pprof && continue
+	# shellcheck disable=SC2086
+	lim "$R" $cmd -o "$T/span.out" "$T/span.xpu" 2>"$T/err"
 	rc=$?
-	[ $rc = 0 ] || bad "spanning mapping: -F $f: exit $rc: $(head -c 300 "$T/err")"
+	[ $rc = 0 ] || bad "spanning mapping: $cmd: exit $rc: $(head -c 300 "$T/err")"
 done
 lim "$R" archive -o "$T/span.xpa" "$T/span.xpu" >/dev/null 2>"$T/err"
 rc=$?
