@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/sort.h"
 #include "base/warn.h"
 #include "sym/dso.h"
 #include "sym/file_lookup.h"
@@ -517,19 +518,24 @@ uint64_t dso_file__vaddr(const struct dso_file *f, uint64_t off)
 	return off;
 }
 
+struct sym_key {
+	const struct dso_sym *syms;
+	uint64_t v;
+};
+
+static bool sym_at_most(size_t i, const void *arg)
+{
+	const struct sym_key *k = arg;
+
+	return k->syms[i].addr <= k->v;
+}
+
 const struct dso_sym *dso_file__sym(const struct dso_file *f, uint64_t v)
 {
-	size_t lo = 0, hi = f->nsyms;
+	struct sym_key key = { .syms = f->syms, .v = v };
+	size_t lo = upper_bound(f->nsyms, sym_at_most, &key);
 	const struct dso_sym *e;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (f->syms[mid].addr <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	e = &f->syms[lo - 1];

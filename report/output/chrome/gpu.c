@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "model/backward_share.h"
+#include "model/gpu_mem.h"
 #include "output/chrome/chrome.h"
 
 /*
@@ -101,18 +102,6 @@ static void gpu_flow(struct chrome *c, const struct stream_track *s, uint32_t pi
 	}
 }
 
-static const char *mem_kind_name(uint8_t k)
-{
-	static const char *const names[] = {
-		[XPU_MEM_UNKNOWN] = "unknown", [XPU_MEM_PAGEABLE] = "pageable",
-		[XPU_MEM_PINNED] = "pinned", [XPU_MEM_DEVICE] = "device", [XPU_MEM_ARRAY] = "array",
-		[XPU_MEM_MANAGED] = "managed", [XPU_MEM_DEVICE_STATIC] = "device static",
-		[XPU_MEM_MANAGED_STATIC] = "managed static",
-	};
-
-	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
-}
-
 /* Backward work put under its forward stack: the node and the forward site, in args. */
 static void backward_args(struct chrome *c, const struct gpu_work *w)
 {
@@ -151,7 +140,7 @@ static void memcpy_args(struct chrome *c, const struct xpu_rec_gpu_memcpy *m)
 
 	chrome__put(c, ",\"cat\":\"memcpy\",\"name\":\"%s\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"src\":\"%s\",\"dst\":\"%s\"",
 		    memcpy_kind_name(m->copy_kind), m->corr_id, (unsigned long long)m->bytes,
-		    mem_kind_name(m->src_kind), mem_kind_name(m->dst_kind));
+		    memory_kind_name(m->src_kind), memory_kind_name(m->dst_kind));
 	/* bytes per ns is GB/s */
 	if (dur)
 		chrome__put(c, ",\"GB/s\":%.3f", (double)m->bytes / dur);
@@ -163,7 +152,7 @@ static void memcpy_args(struct chrome *c, const struct xpu_rec_gpu_memcpy *m)
 static void memset_args(struct chrome *c, const struct xpu_rec_gpu_memset *m)
 {
 	chrome__put(c, ",\"cat\":\"memset\",\"name\":\"memset\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"value\":%u,\"memory\":\"%s\",\"stream\":%u}",
-		    m->corr_id, (unsigned long long)m->bytes, m->value, mem_kind_name(m->mem_kind),
+		    m->corr_id, (unsigned long long)m->bytes, m->value, memory_kind_name(m->mem_kind),
 		    m->stream);
 }
 
