@@ -53,7 +53,6 @@ void *shim_map_lookup(const void *map, const void *key);
 long shim_map_update(const void *map, const void *key, const void *value, __u64 flags);
 long shim_ringbuf_output(const void *map, const void *data, __u64 size, __u64 flags);
 struct task_struct *shim_current_task(void);
-__u64 shim_current_pid_tgid(void);
 __u64 shim_ktime_get_ns(void);
 
 #define bpf_probe_read_user(dst, size, src) shim_probe_read_user((dst), (size), (src))
@@ -67,7 +66,6 @@ static inline long bpf_probe_read_kernel(void *dst, __u32 size, const void *src)
 #define bpf_map_update_elem(map, key, value, flags) shim_map_update((map), (key), (value), (flags))
 #define bpf_ringbuf_output(map, data, size, flags) shim_ringbuf_output((map), (data), (size), (flags))
 #define bpf_get_current_task_btf() shim_current_task()
-#define bpf_get_current_pid_tgid() shim_current_pid_tgid()
 #define bpf_task_pt_regs(task) ((void *)&(task)->regs)
 #define bpf_ktime_get_ns() shim_ktime_get_ns()
 #define bpf_get_smp_processor_id() 0u

@@ -184,12 +184,6 @@ struct task_struct *shim_current_task(void)
 	return &task;
 }
 
-/* the snapshot's thread */
-__u64 shim_current_pid_tgid(void)
-{
-	return snap ? (__u64)snap->pid << 32 | snap->tid : 0;
-}
-
 __u64 shim_ktime_get_ns(void)
 {
 	return clock_ns += 1000;	/* a fixed clock: walks repeat exactly */
