@@ -58,6 +58,12 @@ if command -v bpftool >/dev/null; then
 	cp -L "$(command -v bpftool)" "$DEST/build/bpftool"
 	copy_deps "$DEST/build/bpftool" "$DEST/lib"
 fi
+# PERF=1: perf and its libraries, for tests/gpu/launch_profile.sh's profile of the BPF programs
+if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null; then
+	mkdir -p "$DEST/perf/lib"
+	cp -L "$(command -v perf)" "$DEST/perf/perf"
+	copy_deps "$DEST/perf/perf" "$DEST/perf/lib"
+fi
 copy_deps "$B/samples/cuda_pipeline" "$DEST/lib-cuda"
 rm -f "$DEST/lib-cuda/libcuda.so"*	# the driver's libcuda must come from the machine
 ( cd "$DEST" && find . -type f | sort && du -sh . ) | sed 's/^/bundle: /'

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Adds another build of xpu-record to the bundle, for tests/gpu/launch_profile.sh to compare
+# with the bundle's own: from a commit (its BPF programs and record code), with extra BPF
+# compiler flags (e.g. -DCFI_WIN_BYTES=4096 for a constant the source lets a build override),
+# or both. The bundle's libxpu-cupti.so goes next to it. From the repo root, after bundle.sh:
+#   tests/gpu/bundle_variant.sh NAME [REV|-] [BPF_DEFINES...] [DEST]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+NAME=$1
+REV=${2:--}
+DEFS=${3:-}
+DEST=${4:-.device/bundle}
+ARCH=$(uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+SRC=$PWD
+WT=
+if [ "$REV" != - ]; then
+	WT=$(mktemp -d)
+	git worktree add -q --detach "$WT" "$REV"
+	SRC=$WT
+fi
+OUTB=$(mktemp -d)
+make -C "$SRC" --no-print-directory -j"$(nproc)" BUILD="$OUTB" \
+	BPF_CFLAGS="-g -O2 -target bpf -D__TARGET_ARCH_$ARCH -Ibpf -Ibpf/vmlinux/$ARCH -Icommon $DEFS" \
+	"$OUTB/xpu-record" >/dev/null
+mkdir -p "$DEST/variants/$NAME"
+cp "$OUTB/xpu-record" "$DEST/variants/$NAME/"
+cp "$DEST/build/libxpu-cupti.so" "$DEST/variants/$NAME/"
+echo "$REV $DEFS" >"$DEST/variants/$NAME/what"
+rm -rf "$OUTB"
+[ -z "$WT" ] || git worktree remove --force "$WT"
+echo "bundle_variant: $NAME = ${REV} ${DEFS}"
