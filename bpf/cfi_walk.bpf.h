@@ -41,25 +41,48 @@ struct {
 } cfi_procs SEC(".maps");
 
 /*
- * A row found for an address of a process, as of the generation of the process's mappings
- * (xpu_cfi_proc.gen) it was found in: a new generation (a mapping came or went, a table was
- * loaded) leaves the process's entries unmatched.
+ * The row cache: the row found for a return address, as of the generation of its process's
+ * mappings (xpu_cfi_proc.gen, unique across processes: a mapping came or went, a table was
+ * loaded, and the process's entries no longer match). The launches of a training loop walk
+ * the same few thousand return addresses again and again; a hit costs a few loads where the
+ * mapping and row searches cost up to a dozen helper calls. One cache for every CPU and
+ * thread: per-CPU caches were warmed again on each CPU a launching thread moved to, and 1024
+ * direct-mapped entries (all a per-CPU value could hold) evicted each other on a PyTorch loop
+ * (8% of frames missed on the H200, most of the walk's time).
+ *
+ * Entries are written and read without a lock, from any CPU and from NMI (a sample inside a
+ * launch's walk), so a read may see one entry's first word with another's second. An entry is
+ * val = gen << 32 | the row packed in 32 bits, and check = pc ^ cfi_mix(val): a hit needs
+ * check ^ cfi_mix(val) == pc and val's gen == the walk's, which a torn pair of two different
+ * vals passes with odds of 2^-64. Rows with no usable rule (XPU_CFI_NONE, no FDE) are cached
+ * too: the frame goes straight to its fallback step.
  */
-struct cfi_cached_row {
-	__u64 pc;
-	__u32 tgid;
-	__u32 gen;
-	struct xpu_cfi_row row;
+#define CFI_CACHE_ENTRIES (1u << 16)
+/* one load or store of the word, never split or repeated by the compiler */
+#define CFI_ONCE(x) (*(volatile __u64 *)&(x))
+
+struct cfi_cache_entry {
+	__u64 check;
+	__u64 val;
 };
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CFI_CACHE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct cfi_cache_entry);
+} cfi_row_cache SEC(".maps");
+
 /*
- * Entries of the row cache, per CPU and slot, direct-mapped by address: the launches of a
- * training loop walk the same few thousand return addresses again and again, and a hit costs a
- * few loads where the mapping and row searches cost up to a dozen helper calls. 1024 entries
- * keep the scratch value under the 32 KiB a per-CPU map value may have.
+ * The walk's window on the stack: each read copies from the address up to its page's end, and
+ * the frames above it (the walk goes up the stack) are served from the copy until one falls
+ * outside it. A user read costs more than a frame's arithmetic and lookups together: reads to
+ * the page's end took 4.7 reads a walk on the H200's PyTorch loop where 512-byte ones took 17,
+ * and the launch's BPF time went down by a fifth.
  */
-#define CFI_CACHE_ENTRIES 1024
-#define CFI_WIN_BYTES 512
+#ifndef CFI_WIN_BYTES
+#define CFI_WIN_BYTES 4096
+#endif
 
 struct cfi_walk {
 	__u64 ip, sp, bp;
@@ -84,14 +107,7 @@ struct cfi_scratch {
 	 */
 	struct cfi_walk w;
 	__u64 ips[XPU_BPF_MAX_UFRAMES];
-	/* per slot: a sample interrupting a launch's walk never sees a half-written entry */
-	struct cfi_cached_row cache[CFI_CACHE_ENTRIES];
-	/*
-	 * The walk's window on the stack: each read copies up to CFI_WIN_BYTES from the address
-	 * up, and the frames above it (the walk goes up the stack) are served from the copy
-	 * until one falls outside it. One user read per several frames instead of one or two
-	 * per frame: each costs more than a frame's arithmetic and lookups together.
-	 */
+	/* the window (CFI_WIN_BYTES) */
 	__u64 win_base;
 	__u32 win_len;
 	__u8 win[CFI_WIN_BYTES];
@@ -105,10 +121,51 @@ struct {
 	__type(value, struct cfi_scratch);
 } cfi_scratch SEC(".maps");
 
-static __always_inline __u32 cfi_cache_index(__u64 pc)
+static __always_inline __u32 cfi_cache_index(__u64 pc, __u32 gen)
 {
 	/* Fibonacci hashing: return addresses of one file differ mostly in their low bits */
-	return (__u32)((pc * 0x9e3779b97f4a7c15ull) >> 54) & (CFI_CACHE_ENTRIES - 1);
+	return (__u32)(((pc ^ (__u64)gen << 40) * 0x9e3779b97f4a7c15ull) >> 48) &
+	       (CFI_CACHE_ENTRIES - 1);
+}
+
+/* splitmix64's finalizer: every bit of v moves about half of the result's */
+static __always_inline __u64 cfi_mix(__u64 v)
+{
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+	return v ^ (v >> 31);
+}
+
+/* The row cached for pc in generation gen into *row; false if none (see cfi_row_cache). */
+static __always_inline bool cfi_cache_get(__u64 pc, __u32 gen, struct xpu_cfi_row *row)
+{
+	__u32 k = cfi_cache_index(pc, gen);
+	struct cfi_cache_entry *e = bpf_map_lookup_elem(&cfi_row_cache, &k);
+	__u64 val, check;
+
+	if (!e)
+		return false;
+	val = CFI_ONCE(e->val);
+	check = CFI_ONCE(e->check);
+	if ((__u32)(val >> 32) != gen || (check ^ cfi_mix(val)) != pc)
+		return false;
+	row->kind = (__u8)val;
+	row->rbp_off8 = (__s8)(val >> 8);
+	row->cfa_off = (__u16)(val >> 16);
+	return true;
+}
+
+static __always_inline void cfi_cache_put(__u64 pc, __u32 gen, const struct xpu_cfi_row *row)
+{
+	__u32 k = cfi_cache_index(pc, gen);
+	struct cfi_cache_entry *e = bpf_map_lookup_elem(&cfi_row_cache, &k);
+	__u64 val = (__u64)gen << 32 | (__u32)row->cfa_off << 16 | (__u32)(__u8)row->rbp_off8 << 8 |
+		    row->kind;
+
+	if (!e)
+		return;
+	CFI_ONCE(e->val) = val;
+	CFI_ONCE(e->check) = pc ^ cfi_mix(val);
 }
 
 #define CFI_MAP_STEPS 10		/* 2^10 > XPU_CFI_MAX_MAPS */
@@ -366,8 +423,7 @@ static long cfi_step(__u32 i, __u32 *slot)
 	struct cfi_scratch *s = bpf_map_lookup_elem(&cfi_scratch, slot);
 	const struct xpu_cfi_proc *proc;
 	const struct xpu_cfi_map *m;
-	struct xpu_cfi_row row, *found;
-	struct cfi_cached_row *e;
+	struct xpu_cfi_row row = {}, *found;
 	__u64 pc, cfa, ra, bp_at_rbp = 0, bp_saved = 0;
 	struct cfi_walk *w;
 	void *rows;
@@ -385,10 +441,12 @@ static long cfi_step(__u32 i, __u32 *slot)
 	w->exact = 0;
 	if (w->fp_only)
 		return cfi_fp_step(s, w);
-	e = &s->cache[cfi_cache_index(pc)];
-	if (e->pc == pc && e->tgid == w->pid && e->gen == w->gen) {
-		row = e->row;
+	if (cfi_cache_get(pc, w->gen, &row)) {
 		w->cache_hits++;
+		if (row.kind == XPU_CFI_NONE) {
+			count(XPU_CNT_CFI_FP_NO_ROW);
+			return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
+		}
 	} else {
 		if (pc < w->last.start || pc >= w->last.end) {
 			proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
@@ -406,17 +464,15 @@ static long cfi_step(__u32 i, __u32 *slot)
 			return cfi_fp_step(s, w);
 		}
 		found = cfi_find_row(rows, &w->last, pc - w->last.bias);
-		if (!found || found->kind == XPU_CFI_NONE) {
+		if (found)
+			row = *found;
+		else
+			row.kind = XPU_CFI_NONE;
+		cfi_cache_put(pc, w->gen, &row);
+		if (row.kind == XPU_CFI_NONE) {
 			count(XPU_CNT_CFI_FP_NO_ROW);
 			return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 		}
-		row = *found;
-		/* found again: a pointer kept live across the searches multiplies their states */
-		e = &s->cache[cfi_cache_index(pc)];
-		e->pc = pc;
-		e->tgid = w->pid;
-		e->gen = w->gen;
-		e->row = row;
 	}
 	switch (row.kind) {
 	case XPU_CFI_RSP:

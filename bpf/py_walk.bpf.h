@@ -51,13 +51,18 @@ struct {
  * callee just above its caller, so one read of the memory below a frame holds its callers
  * too: a read of user memory costs more than a frame's work.
  */
+#ifndef PY_WIN_BYTES
 #define PY_WIN_BYTES 1024
+#endif
 /*
  * From 3.12, a frame entered from C has an entry frame on the C stack between it and its
  * caller, so the chain of a PyTorch stack (every nn.Module call goes through C) alternates
- * between the data stack and the C stack. A frame that far from the window is read alone,
- * into the bytes after the window, and the window keeps the data stack: its next frame is
- * most likely still there. Only where a frame is read from changes, never what is read.
+ * between the data stack and the C stack. A frame that far from the window goes to a second
+ * window, the bytes after the first, read from the frame up to its page's end: the entry
+ * frames of one stack lie on the C stack in that order, each caller's above its callee, a few
+ * hundred bytes apart, so one read serves several of them; the first window keeps the data
+ * stack, whose next frame is most likely still there. Only where a frame is read from
+ * changes, never what is read.
  */
 #define PY_WIN_NEAR (64 * 1024)
 
@@ -83,6 +88,8 @@ struct py_walk_state {
 	struct xpu_py_layout l;
 	__u64 win_base;			/* user address of win[0] */
 	__u32 win_len;			/* 0: empty */
+	__u32 cwin_len;			/* the second window's (PY_WIN_NEAR); 0: empty */
+	__u64 cwin_base;		/* user address of win[PY_WIN_BYTES] */
 	__u32 reads;			/* user reads of frames, counted per walk */
 	__u32 code_hits;		/* fingerprints from the code cache, per walk */
 	__u32 tgid;
@@ -249,11 +256,38 @@ static __always_inline __u8 py_win_u8(struct py_walk_state *w, __u32 off, __u16 
 }
 
 /*
+ * A frame far from the first window (an entry frame on the C stack, PY_WIN_NEAR): through the
+ * second window, refilled from addr up to its page's end (never across it, so that the read
+ * cannot fault where the frame itself does not), or the frame alone where it crosses that end.
+ * Returns its offset in win, -1 if unreadable.
+ */
+static __always_inline int py_read_far_frame(struct py_walk_state *w, __u64 addr, __u32 size)
+{
+	__u64 off = addr - w->cwin_base, len;
+
+	if (w->cwin_len && addr >= w->cwin_base && off + size <= w->cwin_len &&
+	    off + size <= PY_WIN_BYTES)
+		return PY_WIN_BYTES + (int)off;
+	len = 4096 - (addr & 4095);
+	if (len > PY_WIN_BYTES)
+		len = PY_WIN_BYTES;
+	if (len < size)
+		len = size;
+	w->reads++;
+	w->cwin_len = 0;
+	if (bpf_probe_read_user(w->win + PY_WIN_BYTES, len, (void *)addr))
+		return -1;
+	w->cwin_base = addr;
+	w->cwin_len = len;
+	return PY_WIN_BYTES;
+}
+
+/*
  * Makes the window hold the size bytes of the frame at addr and returns their offset in it:
  * as it is when it holds them, else by a read of the window's worth below the frame's end
  * (3.11+; never below addr's page, so that the read cannot fault where the frame itself does
- * not), or of the frame alone: at 0 for 3.10, whose frames are separate heap objects, and
- * after the window, which stays, for a frame far from it (PY_WIN_NEAR). -1 if unreadable.
+ * not), or of the frame alone at 0 for 3.10, whose frames are separate heap objects; a frame
+ * far from it goes through the second window (py_read_far_frame). -1 if unreadable.
  */
 static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __u32 size)
 {
@@ -268,11 +302,8 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __
 	}
 	if (!w->win_len || addr < w->win_base || off + size > w->win_len) {
 		if (w->win_len && (addr + PY_WIN_NEAR < w->win_base ||
-				   addr > w->win_base + w->win_len + PY_WIN_NEAR)) {
-			w->reads++;
-			return bpf_probe_read_user(w->win + PY_WIN_BYTES, size, (void *)addr) ?
-				       -1 : PY_WIN_BYTES;
-		}
+				   addr > w->win_base + w->win_len + PY_WIN_NEAR))
+			return py_read_far_frame(w, addr, size);
 		start = end > PY_WIN_BYTES ? end - PY_WIN_BYTES : 0;
 		if (start < (addr & ~4095ull))
 			start = addr & ~4095ull;
@@ -404,6 +435,7 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 	ev->flags = 0;
 	w->nr = 0;
 	w->win_len = 0;
+	w->cwin_len = 0;
 	w->reads = 0;
 	w->code_hits = 0;
 	w->tgid = pid;

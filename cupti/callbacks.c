@@ -29,7 +29,10 @@ void xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain);
  * uprobe on a nop5 into a call to a trampoline and a syscall instead of an int3 trap and a
  * single-step: measured with bench/marker_bench, the cost per hit dropped from 7.1 to 1.x us.
  * Older kernels probe the nop5 the usual way. At the probe the arguments are still in rdi, rsi
- * and rdx, and the return address is at [rsp], as at any function entry.
+ * and rdx, and the return address is at [rsp], as at any function entry. The CFI directives
+ * give it an FDE, so that xpu-record's walk steps out of it by its row: without one, every
+ * launch's walk took the frame-pointer fallback there (a return-address check, ~1 per launch
+ * in cfi_fp_no_fde), which also skipped its caller, whose frame pointer it followed.
  */
 #if defined(__x86_64__)
 __asm__(".text\n"
@@ -37,8 +40,10 @@ __asm__(".text\n"
 	".type xpu_cupti_api_enter, @function\n"
 	".p2align 4\n"
 	"xpu_cupti_api_enter:\n"
+	"\t.cfi_startproc\n"
 	"\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
 	"\tret\n"
+	"\t.cfi_endproc\n"
 	".size xpu_cupti_api_enter, .-xpu_cupti_api_enter\n");
 #else
 __attribute__((noinline, used, visibility("default"))) void

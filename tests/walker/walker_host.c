@@ -53,6 +53,7 @@ struct shim_map {
 static struct shim_map maps[] = {
 	SHIM_MAP(cfi_procs, SHIM_HASH),
 	SHIM_MAP(cfi_scratch, SHIM_ARRAY),
+	SHIM_MAP(cfi_row_cache, SHIM_ARRAY),
 	SHIM_MAP(py_procs, SHIM_HASH),
 	SHIM_MAP(py_threads, SHIM_HASH),
 	SHIM_MAP(py_scratch, SHIM_ARRAY),
