@@ -563,9 +563,10 @@ static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, _
 	__builtin_memset(w, 0, sizeof(*w));
 	w->pid = pid;
 	w->exact = 1;
-	w->ip = BPF_CORE_READ(regs, ip);
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->bp = BPF_CORE_READ(regs, bp);
+	/* direct loads: regs is a trusted pointer, and a helper call per register cost more */
+	w->ip = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
 	count(XPU_CNT_CFI_WALKS);
 	proc = bpf_map_lookup_elem(&cfi_procs, &pid);
 	if (proc) {
