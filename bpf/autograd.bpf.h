@@ -238,9 +238,7 @@ int BPF_KPROBE(on_ag_node, void *var, void *edge)
 		count(XPU_CNT_RB_LOST);
 		return 0;
 	}
-	fill_hdr(&ev->hdr, XPU_EV_AG_NODE, tgid, tid);
-	if (ts)
-		ev->hdr.ts_ns = ts;
+	fill_hdr_at(&ev->hdr, XPU_EV_AG_NODE, tgid, tid, ts);
 	ev->node = node;
 	ev->vtable = vtable;
 	ev->ag_flags = 0;

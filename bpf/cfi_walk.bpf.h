@@ -57,7 +57,9 @@ struct {
  * vals passes with odds of 2^-64. Rows with no usable rule (XPU_CFI_NONE, no FDE) are cached
  * too: the frame goes straight to its fallback step.
  */
+#ifndef CFI_CACHE_ENTRIES
 #define CFI_CACHE_ENTRIES (1u << 16)
+#endif
 /* one load or store of the word, never split or repeated by the compiler */
 #define CFI_ONCE(x) (*(volatile __u64 *)&(x))
 

@@ -113,13 +113,20 @@ static __always_inline bool is_traced(__u32 tgid)
 	return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
 }
 
-static __always_inline void fill_hdr(struct xpu_ev_hdr *h, __u32 type, __u32 pid, __u32 tid)
+/* ts: the event's time when the stack events sent ahead of it took one already; 0: now */
+static __always_inline void fill_hdr_at(struct xpu_ev_hdr *h, __u32 type, __u32 pid, __u32 tid,
+					__u64 ts)
 {
 	h->type = type;
 	h->pid = pid;
 	h->tid = tid;
 	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
+	h->ts_ns = ts ? ts : bpf_ktime_get_ns();
+}
+
+static __always_inline void fill_hdr(struct xpu_ev_hdr *h, __u32 type, __u32 pid, __u32 tid)
+{
+	fill_hdr_at(h, type, pid, tid, 0);
 }
 
 /*
@@ -318,9 +325,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		count(XPU_CNT_RB_LOST);
 		return 0;
 	}
-	fill_hdr(&ev->hdr, XPU_EV_SAMPLE, tgid, (__u32)id);
-	if (ts)
-		ev->hdr.ts_ns = ts;
+	fill_hdr_at(&ev->hdr, XPU_EV_SAMPLE, tgid, (__u32)id, ts);
 	ev->kstack_bytes = 0;
 	if (kernel_stacks) {
 		ev->kstack_bytes = bpf_get_stack(ctx, ev->kips, sizeof(ev->kips), 0);
@@ -557,9 +562,7 @@ int BPF_KPROBE(on_gpu_launch, __u32 corr_id, __u32 cbid, __u32 domain)
 		count(XPU_CNT_RB_LOST);
 		return 0;
 	}
-	fill_hdr(&ev->hdr, XPU_EV_GPU_LAUNCH, tgid, (__u32)id);
-	if (ts)
-		ev->hdr.ts_ns = ts;
+	fill_hdr_at(&ev->hdr, XPU_EV_GPU_LAUNCH, tgid, (__u32)id, ts);
 	ev->corr_id = corr_id;
 	ev->cbid = cbid;
 	ev->domain = domain;

@@ -132,3 +132,11 @@ print(f"{sum(c.values())} of {total} samples start elsewhere than _start, clone,
 for k, v in c.most_common(15):
     print(f"  {v:7d}  {k[:150]}")'
 xrep -F info "$O/t-cur-1.xpu" | grep -E "cfi_end|cfi_fp_|short|copies" | head -20
+xrep -F info "$O/t-cur-1.xpu" | grep -E "cfi_files|cfi_build|cfi_start_wait|fp fallback|dwarf stops|no cfi|no file" | head -20
+# the BLAS library numpy brought (its worker threads spin where samples land)
+blas=$(python3 -c 'import glob, os, numpy; d = os.path.dirname(numpy.__file__); print(" ".join(glob.glob(d + ".libs/*blas*") + glob.glob(d + "/../scipy_openblas*/lib/*.so*")))' 2>/dev/null)
+for f in $blas; do
+	echo "== $f"
+	LD_LIBRARY_PATH=$LIB "$BUNDLE/build/bench/cfi_tables" "$f" 2>&1 | head -3
+	command -v readelf >/dev/null && readelf -SW "$f" | grep -E "eh_frame|debug_frame" && readelf -sW "$f" | grep -m3 blas_thread_server
+done
