@@ -280,12 +280,56 @@ static void python_cases(const char *dir)
 	globfree(&g);
 }
 
+/*
+ * The walk's row cache is shared by every CPU and written without a lock, so a reader may get
+ * one entry's check word with another's value word (a torn read): that must miss, never give
+ * one address's row for another. Hits, generations and the "no row" entries are checked too.
+ */
+static void cache_cases(void)
+{
+	const uint64_t a = 0x7f1234567890;
+	const uint32_t gen = 7, row_a = 3 | 0xfe << 8 | 0x40 << 16, row_b = 1 | 0x10 << 16;
+	struct walk_cache_entry ea, eb, *e;
+	uint64_t b;
+	uint32_t row = 0;
+
+	CHECK(!walker_host__cache_get(a, gen, &row), "cache: a hit in an empty cache");
+	walker_host__cache_put(a, gen, row_a);
+	CHECK(walker_host__cache_get(a, gen, &row) && row == row_a,
+	      "cache: the row put is not the row got (%#x)", row);
+	CHECK(!walker_host__cache_get(a, gen + 1, &row), "cache: a hit in another generation");
+	CHECK(!walker_host__cache_get(a + 1, gen, &row) || walker_host__cache_entry(a + 1, gen) !=
+	      walker_host__cache_entry(a, gen), "cache: a hit for another address");
+	walker_host__cache_put(a, gen, 0);	/* XPU_CFI_NONE: no usable row there */
+	CHECK(walker_host__cache_get(a, gen, &row) && row == 0, "cache: a \"no row\" entry missed");
+	/* another address of the same generation on the same entry */
+	for (b = a + 1; walker_host__cache_entry(b, gen) != walker_host__cache_entry(a, gen); b++)
+		;
+	walker_host__cache_put(a, gen, row_a);
+	e = walker_host__cache_entry(a, gen);
+	ea = *e;
+	walker_host__cache_put(b, gen, row_b);
+	eb = *e;
+	CHECK(walker_host__cache_get(b, gen, &row) && row == row_b && !walker_host__cache_get(a, gen, &row),
+	      "cache: the later address does not own the entry");
+	e->check = ea.check;	/* torn: a's check word, b's value */
+	e->val = eb.val;
+	CHECK(!walker_host__cache_get(a, gen, &row) && !walker_host__cache_get(b, gen, &row),
+	      "cache: a torn entry (a's check, b's value) hit");
+	e->check = eb.check;	/* torn the other way */
+	e->val = ea.val;
+	CHECK(!walker_host__cache_get(a, gen, &row) && !walker_host__cache_get(b, gen, &row),
+	      "cache: a torn entry (b's check, a's value) hit");
+	walker_host__unload();
+}
+
 static int run_all(void)
 {
 	const char *dir = getenv("XPU_WALKER_SNAPS");
 	char *nofp[] = { FIXTURE_DIR "/walker_chain", "60", "40", NULL };
 	char *fp[] = { FIXTURE_DIR "/walker_chain_fp", "60", "40", NULL };
 
+	cache_cases();
 	if (!dir)
 		dir = FIXTURE_DIR "/snaps";
 	if (mkdir(dir, 0755) && errno != EEXIST) {

@@ -454,3 +454,49 @@ uint64_t walker_host__missing(void)
 {
 	return missing;
 }
+
+/* the cache's storage, also without a loaded snapshot (the cache tests load none) */
+static void cache_ready(void)
+{
+	struct shim_map *m = find_map(&cfi_row_cache);
+
+	if (m && !m->data)
+		m->data = calloc(m->max, m->value_size);
+	if (!m || !m->data)
+		shim_die("allocation", &cfi_row_cache);
+}
+
+static struct xpu_cfi_row unpack_row(uint32_t packed)
+{
+	struct xpu_cfi_row r = { .kind = (__u8)packed, .rbp_off8 = (__s8)(packed >> 8),
+				 .cfa_off = (__u16)(packed >> 16) };
+	return r;
+}
+
+void walker_host__cache_put(uint64_t pc, uint32_t gen, uint32_t row)
+{
+	struct xpu_cfi_row r = unpack_row(row);
+
+	cache_ready();
+	cfi_cache_put(pc, gen, &r);
+}
+
+int walker_host__cache_get(uint64_t pc, uint32_t gen, uint32_t *row)
+{
+	struct xpu_cfi_row r;
+
+	cache_ready();
+	if (!cfi_cache_get(pc, gen, &r))
+		return 0;
+	*row = (uint32_t)r.kind | (uint32_t)(uint8_t)r.rbp_off8 << 8 | (uint32_t)r.cfa_off << 16;
+	return 1;
+}
+
+struct walk_cache_entry *walker_host__cache_entry(uint64_t pc, uint32_t gen)
+{
+	__u32 k = cfi_cache_index(pc, gen);
+
+	_Static_assert(sizeof(struct walk_cache_entry) == sizeof(struct cfi_cache_entry), "entry");
+	cache_ready();
+	return shim_map_lookup(&cfi_row_cache, &k);
+}

@@ -51,4 +51,17 @@ void walker_host__python(struct walk_py *out);
  */
 uint64_t walker_host__missing(void);
 
+/*
+ * The walk's shared row cache (cfi_row_cache) on its own: the row packed as
+ * kind | rbp_off8 << 8 | cfa_off << 16, and the entry an address and generation map to, which
+ * a test may overwrite with half of another's to stand for a torn read.
+ */
+struct walk_cache_entry {
+	uint64_t check, val;
+};
+void walker_host__cache_put(uint64_t pc, uint32_t gen, uint32_t row);
+/* 1 and *row on a hit, else 0 */
+int walker_host__cache_get(uint64_t pc, uint32_t gen, uint32_t *row);
+struct walk_cache_entry *walker_host__cache_entry(uint64_t pc, uint32_t gen);
+
 #endif
