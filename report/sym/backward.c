@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "sym/backward.h"
 
 /* Above pyframes' ids (0xc0000000 up): a stack made here is never mistaken for another's. */
@@ -66,22 +67,26 @@ static bool key_le(uint64_t a1, uint64_t a2, uint64_t a3, uint64_t b1, uint64_t 
 	return a3 <= b3;
 }
 
+struct forward_key {
+	const struct bw_ctx *c;
+	const struct xpu_rec_autograd_eval *e;
+};
+
+static bool node_at_most(size_t i, const void *arg)
+{
+	const struct forward_key *k = arg;
+	const struct xpu_rec_autograd_node *n = &k->c->t->ag_nodes[k->c->nodes[i]];
+
+	return key_le(n->pid, n->node_addr, n->ts_ns, k->e->pid, k->e->node_addr, k->e->begin_ns);
+}
+
 /* The node whose forward record explains evaluation e: same address, latest before it. */
 static int64_t find_forward(struct bw_ctx *c, const struct xpu_rec_autograd_eval *e)
 {
 	const struct trace *t = c->t;
-	size_t lo = 0, hi = t->nag_nodes;
+	size_t lo = upper_bound(t->nag_nodes, node_at_most, &(struct forward_key){ c, e });
 	const struct xpu_rec_autograd_node *n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		n = &t->ag_nodes[c->nodes[mid]];
-		if (key_le(n->pid, n->node_addr, n->ts_ns, e->pid, e->node_addr, e->begin_ns))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		goto none;
 	n = &t->ag_nodes[c->nodes[lo - 1]];
@@ -111,6 +116,20 @@ static uint32_t count_frame(const struct tr_stack *st, uint64_t ip)
 	return n;
 }
 
+struct eval_key {
+	const struct bw_ctx *c;
+	uint32_t pid, tid;
+	uint64_t ts;
+};
+
+static bool eval_at_most(size_t i, const void *arg)
+{
+	const struct eval_key *k = arg;
+	const struct xpu_rec_autograd_eval *e = &k->c->t->ag_evals[k->c->evals[i]];
+
+	return key_le(e->pid, e->tid, e->begin_ns, k->pid, k->tid, k->ts);
+}
+
 /*
  * The innermost evaluation of thread (pid, tid) running when an event with stack st was taken
  * at ts, as an index into t->ag_evals, or -1. An evaluation runs while the thread's stack holds
@@ -122,17 +141,8 @@ static int64_t eval_at(struct bw_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts
 {
 	uint32_t min_depth = UINT32_MAX, steps = 0;
 	const struct trace *t = c->t;
-	size_t lo = 0, hi = t->nag_evals;
+	size_t lo = upper_bound(t->nag_evals, eval_at_most, &(struct eval_key){ c, pid, tid, ts });
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct xpu_rec_autograd_eval *e = &t->ag_evals[c->evals[mid]];
-
-		if (key_le(e->pid, e->tid, e->begin_ns, pid, tid, ts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	while (lo-- > 0) {
 		const struct xpu_rec_autograd_eval *e = &t->ag_evals[c->evals[lo]];
 

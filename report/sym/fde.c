@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "sym/fde.h"
 
 /* pointer encodings (DW_EH_PE_*) that .eh_frame_hdr uses in practice */
@@ -97,18 +98,22 @@ int fde_table__load(struct fde_table *ft, Elf *e)
 	return 0;
 }
 
+struct start_key {
+	const uint64_t *starts;
+	uint64_t v;
+};
+
+static bool start_at_most(size_t i, const void *arg)
+{
+	const struct start_key *k = arg;
+
+	return k->starts[i] <= k->v;
+}
+
 bool fde_table__find(const struct fde_table *ft, uint64_t v, uint64_t *start)
 {
-	size_t lo = 0, hi = ft->n;
+	size_t lo = upper_bound(ft->n, start_at_most, &(struct start_key){ ft->starts, v });
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ft->starts[mid] <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return false;
 	*start = ft->starts[lo - 1];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "sym/jitsyms.h"
 
 #define JITSYMS_BACK_MAX 64
@@ -127,25 +128,29 @@ fail:
 	return err;
 }
 
+struct range_key {
+	const struct jit_range *r;
+	uint64_t addr;
+};
+
+static bool range_at_most(size_t i, const void *arg)
+{
+	const struct range_key *k = arg;
+
+	return k->r[i].start <= k->addr;
+}
+
 const char *jitsyms__find(struct jitsyms *js, uint32_t pid, uint64_t addr)
 {
 	const struct jit_range *best = NULL;
 	const struct jit_pid *p;
-	size_t lo = 0, hi, k;
+	size_t lo, k;
 	uint32_t *v;
 
 	if (!js || !(v = kmap__get(&js->pid_idx, pid, 0)))
 		return NULL;
 	p = &js->pids[*v];
-	hi = p->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->r[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = upper_bound(p->n, range_at_most, &(struct range_key){ p->r, addr });
 	for (k = 0; lo > 0 && k < JITSYMS_BACK_MAX && p->maxend[lo - 1] > addr; k++, lo--) {
 		const struct jit_range *r = &p->r[lo - 1];
 

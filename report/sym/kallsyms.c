@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/containers.h"
+#include "base/sort.h"
 #include "sym/kallsyms.h"
 
 struct ksym {
@@ -108,18 +109,22 @@ int kallsyms__load(struct kallsyms *k, const char *text, size_t len)
 	return 0;
 }
 
+struct ksym_key {
+	const struct ksym *syms;
+	uint64_t addr;
+};
+
+static bool ksym_at_most(size_t i, const void *arg)
+{
+	const struct ksym_key *k = arg;
+
+	return k->syms[i].addr <= k->addr;
+}
+
 const char *kallsyms__find(const struct kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->nsyms;
+	size_t lo = upper_bound(k->nsyms, ksym_at_most, &(struct ksym_key){ k->syms, addr });
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? k->syms[lo - 1].name : NULL;
 }
 

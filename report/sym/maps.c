@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "sym/maps.h"
 
 static int cmp_mapping(const void *a, const void *b)
@@ -51,20 +52,22 @@ static int cmp_ts_idx(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+struct coord_key {
+	const uint64_t *xs;
+	uint64_t v;
+};
+
+static bool coord_at_most(size_t i, const void *arg)
+{
+	const struct coord_key *k = arg;
+
+	return k->xs[i] <= k->v;
+}
+
 /* Index of the last xs[i] <= v (xs sorted, xs[0] <= v), among nx. */
 static size_t slot_of(const uint64_t *xs, size_t nx, uint64_t v)
 {
-	size_t lo = 0, hi = nx;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (xs[mid] <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo - 1;
+	return upper_bound(nx, coord_at_most, &(struct coord_key){ xs, v }) - 1;
 }
 
 /* The distinct starts and ends of pm's mappings, sorted. */
@@ -210,23 +213,29 @@ nomem:
 	return -ENOMEM;
 }
 
+struct node_key {
+	const struct pid_maps *pm;
+	const uint32_t *ids;
+	uint64_t ts;
+};
+
+static bool mapped_at_most(size_t i, const void *arg)
+{
+	const struct node_key *k = arg;
+
+	return k->pm->m[k->ids[i]].ts_ns <= k->ts;
+}
+
 /* The better of the candidates so far and node's mappings for (before, after) ts (maps.h). */
 static void search_node(const struct pid_maps *pm, size_t node, uint64_t ts, long *before,
 			long *after)
 {
 	const uint32_t *ids = pm->ids + pm->first[node];
-	size_t n = pm->first[node + 1] - pm->first[node], lo = 0, hi = n, c;
+	size_t n = pm->first[node + 1] - pm->first[node], lo, c;
 	uint64_t t1;
 
 	/* first entry with ts_ns > ts */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->m[ids[mid]].ts_ns <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = upper_bound(n, mapped_at_most, &(struct node_key){ pm, ids, ts });
 	/* ties in ts go to the highest index, as before the index existed (goldens) */
 	if (lo > 0) {
 		c = ids[lo - 1];
@@ -237,14 +246,8 @@ static void search_node(const struct pid_maps *pm, size_t node, uint64_t ts, lon
 	if (lo == n || *before >= 0)
 		return;
 	t1 = pm->m[ids[lo]].ts_ns;
-	for (hi = n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->m[ids[mid]].ts_ns <= t1)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the last of the entries at t1 (they follow lo) */
+	lo += upper_bound(n - lo, mapped_at_most, &(struct node_key){ pm, ids + lo, t1 });
 	c = ids[lo - 1];
 	if (*after < 0 || t1 < pm->m[*after].ts_ns ||
 	    (t1 == pm->m[*after].ts_ns && c > (size_t)*after))

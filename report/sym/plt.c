@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/containers.h"
+#include "base/sort.h"
 #include "sym/plt.h"
 
 struct got_name {
@@ -71,21 +72,23 @@ static int add_relocs(struct plt_ctx *c, Elf_Scn *scn, const GElf_Shdr *sh)
 	return 0;
 }
 
+struct got_key {
+	const struct plt_ctx *c;
+	uint64_t slot;
+};
+
+static bool got_below(size_t i, const void *arg)
+{
+	const struct got_key *k = arg;
+
+	return k->c->got[i].slot < k->slot;
+}
+
 static const char *got_lookup(const struct plt_ctx *c, uint64_t slot)
 {
-	size_t lo = 0, hi = c->ngot;
+	size_t i = upper_bound(c->ngot, got_below, &(struct got_key){ c, slot });
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (c->got[mid].slot < slot)
-			lo = mid + 1;
-		else if (c->got[mid].slot > slot)
-			hi = mid;
-		else
-			return c->got[mid].name;
-	}
-	return NULL;
+	return i < c->ngot && c->got[i].slot == slot ? c->got[i].name : NULL;
 }
 
 /* The GOT slot a stub of len bytes at vaddr jumps through, or 0 when it has no such jump. */

@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "base/containers.h"
+#include "base/sort.h"
 #include "base/warn.h"
 #include "crc32c.h"
 #include "safe_open.h"
@@ -132,21 +133,28 @@ static int index_build_ids(struct xpa *a)
 	return 0;
 }
 
+struct entry_key {
+	const struct xpa *a;
+	uint8_t content;
+	const uint8_t *bid;
+	unsigned int len;
+};
+
+static bool entry_below(size_t i, const void *arg)
+{
+	const struct entry_key *k = arg;
+	size_t id = k->a->by_id[i];
+
+	/* position 0 sorts before every equal key's position: a lower bound */
+	return cmp_key(&k->a->idx[id].e, id, k->content, k->bid, k->len, 0) < 0;
+}
+
 /* The first entry of this content with this key, or NULL. */
 static struct xpa_index *find_entry(const struct xpa *a, uint8_t content, const uint8_t *bid,
 				    unsigned int len)
 {
-	size_t lo = 0, hi = a->n;
+	size_t lo = upper_bound(a->n, entry_below, &(struct entry_key){ a, content, bid, len });
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		/* position 0 sorts before every equal key's position: lower bound */
-		if (cmp_key(&a->idx[a->by_id[mid]].e, a->by_id[mid], content, bid, len, 0) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == a->n)
 		return NULL;
 	lo = a->by_id[lo];

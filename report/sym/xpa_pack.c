@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "sym/xpa_pack.h"
 
 /* ---- reading ------------------------------------------------------------------------------- */
@@ -58,18 +59,22 @@ bool xpa_names__parse(struct xpa_names *n, const void *buf, size_t size)
 	return true;
 }
 
+struct addr_key {
+	const struct xpa_names_addr *addrs;
+	uint64_t off;
+};
+
+static bool addr_below(size_t i, const void *arg)
+{
+	const struct addr_key *k = arg;
+
+	return k->addrs[i].off < k->off;
+}
+
 const struct xpa_names_addr *xpa_names__find(const struct xpa_names *n, uint64_t off)
 {
-	size_t lo = 0, hi = n->h->naddrs;
+	size_t lo = upper_bound(n->h->naddrs, addr_below, &(struct addr_key){ n->addrs, off });
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (n->addrs[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n->h->naddrs && n->addrs[lo].off == off ? &n->addrs[lo] : NULL;
 }
 
@@ -116,19 +121,26 @@ bool xpa_walks__parse(struct xpa_walks *w, const void *buf, size_t size)
 	return true;
 }
 
+struct walk_key {
+	const struct xpa_walk *walks;
+	uint16_t for_type;
+	uint32_t pid, tid;
+	uint64_t ts;
+};
+
+static bool walk_below(size_t i, const void *arg)
+{
+	const struct walk_key *k = arg;
+
+	return walk_cmp_key(&k->walks[i], k->for_type, k->pid, k->tid, k->ts) < 0;
+}
+
 const struct xpa_walk *xpa_walks__find(const struct xpa_walks *w, uint16_t for_type, uint32_t pid,
 				       uint32_t tid, uint64_t ts)
 {
-	size_t lo = 0, hi = w->h->nwalks;
+	size_t lo = upper_bound(w->h->nwalks, walk_below,
+				&(struct walk_key){ w->walks, for_type, pid, tid, ts });
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (walk_cmp_key(&w->walks[mid], for_type, pid, tid, ts) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < w->h->nwalks && !walk_cmp_key(&w->walks[lo], for_type, pid, tid, ts) ?
 		       &w->walks[lo] : NULL;
 }
