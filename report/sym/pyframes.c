@@ -288,10 +288,17 @@ static int cmp_first(const void *a, const void *b)
 }
 
 /*
+ * Lines listed at most: four supported versions and a few statuses make a handful, so more
+ * come from a hostile trace, which would otherwise print a line per record.
+ */
+#define PY_KINDS_LISTED 32
+
+/*
  * One line per distinct (version, status), in the order each first comes, with how many
  * processes (each pid once: the recorder finds the interpreter again after an exec or a later
  * library load) and the first one's pid: a shell loop that starts 300 interpreters says so
- * once. Sorted, not compared pair by pair (50,000 kinds: 1.7 s).
+ * once. Sorted, not compared pair by pair (50,000 kinds: 1.7 s). Past PY_KINDS_LISTED, a line
+ * says how many more.
  */
 void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *prefix)
 {
@@ -320,7 +327,7 @@ void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *pref
 		k[nk - 1].procs += a->pid != b->pid;
 	}
 	qsort(k, nk, sizeof(*k), cmp_first);
-	for (i = 0; i < nk; i++) {
+	for (i = 0; i < nk && i < PY_KINDS_LISTED; i++) {
 		const struct xpu_rec_py_runtime *f = &r[k[i].first];
 		char v[32];
 
@@ -328,6 +335,9 @@ void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *pref
 		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s\n", prefix, v, k[i].procs,
 			k[i].procs == 1 ? "" : "es", f->pid, status_text(f->status));
 	}
+	if (nk > PY_KINDS_LISTED)
+		fprintf(out, "%sCPython: %zu more (version, status) pairs not listed\n", prefix,
+			nk - PY_KINDS_LISTED);
 out:
 	free(o);
 	free(k);

@@ -418,9 +418,12 @@ for cmd in "-F folded" "-F info" "-F text" "-F folded $T/pyrt.xpu" "diff $T/pyrt
 	[ $rc = 0 ] && [ -s "$T/pyrt.out" ] ||
 		bad "150,000 Python runtimes: $cmd: exit $rc: $(head -c 300 "$T/err")"
 done
+#     info lists the first 32 (version, status) pairs, then says how many more: a line per
+#     version made 150,000 lines.
+"$R" -F info "$T/pyrt.xpu" >"$T/pyrt.info" 2>/dev/null
 [ "$(grep -c "^  CPython [0-9.]* in 1 process (pid 100): Python frames recorded$" \
-	<("$R" -F info "$T/pyrt.xpu" 2>/dev/null))" = 150000 ] ||
-	bad "150,000 Python runtimes: info does not list each version once"
+	"$T/pyrt.info")" = 32 ] && grep -q "^  CPython: 149968 more (version, status) pairs not listed$" \
+	"$T/pyrt.info" || bad "150,000 Python runtimes: info does not list 32 versions and count the rest"
 
 # 19. issue 31: 60,000 file offsets of one file that the report's hash, unseeded and
 #     invertible, put in one probe chain of the symbolizer's address cache, and 400 stacks of
