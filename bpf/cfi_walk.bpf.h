@@ -47,8 +47,8 @@ struct {
  * the same few thousand return addresses again and again; a hit costs a few loads where the
  * mapping and row searches cost up to a dozen helper calls. One cache for every CPU and
  * thread: per-CPU caches were warmed again on each CPU a launching thread moved to, and 1024
- * direct-mapped entries (all a per-CPU value could hold) evicted each other on a PyTorch loop
- * (8% of frames missed on the H200, most of the walk's time).
+ * direct-mapped entries (all a per-CPU value could hold) evicted each other
+ * (5-7% of frames missed on the H200's PyTorch loop, each miss a dozen helper calls).
  *
  * Entries are written and read without a lock, from any CPU and from NMI (a sample inside a
  * launch's walk), so a read may see one entry's first word with another's second. An entry is
