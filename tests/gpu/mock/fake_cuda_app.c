@@ -31,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,6 +196,25 @@ __attribute__((noinline)) static void allocate_fake(unsigned long k)
 			    CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE);
 }
 
+/*
+ * A thread that waits in the kernel for good, as the CUDA driver's own threads of every CUDA
+ * process wait between events (poll, futex): xpu-record -p borrows such a thread for its
+ * remote calls. Without one, the only thread here sleeps in nanosleep, whose restart needs
+ * the thread's restart block, so the seize takes it only when it lands just as a sleep ends
+ * (1 try in 15 to 65 here; a loaded machine once missed for the whole 3 s).
+ */
+static void *driver_thread(void *arg)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	for (;;)
+		pthread_cond_wait(&never, &lock);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n, i, allocs_every = 0;
@@ -216,6 +236,12 @@ int main(int argc, char **argv)
 
 		sigfillset(&all);
 		sigprocmask(SIG_BLOCK, &all, NULL);
+	}
+	if (no_inject) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, driver_thread, NULL) || pthread_detach(t))
+			fprintf(stderr, "fake_cuda_app: no driver thread\n");
 	}
 	if (getenv("FAKE_CUDA_ALLOCS"))
 		allocs_every = strtoul(getenv("FAKE_CUDA_ALLOCS"), NULL, 10);
