@@ -445,10 +445,6 @@ static long cfi_step(__u32 i, __u32 *slot)
 		return cfi_fp_step(s, w);
 	if (cfi_cache_get(pc, w->gen, &row)) {
 		w->cache_hits++;
-		if (row.kind == XPU_CFI_NONE) {
-			count(XPU_CNT_CFI_FP_NO_ROW);
-			return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
-		}
 	} else {
 		if (pc < w->last.start || pc >= w->last.end) {
 			proc = bpf_map_lookup_elem(&cfi_procs, &w->pid);
@@ -471,10 +467,10 @@ static long cfi_step(__u32 i, __u32 *slot)
 		else
 			row.kind = XPU_CFI_NONE;
 		cfi_cache_put(pc, w->gen, &row);
-		if (row.kind == XPU_CFI_NONE) {
-			count(XPU_CNT_CFI_FP_NO_ROW);
-			return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
-		}
+	}
+	if (row.kind == XPU_CFI_NONE) {
+		count(XPU_CNT_CFI_FP_NO_ROW);
+		return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 	}
 	switch (row.kind) {
 	case XPU_CFI_RSP:
