@@ -163,7 +163,9 @@ $(BUILD)/xpu-report: $(REPORT_MAIN:%.c=$(BUILD)/%.o) $(BUILD)/libxpureport.a $(B
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS)
 
 # ---- BPF and record ------------------------------------------------------------------------
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Ibpf/vmlinux/$(ARCH) -Icommon
+# BPF_DEFS: -D overrides of constants the BPF source lets a build set (tests/gpu/bundle_variant.sh)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -Ibpf/vmlinux/$(ARCH) -Icommon \
+	$(BPF_DEFS)
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	$(call msg,BPF,$@)

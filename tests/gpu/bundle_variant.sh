@@ -1,8 +1,9 @@
 #!/bin/bash
 # Adds another build of xpu-record to the bundle, for tests/gpu/launch_profile.sh to compare
 # with the bundle's own: from a commit (its BPF programs and record code), with extra BPF
-# compiler flags (e.g. -DCFI_WIN_BYTES=4096 for a constant the source lets a build override),
-# or both. The bundle's libxpu-cupti.so goes next to it. From the repo root, after bundle.sh:
+# compiler flags (make's BPF_DEFS, e.g. -DCFI_CACHE_ENTRIES=4096u for a constant the source
+# lets a build override; a commit whose Makefile predates BPF_DEFS ignores them), or both. The
+# bundle's libxpu-cupti.so goes next to it. From the repo root, after bundle.sh:
 #   tests/gpu/bundle_variant.sh NAME [REV|-] [BPF_DEFINES...] [DEST]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -10,7 +11,6 @@ NAME=$1
 REV=${2:--}
 DEFS=${3:-}
 DEST=${4:-.device/bundle}
-ARCH=$(uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 SRC=$PWD
 WT=
 if [ "$REV" != - ]; then
@@ -19,8 +19,7 @@ if [ "$REV" != - ]; then
 	SRC=$WT
 fi
 OUTB=$(mktemp -d)
-make -C "$SRC" --no-print-directory -j"$(nproc)" BUILD="$OUTB" \
-	BPF_CFLAGS="-g -O2 -target bpf -D__TARGET_ARCH_$ARCH -Ibpf -Ibpf/vmlinux/$ARCH -Icommon $DEFS" \
+make -C "$SRC" --no-print-directory -j"$(nproc)" BUILD="$OUTB" BPF_DEFS="$DEFS" \
 	"$OUTB/xpu-record" >/dev/null
 mkdir -p "$DEST/variants/$NAME"
 cp "$OUTB/xpu-record" "$DEST/variants/$NAME/"
