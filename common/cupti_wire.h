@@ -23,7 +23,7 @@
 #include "xpu_format.h"
 
 #define XPU_CUPTI_WIRE_MAGIC 0x31574358u	/* "XCW1" read as little-endian bytes */
-#define XPU_CUPTI_WIRE_VERSION 2	/* 2: PROCESS_ENV records */
+#define XPU_CUPTI_WIRE_VERSION 3	/* 2: PROCESS_ENV records; 3: the in-process walk */
 #define XPU_CUPTI_SOCKET_ENV "XPU_CUPTI_SOCKET"
 
 /*
@@ -43,6 +43,11 @@ enum xpu_cupti_msg_type {
 	 * before the process did (xpu-record -p, -d).
 	 */
 	XPU_CUPTI_MSG_STOP = 4,
+	/* the in-process launch walk (common/walk_share.h has the payloads) */
+	XPU_CUPTI_MSG_SHARE = 5,	/* recorder to library: the tables, two descriptors */
+	XPU_CUPTI_MSG_EVENTS = 6,	/* library to recorder: launches walked in process */
+	XPU_CUPTI_MSG_INPROC = 7,	/* library to recorder: where its autograd slots are */
+	XPU_CUPTI_MSG_WALK_STATS = 8,	/* library to recorder: the walk's counters */
 };
 
 struct xpu_cupti_msg_header {
