@@ -3,6 +3,8 @@
 # same launch stacks as the bundle's own on a PyTorch loop: a change to the BPF walk must move
 # its cost, never its stacks. From the repo root, after bundle.sh and bundle_variant.sh:
 #   tests/gpu/same_launch_stacks.sh OUT_DIR VARIANT [STEPS] [SCRIPT]
+# VARIANT flags:ARGS compares the bundle's own build with itself run with ARGS added instead
+# (issue 38: flags:--launch-walk=bpf, the BPF walk against the default in-process one).
 # Each build records SCRIPT (default bench/gpu/torch_bench.py); the launch stacks of both, as
 # xpu-report -F jsonl names them, are compared as multisets. The frames inside the profiler's
 # own libraries (below libcupti's last frame: the callback and the probed marker) are left out,
@@ -22,9 +24,14 @@ LIB=$BUNDLE/lib
 mkdir -p "$O"
 unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX=/tmp/xpu-ladder-pyc
-for b in "cur:$BUNDLE/build" "$V:$BUNDLE/variants/$V"; do
+VFLAGS=
+VDIR=$BUNDLE/variants/$V
+case $V in flags:*) VFLAGS=${V#flags:}; V=variant; VDIR=$BUNDLE/build ;; esac
+for b in "cur:$BUNDLE/build" "$V:$VDIR"; do
 	n=${b%%:*}
-	LD_LIBRARY_PATH=$LIB "${b#*:}/xpu-record" --no-pack -o "$O/$n.xpu" -- env -u LD_LIBRARY_PATH \
+	f=; [ "$n" = cur ] || f=$VFLAGS
+	# shellcheck disable=SC2086
+	LD_LIBRARY_PATH=$LIB "${b#*:}/xpu-record" --no-pack $f -o "$O/$n.xpu" -- env -u LD_LIBRARY_PATH \
 		python3 "$SCRIPT" none "$STEPS" >"$O/$n.out" 2>&1 || { tail -3 "$O/$n.out"; exit 2; }
 	LD_LIBRARY_PATH=$LIB "$BUNDLE/build/xpu-report" -F jsonl "$O/$n.xpu" 2>/dev/null |
 		grep '"type":"launch"' >"$O/$n.launches.jsonl"
