@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * One thread polls the ring buffer. It is the only writer of the process table, so the table
- * changes in event order.
+ * changes in event order. Launches walked inside the target come on a queue from the CUPTI
+ * receiver and are taken by the same code, so both paths make the same records.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -11,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
 #include "clock.h"
 #include "config.h"
 #include "event_stack.h"
+#include "inproc_events.h"
 #include "proc_table.h"
 #include "procmaps.h"
 #include "rb_drain.h"
@@ -28,6 +33,18 @@
 #define RB_LIVENESS_NS (1000ull * 1000 * 1000)
 /* Event types the drain routes (enum xpu_ev_type, and driver_bpf_abi.h's 32). */
 #define RB_EV_TYPES 64
+/*
+ * Queued in-process events, at most: the drain takes the queue at least every RB_POLL_MS, so
+ * only a drain thread stalled for long (a slow writer) fills it.
+ */
+#define RB_INJECT_MAX_BYTES (64ull << 20)
+
+/* One EVENTS message's checked entries (inproc_events.h), in arrival order. */
+struct rb_inject {
+	struct rb_inject *next;
+	size_t len;
+	uint8_t data[];
+};
 
 struct rb_drain {
 	struct ring_buffer *rb;
@@ -40,6 +57,14 @@ struct rb_drain {
 	struct map_handler *_Atomic route[RB_EV_TYPES];
 	uint64_t last_liveness_ns;
 	struct rb_drain_stats st;
+	/* in-process events: the receiver appends, the drain thread takes the whole list */
+	pthread_mutex_t q_lock;
+	struct rb_inject *q_head, **q_tail;
+	size_t q_bytes;
+	uint64_t q_lost;		/* launches the queue had no room for (q_lock) */
+	uint64_t q_lost_reported;	/* of them, written as LOST (drain thread) */
+	int wake_fd;			/* eventfd: the queue got events, or stop */
+	uint64_t ev[(INPROC_EV_MAX_BYTES + 7) / 8];	/* the event being taken, full size */
 };
 
 static void check_liveness(struct rb_drain *d)
@@ -322,22 +347,86 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static void submit_lost(struct rb_drain *d, uint64_t count)
+{
+	struct xpu_rec_lost lost = {
+		.ts_ns = clock_mono_ns(), .source = XPU_LOST_STACK, .count = count,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_LOST, .ts_ns = lost.ts_ns,
+		.body = &lost, .body_size = sizeof(lost), .must_keep = true,
+	};
+
+	writer_thread__submit(d->wt, &r);
+}
+
+/*
+ * The in-process events queued since the last turn, each message's back to back: a PYSTACK
+ * waits for its launch in the Python handler, and only ring-buffer events of other turns
+ * can come between two messages.
+ */
+static void take_injected(struct rb_drain *d)
+{
+	struct rb_inject *q, *next;
+	uint64_t lost;
+
+	pthread_mutex_lock(&d->q_lock);
+	q = d->q_head;
+	d->q_head = NULL;
+	d->q_tail = &d->q_head;
+	d->q_bytes = 0;
+	lost = d->q_lost;
+	pthread_mutex_unlock(&d->q_lock);
+	for (; q; q = next) {
+		size_t off = 0, size;
+
+		while ((size = inproc_events__next(q->data, q->len, &off, d->ev))) {
+			const struct xpu_ev_hdr *h = (const void *)d->ev;
+
+			d->st.inproc_events++;
+			if (h->type == XPU_EV_GPU_LAUNCH)
+				d->st.inproc_launches++;
+			handle_event(d, d->ev, size);
+		}
+		next = q->next;
+		free(q);
+	}
+	/* written from here, in the same turn as the events that did make it */
+	if (lost > d->q_lost_reported) {
+		submit_lost(d, lost - d->q_lost_reported);
+		d->q_lost_reported = lost;
+	}
+}
+
 static void *drain_main(void *arg)
 {
 	struct rb_drain *d = arg;
-	uint64_t now;
+	struct pollfd pfd[2] = {
+		{ .fd = ring_buffer__epoll_fd(d->rb), .events = POLLIN },
+		{ .fd = d->wake_fd, .events = POLLIN },
+	};
+	uint64_t now, v;
+	int n;
 
 	while (!atomic_load(&d->stop)) {
-		int n = ring_buffer__poll(d->rb, RB_POLL_MS);
-
-		if (n < 0 && n != -EINTR) {
-			log_err("ring buffer poll: %s", strerror(-n));
+		/*
+		 * The ring buffer's epoll descriptor, polled next to the queue's eventfd, rather
+		 * than ring_buffer__poll(): queued launches are taken at once. Samples are
+		 * submitted without a wakeup (see bpf/xpu.bpf.c): every turn consumes, a poll that
+		 * timed out too.
+		 */
+		if (poll(pfd, 2, RB_POLL_MS) < 0 && errno != EINTR) {
+			log_err("ring buffer poll: %s", strerror(errno));
 			break;
 		}
-		/* Samples are submitted without a wakeup (see bpf/xpu.bpf.c): a poll that timed out
-		 * still has them to read. */
-		if (n == 0)
-			ring_buffer__consume(d->rb);
+		if (pfd[1].revents & POLLIN)
+			(void)!read(d->wake_fd, &v, sizeof(v));
+		n = ring_buffer__consume(d->rb);
+		if (n < 0 && n != -EINTR) {
+			log_err("ring buffer: %s", strerror(-n));
+			break;
+		}
+		take_injected(d);
 		now = clock_mono_ns();
 		if (now - d->last_liveness_ns >= RB_LIVENESS_NS) {
 			d->last_liveness_ns = now;
@@ -345,7 +434,38 @@ static void *drain_main(void *arg)
 		}
 	}
 	ring_buffer__consume(d->rb);
+	take_injected(d);
 	return NULL;
+}
+
+int rb_drain__inject(struct rb_drain *d, const void *entries, size_t len, uint32_t launches)
+{
+	struct rb_inject *q = NULL;
+	uint64_t one = 1;
+	int err = 0;
+
+	if (!len)
+		return 0;
+	pthread_mutex_lock(&d->q_lock);
+	if (d->q_bytes + len > RB_INJECT_MAX_BYTES)
+		err = -ENOBUFS;
+	else if (!(q = malloc(sizeof(*q) + len)))
+		err = -ENOMEM;
+	if (err) {
+		d->q_lost += launches;
+		pthread_mutex_unlock(&d->q_lock);
+		return err;
+	}
+	q->next = NULL;
+	q->len = len;
+	memcpy(q->data, entries, len);
+	*d->q_tail = q;
+	d->q_tail = &q->next;
+	d->q_bytes += len;
+	pthread_mutex_unlock(&d->q_lock);
+	if (write(d->wake_fd, &one, sizeof(one)) < 0)
+		one = 0;	/* full counter: a wakeup is pending already */
+	return 0;
 }
 
 static void set_route(struct rb_drain *d, struct map_handler *h, struct map_handler *to)
@@ -380,6 +500,15 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	d->wt = wt;
 	d->pm = pm;
 	d->pt = pt;
+	d->q_tail = &d->q_head;
+	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->wake_fd < 0) {
+		err = errno;
+		free(d);
+		errno = err;
+		return NULL;
+	}
+	pthread_mutex_init(&d->q_lock, NULL);
 	for (i = 0; (h = proc_table__handler(pt, i)); i++)
 		rb_drain__route(d, h);
 	d->rb = ring_buffer__new(ringbuf_fd, handle_event, d, NULL);
@@ -394,6 +523,8 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	return d;
 fail:
 	ring_buffer__free(d->rb);
+	close(d->wake_fd);
+	pthread_mutex_destroy(&d->q_lock);
 	free(d);
 	errno = err;
 	return NULL;
@@ -401,10 +532,19 @@ fail:
 
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
 {
+	uint64_t one = 1;
+
 	atomic_store(&d->stop, true);
+	if (write(d->wake_fd, &one, sizeof(one)) < 0)
+		one = 0;	/* the poll times out instead */
 	pthread_join(d->thread, NULL);
+	/* an inject that raced the thread's last turn: taken here, in the same order */
+	take_injected(d);
+	d->st.inproc_lost = d->q_lost;
 	if (st)
 		*st = d->st;
 	ring_buffer__free(d->rb);
+	close(d->wake_fd);
+	pthread_mutex_destroy(&d->q_lock);
 	free(d);
 }

@@ -7,6 +7,7 @@
 #ifndef XPU_RECORD_RB_DRAIN_H
 #define XPU_RECORD_RB_DRAIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,6 +23,9 @@ struct rb_drain_stats {
 	uint64_t gpu_launches;
 	uint64_t stack_errors;		/* events that arrived without their stack */
 	uint64_t off_cpu_blocks;	/* --off-cpu: OFF_CPU records written */
+	uint64_t inproc_events;		/* events walked in process, taken from the queue */
+	uint64_t inproc_launches;	/* GPU_LAUNCH among them (also in gpu_launches) */
+	uint64_t inproc_lost;		/* launches of messages the queue had no room for */
 };
 
 /*
@@ -32,7 +36,14 @@ struct rb_drain_stats {
  */
 struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struct procmaps *pm,
 				 struct proc_table *pt);
-/* Drains what is left, joins the thread. */
+/*
+ * Launch events walked in process (record/inproc_events.h: a checked EVENTS payload, launches
+ * of them GPU_LAUNCH), queued for the drain thread, which takes them as ring-buffer events,
+ * one call's back to back. From any thread, until rb_drain__stop(). 0, or -ENOBUFS when the
+ * queue is full or -ENOMEM: the launches are counted lost (and written as a LOST record).
+ */
+int rb_drain__inject(struct rb_drain *d, const void *entries, size_t len, uint32_t launches);
+/* Drains what is left, the queue too, joins the thread. */
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st);
 
 /*
