@@ -191,7 +191,7 @@ $(BUILD)/xpu-record: $(BUILD)/$(RECORD_MAIN:.c=.o) $(BUILD)/libxpurecord.a $(BUI
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(RECORD_LIBS)
 
 # ---- CUPTI injection library (CUDA optional) -------------------------------------------------
-CUPTI_CFLAGS := -I$(CUDA_HOME)/include -fPIC -fvisibility=hidden
+CUPTI_CFLAGS := -I$(CUDA_HOME)/include -Ibpf -fPIC -fvisibility=hidden
 $(BUILD)/cupti/%.o: cupti/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -225,6 +225,11 @@ $(RECORD_TESTS:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(RECORD_TE
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Irecord -Ibpf -o $@ $< $(RECORD_TEST_LIBS) $(LDFLAGS) \
 		$(RECORD_LIBS) -ldw -ldl
+# pieces of the injection library tested alone, with stand-ins for the rest
+$(BUILD)/tests/test_event_ring: tests/unit/test_event_ring.c cupti/event_ring.c cupti/event_ring.h
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Icupti -Ibpf -o $@ $< cupti/event_ring.c $(LDFLAGS) -lpthread
 # the node counter's thread-local, located in stand-ins built with each TLS model
 SEQ_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/seq_counter_,ld.so gd.so desc.so)
 $(BUILD)/tests/fixtures/seq_counter_ld.so: TLS_FLAGS := -ftls-model=local-dynamic
