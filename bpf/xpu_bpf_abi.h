@@ -190,6 +190,19 @@ struct xpu_ag_tls {
 };
 
 /*
+ * Where a process's libxpu-cupti.so keeps each thread's last in-process launch for the node
+ * event (common/walk_share.h struct xpu_ag_inproc_slot[nslots] at addr), filled by xpu-record
+ * from the library's XPU_CUPTI_MSG_INPROC: nslots a power of two, at most this many.
+ */
+#define XPU_AG_INPROC_MAX_SLOTS 65536u
+
+struct xpu_ag_inproc {
+	__u64 addr;
+	__u32 nslots;
+	__u32 reserved;
+};
+
+/*
  * glibc x86-64: the word at the thread pointer + XPU_TLS_TCB_DTV is the thread's dtv; its
  * entries are XPU_TLS_DTV_ENTRY bytes, the first word of entry m the address of module m's block
  * (XPU_TLS_DTV_UNALLOCATED before the thread's first use), and the word before entry 0 their

@@ -24,6 +24,7 @@
 
 #include "cupti_rx.h"
 #include "cupti_wire.h"
+#include "inproc_events.h"
 #include "mono_clock.h"
 #include "writer_thread.h"
 
@@ -37,6 +38,8 @@ struct rx_client {
 	uint32_t next_seq;
 	bool hello;
 	bool done;
+	bool inproc;			/* its autograd slots were handed to the sink */
+	struct xpu_cupti_walk_stats walk;	/* its last WALK_STATS */
 };
 
 
@@ -60,6 +63,8 @@ struct cupti_rx {
 	size_t cap;
 	uint32_t next_source_id;
 	uint8_t *buf;
+	pthread_mutex_t sink_lock;	/* held while the sink is called: set_sink waits */
+	struct cupti_rx_sink sink;
 	pthread_mutex_t stats_lock;
 	struct cupti_rx_stats stats;
 };
@@ -109,11 +114,24 @@ static void ask_to_stop(const struct rx_client *c)
 		(void)!send(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/* Where c's process keeps its autograd slots, or (addr 0) that they are gone. */
+static void tell_inproc(struct cupti_rx *rx, struct rx_client *c, uint64_t addr, uint32_t nslots)
+{
+	pthread_mutex_lock(&rx->sink_lock);
+	if (rx->sink.on_inproc)
+		rx->sink.on_inproc(rx->sink.ctx, c->pid, addr, nslots);
+	pthread_mutex_unlock(&rx->sink_lock);
+	c->inproc = addr != 0;
+}
+
 static void client_close(struct cupti_rx *rx, size_t i)
 {
 	struct rx_client *c = &rx->clients[i];
 
 	close(c->fd);
+	/* the library is gone: its slots' memory may be anything from now on */
+	if (c->inproc)
+		tell_inproc(rx, c, 0, 0);
 	if (c->hello && !c->done)
 		atomic_fetch_sub(&rx->open_clients, 1);
 	if (c->hello)
@@ -161,6 +179,37 @@ static void accept_all(struct cupti_rx *rx)
 		};
 		STAT_ADD(rx, clients, 1);
 	}
+}
+
+/*
+ * EVENTS: launches walked in the client's process, checked, with its pid, to the sink in one
+ * call. A malformed entry costs the rest of its message, counted; the connection stays.
+ */
+static bool handle_events(struct cupti_rx *rx, struct rx_client *c, uint8_t *payload, size_t len)
+{
+	struct inproc_check ck;
+	int err = -ENOSYS;
+
+	inproc_events__check(payload, len, c->pid, &ck);
+	if (ck.len) {
+		pthread_mutex_lock(&rx->sink_lock);
+		if (rx->sink.on_events)
+			err = rx->sink.on_events(rx->sink.ctx, c->pid, payload, ck.len, ck.launches);
+		pthread_mutex_unlock(&rx->sink_lock);
+	}
+	pthread_mutex_lock(&rx->stats_lock);
+	if (ck.bad) {
+		rx->stats.bad_messages++;
+		rx->stats.inproc_dropped += ck.dropped;
+	}
+	if (ck.len && !err) {
+		rx->stats.inproc_messages++;
+		rx->stats.inproc_launches += ck.launches;
+	} else if (ck.len) {
+		rx->stats.inproc_refused += ck.launches;
+	}
+	pthread_mutex_unlock(&rx->stats_lock);
+	return true;
 }
 
 /* Handles one message; returns false when the connection should be closed. */
@@ -214,6 +263,47 @@ static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 			STAT_ADD(rx, batches, 1);
 			STAT_ADD(rx, records, (uint64_t)nrec);
 		}
+		return true;
+	}
+	case XPU_CUPTI_MSG_EVENTS:
+		if (c->done)
+			goto bad;
+		return handle_events(rx, c, payload, h.len);
+	case XPU_CUPTI_MSG_INPROC: {
+		struct xpu_cupti_inproc in;
+
+		if (c->done || h.len != sizeof(in))
+			goto bad;
+		memcpy(&in, payload, sizeof(in));
+		/* a slot index is tid & (nslots - 1): a power of two, and slots that fit */
+		if (in.ag_slots_addr &&
+		    (!in.ag_nslots || in.ag_nslots > XPU_AG_INPROC_MAX_SLOTS ||
+		     (in.ag_nslots & (in.ag_nslots - 1)) || in.reserved ||
+		     in.ag_slots_addr % 8 ||
+		     in.ag_slots_addr > UINT64_MAX - (uint64_t)in.ag_nslots *
+							    sizeof(struct xpu_ag_inproc_slot)))
+			goto bad;
+		tell_inproc(rx, c, in.ag_slots_addr, in.ag_slots_addr ? in.ag_nslots : 0);
+		return true;
+	}
+	case XPU_CUPTI_MSG_WALK_STATS: {
+		struct xpu_cupti_walk_stats w;
+		size_t k;
+
+		if (c->done || h.len != sizeof(w))
+			goto bad;
+		memcpy(&w, payload, sizeof(w));
+		/*
+		 * running totals: the sum moves by what changed since the client's last, so it
+		 * always holds every client's latest, and a client's that left
+		 */
+		pthread_mutex_lock(&rx->stats_lock);
+		for (k = 0; k < XPU_CNT_NR; k++)
+			rx->stats.walk.cnt[k] += w.cnt[k] - c->walk.cnt[k];
+		for (k = 0; k < XPU_INPROC_NR; k++)
+			rx->stats.walk.inproc[k] += w.inproc[k] - c->walk.inproc[k];
+		pthread_mutex_unlock(&rx->stats_lock);
+		c->walk = w;
 		return true;
 	}
 	case XPU_CUPTI_MSG_DONE:
@@ -344,6 +434,7 @@ struct cupti_rx *cupti_rx__start(struct writer_thread *wt, cupti_rx_is_traced_fn
 	rx->ctx = ctx;
 	rx->listen_fd = rx->wake_fd = -1;
 	pthread_mutex_init(&rx->stats_lock, NULL);
+	pthread_mutex_init(&rx->sink_lock, NULL);
 	rx->buf = malloc(XPU_CUPTI_MSG_MAX_BYTES);
 	if (!rx->buf) {
 		snprintf(err, errlen, "out of memory");
@@ -406,6 +497,16 @@ const char *cupti_rx__socket_path(const struct cupti_rx *rx)
 	return rx ? rx->path : NULL;
 }
 
+void cupti_rx__set_sink(struct cupti_rx *rx, const struct cupti_rx_sink *sink)
+{
+	pthread_mutex_lock(&rx->sink_lock);
+	if (sink)
+		rx->sink = *sink;
+	else
+		memset(&rx->sink, 0, sizeof(rx->sink));
+	pthread_mutex_unlock(&rx->sink_lock);
+}
+
 void cupti_rx__get_stats(struct cupti_rx *rx, struct cupti_rx_stats *st)
 {
 	pthread_mutex_lock(&rx->stats_lock);
@@ -438,6 +539,7 @@ void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms, struct cupti_rx_stats *
 		rmdir(rx->dir);
 	free(rx->clients);
 	free(rx->buf);
+	pthread_mutex_destroy(&rx->sink_lock);
 	pthread_mutex_destroy(&rx->stats_lock);
 	free(rx);
 }

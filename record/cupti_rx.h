@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "walk_share.h"
+
 struct writer_thread;
 struct cupti_rx;
 
@@ -29,7 +31,37 @@ struct cupti_rx_stats {
 	uint64_t bad_messages;		/* malformed or out-of-protocol, dropped */
 	uint64_t lost_messages;		/* sequence gaps: batches a client could not send */
 	uint64_t clean_exits;		/* clients that sent DONE */
+	uint64_t inproc_messages;	/* EVENTS messages with launches handed over */
+	uint64_t inproc_launches;	/* launches walked in process, handed over */
+	uint64_t inproc_dropped;	/* events of EVENTS messages dropped as malformed */
+	uint64_t inproc_refused;	/* launches the sink had no room for (it counts them lost) */
+	/*
+	 * The sum of every client's last WALK_STATS, those that left too: the in-process walk's
+	 * counters (cnt[] as the BPF counters) since the recording started.
+	 */
+	struct xpu_cupti_walk_stats walk;
 };
+
+/*
+ * Where the in-process walk's messages go (common/walk_share.h), called from the receiver's
+ * thread, pid the peer's own (SO_PEERCRED):
+ *  - on_events: one EVENTS message's checked entries (record/inproc_events.h), launches of
+ *    them GPU_LAUNCH; 0, or a negative errno when they were not taken (counted lost there);
+ *  - on_inproc: where pid's library keeps its threads' autograd slots, nslots a power of two
+ *    up to XPU_AG_INPROC_MAX_SLOTS; addr 0 when they are gone (the client left).
+ */
+struct cupti_rx_sink {
+	int (*on_events)(void *ctx, uint32_t pid, const void *entries, size_t len,
+			 uint32_t launches);
+	void (*on_inproc)(void *ctx, uint32_t pid, uint64_t addr, uint32_t nslots);
+	void *ctx;
+};
+
+/*
+ * Sets the sink (NULL: none; EVENTS then count as refused), from any thread: set it once the
+ * drain thread runs, and stop the receiver before the drain.
+ */
+void cupti_rx__set_sink(struct cupti_rx *rx, const struct cupti_rx_sink *sink);
 
 /*
  * Asks every client (and any that checks in later) to stop collecting (STOP: its process may
