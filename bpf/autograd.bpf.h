@@ -159,25 +159,85 @@ static __always_inline void ag_note_launch(__u32 tgid, __u32 tid, __u64 ts)
 	la->ts = ts;
 }
 
+/*
+ * tgid -> where its libxpu-cupti.so keeps each thread's last launch walked in process (those
+ * never reach ag_note_launch); filled by xpu-record from the library's INPROC message.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct xpu_ag_inproc);
+} ag_inproc SEC(".maps");
+
+/* common/walk_share.h struct xpu_ag_inproc_slot (that header is not BPF's to include) */
+struct ag_inproc_slot {
+	__u32 tid;
+	__u32 reserved;
+	__u64 seq;
+	__u64 py_frame;
+	__u64 py_instr;
+	__u64 ts;
+};
+_Static_assert(sizeof(struct ag_inproc_slot) == 40, "ag inproc slot size");
+
+/*
+ * The thread's last launch, of either path: the newer of what BPF noted (la) and what the
+ * thread's in-process slot holds. The slot is the thread's own memory, written only by the
+ * thread, so reading it here (in the same thread) never sees half a write; a slot of another
+ * thread (tid mismatch) or a stale one loses to la.
+ */
+static __always_inline void ag_last_launch(__u32 tgid, __u32 tid, const struct ag_launch *la,
+					   struct ag_launch *out)
+{
+	const struct xpu_ag_inproc *ip = bpf_map_lookup_elem(&ag_inproc, &tgid);
+	struct ag_inproc_slot slot;
+	__u32 n;
+
+	out->seq = la->seq;
+	out->py_frame = la->py_frame;
+	out->py_instr = la->py_instr;
+	out->ts = la->ts;
+	if (!ip)
+		return;
+	n = ip->nslots;
+	if (!n || n > XPU_AG_INPROC_MAX_SLOTS || (n & (n - 1)) ||
+	    bpf_probe_read_user(&slot, sizeof(slot),
+				(void *)(ip->addr + (__u64)(tid & (n - 1)) * sizeof(slot))))
+		return;
+	if (slot.tid != tid || !slot.ts || slot.ts <= la->ts)
+		return;
+	out->seq = slot.seq;
+	out->py_frame = slot.py_frame;
+	out->py_instr = slot.py_instr;
+	out->ts = slot.ts;
+}
+
 /* The launch of the op that made the node now being set, if any (see the top of this file). */
 static __always_inline bool ag_op_launch(__u32 tgid, __u32 tid, __u64 *launch_ts)
 {
-	struct ag_launch *la = bpf_map_lookup_elem(&ag_launches, &tid), fresh = {};
+	struct ag_launch *la = bpf_map_lookup_elem(&ag_launches, &tid), fresh = {}, last;
 	const struct xpu_ag_tls *t;
 	__u64 seq = 0, frame, instr;
 
 	if (!la) {
-		/* the thread's first node: its launches are noted from now on */
+		/*
+		 * the thread's first node: its BPF launches are noted from now on; a launch
+		 * walked in process needs no note, but the counter's read keeps its dtv in la
+		 */
 		bpf_map_update_elem(&ag_launches, &tid, &fresh, BPF_ANY);
-		return false;
+		la = bpf_map_lookup_elem(&ag_launches, &tid);
+		if (!la)
+			return false;
 	}
+	ag_last_launch(tgid, tid, la, &last);
 	t = bpf_map_lookup_elem(&ag_tls, &tgid);
-	if (!t || !la->ts || !ag_seq_now(t, la, &seq) || seq != la->seq)
+	if (!t || !last.ts || !ag_seq_now(t, la, &seq) || seq != last.seq)
 		return false;
 	ag_py_site(1, tgid, tid, &frame, &instr);
-	if (frame != la->py_frame || instr != la->py_instr)
+	if (frame != last.py_frame || instr != last.py_instr)
 		return false;
-	*launch_ts = la->ts;
+	*launch_ts = last.ts;
 	return true;
 }
 

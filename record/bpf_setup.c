@@ -424,6 +424,17 @@ int bpf_state__set_autograd_counter(struct bpf_state *st, uint32_t pid,
 	return bpf_map__update_elem(m, &pid, sizeof(pid), place, sizeof(*place), BPF_ANY);
 }
 
+int bpf_state__set_autograd_inproc(struct bpf_state *st, uint32_t pid, uint64_t addr,
+				   uint32_t nslots)
+{
+	struct bpf_map *m = st->skel->maps.ag_inproc;
+	struct xpu_ag_inproc v = { .addr = addr, .nslots = nslots };
+
+	if (!addr)
+		return bpf_map__delete_elem(m, &pid, sizeof(pid), 0);
+	return bpf_map__update_elem(m, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY);
+}
+
 bool bpf_state__gpu_attached(struct bpf_state *st)
 {
 	return st->gpu_attached;

@@ -54,6 +54,12 @@ int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t 
 /* Where pid's PyTorch node counter is (bpf/autograd.bpf.h ag_tls); NULL forgets it. 0 or -errno. */
 int bpf_state__set_autograd_counter(struct bpf_state *st, uint32_t pid,
 				    const struct xpu_ag_tls *place);
+/*
+ * Where pid's libxpu-cupti.so keeps its threads' last in-process launches (bpf/autograd.bpf.h
+ * ag_inproc; nslots a power of two); addr 0 forgets it. Safe from any thread. 0 or -errno.
+ */
+int bpf_state__set_autograd_inproc(struct bpf_state *st, uint32_t pid, uint64_t addr,
+				   uint32_t nslots);
 /* Stops sampling (perf events and uprobe) so the ring buffer can be drained to the end. */
 void bpf_state__stop_sampling(struct bpf_state *st);
 /*
