@@ -16,6 +16,7 @@
 #define XPU_STATS_CFI_SHORT(id, value)
 #define XPU_STATS_OFF_CPU(id, value)
 #define XPU_STATS_AG(id, value)
+#define XPU_STATS_INPROC(id, value)
 #define XPU_STATS_DRIVER(id, value)
 #define XPU_STATS_WRITER(id, value)
 #define XPU_STATS_NONE(id, value)

@@ -126,6 +126,24 @@ static int is_traced_cb(void *ctx, pid_t pid)
 	return bpf_state__is_traced(s->bpf, pid);
 }
 
+/* The in-process walk's launches: to the drain, which takes them as the ring buffer's. */
+static int inproc_events_cb(void *ctx, uint32_t pid, const void *entries, size_t len,
+			    uint32_t launches)
+{
+	struct session *s = ctx;
+
+	return rb_drain__inject(s->drain, entries, len, launches);
+}
+
+/* Where a library keeps its threads' last launches, for the autograd node probe. */
+static void inproc_slots_cb(void *ctx, uint32_t pid, uint64_t addr, uint32_t nslots)
+{
+	struct session *s = ctx;
+
+	if (s->ag && bpf_state__set_autograd_inproc(s->bpf, pid, addr, nslots) && addr)
+		log_info("pid %u: autograd cannot see its in-process launches", pid);
+}
+
 static size_t join_args(char *buf, size_t size, int argc, char *const *argv)
 {
 	size_t len = 0, n;
@@ -746,6 +764,13 @@ static int session__start(struct session *s)
 		log_err("cannot start the ring buffer thread: %s", strerror(errno));
 		return -1;
 	}
+	if (s->rx) {
+		struct cupti_rx_sink sink = {
+			.on_events = inproc_events_cb, .on_inproc = inproc_slots_cb, .ctx = s,
+		};
+
+		cupti_rx__set_sink(s->rx, &sink);
+	}
 	if (s->driver) {
 		rb_drain__route(s->drain, driver_trace__handler(s->driver, s->wt));
 		if (driver_trace__attach(s->driver, err, sizeof(err))) {
@@ -800,6 +825,15 @@ static int session__start(struct session *s)
 #define XPU_STATS_OFF_CPU(i, v) STAT_WHEN(s->cfg->off_cpu, i, v)
 #undef XPU_STATS_AG
 #define XPU_STATS_AG(i, v) STAT_WHEN(ags->files || ags->unavailable, i, v)
+#undef XPU_STATS_INPROC
+#define XPU_STATS_INPROC(i, v) STAT_WHEN(inproc_seen(rxs), i, v)
+
+/* A library walked launches in process, or tried to: the INPROC rows. */
+static bool inproc_seen(const struct cupti_rx_stats *rxs)
+{
+	return rxs->walk.inproc[XPU_INPROC_WALKS] || rxs->walk.inproc[XPU_INPROC_FALLBACKS] ||
+	       rxs->inproc_launches || rxs->inproc_dropped || rxs->inproc_refused;
+}
 
 static unsigned int session__stats(struct session *s, struct xpu_stat_entry *stats,
 				   const uint64_t *cnt, const struct rb_drain_stats *ds,
@@ -900,13 +934,17 @@ static int session__finish(struct session *s)
 			"some processes", CUPTI_STOP_TIMEOUT_MS);
 	bpf_state__log_run_times(s->bpf);
 	bpf_state__stop_sampling(s->bpf);
-	rb_drain__stop(s->drain, &ds);
-	s->drain = NULL;
+	/* the receiver first: its last launches walked in process go to the drain's queue */
 	if (s->rx) {
 		cupti_rx__stop(s->rx, CUPTI_STOP_TIMEOUT_MS, &rxs);
 		s->rx = NULL;
 	}
+	rb_drain__stop(s->drain, &ds);
+	s->drain = NULL;
 	report_bpf_losses(s, cnt);
+	/* the walk's counters of both paths: the library's totals are the BPF counters' kind */
+	for (n = 0; n < XPU_CNT_NR; n++)
+		cnt[n] += rxs.walk.cnt[n];
 	/*
 	 * Blocks that ended but still waited for their thread to run its own code (to take the
 	 * stack) are lost; threads still blocked are counted, not closed: their block has no end.
@@ -966,17 +1004,18 @@ static int session__finish(struct session *s)
  */
 static void session__abort(struct session *s)
 {
-	if (s->drain) {
-		rb_drain__stop(s->drain, NULL);
-		s->drain = NULL;
-	}
 	if (!s->cfg->attach_pid && s->target.pid > 0) {
 		target__release(&s->target, 0);
 		waitpid(s->target.pid, NULL, 0);
 	}
+	/* the receiver before the drain it hands launches to */
 	if (s->rx) {
 		cupti_rx__stop(s->rx, 0, NULL);
 		s->rx = NULL;
+	}
+	if (s->drain) {
+		rb_drain__stop(s->drain, NULL);
+		s->drain = NULL;
 	}
 	if (s->wt) {
 		writer_thread__finish(s->wt, NULL, 0, NULL);
