@@ -5,7 +5,9 @@
  * exported marker xpu_cupti_api_enter(); xpu-record's BPF uprobe on it takes the CPU stack with
  * the correlation id in the same program. Only ENTER calls the marker (the prototype also fired
  * on EXIT and counted every kernel twice), and driver calls made by a runtime call are skipped,
- * so there is exactly one marker call per user-visible API call.
+ * so there is exactly one marker call per user-visible API call. Once xpu-record has shared its
+ * unwind tables, the launch entry (launch_entry.c) takes the stack in process instead, and
+ * calls the marker only where it cannot.
  *
  * The kernel (memcpy, memset) record must carry the id the marker saw. The runtime's id is the
  * one we pass; should CUPTI tag the work with the nested driver call's id instead (its memcpy
@@ -19,9 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "inproc_walk.h"
 #include "xpu_cupti.h"
-
-void xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain);
 
 /*
  * The probed marker, void xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain),
@@ -33,18 +34,25 @@ void xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain);
  * give it an FDE, so that xpu-record's walk steps out of it by its row: without one, every
  * launch's walk took the frame-pointer fallback there (a return-address check, ~1 per launch
  * in cfi_fp_no_fde), which also skipped its caller, whose frame pointer it followed.
+ * xc_api_enter, the same address under a hidden name, is what the launch entry
+ * (launch_entry.c) jumps to: directly, where the exported name would go through the PLT.
  */
 #if defined(__x86_64__)
 __asm__(".text\n"
 	".globl xpu_cupti_api_enter\n"
 	".type xpu_cupti_api_enter, @function\n"
+	".globl xc_api_enter\n"
+	".hidden xc_api_enter\n"
+	".type xc_api_enter, @function\n"
 	".p2align 4\n"
 	"xpu_cupti_api_enter:\n"
+	"xc_api_enter:\n"
 	"\t.cfi_startproc\n"
 	"\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
 	"\tret\n"
 	"\t.cfi_endproc\n"
-	".size xpu_cupti_api_enter, .-xpu_cupti_api_enter\n");
+	".size xpu_cupti_api_enter, .-xpu_cupti_api_enter\n"
+	".size xc_api_enter, .-xc_api_enter\n");
 #else
 __attribute__((noinline, used, visibility("default"))) void
 xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain)
@@ -228,6 +236,25 @@ static void sync_end(const CUpti_CallbackData *cb)
 	}
 }
 
+/*
+ * A launch's stack: walked in process once the recorder's tables are mapped, else (and
+ * wherever the walk cannot finish) by BPF at the marker. Inlined, so that the marker is called
+ * from api_cb itself on both paths and BPF sees the same stack either way.
+ */
+static inline __attribute__((always_inline)) void launch_stack(uint32_t corr_id, uint32_t cbid,
+							       uint32_t domain)
+{
+	int st = __atomic_load_n(&xc_inproc, __ATOMIC_ACQUIRE);
+
+	if (st == XC_INPROC_ON && inproc_walk__have_share()) {
+		xpu_cupti_launch(corr_id, cbid, domain);
+		return;
+	}
+	if (st != XC_INPROC_OFF)
+		inproc_walk__count(XPU_INPROC_FB_NO_SHARE, 1);
+	xpu_cupti_api_enter(corr_id, cbid, domain);
+}
+
 static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			    const void *cbdata)
 {
@@ -246,7 +273,7 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 			if (rt_depth++ == 0) {
 				rt_corr = cb->correlationId;
 				if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
-					xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_RUNTIME);
+					launch_stack(cb->correlationId, cbid, XPU_API_RUNTIME);
 				if (info && info->sync && sync_cb)
 					sync_begin(domain, cbid, cb, info);
 			}
@@ -269,7 +296,7 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 			return;
 		}
 		if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
-			xpu_cupti_api_enter(cb->correlationId, cbid, XPU_API_DRIVER);
+			launch_stack(cb->correlationId, cbid, XPU_API_DRIVER);
 		if (info && info->sync && sync_cb)
 			sync_begin(domain, cbid, cb, info);
 	}

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "cupti_wire.h"
+#include "event_ring.h"
+#include "inproc_walk.h"
 #include "xpu_cupti.h"
 
 uint32_t xc_pid;
@@ -29,6 +31,14 @@ static pthread_t flusher;
 static bool flusher_started;
 static bool flusher_stop;
 static unsigned flush_ms = 500;
+/*
+ * While launches are walked in process, the flusher empties the threads' event rings this
+ * often: at 25k launches/s a ring of RING_BYTES holds several times that period's events.
+ */
+#define RING_DRAIN_MS 20
+#define WALK_STATS_MS 1000
+#define RINGS 64
+#define RING_BYTES (1ull << 20)
 
 __attribute__((constructor)) static void xc_ctor(void)
 {
@@ -99,16 +109,27 @@ static void stop_collecting(void)
 	xc_info("pid %d: collection stopped at the recorder's request", (int)xc_pid);
 }
 
+static bool inproc_on(void)
+{
+	return __atomic_load_n(&xc_inproc, __ATOMIC_ACQUIRE) == XC_INPROC_ON;
+}
+
 static void *flusher_main(void *arg)
 {
 	struct pollfd p[2] = { { .fd = wake_pipe[0], .events = POLLIN },
 			       { .fd = transport__fd(), .events = POLLIN } };
+	uint64_t next_flush = xc_mono_ns() + flush_ms * 1000000ull, next_stats = 0;
 
 	while (!__atomic_load_n(&flusher_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t now = xc_mono_ns();
+		int wait_ms = now < next_flush ? (int)((next_flush - now) / 1000000ull) + 1 : 0;
 		char drain[16];
 
+		/* the activity flush keeps its own period; only the rings are drained more often */
+		if (inproc_on() && wait_ms > RING_DRAIN_MS)
+			wait_ms = RING_DRAIN_MS;
 		p[0].revents = p[1].revents = 0;
-		if (poll(p, p[1].fd >= 0 ? 2 : 1, (int)flush_ms) > 0 && (p[0].revents & POLLIN) &&
+		if (poll(p, 2, wait_ms) > 0 && (p[0].revents & POLLIN) &&
 		    read(wake_pipe[0], drain, sizeof(drain)) < 0)
 			p[0].revents = 0;
 		if (__atomic_load_n(&flusher_stop, __ATOMIC_ACQUIRE))
@@ -117,7 +138,10 @@ static void *flusher_main(void *arg)
 			flush_and_die(fatal_signal);
 			break;
 		}
-		if (p[1].revents && transport__stop_requested()) {
+		/* closed under us (the transport lost the connection): poll would spin on it */
+		if (p[1].revents & POLLNVAL)
+			p[1].fd = -1;
+		if ((p[1].revents & ~POLLNVAL) && transport__stop_requested()) {
 			stop_collecting();
 			flusher_started = false;	/* at exit there is nothing to join */
 			pthread_detach(pthread_self());
@@ -128,9 +152,58 @@ static void *flusher_main(void *arg)
 			__atomic_store_n(&claimed, 0, __ATOMIC_RELEASE);
 			break;
 		}
-		activity__flush(false);
+		now = xc_mono_ns();
+		if (inproc_on()) {
+			transport__send_events();
+			if (now >= next_stats) {
+				transport__send_walk_stats();
+				next_stats = now + WALK_STATS_MS * 1000000ull;
+			}
+		}
+		if (now >= next_flush) {
+			activity__flush(false);
+			next_flush = xc_mono_ns() + flush_ms * 1000000ull;
+		}
 	}
 	return NULL;
+}
+
+/* A launching thread filled its ring past half: drain now rather than at the period. */
+static void ring_wake(void)
+{
+	int fd = __atomic_load_n(&wake_pipe[1], __ATOMIC_RELAXED);
+	char b = 0;
+
+	if (fd >= 0 && write(fd, &b, 1) < 0)
+		b = 1;	/* full pipe: the flusher is awake anyway */
+}
+
+/*
+ * The in-process launch walk, once per process (a later attach reuses it): off with
+ * XPU_CUPTI_INPROC=0 (diagnosis), or when it cannot be set up; the recorder's tables are then
+ * ignored and every launch takes the marker.
+ */
+static void inproc_setup(void)
+{
+	static int done, err;
+	const char *env = getenv("XPU_CUPTI_INPROC");
+
+	if (env && !strcmp(env, "0")) {
+		transport__inproc_allow(false);
+		return;
+	}
+	if (!done) {
+		done = 1;
+		err = inproc_walk__init();
+		if (!err)
+			err = event_ring__pool_init(RINGS, RING_BYTES);
+		if (err)
+			xc_log("no in-process launch walk (%s): launch stacks come from BPF",
+			       strerror(-err));
+		else
+			event_ring__pool_set_wake(ring_wake);
+	}
+	transport__inproc_allow(!err);
 }
 
 /*
@@ -234,6 +307,7 @@ static void atfork_child(void)
 	flusher_started = false;
 	activity__atfork_child();
 	transport__abandon();
+	event_ring__pool_atfork_child();
 	xc_pid = (uint32_t)getpid();
 }
 
@@ -325,6 +399,7 @@ static int start_collection(uint32_t flags)
 		transport__unlock();
 	}
 
+	inproc_setup();
 	err = callbacks__subscribe();
 	if (err) {
 		/* Nsight or Kineto owns CUPTI: change nothing of theirs, not even the clock */

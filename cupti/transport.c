@@ -12,19 +12,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cupti_wire.h"
+#include "event_ring.h"
+#include "inproc_walk.h"
 #include "xpu_cupti.h"
 
 /* Longest wait for room in the socket per message. */
 #define SEND_WAIT_MS 500
 /* Longest string we send; kernel names beyond this are cut (C++ templates can be huge). */
 #define STRING_MAX_BYTES (32u << 10)
+/* Most messages read per readable poll: a flooding recorder cannot keep the flusher here. */
+#define READS_MAX 64
+/* Descriptors a message may bring; the kernel discards any beyond (MSG_CTRUNC). */
+#define FDS_MAX 8
+/* What a SHARE may ask us to map: the arena's capacity is the recording's, the rest is small. */
+#define SHARE_ARENA_MAX_BYTES (64ull << 30)
+#define SHARE_PROC_MAX_BYTES (256ull << 20)
+/* EVENTS messages per drain at most, so that launching threads cannot keep one drain going */
+#define EVENTS_MSGS_MAX 1024
 
 struct str_ent {
 	uint64_t hash;
@@ -55,6 +68,16 @@ static struct {
 	.fd = -1,
 	.next_id = 1,
 };
+
+int xc_inproc;
+static bool inproc_allowed;
+/* the share mapped for the current connection (kept after it: see map_share()) */
+static struct {
+	const void *arena, *proc;
+	uint64_t arena_bytes, proc_bytes;
+} share;
+/* one EVENTS payload, under the lock */
+static uint8_t evbuf[XPU_CUPTI_BATCH_MAX_BYTES];
 
 void transport__lock(void)
 {
@@ -144,21 +167,253 @@ int transport__fd(void)
 	return tx.connected ? tx.fd : -1;
 }
 
+void transport__inproc_allow(bool allow)
+{
+	inproc_allowed = allow;
+	__atomic_store_n(&xc_inproc, allow ? XC_INPROC_WAIT : XC_INPROC_OFF, __ATOMIC_RELEASE);
+}
+
+static void close_fds(int *fds, int n)
+{
+	while (n > 0)
+		close(fds[--n]);
+}
+
+/* The descriptors of every SCM_RIGHTS part of m, at most FDS_MAX (the control buffer's room). */
+static int collect_fds(struct msghdr *m, int *fds)
+{
+	struct cmsghdr *c;
+	int n = 0;
+
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		for (k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && n < FDS_MAX; k++)
+			memcpy(&fds[n++], CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+	}
+	return n;
+}
+
+/*
+ * Maps one shared descriptor read-only. A mapping that outlives its file's end faults (SIGBUS)
+ * on access: the file must hold the bytes now and be sealed against shrinking for good.
+ */
+static const char *map_fd(int fd, uint64_t bytes, const void **out)
+{
+	struct stat st;
+	void *p;
+	int seals;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return "not a file";
+	if ((uint64_t)st.st_size < bytes)
+		return "shorter than its size";
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return "not sealed against shrinking (F_SEAL_SHRINK)";
+	p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return "mmap failed";
+	*out = p;
+	return NULL;
+}
+
+/* With the lock held: where the autograd slots are, once the share is mapped. */
+static void send_inproc(void)
+{
+	struct xpu_cupti_inproc in = { 0 };
+
+	inproc_walk__ag_slots(&in.ag_slots_addr, &in.ag_nslots);
+	send_msg(XPU_CUPTI_MSG_INPROC, &in, sizeof(in));
+}
+
+/*
+ * With the lock held: a SHARE message, n bytes at h, with its descriptors, which are always
+ * closed here (a mapping keeps what it needs). Anything wrong leaves the launches on the
+ * marker path, with one line saying why.
+ */
+static void map_share(const struct xpu_cupti_msg_header *h, size_t n, int msg_flags, int *fds,
+		      int nfd)
+{
+	const struct xpu_cupti_share *s = (const void *)(h + 1);
+	const struct xpu_share_arena *arena;
+	const struct xpu_share_proc *proc;
+	const void *a = NULL, *p = NULL;
+	const char *why = NULL;
+
+	if (!inproc_allowed) {
+		xc_info("ignoring the recorder's tables: the in-process walk is off");
+		close_fds(fds, nfd);
+		return;
+	}
+	if (__atomic_load_n(&xc_inproc, __ATOMIC_RELAXED) == XC_INPROC_ON)
+		why = "a second SHARE in one connection";
+	else if (h->version != XPU_CUPTI_WIRE_VERSION)
+		why = "another wire version";
+	else if (h->len != sizeof(*s) || n != sizeof(*h) + sizeof(*s) || (msg_flags & MSG_TRUNC))
+		why = "payload size";
+	else if (nfd != 2 || (msg_flags & MSG_CTRUNC))
+		why = "not two descriptors";
+	else if (s->arena_bytes < sizeof(struct xpu_share_arena) ||
+		 s->arena_bytes > SHARE_ARENA_MAX_BYTES)
+		why = "table arena size";
+	else if (s->proc_bytes < sizeof(struct xpu_share_proc) ||
+		 s->proc_bytes > SHARE_PROC_MAX_BYTES)
+		why = "process share size";
+	if (!why)
+		why = map_fd(fds[0], s->arena_bytes, &a);
+	if (!why)
+		why = map_fd(fds[1], s->proc_bytes, &p);
+	close_fds(fds, nfd);
+	arena = a;
+	proc = p;
+	if (!why && (arena->magic != XPU_SHARE_MAGIC || arena->version != XPU_SHARE_VERSION ||
+		     arena->capacity_bytes > s->arena_bytes))
+		why = "table arena header";
+	if (!why && (proc->magic != XPU_SHARE_MAGIC || proc->version != XPU_SHARE_VERSION))
+		why = "process share header";
+	if (why) {
+		if (a)
+			munmap((void *)a, s->arena_bytes);
+		if (p)
+			munmap((void *)p, s->proc_bytes);
+		xc_err_once("ignoring the recorder's tables (%s): launch stacks stay with BPF", why);
+		return;
+	}
+	inproc_walk__set_share(arena, s->arena_bytes, proc, s->proc_bytes);
+	/*
+	 * An earlier connection's share (a later xpu-record -p): no walk reads it any more, as
+	 * xc_inproc left ON when that connection finished and its callbacks settled.
+	 */
+	if (share.arena)
+		munmap((void *)share.arena, share.arena_bytes);
+	if (share.proc)
+		munmap((void *)share.proc, share.proc_bytes);
+	share.arena = a;
+	share.arena_bytes = s->arena_bytes;
+	share.proc = p;
+	share.proc_bytes = s->proc_bytes;
+	__atomic_store_n(&xc_inproc, XC_INPROC_ON, __ATOMIC_RELEASE);
+	send_inproc();
+	xc_info("pid %d: launch stacks walked in process", (int)xc_pid);
+}
+
 bool transport__stop_requested(void)
 {
-	struct xpu_cupti_msg_header h;
-	ssize_t n;
-	int fd = transport__fd();
+	bool stop = false;
+	int i;
 
-	if (fd < 0)
-		return false;
-	n = recv(fd, &h, sizeof(h), MSG_DONTWAIT);
-	if (n == 0)
-		return true;	/* the recorder is gone: nothing left to collect for */
-	if (n < 0)
-		return errno != EAGAIN && errno != EINTR;
-	return (size_t)n >= sizeof(h) && h.magic == XPU_CUPTI_WIRE_MAGIC &&
-	       h.type == XPU_CUPTI_MSG_STOP;
+	transport__lock();
+	for (i = 0; i < READS_MAX && !stop && tx.connected; i++) {
+		union {
+			struct xpu_cupti_msg_header h;
+			uint8_t b[sizeof(struct xpu_cupti_msg_header) + sizeof(struct xpu_cupti_share)];
+		} in;
+		union {
+			struct cmsghdr c;
+			char b[CMSG_SPACE(FDS_MAX * sizeof(int))];
+		} ctl;
+		struct iovec iov = { .iov_base = in.b, .iov_len = sizeof(in.b) };
+		struct msghdr m = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.b,
+			.msg_controllen = sizeof(ctl.b),
+		};
+		int fds[FDS_MAX], nfd;
+		ssize_t n;
+
+		/* close-on-exec at once: a target's fork and exec must not inherit the tables */
+		n = recvmsg(tx.fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			stop = errno != EAGAIN;
+			break;
+		}
+		nfd = collect_fds(&m, fds);
+		if (n == 0) {
+			stop = true;	/* the recorder is gone: nothing left to collect for */
+		} else if ((size_t)n >= sizeof(in.h) && in.h.magic == XPU_CUPTI_WIRE_MAGIC) {
+			if (in.h.type == XPU_CUPTI_MSG_STOP) {
+				stop = true;
+			} else if (in.h.type == XPU_CUPTI_MSG_SHARE) {
+				map_share(&in.h, (size_t)n, m.msg_flags, fds, nfd);
+				nfd = 0;
+			}
+		}
+		/* descriptors that came with anything else are not ours to keep */
+		close_fds(fds, nfd);
+	}
+	transport__unlock();
+	return stop;
+}
+
+/* Launch events in an EVENTS payload: what a lost one loses, in records. */
+static uint64_t count_launches(const uint8_t *p, size_t len)
+{
+	uint64_t n = 0;
+	size_t off = 0;
+
+	while (off + sizeof(struct xpu_cupti_event_hdr) + sizeof(uint32_t) <= len) {
+		struct xpu_cupti_event_hdr eh;
+		uint32_t type;
+
+		memcpy(&eh, p + off, sizeof(eh));
+		memcpy(&type, p + off + sizeof(eh), sizeof(type));
+		n += type == XPU_EV_GPU_LAUNCH;
+		off += sizeof(eh) + (((size_t)eh.size + 7) & ~(size_t)7);
+	}
+	return n;
+}
+
+/* With the lock held. */
+static void send_events(void)
+{
+	unsigned int cursor = 0, i;
+
+	for (i = 0; i < EVENTS_MSGS_MAX; i++) {
+		size_t n = event_ring__pool_drain(evbuf, sizeof(evbuf), &cursor);
+
+		if (!n)
+			break;
+		if (!send_msg(XPU_CUPTI_MSG_EVENTS, evbuf, n)) {
+			inproc_walk__count(XPU_INPROC_EVENT_BYTES, n);
+		} else {
+			/* the recorder sees the launches as lost records (DONE, XPU_LOST_CUPTI_TRANSPORT) */
+			uint64_t k = count_launches(evbuf, n);
+
+			tx.dropped += k;
+			tx.dropped_unreported += k;
+		}
+	}
+}
+
+void transport__send_events(void)
+{
+	transport__lock();
+	send_events();
+	transport__unlock();
+}
+
+static void send_walk_stats(void)
+{
+	struct xpu_cupti_walk_stats st;
+
+	memset(&st, 0, sizeof(st));
+	inproc_walk__stats(&st);
+	send_msg(XPU_CUPTI_MSG_WALK_STATS, &st, sizeof(st));
+}
+
+void transport__send_walk_stats(void)
+{
+	transport__lock();
+	if (__atomic_load_n(&xc_inproc, __ATOMIC_RELAXED) == XC_INPROC_ON)
+		send_walk_stats();
+	transport__unlock();
 }
 
 int transport__connect(uint32_t cupti_version, uint32_t hello_flags)
@@ -192,6 +447,9 @@ int transport__connect(uint32_t cupti_version, uint32_t hello_flags)
 		tx.sent = tx.dropped = tx.dropped_unreported = 0;
 		tx.next_id = 1;
 	}
+	/* a share is per connection: launches take the marker until this one's arrives */
+	__atomic_store_n(&xc_inproc, inproc_allowed ? XC_INPROC_WAIT : XC_INPROC_OFF,
+			 __ATOMIC_RELEASE);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		err = errno;
@@ -411,6 +669,15 @@ void transport__finish(uint64_t cupti_dropped)
 		transport__unlock();
 		return;
 	}
+	if (__atomic_load_n(&xc_inproc, __ATOMIC_RELAXED) == XC_INPROC_ON) {
+		/*
+		 * No new in-process launch from here: the last events and counters go before DONE.
+		 * A thread already past the check may still queue one that is never sent.
+		 */
+		__atomic_store_n(&xc_inproc, XC_INPROC_WAIT, __ATOMIC_RELEASE);
+		send_events();
+		send_walk_stats();
+	}
 	transport__process_state(XPU_GPU_PROC_FLUSHED, cupti_dropped, xc_clock_offset_ns);
 	transport__flush();
 	done = (struct xpu_cupti_done){
@@ -441,4 +708,6 @@ void transport__abandon(void)
 	tx.finished = true;
 	tx.len = 0;
 	tx.nrec = 0;
+	/* the share stays mapped (the mapping is the child's too), unused until a new one comes */
+	xc_inproc = inproc_allowed ? XC_INPROC_WAIT : XC_INPROC_OFF;
 }

@@ -89,7 +89,10 @@ int transport__connect(uint32_t cupti_version, uint32_t hello_flags);
 void transport__set_socket_path(const char *path);
 /* The connection's descriptor (-1 when none), for the flusher's poll. */
 int transport__fd(void);
-/* After the descriptor polled readable: whether the recorder asked to stop (STOP, or gone). */
+/*
+ * After the descriptor polled readable: reads what the recorder sent (a SHARE is mapped here)
+ * and says whether it asked to stop (STOP, or gone).
+ */
 bool transport__stop_requested(void);
 bool transport__connected(void);
 /* Serializes batch building: activity conversion runs on CUPTI's worker and on flushing threads. */
@@ -103,10 +106,35 @@ uint32_t transport__string(const char *s);
 void transport__flush(void);
 /* With the lock held: a GPU_PROCESS record now. */
 void transport__process_state(uint32_t state, uint64_t cupti_dropped, int64_t offset_ns);
-/* Final flush, DONE message, close. Idempotent. */
+/*
+ * Final flush: the open batch, the event rings, the walk's counters; then DONE and close.
+ * Idempotent.
+ */
 void transport__finish(uint64_t cupti_dropped);
 /* Forked child: forget the parent's connection without touching it. */
 void transport__abandon(void);
+/*
+ * The in-process launch walk (common/walk_share.h). xc_inproc says where this connection is:
+ * OFF (XPU_CUPTI_INPROC=0, or the walk could not be set up: a SHARE is ignored), WAIT (no
+ * share mapped for this connection: launches take the marker), ON (launches walk in process).
+ */
+enum xc_inproc_state { XC_INPROC_OFF = 0, XC_INPROC_WAIT = 1, XC_INPROC_ON = 2 };
+extern int xc_inproc;
+/* At injection: whether a SHARE from the recorder is to be mapped at all. */
+void transport__inproc_allow(bool allow);
+/* Takes the lock: sends what the event rings hold as EVENTS messages. */
+void transport__send_events(void);
+/* Takes the lock: sends the walk's counters (WALK_STATS), while the walk is on. */
+void transport__send_walk_stats(void);
+
+/* ---- launch_entry.c ------------------------------------------------------------------------ */
+/* The probed marker (callbacks.c), and its hidden alias that the launch entry jumps to. */
+void xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain);
+/*
+ * Instead of the marker while xc_inproc is ON: the launch's stack taken in process and queued
+ * for the flusher, or, where that cannot be done exactly, the marker with the same stack.
+ */
+void xpu_cupti_launch(uint32_t corr_id, uint32_t cbid, uint32_t domain);
 
 /* ---- activity.c --------------------------------------------------------------------------- */
 enum xc_graph_mode {
