@@ -58,6 +58,12 @@ struct record_config {
 	bool copy_short_walks;		/* -g cfi: the dwarf_bytes copies only of walks that fell short */
 	bool no_gpu;
 	bool no_launch_stacks;		/* --no-launch-stacks: GPU activity without launch stacks */
+	/*
+	 * --launch-walk=inproc (the default) with -g cfi or cfi,nocopy and launch stacks on:
+	 * each launch's stack is walked by the launching thread in libxpu-cupti.so, over the
+	 * tables shared with it, BPF taking only what it cannot finish; false: BPF takes all.
+	 */
+	bool launch_walk_inproc;
 	bool no_pack;		/* --no-pack: no symbol pack at the end (symbol_pack.h) */
 	bool pack_debuginfod;	/* --pack-debuginfod: the pack may ask DEBUGINFOD_URLS' servers */
 	bool no_python;			/* --no-python: no Python frames */

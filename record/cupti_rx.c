@@ -22,10 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "cupti_rx.h"
 #include "cupti_wire.h"
 #include "inproc_events.h"
 #include "mono_clock.h"
+#include "walk_share.h"
 #include "writer_thread.h"
 
 /* Pending connections before the kernel makes clients wait (they retry briefly). */
@@ -36,6 +38,7 @@ struct rx_client {
 	uint32_t pid;
 	uint32_t source_id;
 	uint32_t next_seq;
+	uint32_t out_seq;		/* of the recorder's messages to it: SHARE, STOP */
 	bool hello;
 	bool done;
 	bool inproc;			/* its autograd slots were handed to the sink */
@@ -63,6 +66,8 @@ struct cupti_rx {
 	size_t cap;
 	uint32_t next_source_id;
 	uint8_t *buf;
+	_Atomic(struct walk_share *) ws;	/* the in-process walk's tables, NULL: BPF only */
+	bool said_share_error;
 	pthread_mutex_t sink_lock;	/* held while the sink is called: set_sink waits */
 	struct cupti_rx_sink sink;
 	pthread_mutex_t stats_lock;
@@ -101,7 +106,7 @@ static void submit_one(struct cupti_rx *rx, struct rx_client *c, uint16_t type, 
  * library flush, send DONE and turn CUPTI off there, so the process returns to its own speed.
  * A library that does not know STOP ignores it and finishes at its exit, as before.
  */
-static void ask_to_stop(const struct rx_client *c)
+static void ask_to_stop(struct rx_client *c)
 {
 	struct xpu_cupti_msg_header h = {
 		.magic = XPU_CUPTI_WIRE_MAGIC,
@@ -110,8 +115,76 @@ static void ask_to_stop(const struct rx_client *c)
 	};
 
 	/* a client that is gone cannot be asked: its end of file comes next */
-	if (c->hello && !c->done)
+	if (c->hello && !c->done) {
+		h.seq = c->out_seq++;
 		(void)!send(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+}
+
+/*
+ * The in-process walk's tables (common/walk_share.h), to a library whose process sees itself
+ * under the pid BPF sees: in another pid namespace its thread ids would not be the ones the
+ * launches are joined by. A library that gets none walks nothing itself (BPF takes every
+ * launch); a failure is said once and counted.
+ */
+static void send_share(struct cupti_rx *rx, struct rx_client *c, const struct xpu_cupti_hello *hello)
+{
+	struct walk_share *ws = atomic_load(&rx->ws);
+	struct xpu_cupti_msg_header h = {
+		.magic = XPU_CUPTI_WIRE_MAGIC,
+		.type = XPU_CUPTI_MSG_SHARE,
+		.version = XPU_CUPTI_WIRE_VERSION,
+		.len = sizeof(struct xpu_cupti_share),
+	};
+	struct xpu_cupti_share sh;
+	uint8_t msg[sizeof(h) + sizeof(sh)];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) };
+	struct msghdr m = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *cm;
+	int fds[2], err;
+
+	if (!ws || rx->asked)
+		return;
+	if (hello->pid != c->pid) {
+		STAT_ADD(rx, shares_other_ns, 1);
+		return;
+	}
+	err = walk_share__fds(ws, c->pid, &fds[0], &sh.arena_bytes, &fds[1], &sh.proc_bytes);
+	if (!err) {
+		h.seq = c->out_seq;
+		memcpy(msg, &h, sizeof(h));
+		memcpy(msg + sizeof(h), &sh, sizeof(sh));
+		memset(&ctl, 0, sizeof(ctl));
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+		if (sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
+			err = -errno;
+		else
+			c->out_seq++;
+		close(fds[0]);
+		close(fds[1]);
+	}
+	if (err) {
+		STAT_ADD(rx, share_errors, 1);
+		if (!rx->said_share_error)
+			log_err("pid %u: launch stacks walked in BPF only: cannot share the tables: %s",
+				c->pid, strerror(-err));
+		rx->said_share_error = true;
+		return;
+	}
+	STAT_ADD(rx, shares, 1);
 }
 
 /* Where c's process keeps its autograd slots, or (addr 0) that they are gone. */
@@ -249,6 +322,7 @@ static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 		p.pid = c->pid;
 		p.state = XPU_GPU_PROC_CONNECTED;
 		submit_one(rx, c, XPU_REC_GPU_PROCESS, &p, sizeof(p));
+		send_share(rx, c, &hello);
 		return true;
 	}
 	case XPU_CUPTI_MSG_BATCH: {
@@ -507,6 +581,11 @@ void cupti_rx__set_sink(struct cupti_rx *rx, const struct cupti_rx_sink *sink)
 	pthread_mutex_unlock(&rx->sink_lock);
 }
 
+void cupti_rx__set_walk_share(struct cupti_rx *rx, struct walk_share *ws)
+{
+	atomic_store(&rx->ws, ws);
+}
+
 void cupti_rx__get_stats(struct cupti_rx *rx, struct cupti_rx_stats *st)
 {
 	pthread_mutex_lock(&rx->stats_lock);
@@ -527,6 +606,12 @@ void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms, struct cupti_rx_stats *
 			one = 0;
 		pthread_join(rx->thread, NULL);
 	}
+	if (atomic_load(&rx->ws))
+		log_info("in-process launch walk: tables shared with %llu clients, %llu in another "
+			 "pid namespace, %llu failed",
+			 (unsigned long long)rx->stats.shares,
+			 (unsigned long long)rx->stats.shares_other_ns,
+			 (unsigned long long)rx->stats.share_errors);
 	if (final_stats)
 		*final_stats = rx->stats;
 	if (rx->listen_fd >= 0)

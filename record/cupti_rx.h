@@ -13,6 +13,7 @@
 
 #include "walk_share.h"
 
+struct walk_share;
 struct writer_thread;
 struct cupti_rx;
 
@@ -35,6 +36,9 @@ struct cupti_rx_stats {
 	uint64_t inproc_launches;	/* launches walked in process, handed over */
 	uint64_t inproc_dropped;	/* events of EVENTS messages dropped as malformed */
 	uint64_t inproc_refused;	/* launches the sink had no room for (it counts them lost) */
+	uint64_t shares;		/* clients given the in-process walk's tables (SHARE) */
+	uint64_t shares_other_ns;	/* ... not: in another pid namespace */
+	uint64_t share_errors;		/* ... not: the share could not be made or sent */
 	/*
 	 * The sum of every client's last WALK_STATS, those that left too: the in-process walk's
 	 * counters (cnt[] as the BPF counters) since the recording started.
@@ -62,6 +66,13 @@ struct cupti_rx_sink {
  * drain thread runs, and stop the receiver before the drain.
  */
 void cupti_rx__set_sink(struct cupti_rx *rx, const struct cupti_rx_sink *sink);
+
+/*
+ * Each client that checks in from then on gets ws's tables and its process's share
+ * (XPU_CUPTI_MSG_SHARE), and walks its launches itself; NULL or never set: none does. ws
+ * must outlive the receiver.
+ */
+void cupti_rx__set_walk_share(struct cupti_rx *rx, struct walk_share *ws);
 
 /*
  * Asks every client (and any that checks in later) to stop collecting (STOP: its process may

@@ -27,6 +27,7 @@ enum {
 	OPT_KERNEL_STACKS = 256,
 	OPT_NO_GPU,
 	OPT_NO_LAUNCH_STACKS,
+	OPT_LAUNCH_WALK,
 	OPT_NO_PACK,
 	OPT_PACK_DEBUGINFOD,
 	OPT_RINGBUF_MB,
@@ -90,6 +91,12 @@ static const struct cli_opt options[] = {
 		     "NVTX), without the launch callbacks, their API records and\n"
 		     "the launches' CPU stacks: the cheapest GPU mode, at the cost of\n"
 		     "a bare CUPTI client (BENCHMARKS.md); not with -p" },
+	{ .val = OPT_LAUNCH_WALK, .name = "launch-walk", .arg = "MODE",
+	  .help[0] = "who walks each launch's CPU stack with -g cfi: inproc (the\n"
+		     "default): the launching thread, inside the injected library,\n"
+		     "over the recorder's tables shared read-only with it (BPF takes\n"
+		     "the launches it cannot finish); bpf: the BPF probe, on every\n"
+		     "launch (costlier: BENCHMARKS.md). cfi,check is always bpf" },
 	{ .val = OPT_NO_PACK, .name = "no-pack",
 	  .help[0] = "do not write the symbol pack FILE.xpa at the end (the names\n"
 		     "and stack walks that make the trace read the same elsewhere)" },
@@ -304,7 +311,7 @@ int main(int argc, char **argv)
 	struct option long_opts[NOPTS + 1];
 	char shorts[CLI_GETOPT_SHORTS(NOPTS)];
 	unsigned long v;
-	bool keep_root = false;
+	bool keep_root = false, launch_walk_bpf = false;
 	int c;
 
 	/* '+': stop at the first non-option, so the command's own options stay its own. */
@@ -409,6 +416,12 @@ int main(int argc, char **argv)
 		case OPT_NO_LAUNCH_STACKS:
 			cfg.no_launch_stacks = true;
 			break;
+		case OPT_LAUNCH_WALK:
+			if (strcmp(optarg, "inproc") && strcmp(optarg, "bpf"))
+				return bad_arg("invalid --launch-walk '%s': expected inproc or bpf",
+					       optarg);
+			launch_walk_bpf = !strcmp(optarg, "bpf");
+			break;
 		case OPT_NO_PYTHON:
 			cfg.no_python = true;
 			break;
@@ -471,6 +484,13 @@ int main(int argc, char **argv)
 	if (cfg.attach_pid && cfg.no_launch_stacks)
 		return bad_arg("--no-launch-stacks works on a launched command, not with -p: "
 			       "an attached process's library keeps its launch stacks");
+	/*
+	 * The library walks with the cfi tables only; cfi,check compares the BPF walk with its
+	 * copies on the same events, so its launches stay BPF's.
+	 */
+	cfg.launch_walk_inproc = !launch_walk_bpf && cfg.cfi &&
+				 !(cfg.dwarf_bytes && !cfg.copy_short_walks) && !cfg.no_gpu &&
+				 !cfg.no_launch_stacks;
 	if (!cfg.ringbuf_mb)
 		cfg.ringbuf_mb = default_ringbuf_mb(&cfg);
 	if (!strcmp(cfg.output, "-") && isatty(STDOUT_FILENO))

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "cupti_rx.h"
 #include "cfi/cfi_loader.h"
+#include "walk_share.h"
 #include "driver_trace.h"
 #include "gpu_attach.h"
 #include "jit/jit_maps.h"
@@ -60,6 +61,7 @@ struct session {
 	struct autograd_probe *ag;	/* PyTorch autograd probes; NULL with --no-autograd */
 	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
 	struct cfi_loader *cfi;		/* -g cfi: the unwind-table builder */
+	struct walk_share *ws;		/* --launch-walk=inproc: what the libraries walk with */
 	struct rb_drain *drain;
 	struct proc_table *pt;		/* the traced processes, with the handlers below */
 	struct cupti_rx *rx;
@@ -643,7 +645,16 @@ static int session__setup(struct session *s)
 		int tables_fd, procs_fd;
 
 		bpf_state__cfi_fds(s->bpf, &tables_fd, &procs_fd);
-		s->cfi = cfi_loader__new(tables_fd, procs_fd, XPU_CFI_MEM_BYTES);
+		/* before the loader's first table: the vdso's is queued as it starts */
+		if (cfg->launch_walk_inproc && s->gpu_lib) {
+			s->ws = walk_share__new(XPU_CFI_MEM_BYTES);
+			if (!s->ws)
+				log_err("launch stacks walked in BPF only: %s", strerror(errno));
+			py_procs__set_walk_share(s->py, s->ws);
+			if (s->ag)
+				autograd_probe__set_walk_share(s->ag, s->ws);
+		}
+		s->cfi = cfi_loader__new(tables_fd, procs_fd, XPU_CFI_MEM_BYTES, s->ws);
 		if (!s->cfi) {
 			log_err("cannot start the unwind-table builder");
 			return -1;
@@ -685,6 +696,8 @@ static int session__setup(struct session *s)
 	}
 	if (s->rx && cfg->drop_root)
 		chown_socket(cfg->user_uid, cfg->user_gid, cupti_rx__socket_path(s->rx));
+	if (s->rx && s->ws)
+		cupti_rx__set_walk_share(s->rx, s->ws);
 	return 0;
 }
 
@@ -1038,6 +1051,8 @@ static void session__free(struct session *s)
 	jit_maps__free(s->jit);
 	autograd_probe__free(s->ag);
 	cfi_loader__free(s->cfi);
+	/* after the loader's workers and the receiver, its last writer and reader */
+	walk_share__free(s->ws);
 	driver_trace__destroy(s->driver);
 	bpf_state__destroy(s->bpf);
 	if (s->sfd >= 0)

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "event_stack.h"
 #include "proc_table.h"
+#include "../walk_share.h"
 #include "writer_thread.h"
 #include "xpu_bpf_abi.h"
 #include "xpu_format.h"
@@ -73,6 +74,7 @@ struct autograd_probe {
 	bool walk_all;			/* XPU_AUTOGRAD_WALK_ALL: no node takes its launch's stack */
 	struct bpf_state *bpf;
 	struct writer_thread *wt;
+	struct walk_share *ws;		/* the in-process walk's copy of ag_tls; may be NULL */
 	struct ag_file files[AG_MAX_FILES];	/* index: the probes' attach cookie */
 	uint32_t nfiles;
 	struct ag_thread *threads[AG_THREAD_BUCKETS];
@@ -298,6 +300,8 @@ static void locate_counter(struct autograd_probe *ap, pid_t pid, uint64_t ts_ns)
 	if (!ret)
 		ret = bpf_state__set_autograd_counter(ap->bpf, (uint32_t)pid, &place);
 	if (!ret) {
+		if (ap->ws)
+			walk_share__proc_ag(ap->ws, (uint32_t)pid, &place);
 		p->state = AG_COUNTER_LOCATED;
 		ap->st.counters_located++;
 		log_info("autograd: node counter of pid %d located (module %llu, offset %llu)", (int)pid,
@@ -331,8 +335,11 @@ static void ag_on_end(struct map_handler *h, struct proc *proc, bool exec)
 
 	if (!*slot)
 		return;
-	if ((*slot)->state == AG_COUNTER_LOCATED)
+	if ((*slot)->state == AG_COUNTER_LOCATED) {
 		bpf_state__set_autograd_counter(ap->bpf, (uint32_t)proc->pid, NULL);
+		if (ap->ws)
+			walk_share__proc_ag(ap->ws, (uint32_t)proc->pid, NULL);
+	}
 	free(*slot);
 	*slot = NULL;
 }
@@ -546,6 +553,11 @@ struct autograd_probe *autograd_probe__new(struct bpf_state *bpf, struct writer_
 struct map_handler *autograd_probe__handler(struct autograd_probe *ap)
 {
 	return &ap->h;
+}
+
+void autograd_probe__set_walk_share(struct autograd_probe *ap, struct walk_share *ws)
+{
+	ap->ws = ws;
 }
 
 void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st)

@@ -13,6 +13,7 @@
 struct autograd_probe;
 struct bpf_state;
 struct map_handler;
+struct walk_share;
 struct writer_thread;
 
 struct autograd_probe_stats {
@@ -38,6 +39,11 @@ void autograd_probe__free(struct autograd_probe *ap);
  * the process at its first node event, retried while the loader has not filled it yet).
  */
 struct map_handler *autograd_probe__handler(struct autograd_probe *ap);
+/*
+ * Each node counter's place given to BPF (ag_tls) is given to ws too (record/walk_share.h).
+ * Before the table's first call.
+ */
+void autograd_probe__set_walk_share(struct autograd_probe *ap, struct walk_share *ws);
 void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st);
 
 #endif

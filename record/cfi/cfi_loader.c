@@ -31,6 +31,7 @@
 #include "elf_buildid.h"
 #include "elf_deps.h"
 #include "proc_table.h"
+#include "../walk_share.h"
 #include "xpu_format.h"
 
 #define CL_BUCKETS 1024
@@ -85,6 +86,7 @@ struct cfi_loader {
 	uint32_t next_table;
 	uint32_t next_gen;		/* xpu_cfi_proc.gen of the next update */
 	struct xpu_cfi_proc *buf;	/* one cfi_procs value being assembled */
+	struct walk_share *ws;		/* the in-process walk's copy of the maps; may be NULL */
 	struct cfi_loader_stats st;
 };
 
@@ -159,6 +161,8 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 	}
 	if (!v->nr) {
 		bpf_map_delete_elem(cl->procs_fd, &key);
+		if (cl->ws)
+			walk_share__proc_cfi(cl->ws, key, NULL);
 		return;
 	}
 	qsort(v->maps, v->nr, sizeof(v->maps[0]), cmp_map);
@@ -169,6 +173,8 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 	cl->st.proc_updates++;
 	if (bpf_map_update_elem(cl->procs_fd, &key, v, BPF_ANY))
 		cl->st.update_errors++;
+	else if (cl->ws)
+		walk_share__proc_cfi(cl->ws, key, v);
 }
 
 /* Array slots of t's rows and of its page index of npages words. */
@@ -201,9 +207,12 @@ static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, const uin
 	}
 	memcpy(mem, t->rows, bytes);
 	memcpy((char *)mem + bytes, index, ibytes);
-	munmap(mem, mlen);
 	if (bpf_map_update_elem(cl->tables_fd, &table, &fd, BPF_ANY))
 		err = -errno;
+	else if (cl->ws)
+		/* the same bytes, from the map: a table the BPF walk lacks is never shared */
+		walk_share__table(cl->ws, table, mem, table_slots(t, npages));
+	munmap(mem, mlen);
 cleanup:
 	close(fd);
 	return err;
@@ -396,9 +405,17 @@ static void cfi_on_end(struct map_handler *h, struct proc *proc, bool exec)
 	struct cl_proc **slot = (struct cl_proc **)proc__slot(proc, h), *p = *slot;
 	uint32_t key = (uint32_t)proc->pid;
 
-	if (exec)
-		return;
+	/*
+	 * The share drops the old image's values as the BPF maps do theirs: an exec's new
+	 * mappings replace them at the next read (until then a worker may republish the old).
+	 */
 	pthread_mutex_lock(&cl->lock);
+	if (cl->ws)
+		walk_share__forget(cl->ws, key, exec);
+	if (exec) {
+		pthread_mutex_unlock(&cl->lock);
+		return;
+	}
 	if (p) {
 		if (p->prev)
 			p->prev->next = p->next;
@@ -457,7 +474,8 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes)
+struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes,
+				  struct walk_share *ws)
 {
 	struct cfi_loader *cl = calloc(1, sizeof(*cl));
 	int want;
@@ -478,6 +496,7 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	cl->tables_fd = tables_fd;
 	cl->procs_fd = procs_fd;
 	cl->mem_bytes = mem_bytes;
+	cl->ws = ws;
 	cl->qtail = &cl->qhead;
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);

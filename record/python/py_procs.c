@@ -18,6 +18,7 @@
 #include "proc_table.h"
 #include "py_layout.h"
 #include "py_procs.h"
+#include "../walk_share.h"
 #include "writer_thread.h"
 
 #define PY_PENDING_SLOTS 1024
@@ -43,6 +44,7 @@ struct py_procs {
 	struct writer_thread *wt;
 	int map_fd;
 	bool enabled;
+	struct walk_share *ws;		/* the in-process walk's copy of the layouts; may be NULL */
 	struct py_pending *pending;	/* PY_PENDING_SLOTS, by tid */
 	struct intern_table *codes;	/* {pid, image, address, first line} -> code id */
 	uint8_t *code_state;		/* by code id */
@@ -134,6 +136,8 @@ static void py_on_mapping(struct map_handler *h, struct proc *proc, const struct
 		if (bpf_map_update_elem(pp->map_fd, &key, &l, BPF_ANY)) {
 			log_err("python frames off for pid %d: %s", proc->pid, strerror(errno));
 			status = XPU_PY_NO_ROOM;
+		} else if (pp->ws) {
+			walk_share__proc_py(pp->ws, key, &l);
 		}
 	}
 	log_info("pid %d runs CPython %x (status %u)", proc->pid, info->version_hex, status);
@@ -448,6 +452,11 @@ void py_procs__free(struct py_procs *pp)
 struct map_handler *py_procs__handler(struct py_procs *pp)
 {
 	return &pp->h;
+}
+
+void py_procs__set_walk_share(struct py_procs *pp, struct walk_share *ws)
+{
+	pp->ws = ws;
 }
 
 void py_procs__get_stats(const struct py_procs *pp, struct py_procs_stats *st)

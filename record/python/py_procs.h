@@ -13,6 +13,7 @@
 
 struct map_handler;
 struct py_procs;
+struct walk_share;
 struct writer_thread;
 
 struct py_procs_stats {
@@ -34,6 +35,11 @@ void py_procs__free(struct py_procs *pp);
  * launch they were sent for, which they are joined to.
  */
 struct map_handler *py_procs__handler(struct py_procs *pp);
+/*
+ * Each layout written to py_procs is written to ws too (record/walk_share.h), which forgets
+ * a process's at its exec or exit. Before the table's first call.
+ */
+void py_procs__set_walk_share(struct py_procs *pp, struct walk_share *ws);
 void py_procs__get_stats(const struct py_procs *pp, struct py_procs_stats *st);
 
 #endif
