@@ -4,7 +4,9 @@
  * pid rewriting, rejection of untraced peers and malformed input, many clients at once, and the
  * stop handshake. The writer thread is a stub that keeps what it is given.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +21,7 @@
 
 #include "cupti_rx.h"
 #include "cupti_wire.h"
+#include "inproc_events.h"
 #include "mono_clock.h"
 #include "unit.h"
 #include "writer_thread.h"
@@ -382,6 +385,180 @@ static void test_stop_timeout(void)
 	close(fd);
 }
 
+/* ---- the in-process walk's messages -------------------------------------------------------- */
+
+static struct {
+	int event_calls, launches, events, bad_pid, refuse;
+	int inproc_calls;
+	uint32_t inproc_pid, inproc_nslots;
+	uint64_t inproc_addr;
+} sink_got;
+
+static int sink_events(void *ctx, uint32_t pid, const void *entries, size_t len, uint32_t launches)
+{
+	uint64_t ev[(INPROC_EV_MAX_BYTES + 7) / 8];
+	size_t off = 0;
+
+	pthread_mutex_lock(&got_lock);
+	sink_got.event_calls++;
+	sink_got.launches += launches;
+	while (inproc_events__next(entries, len, &off, ev)) {
+		sink_got.events++;
+		if (((struct xpu_ev_hdr *)ev)->pid != (uint32_t)getpid() || pid != (uint32_t)getpid())
+			sink_got.bad_pid++;
+	}
+	pthread_mutex_unlock(&got_lock);
+	return sink_got.refuse ? -ENOBUFS : 0;
+}
+
+static void sink_inproc(void *ctx, uint32_t pid, uint64_t addr, uint32_t nslots)
+{
+	pthread_mutex_lock(&got_lock);
+	sink_got.inproc_calls++;
+	sink_got.inproc_pid = pid;
+	sink_got.inproc_addr = addr;
+	sink_got.inproc_nslots = nslots;
+	pthread_mutex_unlock(&got_lock);
+}
+
+/* A launch event with a Python stack in front of it, as the library sends them. */
+static size_t put_walked_launch(uint8_t *buf, size_t off, uint32_t tid, uint64_t ts)
+{
+	struct xpu_ev_pystack p = {
+		.hdr = { .type = XPU_EV_PYSTACK, .pid = 1, .tid = tid, .ts_ns = ts },
+		.for_type = XPU_EV_GPU_LAUNCH, .nr = 1,
+	};
+	struct xpu_ev_gpu_launch l = {
+		.hdr = { .type = XPU_EV_GPU_LAUNCH, .pid = 1, .tid = tid, .ts_ns = ts },
+		.nr_user = 2, .uips = { 0x401000, 0x402000 },
+	};
+	struct xpu_cupti_event_hdr eh = { .size = offsetof(struct xpu_ev_pystack, frames) + 16 };
+
+	memcpy(buf + off, &eh, sizeof(eh));
+	memcpy(buf + off + sizeof(eh), &p, eh.size);
+	off += sizeof(eh) + eh.size;
+	eh.size = offsetof(struct xpu_ev_gpu_launch, uips) + 16;
+	memcpy(buf + off, &eh, sizeof(eh));
+	memcpy(buf + off + sizeof(eh), &l, eh.size);
+	return off + sizeof(eh) + eh.size;
+}
+
+static bool wait_for(int *what, int want)
+{
+	uint64_t t0 = now_ms();
+	int v;
+
+	do {
+		pthread_mutex_lock(&got_lock);
+		v = *what;
+		pthread_mutex_unlock(&got_lock);
+		if (v >= want)
+			return true;
+		usleep(2000);
+	} while (now_ms() - t0 < 2000);
+	return false;
+}
+
+static void test_inproc(void)
+{
+	struct cupti_rx_sink sink = { .on_events = sink_events, .on_inproc = sink_inproc };
+	struct xpu_cupti_hello hello = { .pid = 12345 };
+	struct xpu_cupti_walk_stats w = { 0 };
+	struct xpu_cupti_inproc in = { .ag_slots_addr = 0x7f0000001000ull, .ag_nslots = 64 };
+	struct xpu_cupti_done done = { 0 };
+	static uint8_t ev[4096];
+	struct cupti_rx_stats st;
+	struct cupti_rx *rx;
+	char err[256];
+	uint32_t seq = 0;
+	size_t len;
+	int fd, fd2;
+
+	reset_got();
+	memset(&sink_got, 0, sizeof(sink_got));
+	rx = cupti_rx__start(NULL, traced_all, NULL, err, sizeof(err));
+	CHECK(rx != NULL, "start: %s", err);
+	if (!rx)
+		return;
+	cupti_rx__set_sink(rx, &sink);
+	/* before HELLO: nothing is trusted, the connection goes */
+	fd = client_connect(cupti_rx__socket_path(rx));
+	len = put_walked_launch(ev, 0, 100, 1000);
+	client_send(fd, XPU_CUPTI_MSG_EVENTS, 0, ev, len);
+	usleep(50 * 1000);
+	close(fd);
+
+	fd = client_connect(cupti_rx__socket_path(rx));
+	CHECK(fd >= 0, "connect");
+	client_send(fd, XPU_CUPTI_MSG_HELLO, seq++, &hello, sizeof(hello));
+	/* two launches in one message, then a message whose second launch is one byte short */
+	len = put_walked_launch(ev, put_walked_launch(ev, 0, 100, 1000), 101, 1001);
+	client_send(fd, XPU_CUPTI_MSG_EVENTS, seq++, ev, len);
+	len = put_walked_launch(ev, 0, 102, 1002);
+	len = put_walked_launch(ev, len, 103, 1003);
+	client_send(fd, XPU_CUPTI_MSG_EVENTS, seq++, ev, len - 1);
+	CHECK(wait_for(&sink_got.event_calls, 2), "two EVENTS handed over");
+	CHECK(sink_got.launches == 3 && sink_got.events == 6 && !sink_got.bad_pid,
+	      "launches %d events %d bad pids %d", sink_got.launches, sink_got.events,
+	      sink_got.bad_pid);
+	/* the autograd slots: a power of two up to 65536 only */
+	in.ag_nslots = 48;
+	client_send(fd, XPU_CUPTI_MSG_INPROC, seq++, &in, sizeof(in));
+	in.ag_nslots = 131072;
+	client_send(fd, XPU_CUPTI_MSG_INPROC, seq++, &in, sizeof(in));
+	client_send(fd, XPU_CUPTI_MSG_INPROC, seq++, &in, sizeof(in) - 4);
+	in.ag_nslots = 64;
+	client_send(fd, XPU_CUPTI_MSG_INPROC, seq++, &in, sizeof(in));
+	CHECK(wait_for(&sink_got.inproc_calls, 1), "INPROC handed over");
+	CHECK(sink_got.inproc_calls == 1 && sink_got.inproc_addr == in.ag_slots_addr &&
+	      sink_got.inproc_nslots == 64 && sink_got.inproc_pid == (uint32_t)getpid(),
+	      "INPROC calls %d addr %llx nslots %u", sink_got.inproc_calls,
+	      (unsigned long long)sink_got.inproc_addr, sink_got.inproc_nslots);
+	/* running totals: the later message replaces the earlier */
+	w.cnt[XPU_CNT_CFI_WALKS] = 5;
+	w.inproc[XPU_INPROC_WALKS] = 5;
+	client_send(fd, XPU_CUPTI_MSG_WALK_STATS, seq++, &w, sizeof(w));
+	w.cnt[XPU_CNT_CFI_WALKS] = 7;
+	w.inproc[XPU_INPROC_WALKS] = 7;
+	client_send(fd, XPU_CUPTI_MSG_WALK_STATS, seq++, &w, sizeof(w));
+	client_send(fd, XPU_CUPTI_MSG_WALK_STATS, seq++, &w, sizeof(w) - 8);
+	/* a second client's add to them, and stay when it leaves */
+	fd2 = client_connect(cupti_rx__socket_path(rx));
+	client_send(fd2, XPU_CUPTI_MSG_HELLO, 0, &hello, sizeof(hello));
+	w.cnt[XPU_CNT_CFI_WALKS] = 3;
+	w.inproc[XPU_INPROC_WALKS] = 3;
+	client_send(fd2, XPU_CUPTI_MSG_WALK_STATS, 1, &w, sizeof(w));
+	usleep(50 * 1000);
+	close(fd2);
+	/* the sink full: counted as refused */
+	sink_got.refuse = 1;
+	len = put_walked_launch(ev, 0, 104, 1004);
+	client_send(fd, XPU_CUPTI_MSG_EVENTS, seq++, ev, len);
+	CHECK(wait_for(&sink_got.event_calls, 3), "refused EVENTS handed over");
+	/* after DONE, nothing more */
+	client_send(fd, XPU_CUPTI_MSG_DONE, seq++, &done, sizeof(done));
+	sink_got.refuse = 0;
+	client_send(fd, XPU_CUPTI_MSG_EVENTS, seq++, ev, len);
+	usleep(50 * 1000);
+	close(fd);
+	cupti_rx__stop(rx, 2000, &st);
+	CHECK(sink_got.event_calls == 3, "no EVENTS after DONE or before HELLO: %d calls",
+	      sink_got.event_calls);
+	CHECK(sink_got.inproc_calls == 2 && sink_got.inproc_addr == 0,
+	      "slots forgotten when the client left: calls %d addr %llx", sink_got.inproc_calls,
+	      (unsigned long long)sink_got.inproc_addr);
+	CHECK(st.inproc_messages == 2 && st.inproc_launches == 3 && st.inproc_refused == 1,
+	      "messages %llu launches %llu refused %llu", (unsigned long long)st.inproc_messages,
+	      (unsigned long long)st.inproc_launches, (unsigned long long)st.inproc_refused);
+	CHECK(st.inproc_dropped == 2, "dropped %llu: the short launch and its Python stack",
+	      (unsigned long long)st.inproc_dropped);
+	/* before HELLO, the short EVENTS, 3 bad INPROC, a short WALK_STATS, EVENTS after DONE */
+	CHECK(st.bad_messages == 7, "bad messages %llu", (unsigned long long)st.bad_messages);
+	CHECK(st.walk.cnt[XPU_CNT_CFI_WALKS] == 10 && st.walk.inproc[XPU_INPROC_WALKS] == 10,
+	      "walk totals %llu %llu", (unsigned long long)st.walk.cnt[XPU_CNT_CFI_WALKS],
+	      (unsigned long long)st.walk.inproc[XPU_INPROC_WALKS]);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -391,5 +568,6 @@ int main(void)
 	test_malformed();
 	test_many_clients();
 	test_stop_timeout();
+	test_inproc();
 	return unit_finish();
 }
