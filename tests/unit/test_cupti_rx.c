@@ -403,8 +403,11 @@ static int sink_events(void *ctx, uint32_t pid, const void *entries, size_t len,
 	sink_got.event_calls++;
 	sink_got.launches += launches;
 	while (inproc_events__next(entries, len, &off, ev)) {
+		struct xpu_ev_hdr h;
+
+		memcpy(&h, ev, sizeof(h));
 		sink_got.events++;
-		if (((struct xpu_ev_hdr *)ev)->pid != (uint32_t)getpid() || pid != (uint32_t)getpid())
+		if (h.pid != (uint32_t)getpid() || pid != (uint32_t)getpid())
 			sink_got.bad_pid++;
 	}
 	pthread_mutex_unlock(&got_lock);
