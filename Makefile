@@ -230,6 +230,15 @@ $(BUILD)/tests/test_event_ring: tests/unit/test_event_ring.c cupti/event_ring.c 
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Icupti -Ibpf -o $@ $< cupti/event_ring.c $(LDFLAGS) -lpthread
+$(BUILD)/tests/test_cupti_share: tests/unit/test_cupti_share.c cupti/transport.c cupti/event_ring.c \
+		cupti/xpu_cupti.h cupti/event_ring.h cupti/inproc_walk.h common/walk_share.h
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I$(CUDA_HOME)/include -Ibpf -Itests/unit -Icupti -o $@ $< cupti/transport.c \
+		cupti/event_ring.c $(LDFLAGS) -lpthread
+ifeq ($(wildcard $(CUDA_HOME)/include/cupti.h),)
+UNIT_BIN := $(filter-out $(BUILD)/tests/test_cupti_share,$(UNIT_BIN))
+endif
 # the node counter's thread-local, located in stand-ins built with each TLS model
 SEQ_FIXTURES := $(addprefix $(BUILD)/tests/fixtures/seq_counter_,ld.so gd.so desc.so)
 $(BUILD)/tests/fixtures/seq_counter_ld.so: TLS_FLAGS := -ftls-model=local-dynamic
