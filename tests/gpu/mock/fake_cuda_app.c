@@ -25,10 +25,33 @@
  * forward_views() LAUNCHES ops that launch nothing (ViewBackward0 nodes), and run_backward()
  * evaluates every node, each evaluation launching one kernel: LAUNCHES forward kernels and
  * 2 LAUNCHES + 1 backward kernels in all.
+ *
+ * For the in-process launch walk (tests/e2e/test_inproc_walk.sh, test_inproc_hostile.sh):
+ * FAKE_CUDA_DEPTH=N: each launch is made N calls below main, through the walker's kinds of
+ * frames in turn (level k's function is deep_fns[k % 6]: plain, alloca (CFA from rbp), in
+ * FAKE_CUDA_DEEPLIB's library (tests/e2e/inproc/deep_lib.c), stack-realigned (gcc's DRAP),
+ * then the library's alloca and realigned ones; realigned: DRAP, CFA read from the frame), so that from main: deep_fns[N % 6],
+ * deep_fns[(N - 1) % 6], ..., deep_fns[1], launch_fake_kernel. Without FAKE_CUDA_DEEPLIB the
+ * library's kinds are the program's own. FAKE_CUDA_THREADS=T: T more threads make LAUNCHES
+ * launches each, as the main thread does (launch ids stay unique).
+ * FAKE_CUDA_HOSTILE=MODE: launch 0 and every 10th after it (i % 10 == 0) is made from a hostile
+ * place, and the count is printed ("hostile H"); the process must go on unharmed:
+ *   sigaltstack     from a SIGUSR1 handler running on a 2 x MINSIGSTKSZ sigaltstack (the
+ *                   kernel's AT_MINSIGSTKSZ where larger; FAKE_CUDA_ALTSTACK=BYTES to choose)
+ *                   between PROT_NONE guard pages; how much of it was used is printed
+ *   badfp           from an assembly function without CFI, with rbp 0x10
+ *   badfp-cfi       from an assembly function whose CFI says CFA = rbp + 16, with rbp 0x10
+ *   badra           from an assembly function (with CFI) whose own return address on the stack
+ *                   reads 0x10 during the launch, put back before it returns
+ *   badra-unmapped  the same with the address of an unmapped page (mapped, then munmap'd)
+ * FAKE_CUDA_NO_MAIN: defined by a file that includes this one for its launch code
+ * (tests/gpu/mock/fake_cuda_py.c), which then has no main().
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -46,14 +69,14 @@ static void (*mock_record)(const void *, uint32_t);
 static uint64_t (*mock_now)(void);
 static volatile sig_atomic_t stop;
 /* FAKE_CUDA_NO_INJECT=1: run unprofiled, for xpu-record -p to attach to (see main) */
-static int no_inject;
+static int no_inject __attribute__((unused));
 static unsigned long *mock_callbacks;
 static int *mock_finalized;
 static int ioctl_fd = -1;
 /* FAKE_CUDA_API=1: API records for each launch and for a cheap call after it */
 static int api_records;
 
-static void on_sigint(int sig)
+__attribute__((unused)) static void on_sigint(int sig)
 {
 	stop = 1;
 }
@@ -99,6 +122,39 @@ __attribute__((noinline)) static void launch_fake_kernel(uint32_t corr)
 	}
 }
 
+/*
+ * What the CUDA driver does at cuInit() with CUDA_INJECTION64_PATH: loads the library and calls
+ * its InitializeInjection(), here over the fake libcupti MOCK (loaded first, global, so that
+ * the library's own search finds its symbols through XPU_CUPTI_LIB). XPU NULL: MOCK only
+ * (FAKE_CUDA_NO_INJECT). 0, or 1 with a message.
+ */
+static int fake_inject(const char *xpu, const char *mock)
+{
+	int (*init)(void) = NULL;
+	void *m, *l = NULL;
+
+	m = dlopen(mock, RTLD_NOW | RTLD_GLOBAL);
+	if (m && xpu)
+		l = dlopen(xpu, RTLD_NOW | RTLD_LOCAL);
+	if (!m || (xpu && !l)) {
+		fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
+		return 1;
+	}
+	*(void **)&mock_api = dlsym(m, "mock_api");
+	*(void **)&mock_record = dlsym(m, "mock_record");
+	*(void **)&mock_now = dlsym(m, "mock_now");
+	mock_callbacks = dlsym(m, "mock_callbacks");
+	mock_finalized = dlsym(m, "mock_finalized");
+	if (l)
+		*(void **)&init = dlsym(l, "InitializeInjection");
+	if (!mock_api || !mock_record || !mock_now || (xpu && (!init || init() != 1))) {
+		fprintf(stderr, "fake_cuda_app: cannot initialize the injection\n");
+		return 1;
+	}
+	return 0;
+}
+
+#ifndef FAKE_CUDA_NO_MAIN
 /* FAKE_TORCH: fake_libtorch.c's ops and engine, and the nodes made */
 static void *(*torch_op)(void (*)(void), int);
 static void (*torch_backward)(void **, int, void (*)(void));
@@ -215,11 +271,303 @@ static void *driver_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * FAKE_CUDA_DEPTH: the levels of a deep launch (see the top of this file). The library's half
+ * (tests/e2e/inproc/deep_lib.c) has the same struct deep_ops and DEEP_NEXT. Each level keeps a
+ * frame (no inlining, cloning or sibling call), so every walker must find every one.
+ */
+struct deep_ops {
+	void (*fn[6])(int n, uint32_t corr, const struct deep_ops *ops);
+	void (*leaf)(uint32_t corr);
+};
+#define DEEP_NEXT(n, corr, ops)                                                    \
+	do {                                                                       \
+		if ((n) == 0)                                                      \
+			(ops)->leaf(corr);                                         \
+		else                                                               \
+			(ops)->fn[(n) % 6]((n), (corr), (ops));                    \
+	} while (0)
+static struct deep_ops deep_ops;
+static int deep_depth;
+
+__attribute__((noipa)) static void deep_plain(int n, uint32_t corr, const struct deep_ops *ops)
+{
+	volatile char pad[40];
+
+	pad[0] = (char)n;
+	DEEP_NEXT(n - 1, corr, ops);
+	pad[1] = pad[0];
+}
+
+/* alloca: gcc keeps a frame pointer here even with -fomit-frame-pointer (CFA = rbp + 16) */
+__attribute__((noipa)) static void deep_alloca(int n, uint32_t corr, const struct deep_ops *ops)
+{
+	char *p = __builtin_alloca(16 + (n & 3) * 16);
+
+	p[0] = (char)n;
+	__asm__ volatile("" : : "r"(p) : "memory");
+	DEEP_NEXT(n - 1, corr, ops);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+/*
+ * a 64-byte aligned local and an alloca: the stack is realigned through gcc's DRAP (r10), and
+ * the CFA is read from the frame (CFA = *(rbp - 8))
+ */
+__attribute__((noipa)) static void deep_aligned(int n, uint32_t corr, const struct deep_ops *ops)
+{
+	char buf[64] __attribute__((aligned(64)));
+	char *p = __builtin_alloca(8 + (n & 1) * 24);
+
+	buf[0] = (char)n;
+	p[0] = (char)n;
+	__asm__ volatile("" : : "r"(buf), "r"(p) : "memory");
+	DEEP_NEXT(n - 1, corr, ops);
+	__asm__ volatile("" : : "r"(buf), "r"(p) : "memory");
+}
+
+/* 0 or 1 with a message: the levels, the library's where FAKE_CUDA_DEEPLIB names it */
+static int deep_setup(void)
+{
+	const char *lib = getenv("FAKE_CUDA_DEEPLIB");
+	void (*lp)(int, uint32_t, const struct deep_ops *) = deep_plain;
+	void (*la)(int, uint32_t, const struct deep_ops *) = deep_alloca;
+	void (*lg)(int, uint32_t, const struct deep_ops *) = deep_aligned;
+
+	deep_depth = getenv("FAKE_CUDA_DEPTH") ? atoi(getenv("FAKE_CUDA_DEPTH")) : 0;
+	if (deep_depth < 0 || deep_depth > 200) {
+		fprintf(stderr, "fake_cuda_app: FAKE_CUDA_DEPTH is 0 to 200\n");
+		return 1;
+	}
+	if (lib && *lib) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+
+		if (!h) {
+			fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
+			return 1;
+		}
+		*(void **)&lp = dlsym(h, "lib_deep_plain");
+		*(void **)&la = dlsym(h, "lib_deep_alloca");
+		*(void **)&lg = dlsym(h, "lib_deep_aligned");
+		if (!lp || !la || !lg) {
+			fprintf(stderr, "fake_cuda_app: %s is not deep_lib.c's\n", lib);
+			return 1;
+		}
+	}
+	deep_ops = (struct deep_ops){ { deep_plain, deep_alloca, lp, deep_aligned, la, lg },
+				      launch_fake_kernel };
+	return 0;
+}
+
+/*
+ * FAKE_CUDA_HOSTILE (see the top of this file). The assembly callers take (launch, corr, value)
+ * and call launch(corr) with value as rbp (fake_badfp_call: no CFI at all; fake_badfp_cfi_call:
+ * CFI that says CFA = rbp + 16) or as their own return address (fake_badra_call, with true CFI:
+ * r12 keeps the real one meanwhile). rbp is callee-saved, so launch() gives it back unchanged.
+ */
+void fake_badfp_call(void (*launch)(uint32_t), uint32_t corr, uint64_t rbp);
+void fake_badfp_cfi_call(void (*launch)(uint32_t), uint32_t corr, uint64_t rbp);
+void fake_badra_call(void (*launch)(uint32_t), uint32_t corr, uint64_t ra);
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl fake_badfp_call\n"
+	".type fake_badfp_call, @function\n"
+	"fake_badfp_call:\n"
+	"\tpush %rbp\n"
+	"\tmov %rdi, %rax\n"
+	"\tmov %esi, %edi\n"
+	"\tmov %rdx, %rbp\n"
+	"\tcall *%rax\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size fake_badfp_call, .-fake_badfp_call\n"
+
+	".globl fake_badfp_cfi_call\n"
+	".type fake_badfp_cfi_call, @function\n"
+	"fake_badfp_cfi_call:\n"
+	"\t.cfi_startproc\n"
+	"\tpush %rbp\n"
+	"\t.cfi_def_cfa_offset 16\n"
+	"\t.cfi_offset %rbp, -16\n"
+	"\tmov %rsp, %rbp\n"
+	"\t.cfi_def_cfa_register %rbp\n"
+	"\tmov %rdi, %rax\n"
+	"\tmov %esi, %edi\n"
+	"\tmov %rdx, %rbp\n"
+	"\tcall *%rax\n"
+	"\tmov %rsp, %rbp\n"
+	"\tpop %rbp\n"
+	"\t.cfi_def_cfa %rsp, 8\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size fake_badfp_cfi_call, .-fake_badfp_cfi_call\n"
+
+	".globl fake_badra_call\n"
+	".type fake_badra_call, @function\n"
+	"fake_badra_call:\n"
+	"\t.cfi_startproc\n"
+	"\tpush %r12\n"
+	"\t.cfi_def_cfa_offset 16\n"
+	"\t.cfi_offset %r12, -16\n"
+	"\tmov 8(%rsp), %r12\n"
+	"\tmov %rdx, 8(%rsp)\n"
+	"\tmov %rdi, %rax\n"
+	"\tmov %esi, %edi\n"
+	"\tcall *%rax\n"
+	"\tmov %r12, 8(%rsp)\n"
+	"\tpop %r12\n"
+	"\t.cfi_def_cfa_offset 8\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size fake_badra_call, .-fake_badra_call\n");
+#endif
+
+enum hostile { H_NONE, H_SIGALTSTACK, H_BADFP, H_BADFP_CFI, H_BADRA, H_BADRA_UNMAPPED };
+static enum hostile hostile;
+static unsigned long hostile_count;
+static uint64_t unmapped_page;
+static volatile uint32_t sig_corr;
+static unsigned char *altstack;
+static size_t altstack_size;
+
+static void on_hostile_signal(int sig)
+{
+	(void)sig;
+	launch_fake_kernel(sig_corr);
+}
+
+/* 0 or 1 with a message */
+static int hostile_setup(void)
+{
+	const char *m = getenv("FAKE_CUDA_HOSTILE");
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!m || !*m)
+		return 0;
+	if (!strcmp(m, "sigaltstack"))
+		hostile = H_SIGALTSTACK;
+	else if (!strcmp(m, "badfp"))
+		hostile = H_BADFP;
+	else if (!strcmp(m, "badfp-cfi"))
+		hostile = H_BADFP_CFI;
+	else if (!strcmp(m, "badra"))
+		hostile = H_BADRA;
+	else if (!strcmp(m, "badra-unmapped"))
+		hostile = H_BADRA_UNMAPPED;
+	else {
+		fprintf(stderr, "fake_cuda_app: FAKE_CUDA_HOSTILE=%s: not sigaltstack, badfp, "
+			"badfp-cfi, badra or badra-unmapped\n", m);
+		return 1;
+	}
+#if !defined(__x86_64__)
+	if (hostile != H_SIGALTSTACK) {
+		fprintf(stderr, "fake_cuda_app: FAKE_CUDA_HOSTILE=%s is x86-64 only\n", m);
+		return 1;
+	}
+#endif
+	if (hostile == H_BADRA_UNMAPPED) {
+		void *p = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED || munmap(p, page)) {
+			perror("fake_cuda_app: mmap");
+			return 1;
+		}
+		unmapped_page = (uint64_t)p + 0x40;
+	}
+	if (hostile == H_SIGALTSTACK) {
+		struct sigaction sa;
+		stack_t ss;
+		unsigned long min = getauxval(AT_MINSIGSTKSZ);
+		unsigned char *p;
+
+		if (min < (unsigned long)MINSIGSTKSZ)
+			min = MINSIGSTKSZ;
+		altstack_size = getenv("FAKE_CUDA_ALTSTACK") ? strtoul(getenv("FAKE_CUDA_ALTSTACK"), NULL, 0)
+							     : 2 * min;
+		/* whole pages, so that a guard page lies right at each end */
+		altstack_size = (altstack_size + page - 1) & ~(page - 1);
+		p = mmap(NULL, altstack_size + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED || mprotect(p + page, altstack_size, PROT_READ | PROT_WRITE)) {
+			perror("fake_cuda_app: altstack");
+			return 1;
+		}
+		altstack = p + page;
+		/* a pattern, to tell afterwards how deep the handler went */
+		memset(altstack, 0xa5, altstack_size);
+		ss = (stack_t){ .ss_sp = altstack, .ss_size = altstack_size };
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_hostile_signal;
+		sa.sa_flags = SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL)) {
+			perror("fake_cuda_app: sigaltstack");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* one hostile launch (MODE's place), launch id corr */
+__attribute__((noinline)) static void hostile_launch(uint32_t corr)
+{
+	hostile_count++;
+	switch (hostile) {
+	case H_SIGALTSTACK:
+		sig_corr = corr;
+		raise(SIGUSR1);
+		break;
+#if defined(__x86_64__)
+	case H_BADFP:
+		fake_badfp_call(launch_fake_kernel, corr, 0x10);
+		break;
+	case H_BADFP_CFI:
+		fake_badfp_cfi_call(launch_fake_kernel, corr, 0x10);
+		break;
+	case H_BADRA:
+		fake_badra_call(launch_fake_kernel, corr, 0x10);
+		break;
+	case H_BADRA_UNMAPPED:
+		fake_badra_call(launch_fake_kernel, corr, unmapped_page);
+		break;
+#endif
+	default:
+		launch_fake_kernel(corr);
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+/* one launch of the loop: hostile, deep or plain (inlined: a plain one is main's own call) */
+static inline __attribute__((always_inline)) void launch_one(unsigned long i, uint32_t corr)
+{
+	if (hostile && i % 10 == 0)
+		hostile_launch(corr);
+	else if (deep_depth)
+		DEEP_NEXT(deep_depth, corr, &deep_ops);
+	else
+		launch_fake_kernel(corr);
+}
+
+/* FAKE_CUDA_THREADS: thread k (1..T) makes launches k * LAUNCHES + 1 .. (k + 1) * LAUNCHES */
+struct launcher {
+	pthread_t t;
+	unsigned long n, first;
+};
+
+static void *launch_thread(void *arg)
+{
+	struct launcher *l = arg;
+	unsigned long i;
+
+	for (i = 0; i < l->n; i++)
+		launch_one(i, (uint32_t)(l->first + i));
+	__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long n, i, allocs_every = 0;
-	int (*init)(void);
-	void *m, *l;
+	unsigned long n, i, allocs_every = 0, nthreads = 0, t;
+	static struct launcher threads[64];
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: fake_cuda_app LIBXPU_CUPTI MOCK_CUPTI LAUNCHES [catch-sigint]\n");
@@ -250,28 +598,28 @@ int main(int argc, char **argv)
 	/* a stand-in libcuda.so, by which xpu-record -p tells a CUDA process */
 	if (getenv("FAKE_CUDA_LIBCUDA") && !dlopen(getenv("FAKE_CUDA_LIBCUDA"), RTLD_NOW))
 		fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
-	m = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
-	l = no_inject ? NULL : dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (!m || (!l && !no_inject)) {
-		fprintf(stderr, "fake_cuda_app: %s\n", dlerror());
+	if (fake_inject(no_inject ? NULL : argv[1], argv[2]))
 		return 1;
-	}
-	*(void **)&mock_api = dlsym(m, "mock_api");
-	*(void **)&mock_record = dlsym(m, "mock_record");
-	*(void **)&mock_now = dlsym(m, "mock_now");
-	mock_callbacks = dlsym(m, "mock_callbacks");
-	mock_finalized = dlsym(m, "mock_finalized");
-	init = NULL;
-	if (l)
-		*(void **)&init = dlsym(l, "InitializeInjection");
-	if (!mock_api || !mock_record || !mock_now || (!no_inject && (!init || init() != 1))) {
-		fprintf(stderr, "fake_cuda_app: cannot initialize the injection\n");
-		return 1;
-	}
 	if (getenv("FAKE_TORCH"))
 		return fake_torch(getenv("FAKE_TORCH"), (int)n);
+	if (deep_setup() || hostile_setup())
+		return 1;
+	if (getenv("FAKE_CUDA_THREADS"))
+		nthreads = strtoul(getenv("FAKE_CUDA_THREADS"), NULL, 10);
+	if (nthreads && (!n || nthreads > 64 || hostile)) {
+		fprintf(stderr, "fake_cuda_app: FAKE_CUDA_THREADS is 1 to 64, with LAUNCHES > 0 and no FAKE_CUDA_HOSTILE\n");
+		return 1;
+	}
+	for (t = 0; t < nthreads; t++) {
+		threads[t].n = n;
+		threads[t].first = (t + 1) * n + 1;
+		if (pthread_create(&threads[t].t, NULL, launch_thread, &threads[t])) {
+			fprintf(stderr, "fake_cuda_app: cannot start a launching thread\n");
+			return 1;
+		}
+	}
 	for (i = 0; (!n || i < n) && !stop; i++) {
-		launch_fake_kernel((uint32_t)i + 1);
+		launch_one(i, (uint32_t)i + 1);
 		if (allocs_every && i % allocs_every == 0)
 			allocate_fake(i / allocs_every);
 		if (i % 500 == 499) {
@@ -280,8 +628,21 @@ int main(int argc, char **argv)
 			nanosleep(&ts, NULL);
 		}
 	}
-	printf("launches %lu\n", i);
+	for (t = 0; t < nthreads; t++)
+		pthread_join(threads[t].t, NULL);
+	printf("launches %lu\n", i * (nthreads + 1));
+	if (hostile)
+		printf("hostile %lu\n", hostile_count);
+	if (altstack) {
+		size_t used = 0;
+
+		/* the stack grows down: the untouched pattern is at its low end */
+		while (used < altstack_size && altstack[used] == 0xa5)
+			used++;
+		printf("altstack used %zu of %zu bytes\n", altstack_size - used, altstack_size);
+	}
 	if (mock_callbacks && mock_finalized)
 		printf("callbacks %lu finalized %d\n", *mock_callbacks, *mock_finalized);
 	return 0;
 }
+#endif /* FAKE_CUDA_NO_MAIN */
