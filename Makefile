@@ -192,6 +192,9 @@ $(BUILD)/xpu-record: $(BUILD)/$(RECORD_MAIN:.c=.o) $(BUILD)/libxpurecord.a $(BUI
 
 # ---- CUPTI injection library (CUDA optional) -------------------------------------------------
 CUPTI_CFLAGS := -I$(CUDA_HOME)/include -Ibpf -fPIC -fvisibility=hidden
+# the in-process walk includes the BPF walkers, which read 8-byte words at any offset of their
+# windows (see WALKER_SRC): UBSan's alignment check would stop every walk
+$(BUILD)/cupti/inproc_walk.o: CUPTI_CFLAGS += -fno-sanitize=alignment
 $(BUILD)/cupti/%.o: cupti/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -288,6 +291,22 @@ $(BUILD)/tests/test_walker: $(WALKER_SRC) $(wildcard tests/walker/*.h) bpf/cfi_w
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Itests/walker -Irecord -Ibpf \
 		-DFIXTURE_DIR='"$(abspath $(WALKER_FIX))"' -DWALKER_SRC_DIR='"$(abspath tests/walker)"' \
 		-o $@ $(WALKER_SRC) $(RECORD_TEST_LIBS) $(LDFLAGS) -fno-sanitize=alignment -ldw -lelf
+# the in-process launch walk (cupti/inproc_walk.c) in the test's own process, from a chain built
+# without frame pointers; -rdynamic so that dladdr names the test's functions
+$(BUILD)/tests/fixtures/inproc_chain.o: tests/walker/inproc_chain.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -c -o $@ $<
+$(BUILD)/tests/test_inproc_walk: tests/walker/test_inproc_walk.c cupti/inproc_walk.c \
+		cupti/walk_shim.h cupti/inproc_walk.h common/walk_share.h bpf/cfi_walk.bpf.h \
+		bpf/py_walk.bpf.h bpf/xpu_bpf_abi.h $(BUILD)/tests/fixtures/inproc_chain.o \
+		$(RECORD_TEST_LIBS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Icupti -Irecord -Ibpf -rdynamic -fno-sanitize=alignment -o $@ \
+		tests/walker/test_inproc_walk.c cupti/inproc_walk.c \
+		$(BUILD)/tests/fixtures/inproc_chain.o $(RECORD_TEST_LIBS) $(LDFLAGS) -lelf -ldl \
+		-lpthread
 # a library whose symbol table names versioned symbols, for the tables of a CPU-only report
 $(BUILD)/tests/fixtures/versioned_syms.so: tests/unit/fixtures/versioned_syms.c \
 		tests/unit/fixtures/versioned_syms.map
@@ -317,7 +336,7 @@ $(BUILD)/tests/py_layout_ours: tests/unit/py_layout_ours.c record/python/py_layo
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Irecord -Ibpf -o $@ $< $(LDFLAGS) -lelf
 
-unit: $(UNIT_BIN) $(BUILD)/tests/py_layout_ours $(BUILD)/tests/test_walker
+unit: $(UNIT_BIN) $(BUILD)/tests/py_layout_ours $(BUILD)/tests/test_walker $(BUILD)/tests/test_inproc_walk
 
 # ---- fuzzing: clang + libFuzzer, ASan + UBSan, in build-fuzz/ (tests/fuzz/run.sh) -------------
 # The targets link the report library built for fuzzing (no main(): libFuzzer owns it).
