@@ -200,16 +200,19 @@ int event_ring__pool_init(unsigned int nrings, uint64_t ring_bytes)
 	if (!nrings || nrings > EVENT_RING_POOL_MAX || ring_bytes < 64 ||
 	    (ring_bytes & (ring_bytes - 1)))
 		return -EINVAL;
-	mem = mmap(NULL, nrings * ring_bytes, PROT_READ | PROT_WRITE,
+	/* the rings, then each one's scratch */
+	mem = mmap(NULL, nrings * (ring_bytes + EVENT_RING_SCRATCH_BYTES), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (mem == MAP_FAILED)
 		return -errno;
 	if (pthread_key_create(&pool.key, ring_thread_exit)) {
-		munmap(mem, nrings * ring_bytes);
+		munmap(mem, nrings * (ring_bytes + EVENT_RING_SCRATCH_BYTES));
 		return -EAGAIN;
 	}
-	for (i = 0; i < nrings; i++)
+	for (i = 0; i < nrings; i++) {
 		event_ring__init(&pool.rings[i], mem + i * ring_bytes, ring_bytes);
+		pool.rings[i].scratch = mem + nrings * ring_bytes + i * EVENT_RING_SCRATCH_BYTES;
+	}
 	__atomic_store_n(&pool.n, nrings, __ATOMIC_RELEASE);
 	return 0;
 }

@@ -26,6 +26,7 @@ struct event_ring {
 	uint32_t state;			/* pool: enum in event_ring.c */
 	uint32_t reserved;
 	uint64_t bad;			/* entries the consumer found corrupt (0 unless a bug) */
+	void *scratch;			/* pool rings: EVENT_RING_SCRATCH_BYTES for the producer */
 };
 
 /* One ring over buf (bytes: a power of two, at least 64). 0 or -EINVAL. */
@@ -48,6 +49,11 @@ bool event_ring__empty(const struct event_ring *r);
 /* ---- the pool ------------------------------------------------------------------------------ */
 
 #define EVENT_RING_POOL_MAX 256
+/*
+ * Per pool ring, the producer's own room to build its events in: neither on the stack the walk
+ * reads nor in thread-local storage (a dlopen'd library has little static TLS to spare).
+ */
+#define EVENT_RING_SCRATCH_BYTES (8u << 10)
 
 /* nrings rings of ring_bytes each, mapped once (MAP_NORESERVE). 0 or negative errno. */
 int event_ring__pool_init(unsigned int nrings, uint64_t ring_bytes);

@@ -7,6 +7,7 @@
  * sees the very stack it sees when api_cb calls it, so that the BPF path takes the launch as
  * before and nothing is lost.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "event_ring.h"
@@ -15,6 +16,9 @@
 
 /* the bytes a launch may queue: its PYSTACK and its launch event, both at full size */
 #define LAUNCH_MAX_BYTES (sizeof(struct xpu_ev_pystack) + sizeof(struct xpu_ev_gpu_launch))
+_Static_assert(((sizeof(struct xpu_ev_pystack) + 63) & ~63ul) + sizeof(struct xpu_ev_gpu_launch) <=
+		       EVENT_RING_SCRATCH_BYTES,
+	       "scratch holds both events");
 
 /*
  * Called by the entry stub with its own entry's stack pointer (the return address into api_cb
@@ -24,10 +28,9 @@ int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp,
 
 int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp, uint64_t bp)
 {
-	/* per thread, not on the stack: the walk reads this thread's stack, keep it small */
-	static __thread struct xpu_ev_pystack py;
-	static __thread struct xpu_ev_gpu_launch ev;
 	struct event_ring *r = event_ring__mine();
+	struct xpu_ev_pystack *py;
+	struct xpu_ev_gpu_launch *ev;
 	uint32_t pyb = 0, evb = 0, len[2];
 	const void *part[2];
 	unsigned int n = 0;
@@ -36,24 +39,30 @@ int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp,
 		inproc_walk__count(XPU_INPROC_FB_NO_THREAD, 1);
 		return 0;
 	}
+	/*
+	 * the thread's scratch: 4 KiB would neither fit the static TLS left to us nor help the
+	 * stack the walk is about to read
+	 */
+	py = r->scratch;
+	ev = (void *)((uint8_t *)r->scratch + ((sizeof(*py) + 63) & ~(size_t)63));
 	/* before the walk, so that a launch is either walked and sent or left to BPF */
 	if (!event_ring__fits(r, 2, LAUNCH_MAX_BYTES)) {
 		inproc_walk__count(XPU_INPROC_FB_RING_FULL, 1);
 		return 0;
 	}
-	if (inproc_walk__launch(corr, cbid, domain, sp, bp, &py, &pyb, &ev, &evb))
+	if (inproc_walk__launch(corr, cbid, domain, sp, bp, py, &pyb, ev, &evb))
 		return 0;
-	if (evb < sizeof(ev.hdr) || evb > sizeof(ev) || pyb > sizeof(py)) {
+	if (evb < sizeof(ev->hdr) || evb > sizeof(*ev) || pyb > sizeof(*py)) {
 		xc_err_once("in-process walk: event sizes %u/%u out of range: launch stacks from BPF",
 			    pyb, evb);
 		inproc_walk__count(XPU_INPROC_FB_INCOMPLETE, 1);
 		return 0;
 	}
-	if (py.nr && pyb >= sizeof(py.hdr)) {
-		part[n] = &py;
+	if (py->nr && pyb >= sizeof(py->hdr)) {
+		part[n] = py;
 		len[n++] = pyb;
 	}
-	part[n] = &ev;
+	part[n] = ev;
 	len[n++] = evb;
 	if (event_ring__push(r, n, part, len)) {
 		inproc_walk__count(XPU_INPROC_FB_RING_FULL, 1);
