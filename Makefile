@@ -303,10 +303,10 @@ $(BUILD)/tests/test_inproc_walk: tests/walker/test_inproc_walk.c cupti/inproc_wa
 		$(RECORD_TEST_LIBS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Icupti -Irecord -Ibpf -rdynamic -fno-sanitize=alignment -o $@ \
+	$(Q)$(CC) $(CFLAGS) -Icupti -Irecord -Ibpf -rdynamic -o $@ \
 		tests/walker/test_inproc_walk.c cupti/inproc_walk.c \
-		$(BUILD)/tests/fixtures/inproc_chain.o $(RECORD_TEST_LIBS) $(LDFLAGS) -lelf -ldl \
-		-lpthread
+		$(BUILD)/tests/fixtures/inproc_chain.o $(RECORD_TEST_LIBS) $(LDFLAGS) \
+		-fno-sanitize=alignment -lelf -ldl -lpthread
 # a library whose symbol table names versioned symbols, for the tables of a CPU-only report
 $(BUILD)/tests/fixtures/versioned_syms.so: tests/unit/fixtures/versioned_syms.c \
 		tests/unit/fixtures/versioned_syms.map
