@@ -183,6 +183,16 @@ __attribute__((noinline)) static void run_chain(struct walk_req *r)
 	__asm__ volatile("" : : : "memory");
 }
 
+/* 40 more frames under the chain, for a launch as deep as a PyTorch one's native stack */
+__attribute__((noinline)) static void deep_chain(struct walk_req *r, int n)
+{
+	if (n)
+		deep_chain(r, n - 1);
+	else
+		ipc_a(walk_entry, r);
+	__asm__ volatile("" : : : "memory");
+}
+
 /* the chain, marker first, in order, up to main, outermost */
 static void check_chain(const struct walk_req *r, const char *what, bool want_main,
 			uint32_t tid)
@@ -290,7 +300,7 @@ int main(void)
 	struct xpu_share_proc saved;
 	struct xpu_share_table saved_dir[1], *dir;
 	struct walk_req r, r2;
-	uint64_t code_lo = 0, code_hi = 0, fb = 0;
+	uint64_t code_lo = 0, code_hi = 0, fb = 0, hits;
 	struct timespec t0, t1;
 	pthread_t th;
 	uint32_t me = (uint32_t)gettid();
@@ -323,8 +333,13 @@ int main(void)
 
 	run_chain(&r);
 	check_chain(&r, "first walk", true, me);
+	inproc_walk__stats(&st);
+	hits = st.cnt[XPU_CNT_CFI_CACHE_HITS];
 	run_chain(&r2);
 	check_chain(&r2, "cached walk", true, me);
+	inproc_walk__stats(&st);
+	CHECK(st.cnt[XPU_CNT_CFI_CACHE_HITS] - hits + 1 >= (uint64_t)r2.ev.nr_user,
+	      "second walk: %lu cache hits", (unsigned long)(st.cnt[XPU_CNT_CFI_CACHE_HITS] - hits));
 	/* all but main's return address, which is another call site of run_chain */
 	CHECK(r.ev.nr_user == r2.ev.nr_user && r.ev.nr_user > 7 &&
 		      !memcmp(r.ev.uips, r2.ev.uips, 6 * 8) &&
@@ -368,8 +383,14 @@ int main(void)
 	run_chain(&r2);
 	CHECK(r2.rc == XPU_INPROC_FB_CHANGED, "odd seq: %d", r2.rc);
 	proc->seq = 2;
+	inproc_walk__stats(&st);
+	hits = st.cnt[XPU_CNT_CFI_CACHE_HITS];
 	run_chain(&r2);
 	check_chain(&r2, "seq 2", true, me);
+	/* rows cached under another seq are not used: a torn share's may be wrong */
+	inproc_walk__stats(&st);
+	CHECK(st.cnt[XPU_CNT_CFI_CACHE_HITS] == hits, "seq 2: %lu cache hits",
+	      (unsigned long)(st.cnt[XPU_CNT_CFI_CACHE_HITS] - hits));
 	proc->flags = 0;
 	run_chain(&r2);
 	CHECK(r2.rc == XPU_INPROC_FB_NO_SHARE, "no CFI flag: %d", r2.rc);
@@ -508,6 +529,15 @@ int main(void)
 		run_chain(&r2);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(r2.rc == 0, "timed walks: rc %d", r2.rc);
+	printf("test_inproc_walk: %d frames, %.0f ns a launch\n", r2.ev.nr_user,
+	       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100000);
+	r2.rc = -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 100000; i++)
+		deep_chain(&r2, 40);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(r2.rc == 0 && r2.ev.nr_user >= 50, "deep walks: rc %d, %d frames", r2.rc,
+	      r2.ev.nr_user);
 	printf("test_inproc_walk: %d frames, %.0f ns a launch\n", r2.ev.nr_user,
 	       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100000);
 
