@@ -284,10 +284,13 @@ bool event_ring__pool_busy(void)
 {
 	unsigned int n = __atomic_load_n(&pool.n, __ATOMIC_ACQUIRE), i;
 
-	for (i = 0; i < n; i++)
-		if (__atomic_load_n(&pool.rings[i].state, __ATOMIC_RELAXED) != RING_FREE &&
-		    !event_ring__empty(&pool.rings[i]))
+	for (i = 0; i < n; i++) {
+		uint32_t st = __atomic_load_n(&pool.rings[i].state, __ATOMIC_RELAXED);
+
+		/* an exited thread's ring, even empty, waits for a drain to go back to the pool */
+		if (st == RING_ORPHANED || (st == RING_OWNED && !event_ring__empty(&pool.rings[i])))
 			return true;
+	}
 	return false;
 }
 

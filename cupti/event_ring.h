@@ -70,7 +70,7 @@ struct event_ring *event_ring__mine(void);
  * 0 once every ring is empty. A ring whose thread exited goes back to the pool once empty.
  */
 size_t event_ring__pool_drain(void *dst, size_t room, unsigned int *cursor);
-/* Whether any ring holds an entry. */
+/* Whether a drain has work: a ring holds an entry, or an exited thread's waits to go back. */
 bool event_ring__pool_busy(void);
 /* Forked child: the parent's threads are gone, their rings with them; empties every ring. */
 void event_ring__pool_atfork_child(void);

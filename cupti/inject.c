@@ -154,7 +154,8 @@ static void *flusher_main(void *arg)
 		}
 		now = xc_mono_ns();
 		if (inproc_on()) {
-			transport__send_events();
+			if (event_ring__pool_busy())
+				transport__send_events();
 			if (now >= next_stats) {
 				transport__send_walk_stats();
 				next_stats = now + WALK_STATS_MS * 1000000ull;

@@ -36,22 +36,22 @@ int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp,
 	unsigned int n = 0;
 
 	if (!r) {
+		/* no ring, no scratch: no walk either (so none whose counts this takes back) */
 		inproc_walk__count(XPU_INPROC_FB_NO_THREAD, 1);
 		return 0;
 	}
 	/*
-	 * the thread's scratch: 4 KiB would neither fit the static TLS left to us nor help the
-	 * stack the walk is about to read
+	 * The thread's scratch: 4 KiB would neither fit the static TLS left to us nor help the
+	 * stack the walk is about to read.
 	 */
 	py = r->scratch;
 	ev = (void *)((uint8_t *)r->scratch + ((sizeof(*py) + 63) & ~(size_t)63));
-	/* before the walk, so that a launch is either walked and sent or left to BPF */
-	if (!event_ring__fits(r, 2, LAUNCH_MAX_BYTES)) {
-		inproc_walk__count(XPU_INPROC_FB_RING_FULL, 1);
-		return 0;
-	}
 	if (inproc_walk__launch(corr, cbid, domain, sp, bp, py, &pyb, ev, &evb))
 		return 0;
+	/*
+	 * Checks after the walk, as the walk's counters expect: a fallback counted right after
+	 * a walk takes that walk's counts back (BPF counts the launch's walk instead).
+	 */
 	if (evb < sizeof(ev->hdr) || evb > sizeof(*ev) || pyb > sizeof(*py)) {
 		xc_err_once("in-process walk: event sizes %u/%u out of range: launch stacks from BPF",
 			    pyb, evb);
