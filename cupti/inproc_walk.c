@@ -658,9 +658,15 @@ int inproc_walk__launch(uint32_t corr_id, uint32_t cbid, uint32_t domain, uint64
 	if (t->flags & XPU_SHARE_PY) {
 		uint64_t tstate = (uint64_t)(uintptr_t)gil_this_thread();
 
-		/* none: BPF would scan the thread list for one, which is not done here */
-		if (!tstate)
-			return fallback(t, XPU_INPROC_FB_PYTHON);
+		/*
+		 * None: a thread the interpreter does not know (PyTorch's autograd and CUDA
+		 * threads, which launch the backward's kernels). BPF's scan of the thread list
+		 * finds none for it either, and sends the launch without Python frames, as here.
+		 */
+		if (!tstate) {
+			count(XPU_CNT_PY_NO_THREAD);
+			goto native_only;
+		}
 		t->pt.tstate = tstate;
 		t->pt.checked_ns = 0;
 		t->phase = INPROC_PHASE_PYTHON;
@@ -670,6 +676,7 @@ int inproc_walk__launch(uint32_t corr_id, uint32_t cbid, uint32_t domain, uint64
 		if (t->doubt)
 			return fallback(t, t->doubt);
 	}
+native_only:
 	if (t->flags & XPU_SHARE_AG)
 		memcpy(&ag, &proc->ag, sizeof(ag));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
