@@ -39,6 +39,34 @@
  */
 #define RB_INJECT_MAX_BYTES (64ull << 20)
 
+/*
+ * A node event that names its op's launch (XPU_EV_AG_FROM_LAUNCH) reaches the ring buffer as
+ * soon as it happens, but a launch walked in process comes later, in the library's next
+ * message: such a node waits here for its launch, up to RB_HOLD_NS (then it goes as it is, and
+ * the autograd handler counts its launch lost). Each thread's last launches are remembered to
+ * tell. Only the head of the event travels (nr_user is 0, uips[0] the return address).
+ */
+#define RB_HOLD_NS (2000ull * 1000 * 1000)
+#define RB_HOLD_MAX 65536
+#define RB_HOLD_BYTES (offsetof(struct xpu_ev_ag_node, uips) + sizeof(__u64))
+#define RB_SEEN_SLOTS 4096
+#define RB_SEEN_LAUNCHES 8
+
+#define RB_EV_MAX_BYTES                                                                     \
+	(INPROC_EV_MAX_BYTES > sizeof(struct xpu_ev_ag_node) ? INPROC_EV_MAX_BYTES :         \
+							       sizeof(struct xpu_ev_ag_node))
+
+struct rb_held {
+	uint64_t since_ns;
+	uint64_t ev[(RB_HOLD_BYTES + 7) / 8];
+};
+
+struct rb_seen {
+	uint32_t tid;
+	uint32_t next;
+	uint64_t ts[RB_SEEN_LAUNCHES];
+};
+
 /* One EVENTS message's checked entries (inproc_events.h), in arrival order. */
 struct rb_inject {
 	struct rb_inject *next;
@@ -64,7 +92,11 @@ struct rb_drain {
 	uint64_t q_lost;		/* launches the queue had no room for (q_lock) */
 	uint64_t q_lost_reported;	/* of them, written as LOST (drain thread) */
 	int wake_fd;			/* eventfd: the queue got events, or stop */
-	uint64_t ev[(INPROC_EV_MAX_BYTES + 7) / 8];	/* the event being taken, full size */
+	/* the event being taken, full size: in-process, or a node that waited */
+	uint64_t ev[(RB_EV_MAX_BYTES + 7) / 8];
+	struct rb_held *held;		/* RB_HOLD_MAX, nheld in arrival order */
+	size_t nheld;
+	struct rb_seen *seen;		/* RB_SEEN_SLOTS, by tid */
 };
 
 static void check_liveness(struct rb_drain *d)
@@ -177,6 +209,28 @@ static void on_mmap(struct rb_drain *d, const void *data, size_t size)
 	procmaps__scan(d->pm, h->pid, h->ts_ns);
 }
 
+static void note_launch(struct rb_drain *d, uint32_t tid, uint64_t ts)
+{
+	struct rb_seen *s = &d->seen[tid % RB_SEEN_SLOTS];
+
+	if (s->tid != tid) {
+		memset(s, 0, sizeof(*s));
+		s->tid = tid;
+	}
+	s->ts[s->next++ % RB_SEEN_LAUNCHES] = ts;
+}
+
+static bool launch_seen(const struct rb_drain *d, uint32_t tid, uint64_t ts)
+{
+	const struct rb_seen *s = &d->seen[tid % RB_SEEN_SLOTS];
+	unsigned int i;
+
+	for (i = 0; s->tid == tid && i < RB_SEEN_LAUNCHES; i++)
+		if (s->ts[i] == ts)
+			return true;
+	return false;
+}
+
 static void on_gpu_launch(struct rb_drain *d, const void *data, size_t size)
 {
 	const struct xpu_ev_gpu_launch *ev = data;
@@ -198,6 +252,8 @@ static void on_gpu_launch(struct rb_drain *d, const void *data, size_t size)
 	};
 
 	d->st.gpu_launches++;
+	if (d->seen)
+		note_launch(d, ev->hdr.tid, ev->hdr.ts_ns);
 	if (!event_stack__entry(d->pt, &r, &ev->hdr, ev->uips, ev->ustart, ev->nr_user,
 				offsetof(struct xpu_rec_gpu_launch, stack_id)))
 		d->st.stack_errors++;
@@ -328,22 +384,78 @@ static const struct {
 	[XPU_EV_OFFCPU] = { sizeof(struct xpu_ev_offcpu), on_offcpu },
 };
 
-static int handle_event(void *ctx, void *data, size_t size)
+static void dispatch(struct rb_drain *d, void *data, size_t size)
 {
-	struct rb_drain *d = ctx;
 	const struct xpu_ev_hdr *h = data;
 	struct map_handler *mh;
 
 	if (size < sizeof(*h) || h->type >= RB_EV_TYPES)
-		return 0;
+		return;
 	if (core_events[h->type].fn) {
 		if (size >= core_events[h->type].min_size)
 			core_events[h->type].fn(d, data, size);
-		return 0;
+		return;
 	}
 	mh = atomic_load_explicit(&d->route[h->type], memory_order_acquire);
 	if (mh)
 		mh->on_event(mh, data, size);
+}
+
+/* Whether a node event must wait for its launch to come from the process (see rb_held). */
+static bool must_hold(const struct rb_drain *d, const void *data, size_t size)
+{
+	const struct xpu_ev_ag_node *ev = data;
+
+	return d->held && size >= sizeof(*ev) && ev->hdr.type == XPU_EV_AG_NODE &&
+	       (ev->ag_flags & XPU_EV_AG_FROM_LAUNCH) && !ev->nr_user &&
+	       !launch_seen(d, ev->hdr.tid, ev->launch_ts) && d->nheld < RB_HOLD_MAX;
+}
+
+/*
+ * The held nodes whose launch came, or that waited long enough (all of them: at the end); with
+ * tid, only those of that launch, right after it, before the thread's next launch replaces it
+ * in the autograd handler's cache (the node was set before that next launch).
+ */
+static void release_held(struct rb_drain *d, bool all, uint32_t tid, uint64_t ts)
+{
+	uint64_t now = clock_mono_ns();
+	size_t i, k = 0;
+
+	for (i = 0; i < d->nheld; i++) {
+		struct rb_held *hd = &d->held[i];
+		const struct xpu_ev_ag_node *ev = (const void *)hd->ev;
+		bool go = all;
+
+		if (!go && tid)
+			go = ev->hdr.tid == tid && ev->launch_ts == ts;
+		else if (!go)
+			go = launch_seen(d, ev->hdr.tid, ev->launch_ts) ||
+			     now - hd->since_ns >= RB_HOLD_NS;
+		if (!go) {
+			if (k != i)
+				d->held[k] = *hd;
+			k++;
+			continue;
+		}
+		memset(d->ev, 0, sizeof(struct xpu_ev_ag_node));
+		memcpy(d->ev, hd->ev, RB_HOLD_BYTES);
+		dispatch(d, d->ev, sizeof(struct xpu_ev_ag_node));
+	}
+	d->nheld = k;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct rb_drain *d = ctx;
+
+	if (must_hold(d, data, size)) {
+		struct rb_held *hd = &d->held[d->nheld++];
+
+		hd->since_ns = clock_mono_ns();
+		memcpy(hd->ev, data, RB_HOLD_BYTES);
+		return 0;
+	}
+	dispatch(d, data, size);
 	return 0;
 }
 
@@ -386,11 +498,15 @@ static void take_injected(struct rb_drain *d)
 			d->st.inproc_events++;
 			if (h->type == XPU_EV_GPU_LAUNCH)
 				d->st.inproc_launches++;
-			handle_event(d, d->ev, size);
+			dispatch(d, d->ev, size);
+			if (d->nheld && h->type == XPU_EV_GPU_LAUNCH)
+				release_held(d, false, h->tid, h->ts_ns);
 		}
 		next = q->next;
 		free(q);
 	}
+	if (d->nheld)
+		release_held(d, false, 0, 0);
 	/* written from here, in the same turn as the events that did make it */
 	if (lost > d->q_lost_reported) {
 		submit_lost(d, lost - d->q_lost_reported);
@@ -436,6 +552,19 @@ static void *drain_main(void *arg)
 	ring_buffer__consume(d->rb);
 	take_injected(d);
 	return NULL;
+}
+
+/* What the drain keeps for nodes that wait for their launch; without it, none waits. */
+static void hold_init(struct rb_drain *d)
+{
+	d->held = malloc(RB_HOLD_MAX * sizeof(*d->held));
+	d->seen = calloc(RB_SEEN_SLOTS, sizeof(*d->seen));
+	if (!d->held || !d->seen) {
+		free(d->held);
+		free(d->seen);
+		d->held = NULL;
+		d->seen = NULL;
+	}
 }
 
 int rb_drain__inject(struct rb_drain *d, const void *entries, size_t len, uint32_t launches)
@@ -509,6 +638,7 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 		return NULL;
 	}
 	pthread_mutex_init(&d->q_lock, NULL);
+	hold_init(d);
 	for (i = 0; (h = proc_table__handler(pt, i)); i++)
 		rb_drain__route(d, h);
 	d->rb = ring_buffer__new(ringbuf_fd, handle_event, d, NULL);
@@ -523,6 +653,8 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 	return d;
 fail:
 	ring_buffer__free(d->rb);
+	free(d->held);
+	free(d->seen);
 	close(d->wake_fd);
 	pthread_mutex_destroy(&d->q_lock);
 	free(d);
@@ -540,6 +672,9 @@ void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
 	pthread_join(d->thread, NULL);
 	/* an inject that raced the thread's last turn: taken here, in the same order */
 	take_injected(d);
+	release_held(d, true, 0, 0);
+	free(d->held);
+	free(d->seen);
 	d->st.inproc_lost = d->q_lost;
 	if (st)
 		*st = d->st;
