@@ -3,7 +3,9 @@
  * record/walk_share.c as the injected library sees it: the descriptors it hands out are
  * mapped read-only here, as libxpu-cupti.so maps them, and checked for the layouts of
  * common/walk_share.h, the tables' ready flags, the process share's sequence lock (against a
- * reader running while values change) and that no descriptor can be made to write.
+ * reader running while values change) and that no descriptor can be made to write; and the
+ * CUPTI receiver's SHARE message after a client's HELLO (its descriptors in SCM_RIGHTS, none
+ * to a client whose own pid is not its peer pid). The writer thread is a stub.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,11 +15,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../../record/walk_share.h"
+#include "cupti_rx.h"
+#include "cupti_wire.h"
 #include "unit.h"
 
 #define PID 4242
@@ -289,10 +296,151 @@ cleanup:
 	walk_share__free(ws);
 }
 
+/* ---- the receiver's SHARE ------------------------------------------------------------------ */
+
+int writer_thread__submit_foreign(struct writer_thread *wt, uint32_t source_id, const void *records,
+				  size_t len)
+{
+	return 0;
+}
+
+void writer_thread__source_closed(struct writer_thread *wt, uint32_t source_id)
+{
+}
+
+static int traced_all(void *ctx, pid_t pid)
+{
+	return 1;
+}
+
+/* Connects and checks in as pid; the socket or -1. */
+static int hello_as(const char *path, uint32_t pid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct {
+		struct xpu_cupti_msg_header h;
+		struct xpu_cupti_hello hello;
+	} msg = {
+		.h = { .magic = XPU_CUPTI_WIRE_MAGIC, .type = XPU_CUPTI_MSG_HELLO,
+		       .version = XPU_CUPTI_WIRE_VERSION, .len = sizeof(struct xpu_cupti_hello) },
+		.hello = { .pid = pid },
+	};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	strcpy(sa.sun_path, path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    send(fd, &msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The next message within ms, with up to 2 descriptors; its length, 0 on none. */
+static ssize_t receive(int fd, void *buf, size_t size, int fds[2], int *nfd, int ms)
+{
+	union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(2 * sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+			    .msg_controllen = sizeof(ctl.b) };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*nfd = 0;
+	if (poll(&p, 1, ms) != 1)
+		return 0;
+	n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			*nfd = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (*nfd > 2)
+				*nfd = 2;
+			memcpy(fds, CMSG_DATA(c), (size_t)*nfd * sizeof(int));
+		}
+	}
+	return n;
+}
+
+static void test_rx_share(void)
+{
+	struct walk_share *ws = walk_share__new(4096);
+	struct xpu_cfi_proc *v = calloc(1, sizeof(*v));
+	struct cupti_rx_stats st;
+	struct cupti_rx *rx;
+	struct {
+		struct xpu_cupti_msg_header h;
+		struct xpu_cupti_share sh;
+		uint8_t more[16];
+	} in;
+	const struct xpu_share_proc *sp;
+	const struct xpu_share_arena *ar;
+	char err[256] = "";
+	int fd, other, fds[2], nfd, i;
+	ssize_t n;
+
+	if (!ws || !v)
+		goto cleanup;
+	fill_cfi(v, 4, 4);
+	walk_share__proc_cfi(ws, (uint32_t)getpid(), v);
+	rx = cupti_rx__start(NULL, traced_all, NULL, err, sizeof(err));
+	CHECK(rx != NULL, "rx start: %s", err);
+	if (!rx)
+		goto cleanup;
+	cupti_rx__set_walk_share(rx, ws);
+	fd = hello_as(cupti_rx__socket_path(rx), (uint32_t)getpid());
+	CHECK(fd >= 0, "connect");
+	n = receive(fd, &in, sizeof(in), fds, &nfd, 2000);
+	CHECK(n == sizeof(in.h) + sizeof(in.sh), "SHARE size %zd", n);
+	CHECK(in.h.magic == XPU_CUPTI_WIRE_MAGIC && in.h.type == XPU_CUPTI_MSG_SHARE &&
+	      in.h.version == XPU_CUPTI_WIRE_VERSION && in.h.len == sizeof(in.sh) && in.h.seq == 0,
+	      "SHARE header: type %u len %u seq %u", in.h.type, in.h.len, in.h.seq);
+	CHECK(nfd == 2, "two descriptors, got %d", nfd);
+	if (nfd == 2) {
+		CHECK((fcntl(fds[0], F_GETFL) & O_ACCMODE) == O_RDONLY &&
+		      (fcntl(fds[1], F_GETFL) & O_ACCMODE) == O_RDONLY, "read-only descriptors");
+		sp = map_ro(fds[1], in.sh.proc_bytes);
+		CHECK(sp && sp->magic == XPU_SHARE_MAGIC && sp->cfi.nr == 4 &&
+		      sp->flags == XPU_SHARE_CFI, "the process's share");
+		if (sp)
+			munmap((void *)sp, in.sh.proc_bytes);
+		ar = map_ro(fds[0], in.sh.arena_bytes);
+		CHECK(ar && ar->magic == XPU_SHARE_MAGIC && ar->capacity_bytes == in.sh.arena_bytes,
+		      "the arena");
+		if (ar) {
+			check_read_only(fds[0], in.sh.arena_bytes, (void *)ar, "received arena");
+			munmap((void *)ar, in.sh.arena_bytes);
+		}
+	}
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
+	/* a process that names itself otherwise is in another pid namespace: nothing for it */
+	other = hello_as(cupti_rx__socket_path(rx), (uint32_t)getpid() + 1);
+	CHECK(other >= 0, "connect the other");
+	n = receive(other, &in, sizeof(in), fds, &nfd, 300);
+	CHECK(n == 0 && nfd == 0, "no SHARE across pid namespaces: %zd bytes, %d fds", n, nfd);
+	if (fd >= 0)
+		close(fd);
+	if (other >= 0)
+		close(other);
+	cupti_rx__stop(rx, 100, &st);
+	CHECK(st.shares == 1 && st.shares_other_ns == 1 && st.share_errors == 0,
+	      "shares %llu, other ns %llu, errors %llu", (unsigned long long)st.shares,
+	      (unsigned long long)st.shares_other_ns, (unsigned long long)st.share_errors);
+cleanup:
+	free(v);
+	walk_share__free(ws);
+}
+
 int main(void)
 {
 	test_tables();
 	test_proc();
 	test_seqlock();
+	test_rx_share();
 	return unit_finish();
 }
