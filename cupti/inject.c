@@ -180,6 +180,30 @@ static void ring_wake(void)
 }
 
 /*
+ * The recorder sends its SHARE right after reading HELLO, or never (launch stacks off, BPF
+ * walks only, -g dwarf). Launches made before the flusher would read it all take the marker;
+ * a program that launches at once (every short one) would have none walked in process. So
+ * wait for it here, before any callback, at most XPU_CUPTI_SHARE_WAIT_MS: a recorder that
+ * knows whether it sends one sets it (0: none comes), and the default bounds what waiting
+ * for nothing costs a process at CUDA's initialization.
+ */
+#define SHARE_WAIT_DEFAULT_MS 50
+#define SHARE_WAIT_MAX_MS 5000
+
+static void await_share(void)
+{
+	const char *env = getenv("XPU_CUPTI_SHARE_WAIT_MS");
+	long ms = SHARE_WAIT_DEFAULT_MS;
+
+	if (env && *env >= '0' && *env <= '9')
+		ms = strtol(env, NULL, 10);
+	if (ms > SHARE_WAIT_MAX_MS)
+		ms = SHARE_WAIT_MAX_MS;
+	if (ms > 0 && transport__await_share((unsigned int)ms))
+		xc_info("pid %d: the recorder's tables mapped before the first launch", (int)xc_pid);
+}
+
+/*
  * The in-process launch walk, once per process (a later attach reuses it): off with
  * XPU_CUPTI_INPROC=0 (diagnosis), or when it cannot be set up; the recorder's tables are then
  * ignored and every launch takes the marker.
@@ -401,6 +425,7 @@ static int start_collection(uint32_t flags)
 	}
 
 	inproc_setup();
+	await_share();
 	err = callbacks__subscribe();
 	if (err) {
 		/* Nsight or Kineto owns CUPTI: change nothing of theirs, not even the clock */

@@ -301,13 +301,13 @@ static void map_share(const struct xpu_cupti_msg_header *h, size_t n, int msg_fl
 	xc_info("pid %d: launch stacks walked in process", (int)xc_pid);
 }
 
-bool transport__stop_requested(void)
+/* With the lock held: reads up to max messages, handling each; whether one asked to stop. */
+static bool read_msgs(int max)
 {
 	bool stop = false;
 	int i;
 
-	transport__lock();
-	for (i = 0; i < READS_MAX && !stop && tx.connected; i++) {
+	for (i = 0; i < max && !stop && tx.connected; i++) {
 		union {
 			struct xpu_cupti_msg_header h;
 			uint8_t b[sizeof(struct xpu_cupti_msg_header) + sizeof(struct xpu_cupti_share)];
@@ -348,8 +348,48 @@ bool transport__stop_requested(void)
 		/* descriptors that came with anything else are not ours to keep */
 		close_fds(fds, nfd);
 	}
+	return stop;
+}
+
+bool transport__stop_requested(void)
+{
+	bool stop;
+
+	transport__lock();
+	stop = read_msgs(READS_MAX);
 	transport__unlock();
 	return stop;
+}
+
+bool transport__await_share(unsigned int wait_ms)
+{
+	uint64_t deadline = xc_mono_ns() + wait_ms * 1000000ull;
+	struct xpu_cupti_msg_header h;
+
+	if (__atomic_load_n(&xc_inproc, __ATOMIC_RELAXED) != XC_INPROC_WAIT)
+		return false;
+	while (tx.connected) {
+		struct pollfd pfd = { .fd = tx.fd, .events = POLLIN };
+		uint64_t now = xc_mono_ns();
+		ssize_t n;
+
+		if (now >= deadline)
+			return false;
+		if (poll(&pfd, 1, (int)((deadline - now) / 1000000ull) + 1) <= 0)
+			continue;
+		/* only a SHARE is taken here; anything else waits for the flusher */
+		n = recv(tx.fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < (ssize_t)sizeof(h) || h.magic != XPU_CUPTI_WIRE_MAGIC ||
+		    h.type != XPU_CUPTI_MSG_SHARE)
+			return false;
+		transport__lock();
+		read_msgs(1);
+		transport__unlock();
+		return __atomic_load_n(&xc_inproc, __ATOMIC_RELAXED) == XC_INPROC_ON;
+	}
+	return false;
 }
 
 /* Launch events in an EVENTS payload: what a lost one loses, in records. */

@@ -122,6 +122,12 @@ enum xc_inproc_state { XC_INPROC_OFF = 0, XC_INPROC_WAIT = 1, XC_INPROC_ON = 2 }
 extern int xc_inproc;
 /* At injection: whether a SHARE from the recorder is to be mapped at all. */
 void transport__inproc_allow(bool allow);
+/*
+ * Right after connecting: waits up to wait_ms for the recorder's SHARE and maps it, so that
+ * the first launches already walk in process. Returns at once on any other message (left for
+ * the flusher). Whether the walk is on.
+ */
+bool transport__await_share(unsigned int wait_ms);
 /* Takes the lock: sends what the event rings hold as EVENTS messages. */
 void transport__send_events(void);
 /* Takes the lock: sends the walk's counters (WALK_STATS), while the walk is on. */

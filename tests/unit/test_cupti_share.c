@@ -4,7 +4,8 @@
  * SHARE (sealed memfds with the right headers) and answers INPROC; it survives bad ones (wrong
  * sizes, 0, 1 or 3 descriptors, unsealed or short files, bad headers, descriptors riding on
  * other messages, a second SHARE) without keeping a single descriptor; it sends the event rings
- * as EVENTS and its counters as WALK_STATS, and its final flush sends both before DONE.
+ * as EVENTS and its counters as WALK_STATS, and its final flush sends both before DONE; a
+ * SHARE awaited at connect is mapped, and a STOP met while waiting stays for the flusher.
  * The rest of libxpu-cupti.so (and the walk) are stand-ins below.
  */
 #include <dirent.h>
@@ -393,12 +394,33 @@ int main(void)
 	test_events();
 	close(peer);
 
-	/* STOP is still STOP */
+	/* a later connection: its SHARE, awaited at connect, replaces the first one's */
 	peer_seq = 0;
 	CHECK(transport__connect(0, 0) == 0, "a third connection");
 	peer = accept(lfd, NULL, NULL);
 	recv_msg(buf, sizeof(buf), &len);
+	{
+		struct share_case c = { "again", XPU_CUPTI_MSG_SHARE, XPU_CUPTI_WIRE_VERSION,
+					sizeof(struct xpu_cupti_share), ARENA, PROC, ARENA, PROC,
+					XPU_SHARE_MAGIC, SEALS, 2 };
+		uint64_t t0 = xc_mono_ns();
+
+		CHECK(!transport__await_share(30), "nothing sent: no share");
+		CHECK(xc_mono_ns() - t0 >= 30000000ull, "waited its time");
+		send_share(&c);
+		CHECK(transport__await_share(1000) && set_calls == 2, "awaited SHARE mapped");
+		CHECK(recv_msg(buf, sizeof(buf), &len) == XPU_CUPTI_MSG_INPROC, "INPROC again");
+	}
+	transport__finish(0);
+	close(peer);
+
+	/* STOP is still STOP, also when it comes while the library waits for a SHARE */
+	peer_seq = 0;
+	CHECK(transport__connect(0, 0) == 0, "a fourth connection");
+	peer = accept(lfd, NULL, NULL);
+	recv_msg(buf, sizeof(buf), &len);
 	send_with_fds(XPU_CUPTI_MSG_STOP, XPU_CUPTI_WIRE_VERSION, NULL, 0, NULL, 0);
+	CHECK(!transport__await_share(1000), "no share awaited past a STOP");
 	CHECK(transport__stop_requested(), "STOP");
 	close(peer);
 	CHECK(transport__stop_requested(), "gone");
