@@ -9,7 +9,8 @@
  * (tests/gpu/mock/mock_cupti.c), and calls its InitializeInjection(). Each call then launches
  * one fake kernel exactly as fake_cuda_app does (launch_fake_kernel: API enter, the kernel's
  * activity record, API exit) and returns its launch id (1, 2, ...), or -1 when the injection
- * could not be set up (with a message on stderr).
+ * could not be set up (with a message on stderr). ctypes lets the GIL go for the call: several
+ * threads may launch at once (the first call of all should come from one thread alone).
  */
 #define FAKE_CUDA_NO_MAIN
 #include "fake_cuda_app.c"
@@ -19,6 +20,8 @@ static int py_state;		/* 0: not set up, 1: ready, -1: failed */
 
 __attribute__((visibility("default"), noinline)) int fake_cuda_py_launch(void)
 {
+	uint32_t corr;
+
 	if (!py_state) {
 		const char *xpu = getenv("CUDA_INJECTION64_PATH"), *mock = getenv("XPU_CUPTI_LIB");
 
@@ -31,7 +34,8 @@ __attribute__((visibility("default"), noinline)) int fake_cuda_py_launch(void)
 	}
 	if (py_state < 0)
 		return -1;
-	launch_fake_kernel(++py_launches);
+	corr = __atomic_add_fetch(&py_launches, 1, __ATOMIC_RELAXED);
+	launch_fake_kernel(corr);
 	__asm__ volatile("" ::: "memory");
-	return (int)py_launches;
+	return (int)corr;
 }
