@@ -70,7 +70,7 @@ struct session {
 	pid_t pid;
 	int sfd;
 	char *gpu_lib;
-	char *env[7];			/* NULL-terminated */
+	char *env[8];			/* NULL-terminated */
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
 	uint64_t off_cpu_pending, off_cpu_open;	/* --off-cpu: left in the table at the end */
 	uint64_t start_mono_ns;
@@ -698,6 +698,22 @@ static int session__setup(struct session *s)
 		chown_socket(cfg->user_uid, cfg->user_gid, cupti_rx__socket_path(s->rx));
 	if (s->rx && s->ws)
 		cupti_rx__set_walk_share(s->rx, s->ws);
+	/*
+	 * How long the library waits at connect for the SHARE sent in answer to its HELLO
+	 * (cupti-wire.md): none comes without a share, so not at all; with one, long enough
+	 * for a receiver thread that a loaded machine runs late (it answers in a millisecond
+	 * otherwise): the default of 50 ms left a short program's first launches to BPF.
+	 */
+	if (s->rx && s->env[0] && !cfg->attach_pid) {
+		size_t k = 0;
+
+		while (s->env[k])
+			k++;
+		if (k + 1 < sizeof(s->env) / sizeof(s->env[0]) &&
+		    !(s->env[k] = strdup(s->ws ? "XPU_CUPTI_SHARE_WAIT_MS=5000" :
+					 "XPU_CUPTI_SHARE_WAIT_MS=0")))
+			return -1;
+	}
 	return 0;
 }
 
