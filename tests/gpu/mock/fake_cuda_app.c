@@ -36,22 +36,35 @@
  * launches each, as the main thread does (launch ids stay unique).
  * FAKE_CUDA_HOSTILE=MODE: launch 0 and every 10th after it (i % 10 == 0) is made from a hostile
  * place, and the count is printed ("hostile H"); the process must go on unharmed:
- *   sigaltstack     from a SIGUSR1 handler running on a 2 x MINSIGSTKSZ sigaltstack (the
- *                   kernel's AT_MINSIGSTKSZ where larger; FAKE_CUDA_ALTSTACK=BYTES to choose)
- *                   between PROT_NONE guard pages; how much of it was used is printed
+ *   sigaltstack     from a SIGUSR1 handler running on a sigaltstack of twice the least the
+ *                   kernel asks (AT_MINSIGSTKSZ, else the historic MINSIGSTKSZ of 2048), in
+ *                   whole pages, above a PROT_NONE guard page (FAKE_CUDA_ALTSTACK=BYTES to
+ *                   choose); how much of it was used is printed
  *   badfp           from an assembly function without CFI, with rbp 0x10
  *   badfp-cfi       from an assembly function whose CFI says CFA = rbp + 16, with rbp 0x10
  *   badra           from an assembly function (with CFI) whose own return address on the stack
  *                   reads 0x10 during the launch, put back before it returns
  *   badra-unmapped  the same with the address of an unmapped page (mapped, then munmap'd)
+ *                   (no mapping made by these modes is executable: none makes xpu-record
+ *                   rescan the process's mappings while it launches)
+ *   nested          a launch made while another launch's stack is being read: a hardware
+ *                   watchpoint (perf_event_open, synchronous SIGTRAP) on the return-address
+ *                   slot of the launching function (watch_launch) fires when the in-process
+ *                   walk reads it, and the SIGTRAP handler (on_trap) launches once more
+ *                   (launch ids from 0x20000000); the launches nested are printed ("nested K").
+ *                   A walk in BPF reads from the kernel, which the watchpoint leaves out.
  * FAKE_CUDA_NO_MAIN: defined by a file that includes this one for its launch code
  * (tests/gpu/mock/fake_cuda_py.c), which then has no main().
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <errno.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -422,7 +435,7 @@ __asm__(".text\n"
 	".size fake_badra_call, .-fake_badra_call\n");
 #endif
 
-enum hostile { H_NONE, H_SIGALTSTACK, H_BADFP, H_BADFP_CFI, H_BADRA, H_BADRA_UNMAPPED };
+enum hostile { H_NONE, H_SIGALTSTACK, H_BADFP, H_BADFP_CFI, H_BADRA, H_BADRA_UNMAPPED, H_NESTED };
 static enum hostile hostile;
 static unsigned long hostile_count;
 static uint64_t unmapped_page;
@@ -434,6 +447,63 @@ static void on_hostile_signal(int sig)
 {
 	(void)sig;
 	launch_fake_kernel(sig_corr);
+	__asm__ volatile("" ::: "memory");	/* keep this frame: no sibling call */
+}
+
+/* FAKE_CUDA_HOSTILE=nested: the watchpoint, its slot, the launches nested */
+static int watch_fd = -1;
+static void **watch_slot;
+static unsigned long nested_count;
+
+static void on_trap(int sig)
+{
+	(void)sig;
+	/* once per watched launch: the nested launch's own walk reads the slot too */
+	ioctl(watch_fd, PERF_EVENT_IOC_DISABLE, 0);
+	launch_fake_kernel(0x20000000u + (uint32_t)nested_count++);
+	__asm__ volatile("" ::: "memory");
+}
+
+/*
+ * A launch under the watchpoint on this function's own return-address slot (a frame pointer
+ * is kept here to find it: __builtin_frame_address). Called from the same place in main each
+ * time, so the slot is the same each time: the watchpoint is made at the first call.
+ */
+__attribute__((noinline)) static int watch_launch(uint32_t corr)
+{
+	void **slot = (void **)__builtin_frame_address(0) + 1;
+
+	if (watch_fd < 0) {
+		struct perf_event_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.type = PERF_TYPE_BREAKPOINT;
+		a.size = sizeof(a);
+		a.bp_type = HW_BREAKPOINT_RW;	/* x86 watches reads only with writes */
+		a.bp_addr = (uintptr_t)slot;
+		a.bp_len = HW_BREAKPOINT_LEN_8;
+		a.sample_period = 1;
+		a.disabled = 1;
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		a.sigtrap = 1;
+		a.remove_on_exec = 1;
+		watch_fd = (int)syscall(__NR_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (watch_fd < 0) {
+			fprintf(stderr, "fake_cuda_app: no hardware watchpoint: %s\n", strerror(errno));
+			return -1;
+		}
+		watch_slot = slot;
+	}
+	if (slot != watch_slot) {
+		fprintf(stderr, "fake_cuda_app: watch_launch's slot moved\n");
+		return -1;
+	}
+	ioctl(watch_fd, PERF_EVENT_IOC_ENABLE, 0);
+	launch_fake_kernel(corr);
+	ioctl(watch_fd, PERF_EVENT_IOC_DISABLE, 0);
+	__asm__ volatile("" ::: "memory");
+	return 0;
 }
 
 /* 0 or 1 with a message */
@@ -454,9 +524,11 @@ static int hostile_setup(void)
 		hostile = H_BADRA;
 	else if (!strcmp(m, "badra-unmapped"))
 		hostile = H_BADRA_UNMAPPED;
+	else if (!strcmp(m, "nested"))
+		hostile = H_NESTED;
 	else {
 		fprintf(stderr, "fake_cuda_app: FAKE_CUDA_HOSTILE=%s: not sigaltstack, badfp, "
-			"badfp-cfi, badra or badra-unmapped\n", m);
+			"badfp-cfi, badra, badra-unmapped or nested\n", m);
 		return 1;
 	}
 #if !defined(__x86_64__)
@@ -466,7 +538,8 @@ static int hostile_setup(void)
 	}
 #endif
 	if (hostile == H_BADRA_UNMAPPED) {
-		void *p = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* not PROT_EXEC: an executable mapping would make xpu-record rescan the process */
+		void *p = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (p == MAP_FAILED || munmap(p, page)) {
 			perror("fake_cuda_app: mmap");
@@ -474,14 +547,26 @@ static int hostile_setup(void)
 		}
 		unmapped_page = (uint64_t)p + 0x40;
 	}
+	if (hostile == H_NESTED) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_trap;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGTRAP, &sa, NULL)) {
+			perror("fake_cuda_app: sigaction");
+			return 1;
+		}
+	}
 	if (hostile == H_SIGALTSTACK) {
 		struct sigaction sa;
 		stack_t ss;
+		/* glibc's MINSIGSTKSZ is sysconf(_SC_SIGSTKSZ) under _GNU_SOURCE: not the least */
 		unsigned long min = getauxval(AT_MINSIGSTKSZ);
 		unsigned char *p;
 
-		if (min < (unsigned long)MINSIGSTKSZ)
-			min = MINSIGSTKSZ;
+		if (min < 2048)
+			min = 2048;
 		altstack_size = getenv("FAKE_CUDA_ALTSTACK") ? strtoul(getenv("FAKE_CUDA_ALTSTACK"), NULL, 0)
 							     : 2 * min;
 		/* whole pages, so that a guard page lies right at each end */
@@ -530,6 +615,10 @@ __attribute__((noinline)) static void hostile_launch(uint32_t corr)
 		fake_badra_call(launch_fake_kernel, corr, unmapped_page);
 		break;
 #endif
+	case H_NESTED:
+		if (watch_launch(corr))
+			exit(3);
+		break;
 	default:
 		launch_fake_kernel(corr);
 	}
@@ -633,6 +722,8 @@ int main(int argc, char **argv)
 	printf("launches %lu\n", i * (nthreads + 1));
 	if (hostile)
 		printf("hostile %lu\n", hostile_count);
+	if (hostile == H_NESTED)
+		printf("nested %lu\n", nested_count);
 	if (altstack) {
 		size_t used = 0;
 
