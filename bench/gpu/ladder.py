@@ -112,7 +112,9 @@ def elapsed(r, what):
 
 
 COUNTED = ("gpu_kernel", "gpu_memcpy", "gpu_memset", "gpu_sync", "gpu_api", "gpu_launch", "nvtx",
-           "gpu_memory", "gpu_overhead", "gpu_device", "cpu_sample", "ringbuf_lost")
+           "gpu_memory", "gpu_overhead", "gpu_device", "cpu_sample", "ringbuf_lost",
+           # issue 38: launches walked in process, and those that fell back to BPF
+           "inproc_walks", "inproc_fallbacks")
 
 
 def info_counts(xrep, path, env):
