@@ -34,10 +34,22 @@ check)
 			python3 "$s" "${args[@]}" >"$O/$n.log" 2>&1 &
 		rp=$!
 		sleep 12
-		for p in $(pgrep -f "python3 $s"); do
-			awk '/memfd:xpu/ { split($1, a, "-"); v += strtonum("0x" a[2]) - strtonum("0x" a[1]) }
-			     END { printf "== %s: share mapped %.1f MiB virtual\n", FILENAME, v / 1048576 }' \
-				"/proc/$p/maps" 2>/dev/null
+		for p in $(pgrep -x python3); do
+			python3 - "$p" <<'PY'
+import sys
+virt = rss = 0
+cur = None
+for line in open(f"/proc/{sys.argv[1]}/smaps"):
+    f = line.split()
+    if "-" in f[0] and len(f) >= 5:
+        cur = "memfd:xpu" in line
+        if cur:
+            a, b = (int(x, 16) for x in f[0].split("-"))
+            virt += b - a
+    elif cur and f[0] == "Rss:":
+        rss += int(f[1])
+print(f"== pid {sys.argv[1]}: the share mapped {virt / 2**20:.1f} MiB virtual, {rss / 1024:.1f} MiB resident")
+PY
 			grep -E 'VmRSS|RssShmem' "/proc/$p/status" 2>/dev/null
 		done
 		wait $rp || { rc=1; tail -3 "$O/$n.log"; }

@@ -653,6 +653,8 @@ static void *launch_thread(void *arg)
 	return NULL;
 }
 
+static struct timespec loop_start, loop_end;
+
 int main(int argc, char **argv)
 {
 	unsigned long n, i, allocs_every = 0, nthreads = 0, t;
@@ -707,6 +709,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &loop_start);
 	for (i = 0; (!n || i < n) && !stop; i++) {
 		launch_one(i, (uint32_t)i + 1);
 		if (allocs_every && i % allocs_every == 0)
@@ -719,7 +722,11 @@ int main(int argc, char **argv)
 	}
 	for (t = 0; t < nthreads; t++)
 		pthread_join(threads[t].t, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &loop_end);
 	printf("launches %lu\n", i * (nthreads + 1));
+	/* bench/inproc_launch_cost.py: the launch loop's own time, start-up left out */
+	printf("loop_ns %lld\n", (long long)(loop_end.tv_sec - loop_start.tv_sec) * 1000000000ll +
+				     (loop_end.tv_nsec - loop_start.tv_nsec));
 	if (hostile)
 		printf("hostile %lu\n", hostile_count);
 	if (hostile == H_NESTED)

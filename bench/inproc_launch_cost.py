@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What one launch's stack costs the launching thread, without a GPU (issue 38): the fake CUDA
+app (tests/gpu/mock) launches N times from D nested frames built without frame pointers, under
+xpu-record with --no-launch-stacks, --launch-walk=bpf and the default (the in-process walk),
+interleaved in shuffled order. Added cost per launch = (loop time - --no-launch-stacks' loop
+time in the same repetition) / N: the stack alone, callbacks and transport being the same in
+both. Needs root (BPF) and a build with libxpu-cupti.so.
+
+  bench/inproc_launch_cost.py [--reps R] [--launches N] [--depth D] [--write]
+"""
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
+B = benchlib.BUILD
+CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+MODES = [("no-launch-stacks", ["--no-launch-stacks"]), ("bpf-walk", ["--launch-walk=bpf"]),
+         ("default (in process)", [])]
+
+
+def build(tmp):
+    mock = os.path.join(tmp, "libmockcupti.so")
+    app = os.path.join(tmp, "fake_cuda_app")
+    subprocess.run(["cc", "-O1", "-shared", "-fPIC", f"-I{CUDA}/include", "-o", mock,
+                    os.path.join(ROOT, "tests/gpu/mock/mock_cupti.c"), "-lpthread"], check=True)
+    subprocess.run(["cc", "-O2", "-fomit-frame-pointer", f"-I{CUDA}/include", "-o", app,
+                    os.path.join(ROOT, "tests/gpu/mock/fake_cuda_app.c"), "-ldl", "-lpthread"],
+                   check=True)
+    return mock, app
+
+
+def loop_ns(app, mock, flags, n, depth, trace):
+    env = dict(os.environ, XPU_CUPTI_LIB=mock, FAKE_CUDA_DEPTH=str(depth))
+    r = subprocess.run([os.path.join(B, "xpu-record"), *flags, "-o", trace, "--", app,
+                        os.path.realpath(os.path.join(B, "libxpu-cupti.so")), mock, str(n)],
+                       capture_output=True, text=True, env=env)
+    m = re.search(r"loop_ns (\d+)", r.stdout)
+    if r.returncode or not m:
+        raise RuntimeError(f"{flags}: {r.stderr[-800:]}")
+    return int(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--launches", type=int, default=50000)
+    ap.add_argument("--depth", type=int, default=40)
+    ap.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit("inproc_launch_cost: needs root (BPF)")
+    with tempfile.TemporaryDirectory() as tmp:
+        mock, app = build(tmp)
+        added = {name: [] for name, _ in MODES[1:]}
+        for _ in range(a.reps):
+            order = list(MODES)
+            random.shuffle(order)
+            t = {name: loop_ns(app, mock, flags, a.launches, a.depth, os.path.join(tmp, "t.xpu"))
+                 for name, flags in order}
+            for name in added:
+                added[name].append((t[name] - t["no-launch-stacks"]) / a.launches / 1000)
+    lines = [benchlib.machine_line(),
+             f"`fake_cuda_app` (tests/gpu/mock), {a.launches} launches from {a.depth} nested "
+             f"frames without frame pointers, {a.reps} repetitions in shuffled order. Added cost "
+             "per launch against `--no-launch-stacks` in the same repetition, us: median [min..max].",
+             "", "| launch stacks | added per launch (us) |", "|---|---|"]
+    for name, v in added.items():
+        lines.append(f"| {name} | {statistics.median(v):.2f} [{min(v):.2f}..{max(v):.2f}] |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.write:
+        benchlib.write_section("inproc-launch-cost", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
