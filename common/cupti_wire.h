@@ -48,6 +48,13 @@ enum xpu_cupti_msg_type {
 	XPU_CUPTI_MSG_EVENTS = 6,	/* library to recorder: launches walked in process */
 	XPU_CUPTI_MSG_INPROC = 7,	/* library to recorder: where its autograd slots are */
 	XPU_CUPTI_MSG_WALK_STATS = 8,	/* library to recorder: the walk's counters */
+	/*
+	 * Recorder to library, no payload, the answer to DONE: every EVENTS launch before the
+	 * DONE has been taken. A library that walked in process waits for it (bounded) before
+	 * it returns to its exit, so that the recorder reads the last launches' Python frames
+	 * from a process that still lives.
+	 */
+	XPU_CUPTI_MSG_DONE_ACK = 9,
 };
 
 struct xpu_cupti_msg_header {

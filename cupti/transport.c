@@ -27,6 +27,11 @@
 
 /* Longest wait for room in the socket per message. */
 #define SEND_WAIT_MS 500
+/*
+ * At the final flush of a connection that walked in process: the most the exit waits for the
+ * recorder to take the last launches (DONE_ACK), while their Python frames can still be read.
+ */
+#define DONE_ACK_WAIT_MS 1000
 /* Longest string we send; kernel names beyond this are cut (C++ templates can be huge). */
 #define STRING_MAX_BYTES (32u << 10)
 /* Most messages read per readable poll: a flooding recorder cannot keep the flusher here. */
@@ -699,9 +704,59 @@ void transport__process_state(uint32_t state, uint64_t cupti_dropped, int64_t of
 	transport__append(XPU_REC_GPU_PROCESS, &p, sizeof(p));
 }
 
+/*
+ * With the lock held, after DONE: waits up to DONE_ACK_WAIT_MS for the recorder's DONE_ACK,
+ * which comes once it has taken the launches walked here. Their Python frames are read from
+ * this process's memory, so it must not exit before. A STOP that crossed the DONE is passed
+ * over; any other message, the end of the connection or an error ends the wait: a recorder
+ * that does not know DONE_ACK costs one wait at exit, no more.
+ */
+static void await_done_ack(void)
+{
+	uint64_t deadline = xc_mono_ns() + DONE_ACK_WAIT_MS * 1000000ull;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = tx.fd, .events = POLLIN };
+		struct xpu_cupti_msg_header h;
+		union {
+			struct cmsghdr c;
+			char b[CMSG_SPACE(FDS_MAX * sizeof(int))];
+		} ctl;
+		struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+		struct msghdr m = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.b,
+			.msg_controllen = sizeof(ctl.b),
+		};
+		int fds[FDS_MAX];
+		uint64_t now = xc_mono_ns();
+		ssize_t n;
+		int r;
+
+		if (now >= deadline)
+			return;
+		r = poll(&pfd, 1, (int)((deadline - now) / 1000000ull) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		n = recvmsg(tx.fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n > 0)
+			close_fds(fds, collect_fds(&m, fds));
+		if (n < (ssize_t)sizeof(h) || h.magic != XPU_CUPTI_WIRE_MAGIC)
+			return;
+		if (h.type != XPU_CUPTI_MSG_STOP)
+			return;		/* DONE_ACK, or a message that says no ack comes */
+	}
+}
+
 void transport__finish(uint64_t cupti_dropped)
 {
 	struct xpu_cupti_done done;
+	bool walked = false;
 
 	transport__lock();
 	if (tx.finished || !tx.connected) {
@@ -715,6 +770,7 @@ void transport__finish(uint64_t cupti_dropped)
 		 * A thread already past the check may still queue one that is never sent.
 		 */
 		__atomic_store_n(&xc_inproc, XC_INPROC_WAIT, __ATOMIC_RELEASE);
+		walked = true;
 		send_events();
 		send_walk_stats();
 	}
@@ -725,7 +781,9 @@ void transport__finish(uint64_t cupti_dropped)
 		.records_dropped = tx.dropped,
 		.cupti_dropped = cupti_dropped,
 	};
-	send_msg(XPU_CUPTI_MSG_DONE, &done, sizeof(done));
+	/* only a connection that walked in process sent launches the recorder reads us for */
+	if (!send_msg(XPU_CUPTI_MSG_DONE, &done, sizeof(done)) && walked && tx.connected)
+		await_done_ack();
 	xc_info("pid %d done: %llu records sent, %llu dropped, %llu dropped by CUPTI", (int)xc_pid,
 		(unsigned long long)tx.sent, (unsigned long long)tx.dropped,
 		(unsigned long long)cupti_dropped);

@@ -30,6 +30,8 @@
 #include "walk_share.h"
 #include "writer_thread.h"
 
+/* How long a client's DONE waits for the drain to take its last launches (see ack_done()). */
+#define DONE_SYNC_MS 1000
 /* Pending connections before the kernel makes clients wait (they retry briefly). */
 #define LISTEN_BACKLOG 128
 
@@ -38,7 +40,7 @@ struct rx_client {
 	uint32_t pid;
 	uint32_t source_id;
 	uint32_t next_seq;
-	uint32_t out_seq;		/* of the recorder's messages to it: SHARE, STOP */
+	uint32_t out_seq;		/* of the recorder's messages to it: SHARE, STOP, DONE_ACK */
 	bool hello;
 	bool done;
 	bool inproc;			/* its autograd slots were handed to the sink */
@@ -119,6 +121,32 @@ static void ask_to_stop(struct rx_client *c)
 		h.seq = c->out_seq++;
 		(void)!send(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
+}
+
+/*
+ * DONE: the client's last EVENTS were handed to the sink before it; once the sink has
+ * processed them (its process, which waits for this ack, still lives: its Python code objects
+ * can be read), DONE_ACK lets the library return to its exit. A sink that takes too long
+ * costs the wait, not the ack: the library gives up on its own after a second.
+ */
+static void ack_done(struct cupti_rx *rx, struct rx_client *c)
+{
+	struct xpu_cupti_msg_header h = {
+		.magic = XPU_CUPTI_WIRE_MAGIC,
+		.type = XPU_CUPTI_MSG_DONE_ACK,
+		.version = XPU_CUPTI_WIRE_VERSION,
+	};
+	int err = 0;
+
+	pthread_mutex_lock(&rx->sink_lock);
+	if (rx->sink.on_sync)
+		err = rx->sink.on_sync(rx->sink.ctx, c->pid, DONE_SYNC_MS);
+	pthread_mutex_unlock(&rx->sink_lock);
+	if (err)
+		log_info("pid %d: its last in-process launches not all taken before its exit: %s",
+			 (int)c->pid, strerror(-err));
+	h.seq = c->out_seq++;
+	(void)!send(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /*
@@ -382,6 +410,7 @@ static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 	}
 	case XPU_CUPTI_MSG_DONE:
 		if (!c->done) {
+			ack_done(rx, c);
 			c->done = true;
 			atomic_fetch_sub(&rx->open_clients, 1);
 			STAT_ADD(rx, clean_exits, 1);

@@ -52,12 +52,16 @@ struct cupti_rx_stats {
  *  - on_events: one EVENTS message's checked entries (record/inproc_events.h), launches of
  *    them GPU_LAUNCH; 0, or a negative errno when they were not taken (counted lost there);
  *  - on_inproc: where pid's library keeps its threads' autograd slots, nslots a power of two
- *    up to XPU_AG_INPROC_MAX_SLOTS; addr 0 when they are gone (the client left).
+ *    up to XPU_AG_INPROC_MAX_SLOTS; addr 0 when they are gone (the client left);
+ *  - on_sync: at pid's DONE, before its DONE_ACK: returns once every EVENTS entry handed to
+ *    on_events so far has been processed, at most timeout_ms (0 or a negative errno); NULL:
+ *    the ack goes at once.
  */
 struct cupti_rx_sink {
 	int (*on_events)(void *ctx, uint32_t pid, const void *entries, size_t len,
 			 uint32_t launches);
 	void (*on_inproc)(void *ctx, uint32_t pid, uint64_t addr, uint32_t nslots);
+	int (*on_sync)(void *ctx, uint32_t pid, int timeout_ms);
 	void *ctx;
 };
 

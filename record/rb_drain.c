@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -92,6 +93,14 @@ struct rb_drain {
 	uint64_t q_lost;		/* launches the queue had no room for (q_lock) */
 	uint64_t q_lost_reported;	/* of them, written as LOST (drain thread) */
 	int wake_fd;			/* eventfd: the queue got events, or stop */
+	/*
+	 * rb_drain__sync(): messages injected so far, and of them those the drain thread has
+	 * processed (both q_lock); q_done moves, and q_cond is told, after each turn's events
+	 * went through dispatch, so a waiter knows they were read while the process lived.
+	 */
+	uint64_t q_injected, q_done;
+	pthread_cond_t q_cond;
+	bool q_stopping;		/* rb_drain__stop() began: no more turns to wait for */
 	/* the event being taken, full size: in-process, or a node that waited */
 	uint64_t ev[(RB_EV_MAX_BYTES + 7) / 8];
 	struct rb_held *held;		/* RB_HOLD_MAX, nheld in arrival order */
@@ -480,9 +489,10 @@ static void submit_lost(struct rb_drain *d, uint64_t count)
 static void take_injected(struct rb_drain *d)
 {
 	struct rb_inject *q, *next;
-	uint64_t lost;
+	uint64_t lost, upto;
 
 	pthread_mutex_lock(&d->q_lock);
+	upto = d->q_injected;
 	q = d->q_head;
 	d->q_head = NULL;
 	d->q_tail = &d->q_head;
@@ -512,6 +522,10 @@ static void take_injected(struct rb_drain *d)
 		submit_lost(d, lost - d->q_lost_reported);
 		d->q_lost_reported = lost;
 	}
+	pthread_mutex_lock(&d->q_lock);
+	d->q_done = upto;
+	pthread_cond_broadcast(&d->q_cond);
+	pthread_mutex_unlock(&d->q_lock);
 }
 
 static void *drain_main(void *arg)
@@ -591,10 +605,39 @@ int rb_drain__inject(struct rb_drain *d, const void *entries, size_t len, uint32
 	*d->q_tail = q;
 	d->q_tail = &q->next;
 	d->q_bytes += len;
+	d->q_injected++;
 	pthread_mutex_unlock(&d->q_lock);
 	if (write(d->wake_fd, &one, sizeof(one)) < 0)
 		one = 0;	/* full counter: a wakeup is pending already */
 	return 0;
+}
+
+int rb_drain__sync(struct rb_drain *d, int timeout_ms)
+{
+	struct timespec until;
+	uint64_t one = 1, upto;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&d->q_lock);
+	upto = d->q_injected;
+	/* a turn may be asleep in poll() with the queue already empty: wake it to be sure */
+	if (d->q_done < upto && !d->q_stopping && write(d->wake_fd, &one, sizeof(one)) < 0)
+		one = 0;	/* full counter: a wakeup is pending already */
+	while (d->q_done < upto && !d->q_stopping && !err)
+		err = pthread_cond_timedwait(&d->q_cond, &d->q_lock, &until);
+	if (d->q_done < upto && !d->q_stopping)
+		err = -ETIMEDOUT;
+	else
+		err = 0;
+	pthread_mutex_unlock(&d->q_lock);
+	return err;
 }
 
 static void set_route(struct rb_drain *d, struct map_handler *h, struct map_handler *to)
@@ -620,6 +663,7 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 				 struct proc_table *pt)
 {
 	struct rb_drain *d = calloc(1, sizeof(*d));
+	pthread_condattr_t ca;
 	struct map_handler *h;
 	unsigned int i;
 	int err;
@@ -638,6 +682,11 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
 		return NULL;
 	}
 	pthread_mutex_init(&d->q_lock, NULL);
+	pthread_condattr_init(&ca);
+	/* the waits are bounded in monotonic time: a clock step must not stretch them */
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->q_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	hold_init(d);
 	for (i = 0; (h = proc_table__handler(pt, i)); i++)
 		rb_drain__route(d, h);
@@ -656,6 +705,7 @@ fail:
 	free(d->held);
 	free(d->seen);
 	close(d->wake_fd);
+	pthread_cond_destroy(&d->q_cond);
 	pthread_mutex_destroy(&d->q_lock);
 	free(d);
 	errno = err;
@@ -666,6 +716,11 @@ void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
 {
 	uint64_t one = 1;
 
+	/* a receiver still in rb_drain__sync() returns now rather than wait for the join */
+	pthread_mutex_lock(&d->q_lock);
+	d->q_stopping = true;
+	pthread_cond_broadcast(&d->q_cond);
+	pthread_mutex_unlock(&d->q_lock);
 	atomic_store(&d->stop, true);
 	if (write(d->wake_fd, &one, sizeof(one)) < 0)
 		one = 0;	/* the poll times out instead */
@@ -680,6 +735,7 @@ void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st)
 		*st = d->st;
 	ring_buffer__free(d->rb);
 	close(d->wake_fd);
+	pthread_cond_destroy(&d->q_cond);
 	pthread_mutex_destroy(&d->q_lock);
 	free(d);
 }

@@ -43,6 +43,13 @@ struct rb_drain *rb_drain__start(int ringbuf_fd, struct writer_thread *wt, struc
  * queue is full or -ENOMEM: the launches are counted lost (and written as a LOST record).
  */
 int rb_drain__inject(struct rb_drain *d, const void *entries, size_t len, uint32_t launches);
+/*
+ * Waits until the drain thread has processed every message rb_drain__inject() queued before
+ * the call, at most timeout_ms: the receiver's answer to a client's DONE, so that its last
+ * launches are taken while its process still runs (Python frames are read from it). 0 (at
+ * once when rb_drain__stop() began) or -ETIMEDOUT. From any thread but the drain's.
+ */
+int rb_drain__sync(struct rb_drain *d, int timeout_ms);
 /* Drains what is left, the queue too, joins the thread. */
 void rb_drain__stop(struct rb_drain *d, struct rb_drain_stats *st);
 

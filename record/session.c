@@ -137,6 +137,14 @@ static int inproc_events_cb(void *ctx, uint32_t pid, const void *entries, size_t
 	return rb_drain__inject(s->drain, entries, len, launches);
 }
 
+/* A library's DONE: its launches queued so far processed before it is let go to its exit. */
+static int inproc_sync_cb(void *ctx, uint32_t pid, int timeout_ms)
+{
+	struct session *s = ctx;
+
+	return rb_drain__sync(s->drain, timeout_ms);
+}
+
 /* Where a library keeps its threads' last launches, for the autograd node probe. */
 static void inproc_slots_cb(void *ctx, uint32_t pid, uint64_t addr, uint32_t nslots)
 {
@@ -795,7 +803,8 @@ static int session__start(struct session *s)
 	}
 	if (s->rx) {
 		struct cupti_rx_sink sink = {
-			.on_events = inproc_events_cb, .on_inproc = inproc_slots_cb, .ctx = s,
+			.on_events = inproc_events_cb, .on_inproc = inproc_slots_cb,
+			.on_sync = inproc_sync_cb, .ctx = s,
 		};
 
 		cupti_rx__set_sink(s->rx, &sink);

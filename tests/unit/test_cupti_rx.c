@@ -5,9 +5,11 @@
  * stop handshake. The writer thread is a stub that keeps what it is given.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -562,6 +564,88 @@ static void test_inproc(void)
 	      (unsigned long long)st.walk.inproc[XPU_INPROC_WALKS]);
 }
 
+/*
+ * DONE gets DONE_ACK only after the sink's sync: a fake drain that takes its queue only when
+ * synced (after a delay) must have processed every launch handed over before the ack.
+ */
+static struct {
+	_Atomic int queued;
+	_Atomic int processed;
+	_Atomic int sync_calls;
+} drain_got;
+
+static int drain_events(void *ctx, uint32_t pid, const void *entries, size_t len,
+			uint32_t launches)
+{
+	atomic_fetch_add(&drain_got.queued, (int)launches);
+	return 0;
+}
+
+static int drain_sync(void *ctx, uint32_t pid, int timeout_ms)
+{
+	atomic_fetch_add(&drain_got.sync_calls, 1);
+	/* a drain thread busy elsewhere: the ack must wait for it */
+	usleep(100 * 1000);
+	atomic_store(&drain_got.processed, atomic_load(&drain_got.queued));
+	return timeout_ms > 0 ? 0 : -ETIMEDOUT;
+}
+
+/* The next message from the recorder, within 2 s; its header in h. */
+static bool recv_header(int fd, struct xpu_cupti_msg_header *h)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 2000) == 1 && recv(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h);
+}
+
+static void test_done_ack(void)
+{
+	struct cupti_rx_sink sink = { .on_events = drain_events, .on_sync = drain_sync };
+	struct cupti_rx_sink no_sync = { .on_events = drain_events };
+	struct xpu_cupti_hello hello = { .pid = 12345 };
+	struct xpu_cupti_done done = { 0 };
+	struct xpu_cupti_msg_header h;
+	static uint8_t ev[4096];
+	struct cupti_rx_stats st;
+	struct cupti_rx *rx;
+	char err[256];
+	size_t len;
+	int fd, round;
+
+	rx = cupti_rx__start(NULL, traced_all, NULL, err, sizeof(err));
+	CHECK(rx != NULL, "start: %s", err);
+	if (!rx)
+		return;
+	for (round = 0; round < 2; round++) {
+		memset(&drain_got, 0, sizeof(drain_got));
+		cupti_rx__set_sink(rx, round ? &no_sync : &sink);
+		fd = client_connect(cupti_rx__socket_path(rx));
+		CHECK(fd >= 0, "connect");
+		client_send(fd, XPU_CUPTI_MSG_HELLO, 0, &hello, sizeof(hello));
+		len = put_walked_launch(ev, put_walked_launch(ev, 0, 100, 1000), 101, 1001);
+		client_send(fd, XPU_CUPTI_MSG_EVENTS, 1, ev, len);
+		len = put_walked_launch(ev, 0, 102, 1002);
+		client_send(fd, XPU_CUPTI_MSG_EVENTS, 2, ev, len);
+		client_send(fd, XPU_CUPTI_MSG_DONE, 3, &done, sizeof(done));
+		/* no walk share: the ack is the recorder's first message, seq 0 */
+		CHECK(recv_header(fd, &h) && h.magic == XPU_CUPTI_WIRE_MAGIC &&
+		      h.type == XPU_CUPTI_MSG_DONE_ACK && h.len == 0 && h.seq == 0,
+		      "round %d: DONE_ACK after DONE (type %u seq %u)", round, h.type, h.seq);
+		if (!round)
+			CHECK(atomic_load(&drain_got.sync_calls) == 1 &&
+			      atomic_load(&drain_got.processed) == 3,
+			      "the ack after the sync: %d syncs, %d of 3 launches processed",
+			      atomic_load(&drain_got.sync_calls), atomic_load(&drain_got.processed));
+		else
+			CHECK(atomic_load(&drain_got.queued) == 3, "no sync: %d of 3 launches handed",
+			      atomic_load(&drain_got.queued));
+		close(fd);
+	}
+	cupti_rx__stop(rx, 2000, &st);
+	CHECK(st.clean_exits == 2 && st.bad_messages == 0, "clean exits %llu bad %llu",
+	      (unsigned long long)st.clean_exits, (unsigned long long)st.bad_messages);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -572,5 +656,6 @@ int main(void)
 	test_many_clients();
 	test_stop_timeout();
 	test_inproc();
+	test_done_ack();
 	return unit_finish();
 }
