@@ -143,12 +143,17 @@ for shape in flat deep; do
 	compare "$shape-inproc" "$shape-bpf" $shape || bad "$shape: the in-process stacks are not the BPF walk's"
 	compare "$shape-inproc" "$shape-dwarf" $shape || bad "$shape: the in-process stacks are not -g dwarf's"
 	# the default run: every launch walked in process, none fallen back, dropped or lost
-	for want in "inproc_walks $total" "inproc_launches $total" "inproc_fallbacks 0" \
-		"inproc_events_dropped 0" "inproc_launches_lost 0"; do
+	# every launch walked in process, none dropped or lost; the one fallback allowed is a walk
+	# that saw the recorder republish the process's mappings under it (a library mapped while
+	# launches go on: when is up to the scheduler), which BPF then takes with the same stack
+	t="$tmp/$shape-inproc.xpu"
+	changed=$(count "$t" inproc_fallback_changed)
+	for want in "inproc_walks $((total - ${changed:-0}))" "inproc_launches $((total - ${changed:-0}))" \
+		"inproc_fallbacks ${changed:-0}" "inproc_events_dropped 0" "inproc_launches_lost 0"; do
 		read -r key val <<<"$want"
-		got=$(count "$tmp/$shape-inproc.xpu" "$key")
-		[ "$got" = "$val" ] || bad "$shape: default run: $key: want $val, got '${got}'" \
-			"($(info "$tmp/$shape-inproc.xpu" | grep -E '^  inproc_[a-z_]+ +[1-9]' | tr -s ' ' | tr '\n' ','))"
+		got=$(count "$t" "$key")
+		[ "${got:-0}" = "$val" ] || bad "$shape: default run: $key: want $val, got '${got}'" \
+			"($(info "$t" | grep -E '^  inproc_[a-z_]+ +[1-9]' | tr -s ' ' | tr '\n' ','))"
 	done
 	b=$(count "$tmp/$shape-inproc.xpu" inproc_event_bytes)
 	[ "${b:-0}" -gt 0 ] || bad "$shape: default run: no inproc_event_bytes"
