@@ -27,7 +27,7 @@
 #include "cupti_wire.h"
 #include "inproc_events.h"
 #include "mono_clock.h"
-#include "walk_share.h"
+#include "inproc_share.h"
 #include "writer_thread.h"
 
 /* How long a client's DONE waits for the drain to take its last launches (see ack_done()). */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "walk_share.h"
+#include "inproc_share.h"
 
 struct walk_share;
 struct writer_thread;

@@ -9,7 +9,7 @@
 
 #include "cupti_wire.h"
 #include "inproc_events.h"
-#include "walk_share.h"
+#include "inproc_share.h"
 
 #define PYSTACK_HEAD offsetof(struct xpu_ev_pystack, frames)
 #define LAUNCH_HEAD offsetof(struct xpu_ev_gpu_launch, uips)

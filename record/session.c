@@ -27,7 +27,7 @@
 #include "config.h"
 #include "cupti_rx.h"
 #include "cfi/cfi_loader.h"
-#include "walk_share.h"
+#include "inproc_share.h"
 #include "driver_trace.h"
 #include "gpu_attach.h"
 #include "jit/jit_maps.h"

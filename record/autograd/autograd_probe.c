@@ -16,7 +16,7 @@
 #include "config.h"
 #include "event_stack.h"
 #include "proc_table.h"
-#include "../walk_share.h"
+#include "inproc_share.h"
 #include "writer_thread.h"
 #include "xpu_bpf_abi.h"
 #include "xpu_format.h"

@@ -40,7 +40,7 @@ void autograd_probe__free(struct autograd_probe *ap);
  */
 struct map_handler *autograd_probe__handler(struct autograd_probe *ap);
 /*
- * Each node counter's place given to BPF (ag_tls) is given to ws too (record/walk_share.h).
+ * Each node counter's place given to BPF (ag_tls) is given to ws too (record/inproc_share.h).
  * Before the table's first call.
  */
 void autograd_probe__set_walk_share(struct autograd_probe *ap, struct walk_share *ws);

@@ -31,7 +31,7 @@
 #include "elf_buildid.h"
 #include "elf_deps.h"
 #include "proc_table.h"
-#include "../walk_share.h"
+#include "inproc_share.h"
 #include "xpu_format.h"
 
 #define CL_BUCKETS 1024

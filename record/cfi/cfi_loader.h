@@ -37,7 +37,7 @@ struct cfi_loader_stats {
 /*
  * tables_fd, procs_fd: the cfi_tables and cfi_procs maps; mem_bytes bounds the rows loaded.
  * ws, if not NULL, gets every table loaded and every value written to cfi_procs too (the
- * in-process launch walk's share, record/walk_share.h), and forgets a process with them.
+ * in-process launch walk's share, record/inproc_share.h), and forgets a process with them.
  * The vdso's table is queued at once.
  */
 struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes,

@@ -18,7 +18,7 @@
 #include "proc_table.h"
 #include "py_layout.h"
 #include "py_procs.h"
-#include "../walk_share.h"
+#include "inproc_share.h"
 #include "writer_thread.h"
 
 #define PY_PENDING_SLOTS 1024

@@ -36,7 +36,7 @@ void py_procs__free(struct py_procs *pp);
  */
 struct map_handler *py_procs__handler(struct py_procs *pp);
 /*
- * Each layout written to py_procs is written to ws too (record/walk_share.h), which forgets
+ * Each layout written to py_procs is written to ws too (record/inproc_share.h), which forgets
  * a process's at its exec or exit. Before the table's first call.
  */
 void py_procs__set_walk_share(struct py_procs *pp, struct walk_share *ws);

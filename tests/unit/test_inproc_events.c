@@ -11,7 +11,7 @@
 #include "cupti_wire.h"
 #include "inproc_events.h"
 #include "unit.h"
-#include "walk_share.h"
+#include "inproc_share.h"
 
 #define LHEAD offsetof(struct xpu_ev_gpu_launch, uips)
 #define PHEAD offsetof(struct xpu_ev_pystack, frames)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The tables and per-process values the in-process launch walk reads (see walk_share.h).
+ * The tables and per-process values the in-process launch walk reads (see inproc_share.h).
  *
  * Each memfd is mapped read-write here first, then sealed against resizing and against any
  * later write or writable mapping (F_SEAL_FUTURE_WRITE): a descriptor the target gets, even
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "walk_share.h"
+#include "inproc_share.h"
 
 #define WS_BUCKETS 256
 #define WS_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)

@@ -5,18 +5,15 @@
  * record/cupti_rx.c passes, read-only, to each process's libxpu-cupti.so. The writers are the
  * very places that write those BPF maps, so BPF and the library see the same values. Thread
  * safe (the cfi workers, the drain and the CUPTI receiver all call it).
- *
- * Named as common/walk_share.h is: code outside record/ includes this one by its path
- * ("../walk_share.h"), and it includes the shared layouts by theirs.
  */
-#ifndef XPU_RECORD_WALK_SHARE_H
-#define XPU_RECORD_WALK_SHARE_H
+#ifndef XPU_RECORD_INPROC_SHARE_H
+#define XPU_RECORD_INPROC_SHARE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/walk_share.h"
+#include "walk_share.h"
 
 struct walk_share;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * record/walk_share.c as the injected library sees it: the descriptors it hands out are
+ * record/inproc_share.h as the injected library sees it: the descriptors it hands out are
  * mapped read-only here, as libxpu-cupti.so maps them, and checked for the layouts of
  * common/walk_share.h, the tables' ready flags, the process share's sequence lock (against a
  * reader running while values change) and that no descriptor can be made to write; and the
@@ -22,7 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../../record/walk_share.h"
+#include "inproc_share.h"
 #include "cupti_rx.h"
 #include "cupti_wire.h"
 #include "unit.h"
