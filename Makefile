@@ -284,7 +284,7 @@ $(WALKER_FIXTURES): tests/e2e/dwarf/chain_main.c tests/e2e/dwarf/chain_lib.c
 # allows; UBSan would stop every walk at its first read.
 WALKER_SRC := tests/walker/test_walker.c tests/walker/walker_host.c tests/walker/snapshot.c \
 	tests/walker/capture.c
-$(BUILD)/tests/test_walker: $(WALKER_SRC) $(wildcard tests/walker/*.h) bpf/cfi_walk.bpf.h \
+$(BUILD)/tests/test_walker: $(WALKER_SRC) $(wildcard tests/walker/*.h) bpf/user_shim.h bpf/cfi_walk.bpf.h \
 		bpf/py_walk.bpf.h bpf/xpu_bpf_abi.h $(WALKER_FIXTURES) $(RECORD_TEST_LIBS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -298,7 +298,7 @@ $(BUILD)/tests/fixtures/inproc_chain.o: tests/walker/inproc_chain.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -c -o $@ $<
 $(BUILD)/tests/test_inproc_walk: tests/walker/test_inproc_walk.c cupti/inproc_walk.c \
-		cupti/walk_shim.h cupti/inproc_walk.h common/walk_share.h bpf/cfi_walk.bpf.h \
+		cupti/walk_shim.h bpf/user_shim.h cupti/inproc_walk.h common/walk_share.h bpf/cfi_walk.bpf.h \
 		bpf/py_walk.bpf.h bpf/xpu_bpf_abi.h $(BUILD)/tests/fixtures/inproc_chain.o \
 		$(RECORD_TEST_LIBS)
 	$(call msg,CC,$@)

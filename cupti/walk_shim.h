@@ -9,31 +9,12 @@
  * (folded by the compiler, each call site names one map), a read is a memcpy, and nothing
  * takes a lock or makes a system call. The helpers are only declared here: inproc_walk.c
  * defines them after the walkers, because they dispatch on the walkers' own map variables.
- *
- * The kernel's contracts that the walkers depend on are kept: a failed read zeroes its buffer
- * and returns -EFAULT, a lookup returns NULL for a key outside the map, bpf_loop stops at the
- * first callback that returns nonzero and returns the turns taken.
+ * The macros and kernel types shared with tests/walker are in bpf/user_shim.h.
  */
 #ifndef XPU_CUPTI_WALK_SHIM_H
 #define XPU_CUPTI_WALK_SHIM_H
 
-#include <linux/bpf.h>		/* map types and flags, BPF_ANY */
-#include <linux/types.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <string.h>
-
-#include "xpu_bpf_abi.h"
-
-/* ---- libbpf's map-definition macros (bpf_helpers.h): the maps become plain variables ---- */
-#define SEC(name)
-#define __uint(name, val) int (*name)[val]
-#define __type(name, val) typeof(val) *name
-#define __array(name, val) typeof(val) *name[]
-#define barrier_var(var) __asm__ __volatile__("" : "+r"(var))
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
+#include "user_shim.h"
 
 /*
  * The windows: in BPF a user read is a helper call that costs more than a frame's work, so the
@@ -44,23 +25,6 @@
  */
 #define CFI_WIN_BYTES 256
 #define PY_WIN_BYTES 256
-
-/* ---- the few kernel types the walkers read (vmlinux.h) ---- */
-struct pt_regs {
-	unsigned long ip, sp, bp;
-};
-
-struct thread_struct {
-	unsigned long fsbase;
-};
-
-struct task_struct {
-	struct thread_struct thread;
-	struct pt_regs regs;		/* what bpf_task_pt_regs() returns */
-};
-
-/* CO-RE reads are plain loads of one field path in user space */
-#define BPF_CORE_READ(src, ...) ((src)->__VA_ARGS__)
 
 /* ---- helpers, defined in inproc_walk.c ---- */
 static __always_inline long shim_probe_read_user(void *dst, __u32 size, const void *src);
@@ -74,37 +38,6 @@ static __always_inline __u32 shim_cpu(void);
 static __always_inline __u64 shim_ktime_get_ns(void);
 static __always_inline void count(__u32 idx);
 static __always_inline void count_n(__u32 idx, __u64 n);
-
-#define bpf_probe_read_user(dst, size, src) shim_probe_read_user((dst), (size), (src))
-/* the walkers only copy out of their own map values */
-static inline long bpf_probe_read_kernel(void *dst, __u32 size, const void *src)
-{
-	memcpy(dst, src, size);
-	return 0;
-}
-#define bpf_map_lookup_elem(map, key) shim_map_lookup((map), (key))
-#define bpf_map_update_elem(map, key, value, flags) shim_map_update((map), (key), (value), (flags))
-#define bpf_ringbuf_output(map, data, size, flags) shim_ringbuf_output((map), (data), (size), (flags))
-#define bpf_get_current_task_btf() shim_current_task()
-#define bpf_task_pt_regs(task) ((void *)&(task)->regs)
-#define bpf_ktime_get_ns() shim_ktime_get_ns()
-#define bpf_get_smp_processor_id() shim_cpu()
-
-/*
- * bpf_loop as the for loop it stands for; a macro, so that each callback is called with its
- * own parameter types and can be inlined.
- */
-#define bpf_loop(nr, fn, ctx, flags)                                                       \
-	({                                                                                 \
-		__u32 __n = (nr), __i = 0;                                                 \
-		while (__i < __n) {                                                        \
-			long __r = fn(__i, ctx);                                           \
-			__i++;                                                             \
-			if (__r)                                                           \
-				break;                                                     \
-		}                                                                          \
-		(long)__i;                                                                 \
-	})
 
 /* the ring buffer py_walk.bpf.h sends to: here the caller's struct xpu_ev_pystack */
 struct {
