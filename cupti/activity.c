@@ -490,6 +490,7 @@ static void buffer_convert(uint8_t *buffer, size_t valid, size_t dropped)
 						 xc_clock_offset_ns);
 		}
 		callbacks__drain_syncs();
+		api_records__drain();
 		transport__flush();
 	}
 	transport__unlock();
@@ -593,6 +594,7 @@ void activity__flush(bool forced)
 	transport__lock();
 	if (transport__connected()) {
 		callbacks__drain_syncs();
+		api_records__drain();
 		transport__flush();
 	}
 	transport__unlock();
@@ -774,7 +776,7 @@ bool activity__hw_trace(void)
 
 int activity__start(enum xc_graph_mode mode)
 {
-	enum { API_LAUNCHES, API_ALL, API_RUNTIME, API_NONE } api;
+	enum { API_LAUNCHES, API_ALL, API_RUNTIME, API_NONE, API_CALLBACKS } api;
 	unsigned kinds = kinds_wanted();
 	const char *env;
 	CUptiResult r;
@@ -816,7 +818,9 @@ int activity__start(enum xc_graph_mode mode)
 	 * and PyTorch makes about 15 cheap calls (cudaGetDevice, cudaStreamIsCapturing...) per launch.
 	 * XPU_CUPTI_API=launches (default): records only for the calls the launch callbacks take
 	 * (launches, syncs, copies, memsets, allocations: what the report uses), through CUPTI's
-	 * per-API switches; all where this libcupti has none. all, runtime or none as asked.
+	 * per-API switches; all where this libcupti has none. callbacks: the same calls' records,
+	 * made by the launch callbacks themselves (api_records.c), none by CUPTI. all, runtime or
+	 * none as asked.
 	 */
 	env = getenv("XPU_CUPTI_API");
 	if (!env || !*env || !strcmp(env, "launches")) {
@@ -827,8 +831,15 @@ int activity__start(enum xc_graph_mode mode)
 		api = API_RUNTIME;
 	} else if (!strcmp(env, "none")) {
 		api = API_NONE;
+	} else if (!strcmp(env, "callbacks")) {
+		api = API_CALLBACKS;
 	} else {
-		xc_log("XPU_CUPTI_API=%.32s: not all, launches, runtime or none: using launches", env);
+		xc_log("XPU_CUPTI_API=%.32s: not all, launches, callbacks, runtime or none: using launches",
+		       env);
+		api = API_LAUNCHES;
+	}
+	if (api == API_CALLBACKS && !api_records__from_callbacks()) {
+		xc_info("API records from callbacks: no queue; CUPTI's for the launch calls instead");
 		api = API_LAUNCHES;
 	}
 	if (api == API_LAUNCHES && callbacks__enable_api_records() < 0) {

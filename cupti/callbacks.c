@@ -255,6 +255,15 @@ static inline __attribute__((always_inline)) void launch_stack(uint32_t corr_id,
 	xpu_cupti_api_enter(corr_id, cbid, domain);
 }
 
+/* XPU_CUPTI_API=callbacks: the API records are made here (api_records.c), not by CUPTI */
+static bool api_cb_records;
+
+/* cudaError_t and CUresult alike: 0 is success */
+static inline int32_t return_code(const CUpti_CallbackData *cb)
+{
+	return cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue : 0;
+}
+
 static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			    const void *cbdata)
 {
@@ -272,13 +281,17 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			if (rt_depth++ == 0) {
 				rt_corr = cb->correlationId;
+				if (api_cb_records && info && (info->flags & CB_MARKER))
+					api_records__begin(cb->correlationId, cbid, XPU_API_RUNTIME);
 				if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
 					launch_stack(cb->correlationId, cbid, XPU_API_RUNTIME);
 				if (info && info->sync && sync_cb)
 					sync_begin(domain, cbid, cb, info);
 			}
 		} else if (rt_depth > 0) {
-			if (--rt_depth == 0 && sync_open.start_ns && sync_cbid == cbid &&
+			if (--rt_depth == 0 && api_cb_records)
+				api_records__end(cb->correlationId, return_code(cb));
+			if (rt_depth == 0 && sync_open.start_ns && sync_cbid == cbid &&
 			    sync_domain == domain)
 				sync_end(cb);
 		}
@@ -286,6 +299,8 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 		const struct cb_info *info = cbid < DRIVER_MAX_CBID ? &drv_info[cbid] : NULL;
 
 		if (cb->callbackSite != CUPTI_API_ENTER) {
+			if (rt_depth == 0 && api_cb_records)
+				api_records__end(cb->correlationId, return_code(cb));
 			if (rt_depth == 0 && sync_open.start_ns && sync_cbid == cbid &&
 			    sync_domain == domain)
 				sync_end(cb);
@@ -295,6 +310,8 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 			corr_map_put(cb->correlationId, rt_corr);
 			return;
 		}
+		if (api_cb_records && info && (info->flags & CB_MARKER))
+			api_records__begin(cb->correlationId, cbid, XPU_API_DRIVER);
 		if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
 			launch_stack(cb->correlationId, cbid, XPU_API_DRIVER);
 		if (info && info->sync && sync_cb)
@@ -544,6 +561,7 @@ int callbacks__subscribe(void)
 	markers = !getenv("XPU_CUPTI_LAUNCH_STACKS") || strcmp(getenv("XPU_CUPTI_LAUNCH_STACKS"), "0");
 	sync_cb = activity__sync_from_callbacks();
 	no_marker = getenv("XPU_CUPTI_NO_MARKER") && !strcmp(getenv("XPU_CUPTI_NO_MARKER"), "1");
+	api_cb_records = markers && api_records__from_callbacks() && !api_records__init();
 	/* 2 MiB, touched only where ids land; a failure only loses the nested-driver remap */
 	if (markers && !corr_map)	/* kept across a detach and a later attach */
 		corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));

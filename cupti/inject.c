@@ -333,6 +333,7 @@ static void atfork_child(void)
 	activity__atfork_child();
 	transport__abandon();
 	event_ring__pool_atfork_child();
+	api_records__atfork_child();
 	xc_pid = (uint32_t)getpid();
 }
 

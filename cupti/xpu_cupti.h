@@ -191,6 +191,18 @@ void callbacks__drain_syncs(void);
 /* Kernel/memcpy/memset correlation id as CUPTI tagged it -> the id the marker saw. */
 uint32_t callbacks__map_corr(uint32_t corr_id);
 
+/* ---- api_records.c -------------------------------------------------------------------------- */
+/* XPU_CUPTI_API=callbacks: API records from the launch callbacks, none from CUPTI's activity. */
+bool api_records__from_callbacks(void);
+/* The queue; 0, or -1 (then API records are CUPTI's after all: the caller's choice). */
+int api_records__init(void);
+/* ENTER of an outermost recorded call on this thread; EXIT of the same call queues it. */
+void api_records__begin(uint32_t corr_id, uint32_t cbid, uint32_t domain);
+void api_records__end(uint32_t corr_id, int32_t return_code);
+/* With the transport's lock held: sends the records queued so far. */
+void api_records__drain(void);
+void api_records__atfork_child(void);
+
 /* Process-wide state that several files read. */
 extern uint32_t xc_pid;
 

@@ -48,4 +48,5 @@ run callbacks XPU_CUPTI_NO_MARKER=1 --
 run callbacks-no-api XPU_CUPTI_NO_MARKER=1 XPU_CUPTI_API=none --
 run default --
 run default-no-api XPU_CUPTI_API=none --
+run default-api-callbacks XPU_CUPTI_API=callbacks --
 run default-no-autograd -- --no-autograd

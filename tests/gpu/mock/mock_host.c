@@ -530,6 +530,54 @@ int main(int argc, char **argv)
 	CHECK(nflushed == 1, "exactly one FLUSHED (the forked child stayed silent): %d", nflushed);
 	CHECK(undefined_refs == 0, "string ids used before definition: %d", undefined_refs);
 
+	/*
+	 * XPU_CUPTI_API=callbacks: the same run, its API records made by the launch callbacks:
+	 * one per marked call (the failed sync included, with its code), with the calling thread's
+	 * id and the call's name; CUPTI's own API record (tid 4242) is not enabled, so not sent.
+	 */
+	{
+		static const uint32_t want[] = { 100, 200, 300, 400, 500, 600, 700, 800, 900, 901 };
+		uint32_t seen[16];
+		int nseen = 0, ncupti = 0, j;
+		pid_t apikid;
+
+		setenv("XPU_CUPTI_API", "callbacks", 1);
+		apikid = run(argv[1], argv[2], RUN_NORMAL);
+		unsetenv("XPU_CUPTI_API");
+		for (i = 0; i < nrecs; i++) {
+			struct xpu_rec_gpu_api a;
+
+			if (recs[i].type != XPU_REC_GPU_API)
+				continue;
+			memcpy(&a, recs[i].body, sizeof(a));
+			if (a.tid == 4242) {
+				ncupti++;
+				continue;
+			}
+			if (nseen < 16)
+				seen[nseen] = a.corr_id;
+			nseen++;
+			CHECK(a.pid == (uint32_t)apikid && a.tid == (uint32_t)apikid &&
+				      a.end_ns >= a.start_ns && a.start_ns > 0 && *str(a.name_str),
+			      "callback api record: corr %u pid %u tid %u %llu..%llu %s", a.corr_id,
+			      a.pid, a.tid, (unsigned long long)a.start_ns,
+			      (unsigned long long)a.end_ns, str(a.name_str));
+			CHECK(a.return_code == (a.corr_id == 901 ? 1 : 0), "corr %u return code %d",
+			      a.corr_id, a.return_code);
+			CHECK(a.domain == (a.corr_id == 300 || a.corr_id >= 900 ? XPU_API_DRIVER
+										   : XPU_API_RUNTIME),
+			      "corr %u domain %u", a.corr_id, a.domain);
+			if (a.corr_id == 100)
+				CHECK(!strcmp(str(a.name_str), "cudaLaunchKernel_v7000"), "name %s",
+				      str(a.name_str));
+		}
+		CHECK(ncupti == 0, "CUPTI's own API records were enabled: %d", ncupti);
+		CHECK(nseen == (int)(sizeof(want) / sizeof(want[0])), "callback api records %d", nseen);
+		for (j = 0; j < nseen && j < 16 && j < (int)(sizeof(want) / sizeof(want[0])); j++)
+			CHECK(seen[j] == want[j], "callback api record %d: corr %u, want %u", j, seen[j],
+			      want[j]);
+	}
+
 	run(argv[1], argv[2], RUN_BUSY);
 	for (i = 0; i < nrecs; i++) {
 		struct xpu_rec_gpu_process p;
