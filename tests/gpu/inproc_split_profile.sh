@@ -43,10 +43,13 @@ run() {	# NAME ENV... -- XPU-RECORD-FLAGS...
 	rm -f "$O/$name.data"
 }
 
+# CONFIGS=all: every configuration below; by default the four that split the launch's cost
 run no-launch-stacks -- --no-launch-stacks
 run callbacks XPU_CUPTI_NO_MARKER=1 --
-run callbacks-no-api XPU_CUPTI_NO_MARKER=1 XPU_CUPTI_API=none --
+if [ "${CONFIGS:-}" = all ]; then
+	run callbacks-no-api XPU_CUPTI_NO_MARKER=1 XPU_CUPTI_API=none --
+	run default-no-api XPU_CUPTI_API=none --
+	run default-no-autograd -- --no-autograd
+fi
 run default --
-run default-no-api XPU_CUPTI_API=none --
 run default-api-callbacks XPU_CUPTI_API=callbacks --
-run default-no-autograd -- --no-autograd
