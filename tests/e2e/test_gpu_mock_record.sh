@@ -93,9 +93,10 @@ sys.exit(0 if len(v) == 15 and max(v) == 6 << 20 and v[-1] == 5 << 20 and
 
 # 1b'. API records: each launch makes a cudaLaunchKernel record and a cudaGetLastError one.
 #     By default only the calls the launch callbacks take are recorded (CUPTI's per-API
-#     switches), all with XPU_CUPTI_API=all, none with =none; a bad value warns, keeps the default
-for api in default all none bogus; do
-	case $api in default|bogus) want=400 ;; all) want=800 ;; none) want=0 ;; esac
+#     switches), all with XPU_CUPTI_API=all, none with =none, the launches' own made by the
+#     launch callbacks with =callbacks; a bad value warns, keeps the default
+for api in default all none callbacks bogus; do
+	case $api in default|bogus|callbacks) want=400 ;; all) want=800 ;; none) want=0 ;; esac
 	env $([ $api = default ] || echo XPU_CUPTI_API=$api) FAKE_CUDA_API=1 "$B/xpu-record" -g fp \
 		-o "$tmp/api.xpu" -- "${app[@]}" 400 >/dev/null 2>"$tmp/api.err" ||
 		fail "XPU_CUPTI_API=$api: recording failed: $(tail -1 "$tmp/api.err")"
@@ -103,7 +104,7 @@ for api in default all none bogus; do
 	[ "${got:-0}" = $want ] || fail "XPU_CUPTI_API=$api: want $want API records, got ${got:-0}"
 	[ "$(count "$tmp/api.xpu" gpu_kernel)" = 400 ] || fail "XPU_CUPTI_API=$api: kernels lost"
 done
-grep -q 'XPU_CUPTI_API=bogus: not all, launches, runtime or none: using launches' "$tmp/api.err" ||
+grep -q 'XPU_CUPTI_API=bogus: not all, launches, callbacks, runtime or none: using launches' "$tmp/api.err" ||
 	fail "a bad XPU_CUPTI_API value is not reported: $(head -2 "$tmp/api.err")"
 
 # 1b''. --no-launch-stacks: GPU activity only; the kernels all there, no launch callbacks, so
