@@ -379,8 +379,11 @@ fuzz-build: $(FUZZ_TARGETS) $(FUZZ_BUILD)/trace2records $(FUZZ_BUILD)/pack2seed
 fuzz:
 	@tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# the packages each goal needs (scripts/install-deps.sh): demo installs only what it runs
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh test
+deps-demo:
+	@scripts/install-deps.sh demo
 
 # Then unit and golden tests again under ASan and UBSan (build-san/).
 test: deps
@@ -396,7 +399,7 @@ test: deps
 		s / 60, s % 60, p, f, k }' build/test-totals; \
 	exit $$rc
 
-demo: deps
+demo: deps-demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
@@ -432,6 +435,6 @@ format:
 	clang-format -i $(wildcard */*.c */*.h report/*/*.c report/*/*.h report/*/*/*.c report/*/*/*.h) \
 		$(BPF_SRC)
 
-.PHONY: all unit deps test demo clean format samples bench fuzz fuzz-build install uninstall
+.PHONY: all unit deps deps-demo test demo clean format samples bench fuzz fuzz-build install uninstall
 
 -include $(shell find $(BUILD) $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
