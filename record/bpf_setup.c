@@ -76,9 +76,11 @@ static bool tracepoint_exists(const char *cat, const char *name)
 
 /*
  * -vvv: the verifier's statistics of the stack-taking programs (instructions processed, time),
- * what start-up spends the most on. A buffer each: the kernel writes the log at the end.
+ * what start-up spends the most on. A buffer each: the kernel writes the log at the end, and
+ * refuses the load (ENOSPC) when it does not fit: the statistics list every subprogram's stack
+ * depth, past 1 KiB for these programs, so the buffers are roomy.
  */
-#define VERIFIER_STATS_LEN 1024
+#define VERIFIER_STATS_LEN (64 << 10)
 static char verifier_stats[2][VERIFIER_STATS_LEN];
 
 static struct bpf_program *stats_prog(struct xpu_bpf *skel, int i)
