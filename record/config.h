@@ -58,6 +58,8 @@ struct record_config {
 	bool copy_short_walks;		/* -g cfi: the dwarf_bytes copies only of walks that fell short */
 	bool no_gpu;
 	bool no_launch_stacks;		/* --no-launch-stacks: GPU activity without launch stacks */
+	const char *cache_dir;		/* --cache-dir: the unwind-table cache; NULL: the default */
+	bool no_cache;			/* --no-cache: no table cache */
 	/*
 	 * --launch-walk=inproc (the default) with -g cfi or cfi,nocopy and launch stacks on:
 	 * each launch's stack is walked by the launching thread in libxpu-cupti.so, over the

@@ -36,6 +36,8 @@ enum {
 	OPT_NO_PYTHON,
 	OPT_NO_AUTOGRAD,
 	OPT_DRIVER,
+	OPT_CACHE_DIR,
+	OPT_NO_CACHE,
 	/* off-CPU */
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_MIN,
@@ -97,6 +99,13 @@ static const struct cli_opt options[] = {
 		     "over the recorder's tables shared read-only with it (BPF takes\n"
 		     "the launches it cannot finish); bpf: the BPF probe, on every\n"
 		     "launch (costlier: BENCHMARKS.md). cfi,check is always bpf" },
+	{ .val = OPT_CACHE_DIR, .name = "cache-dir", .arg = "DIR",
+	  .help[0] = "where built unwind tables are kept, so that the next recording\n"
+		     "of the same files starts at once (default $XPU_CACHE_DIR/cfi,\n"
+		     "$XDG_CACHE_HOME/xpu-perf/cfi or ~/.cache/xpu-perf/cfi; at most\n"
+		     "1 GiB, least recently used removed first; delete it to clear)" },
+	{ .val = OPT_NO_CACHE, .name = "no-cache",
+	  .help[0] = "build every unwind table afresh, reading and writing no cache" },
 	{ .val = OPT_NO_PACK, .name = "no-pack",
 	  .help[0] = "do not write the symbol pack FILE.xpa at the end (the names\n"
 		     "and stack walks that make the trace read the same elsewhere)" },
@@ -403,6 +412,14 @@ int main(int argc, char **argv)
 			if (parse_seconds(optarg, &cfg.duration_ns))
 				return bad_arg("invalid duration '%s': expected seconds, more than 0 "
 					       "and at most 31536000", optarg);
+			break;
+		case OPT_CACHE_DIR:
+			if (!*optarg)
+				return bad_arg("--cache-dir: an empty directory name");
+			cfg.cache_dir = optarg;
+			break;
+		case OPT_NO_CACHE:
+			cfg.no_cache = true;
 			break;
 		case OPT_NO_PACK:
 			cfg.no_pack = true;

@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "config.h"
 #include "cupti_rx.h"
+#include "cfi/cfi_cache.h"
 #include "cfi/cfi_loader.h"
 #include "inproc_share.h"
 #include "driver_trace.h"
@@ -61,6 +62,7 @@ struct session {
 	struct autograd_probe *ag;	/* PyTorch autograd probes; NULL with --no-autograd */
 	struct driver_trace *driver;	/* --driver, NULL when off or unavailable */
 	struct cfi_loader *cfi;		/* -g cfi: the unwind-table builder */
+	struct cfi_cache *cfi_cache;	/* its tables kept across recordings; NULL: none */
 	struct walk_share *ws;		/* --launch-walk=inproc: what the libraries walk with */
 	struct rb_drain *drain;
 	struct proc_table *pt;		/* the traced processes, with the handlers below */
@@ -662,7 +664,20 @@ static int session__setup(struct session *s)
 			if (s->ag)
 				autograd_probe__set_walk_share(s->ag, s->ws);
 		}
-		s->cfi = cfi_loader__new(tables_fd, procs_fd, XPU_CFI_MEM_BYTES, s->ws);
+		if (!cfg->no_cache) {
+			char dir[4096];
+			int cerr = cfg->cache_dir ? 0 : cfi_cache__default_dir(dir, sizeof(dir));
+
+			if (!cerr)
+				s->cfi_cache = cfi_cache__open(cfg->cache_dir ? cfg->cache_dir : dir,
+							       (uint64_t)CFI_CACHE_DEFAULT_MB << 20, &cerr);
+			/* said once: every table is then built, as without a cache */
+			if (!s->cfi_cache)
+				log_err("no unwind-table cache (%s): %s",
+					cfg->cache_dir ? cfg->cache_dir : "the default directory",
+					 cerr == -EPERM ? "not owned by this user, or writable by others" : strerror(-cerr));
+		}
+		s->cfi = cfi_loader__new(tables_fd, procs_fd, XPU_CFI_MEM_BYTES, s->ws, s->cfi_cache);
 		if (!s->cfi) {
 			log_err("cannot start the unwind-table builder");
 			return -1;
@@ -1076,6 +1091,7 @@ static void session__free(struct session *s)
 	jit_maps__free(s->jit);
 	autograd_probe__free(s->ag);
 	cfi_loader__free(s->cfi);
+	cfi_cache__free(s->cfi_cache);
 	/* after the loader's workers and the receiver, its last writer and reader */
 	walk_share__free(s->ws);
 	driver_trace__destroy(s->driver);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cfi_build.h"
+#include "cfi_cache.h"
 #include "cfi_loader.h"
 #include "config.h"
 #include "elf_buildid.h"
@@ -87,6 +88,7 @@ struct cfi_loader {
 	uint32_t next_gen;		/* xpu_cfi_proc.gen of the next update */
 	struct xpu_cfi_proc *buf;	/* one cfi_procs value being assembled */
 	struct walk_share *ws;		/* the in-process walk's copy of the maps; may be NULL */
+	struct cfi_cache *cache;	/* built tables kept across recordings; may be NULL */
 	struct cfi_loader_stats st;
 };
 
@@ -264,14 +266,22 @@ static void file_done(struct cfi_loader *cl, struct cl_file *f)
 	}
 }
 
-/* Builds the table of the file at f->fd (closed here) into t; 0 or negative errno. */
-static int build_table(struct cl_file *f, struct cfi_table *t)
+/*
+ * Builds the table of the file at f->fd (closed here) into t, or reads it from the table
+ * cache, which then gets each table built; 0 or negative errno.
+ */
+static int build_table(struct cfi_loader *cl, struct cl_file *f, struct cfi_table *t)
 {
 	int err;
 
 	if (f->fd < 0)
 		return -EBADF;
-	err = cfi_table__build(f->fd, t);
+	err = cfi_cache__get(cl->cache, f->fd, f->build_id, f->build_id_len, t);
+	if (err) {
+		err = cfi_table__build(f->fd, t);
+		if (!err && t->nr)
+			cfi_cache__put(cl->cache, f->fd, f->build_id, f->build_id_len, t);
+	}
 	close(f->fd);
 	f->fd = -1;
 	return err;
@@ -308,7 +318,7 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		return;
 	}
 	pthread_mutex_unlock(&cl->lock);
-	err = build_table(f, &t);
+	err = build_table(cl, f, &t);
 	if (!err && t.nr)
 		err = cfi_table__index(&t, &index, &page0, &npages);
 	bytes = table_slots(&t, npages) * sizeof(*t.rows);
@@ -475,7 +485,7 @@ static void *worker(void *arg)
 }
 
 struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes,
-				  struct walk_share *ws)
+				  struct walk_share *ws, struct cfi_cache *cache)
 {
 	struct cfi_loader *cl = calloc(1, sizeof(*cl));
 	int want;
@@ -497,6 +507,7 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	cl->procs_fd = procs_fd;
 	cl->mem_bytes = mem_bytes;
 	cl->ws = ws;
+	cl->cache = cache;
 	cl->qtail = &cl->qhead;
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
@@ -683,7 +694,16 @@ uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns)
 
 void cfi_loader__get_stats(struct cfi_loader *cl, struct cfi_loader_stats *st)
 {
+	struct cfi_cache_stats cs;
+
 	pthread_mutex_lock(&cl->lock);
 	*st = cl->st;
 	pthread_mutex_unlock(&cl->lock);
+	cfi_cache__get_stats(cl->cache, &cs);
+	st->cache_hits = cs.hits;
+	st->cache_misses = cs.misses;
+	st->cache_rejected = cs.rejected;
+	st->cache_writes = cs.writes;
+	st->cache_write_errors = cs.write_errors;
+	st->cache_evicted = cs.evicted;
 }

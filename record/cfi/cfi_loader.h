@@ -32,16 +32,21 @@ struct cfi_loader_stats {
 	uint64_t files_shared;		/* files that share the table of one with their build-id */
 	uint64_t start_wait_ns;		/* the command's start held for its first files' tables */
 	uint64_t start_wait_timeouts;	/* ... and released before they were all built */
+	/* the table cache (cfi_cache.h), 0 without one */
+	uint64_t cache_hits, cache_misses, cache_rejected, cache_writes, cache_write_errors;
+	uint64_t cache_evicted;
 };
 
 /*
  * tables_fd, procs_fd: the cfi_tables and cfi_procs maps; mem_bytes bounds the rows loaded.
  * ws, if not NULL, gets every table loaded and every value written to cfi_procs too (the
  * in-process launch walk's share, record/inproc_share.h), and forgets a process with them.
- * The vdso's table is queued at once.
+ * cache, if not NULL, gives tables built before and keeps those built now (the caller frees
+ * it after the loader). The vdso's table is queued at once.
  */
+struct cfi_cache;
 struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_bytes,
-				   struct walk_share *ws);
+				   struct walk_share *ws, struct cfi_cache *cache);
 /* Stops the worker (a table being built is finished first) and frees everything. */
 void cfi_loader__free(struct cfi_loader *cl);
 
