@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elf_buildid.h"
@@ -54,21 +56,49 @@ void procmaps__free(struct procmaps *pm)
 	free(pm);
 }
 
-static int open_mapped_file(pid_t pid, const char *range, const char *path)
+/* Whether fd is the file of the mapping: maps gives its device as major << 20 | minor. */
+static bool is_mapped_inode(int fd, const struct proc_map *m)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == m->ino &&
+	       ((uint64_t)major(st.st_dev) << 20 | minor(st.st_dev)) == m->dev;
+}
+
+static int open_checked(const char *path, const struct proc_map *m)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd >= 0 && !is_mapped_inode(fd, m)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * map_files/ opens the very inode that is mapped, even if deleted or in another mount ns. The
+ * paths after it (the process gone, or map_files refused without CAP_SYS_ADMIN) are the
+ * process's to change: a file found there counts only if it is the mapped inode, so a symlink
+ * swapped in cannot make the recorder (root) read another file for the process's user.
+ */
+static int open_mapped_file(pid_t pid, const struct proc_map *m, const char *range,
+			    const char *path)
 {
 	char buf[4200];
 	int fd;
 
-	/* map_files/ opens the very inode that is mapped, even if deleted or in another mount ns. */
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%s", pid, range);
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
+	if (*path != '/')
+		return -1;
 	snprintf(buf, sizeof(buf), "/proc/%d/root%s", pid, path);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	fd = open_checked(buf, m);
 	if (fd >= 0)
 		return fd;
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return open_checked(path, m);
 }
 
 /* The vdso's bytes as mapped in pid (malloc'd, *len bytes), or NULL. */
@@ -137,7 +167,7 @@ static void new_file(struct procmaps *pm, pid_t pid, struct proc_file *f, const 
 
 	if (m->ino) {
 		rec.kind = XPU_DSO_ELF;
-		o.fd = open_mapped_file(pid, e->range, e->path);
+		o.fd = open_mapped_file(pid, m, e->range, e->path);
 		if (o.fd >= 0) {
 			ret = elf_buildid__read_fd(o.fd, rec.build_id, XPU_BUILD_ID_MAX);
 			if (ret > 0)
