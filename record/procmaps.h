@@ -16,8 +16,11 @@ struct procmaps;
 struct proc_table;
 
 struct procmaps_stats {
-	uint64_t scans;
-	uint64_t scan_failures;		/* process gone before its maps were read */
+	uint64_t scans;			/* reads of all of a process's mappings */
+	uint64_t queries;		/* one mapping asked for by address (an mmap) */
+	uint64_t entries;		/* mappings read, and known ones looked at to diff them */
+	uint64_t scan_failures;		/* processes with a read that failed (gone), once each */
+	uint64_t read_failures;		/* the reads that failed */
 	uint64_t dsos;
 	uint64_t mappings;
 };
@@ -32,6 +35,11 @@ void procmaps__free(struct procmaps *pm);
  * negative errno.
  */
 int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns);
+/*
+ * pid made an executable mapping at addr: that one mapping is read (a scan on first sight of
+ * pid, or on a kernel that cannot look one up). Returns what procmaps__scan does.
+ */
+int procmaps__mapped(struct procmaps *pm, pid_t pid, uint64_t addr, uint64_t ts_ns);
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st);
 
 #endif
