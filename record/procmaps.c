@@ -435,6 +435,51 @@ int procmaps__mapped(struct procmaps *pm, pid_t pid, uint64_t addr, uint64_t ts_
 	return o.added;
 }
 
+/* One MAPPING record of p's for m, known already (its file's DSO record is written). */
+static void inherit_mapping(struct procmaps *pm, struct proc *p, const struct proc_map *m,
+			    uint64_t ts_ns)
+{
+	struct xpu_rec_mapping rec = {
+		.ts_ns = ts_ns,
+		.pid = (uint32_t)p->pid,
+		.start = m->start,
+		.end = m->end,
+		.pgoff = m->pgoff,
+		.prot = m->prot,
+		.dso_id = m->file ? m->file->dso_id : 0,
+	};
+	struct wt_rec r = {
+		.type = XPU_REC_MAPPING, .ts_ns = ts_ns,
+		.body = &rec, .body_size = sizeof(rec), .must_keep = true,
+	};
+
+	writer_thread__submit(pm->wt, &r);
+	pm->st.mappings++;
+	pm->st.inherited++;
+	proc_table__mapped(pm->pt, p, m, ts_ns);
+}
+
+int procmaps__forked(struct procmaps *pm, pid_t pid, pid_t parent, uint64_t ts_ns)
+{
+	const struct proc *pp = proc_table__find(pm->pt, parent);
+	struct proc *p = proc_table__get(pm->pt, pid);
+	size_t i;
+
+	if (!p)
+		return -ENOMEM;
+	if (!pp || !pp->maps || p->maps || pp == p)
+		return procmaps__scan(pm, pid, ts_ns);
+	p->maps = malloc((pp->nr ? pp->nr : 1) * sizeof(*p->maps));
+	if (!p->maps)
+		return procmaps__scan(pm, pid, ts_ns);
+	memcpy(p->maps, pp->maps, pp->nr * sizeof(*p->maps));
+	p->nr = p->cap = pp->nr;
+	for (i = 0; i < p->nr; i++)
+		inherit_mapping(pm, p, &p->maps[i], ts_ns);
+	proc_table__maps_read(pm->pt, p, true);
+	return (int)p->nr;
+}
+
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st)
 {
 	*st = pm->st;

@@ -192,7 +192,7 @@ static void on_task(struct rb_drain *d, const void *data, size_t size)
 	case XPU_EV_TASK_FORK:
 		proc_table__add_live(d->pt, ev->hdr.pid);
 		/* The child shares its parent's image until it execs. */
-		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns);
+		procmaps__forked(d->pm, ev->hdr.pid, (pid_t)ev->parent_pid, ev->hdr.ts_ns);
 		break;
 	case XPU_EV_TASK_EXEC:
 		proc_table__exec(d->pt, ev->hdr.pid);
