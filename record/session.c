@@ -287,6 +287,17 @@ static void reap_child(struct session *s)
 }
 
 /*
+ * A stop signal to every live process of the launched tree, then SIGCONT, as a shell's kill
+ * does for a stopped job: a stopped process (SIGSTOP, ^Z, a debugger's) would hold it pending
+ * and outlive the grace periods without ever seeing it.
+ */
+static void signal_tree(struct session *s, int sig)
+{
+	proc_table__signal(s->pt, sig);
+	proc_table__signal(s->pt, SIGCONT);
+}
+
+/*
  * Stop signal for a launched command: the command gets it, and a line says so, so a target
  * that ignores it never leaves the user waiting in silence; session__escalate() follows up.
  */
@@ -303,10 +314,12 @@ static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
 			sigabbrev_np(sig), s->pid);
 	} else if (!s->child_reaped) {
 		kill(s->target.pid, sig);
+		/* a stopped command would only hold the signal pending */
+		kill(s->target.pid, SIGCONT);
 		log_err("forwarded SIG%s to PID %d; ^C again stops recording", sigabbrev_np(sig),
 			s->pid);
 	} else {
-		proc_table__signal(s->pt, sig);
+		signal_tree(s, sig);
 		log_err("forwarded SIG%s to the %u processes left of PID %d; ^C again stops "
 			"recording", sigabbrev_np(sig), proc_table__live(s->pt), s->pid);
 	}
@@ -379,7 +392,7 @@ static void duration_check(struct session *s, uint64_t now)
 	}
 	if (s->got_signal)
 		return;	/* already being stopped by a signal */
-	proc_table__signal(s->pt, SIGINT);
+	signal_tree(s, SIGINT);
 	s->stop_signal = SIGINT;
 	s->escalate_at_ns = now + STOP_GRACE_NS;
 }
@@ -404,7 +417,7 @@ static void session__escalate(struct session *s, uint64_t now)
 		log_err("%u process%s of PID %d still running %d s after SIG%s; sending SIGTERM",
 			live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S,
 			sigabbrev_np(s->stop_signal));
-		proc_table__signal(s->pt, SIGTERM);
+		signal_tree(s, SIGTERM);
 		s->stop_signal = SIGTERM;
 		s->escalate_at_ns = now + STOP_GRACE_NS;
 		return;
@@ -480,8 +493,13 @@ static void submit_end(struct session *s, int *exit_code)
 		if (s->duration_hit && !s->got_signal && WIFSIGNALED(status) &&
 		    (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
 			*exit_code = 0;
+	} else if (s->got_signal) {
+		*exit_code = 128 + s->got_signal;
+	} else if (s->duration_hit && !s->cfg->attach_pid) {
+		/* the command outlived --duration's SIGINT and SIGTERM: as a second ^C would */
+		*exit_code = 128 + SIGINT;
 	} else {
-		*exit_code = s->got_signal ? 128 + s->got_signal : 0;
+		*exit_code = 0;
 	}
 	end.reason = s->got_signal ? XPU_END_SIGNAL :
 		     s->duration_hit ? XPU_END_DURATION : XPU_END_TARGET_EXITED;
