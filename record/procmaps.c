@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "host_copy.h"
 #include "maps_file.h"
 #include "proc_table.h"
 #include "procmaps.h"
@@ -33,6 +34,7 @@ struct procmaps {
 	struct writer_thread *wt;
 	struct proc_table *pt;
 	uint32_t next_dso_id;
+	struct host_copy *copies;	/* may be NULL */
 	bool no_query;			/* the kernel has no PROCMAP_QUERY: every read is a scan */
 	struct procmaps_stats st;
 };
@@ -58,6 +60,11 @@ struct procmaps *procmaps__new(struct writer_thread *wt, struct proc_table *pt)
 void procmaps__free(struct procmaps *pm)
 {
 	free(pm);
+}
+
+void procmaps__set_copies(struct procmaps *pm, struct host_copy *hc)
+{
+	pm->copies = hc;
 }
 
 /* Whether fd is the file of the mapping: maps gives its device as major << 20 | minor. */
@@ -181,6 +188,8 @@ static void new_file(struct procmaps *pm, pid_t pid, struct proc_file *f, const 
 				rec.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
 					       (uint64_t)st.st_mtim.tv_nsec;
 			}
+			/* deleted, a memfd, another mount ns: only now, through the process */
+			host_copy__add(pm->copies, o.fd, e->path, m->dev, m->ino);
 		}
 	} else if (m->vdso) {
 		rec.kind = XPU_DSO_VDSO;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct host_copy;
 struct writer_thread;
 struct procmaps;
 struct proc_table;
@@ -29,6 +30,8 @@ struct procmaps_stats {
 /* Reads into pt, and is the reader pt calls for an IP it has no mapping for. */
 struct procmaps *procmaps__new(struct writer_thread *wt, struct proc_table *pt);
 void procmaps__free(struct procmaps *pm);
+/* Each new file the host cannot reach by its path is copied into hc (NULL: none are). */
+void procmaps__set_copies(struct procmaps *pm, struct host_copy *hc);
 
 /*
  * Reads pid's maps and writes what is new, stamped ts_ns (the event that made us look): after

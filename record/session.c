@@ -37,6 +37,7 @@
 #include "procmaps.h"
 #include "python/py_procs.h"
 #include "rb_drain.h"
+#include "host_copy.h"
 #include "session.h"
 #include "symbol_pack.h"
 #include "target.h"
@@ -56,6 +57,7 @@ struct session {
 	struct bpf_state *bpf;
 	struct writer_thread *wt;
 	struct procmaps *pm;
+	struct host_copy *copies;	/* files only the processes reach, for the pack; may be NULL */
 	struct py_procs *py;
 	struct jit_maps *jit;
 	struct autograd_probe *ag;	/* PyTorch autograd probes; NULL with --no-autograd */
@@ -652,6 +654,14 @@ static int session__setup(struct session *s)
 	s->pm = procmaps__new(s->wt, s->pt);
 	if (!s->pm)
 		return -1;
+	if (!cfg->no_pack && !s->out.to_stdout) {
+		struct user_creds user;
+
+		if (cfg->sudo)
+			user_creds__load(&user, cfg->user_uid, cfg->user_gid, cfg->user_name);
+		s->copies = host_copy__new(s->out.path, cfg->sudo ? &user : NULL);
+		procmaps__set_copies(s->pm, s->copies);
+	}
 	/*
 	 * The handlers, in the order the table calls them: Python first, so that a launch's
 	 * frames are joined before autograd keeps its stack for the nodes of the same op.
@@ -893,7 +903,8 @@ static bool inproc_seen(const struct cupti_rx_stats *rxs)
 
 static unsigned int session__stats(struct session *s, struct xpu_stat_entry *stats,
 				   const uint64_t *cnt, const struct rb_drain_stats *ds,
-				   const struct procmaps_stats *ps, const struct py_procs_stats *pys,
+				   const struct procmaps_stats *ps, const struct host_copy_stats *hcs,
+				   const struct py_procs_stats *pys,
 				   const struct jit_maps_stats *jms, const struct cfi_loader_stats *cls,
 				   const struct cupti_rx_stats *rxs,
 				   const struct autograd_probe_stats *ags)
@@ -970,6 +981,7 @@ static int session__finish(struct session *s)
 {
 	const struct record_config *cfg = s->cfg;
 	struct procmaps_stats ps = { 0 };
+	struct host_copy_stats hcs = { 0 };
 	struct rb_drain_stats ds = { 0 };
 	struct py_procs_stats pys = { 0 };
 	struct jit_maps_stats jms = { 0 };
@@ -1012,13 +1024,14 @@ static int session__finish(struct session *s)
 	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
 	jit_maps__collect(s->jit, &jms);
 	procmaps__get_stats(s->pm, &ps);
+	host_copy__get_stats(s->copies, &hcs);
 	py_procs__get_stats(s->py, &pys);
 	autograd_probe__get_stats(s->ag, &ags);
 	if (s->cfi)
 		cfi_loader__get_stats(s->cfi, &cls);
 	submit_clock_sync(s);
 	submit_end(s, &ret);
-	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &cls, &rxs, &ags);
+	n = session__stats(s, stats, cnt, &ds, &ps, &hcs, &pys, &jms, &cls, &rxs, &ags);
 	if (s->driver)
 		n += driver_trace__finish(s->driver, s->wt, stats + n,
 					  sizeof(stats) / sizeof(stats[0]) - n);
@@ -1042,7 +1055,10 @@ static int session__finish(struct session *s)
 		committed = true;
 	/* the trace is in place: its pack reads it like any report would */
 	if (committed && !discard && !e && !s->write_failed && !s->out.to_stdout && !cfg->no_pack)
-		packed = !symbol_pack__make(s->out.path, cfg, &pack);
+		packed = !symbol_pack__make(s->out.path, cfg, host_copy__dir(s->copies), &pack);
+	/* the copies served the pack; they are the traced processes' files, not the user's */
+	host_copy__free(s->copies);
+	s->copies = NULL;
 	/* a failed write already said all there is, in one line */
 	if (!discard && !e && !s->write_failed)
 		say_summary(s, &sum, rxs.records, ds.off_cpu_blocks, packed ? &pack : NULL);
@@ -1090,6 +1106,7 @@ static void session__free(struct session *s)
 	/* the table first: it gives its handlers back what they keep in its slots */
 	proc_table__free(s->pt);
 	procmaps__free(s->pm);
+	host_copy__free(s->copies);
 	py_procs__free(s->py);
 	jit_maps__free(s->jit);
 	autograd_probe__free(s->ag);

@@ -51,7 +51,7 @@ static int find_report(char *buf, size_t size)
  * one, measured, for no pack).
  */
 static pid_t spawn_archive(const char *report, const char *trace, bool debuginfod,
-			   const struct user_creds *user)
+			   const struct user_creds *user, const char *symfs_opt)
 {
 	pid_t pid = fork();
 	int devnull, err;
@@ -77,7 +77,10 @@ static pid_t spawn_archive(const char *report, const char *trace, bool debuginfo
 	if (devnull >= 0)
 		dup2(devnull, STDOUT_FILENO);
 	/* the trace was written here a moment ago: no bound on the records it may keep */
-	execl(report, report, "archive", "--max-records=0", trace, (char *)NULL);
+	if (symfs_opt)
+		execl(report, report, "archive", "--max-records=0", symfs_opt, trace, (char *)NULL);
+	else
+		execl(report, report, "archive", "--max-records=0", trace, (char *)NULL);
 	fprintf(stderr, "xpu-record: cannot run %s: %s\n", report, strerror(errno));
 	_exit(127);
 }
@@ -90,10 +93,10 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int symbol_pack__make(const char *trace, const struct record_config *cfg,
+int symbol_pack__make(const char *trace, const struct record_config *cfg, const char *symfs,
 		      struct symbol_pack_done *done)
 {
-	char report[PATH_MAX + 16];
+	char report[PATH_MAX + 16], symfs_opt[PATH_MAX + 16];
 	struct user_creds user;
 	double t0 = now_s();
 	struct stat sb;
@@ -109,7 +112,11 @@ int symbol_pack__make(const char *trace, const struct record_config *cfg,
 		return -1;
 	if (cfg->sudo)
 		user_creds__load(&user, cfg->user_uid, cfg->user_gid, cfg->user_name);
-	pid = spawn_archive(report, trace, cfg->pack_debuginfod, cfg->sudo ? &user : NULL);
+	if (symfs && (size_t)snprintf(symfs_opt, sizeof(symfs_opt), "--symfs=%s", symfs) >=
+			     sizeof(symfs_opt))
+		symfs = NULL;
+	pid = spawn_archive(report, trace, cfg->pack_debuginfod, cfg->sudo ? &user : NULL,
+			    symfs ? symfs_opt : NULL);
 	if (pid < 0) {
 		log_err("no symbol pack: fork: %s", strerror(errno));
 		return -1;
