@@ -33,24 +33,6 @@ struct host_copy {
 	struct host_copy_stats st;
 };
 
-struct host_copy *host_copy__new(const char *trace, const struct user_creds *user)
-{
-	struct host_copy *hc = calloc(1, sizeof(*hc));
-
-	if (!hc)
-		return NULL;
-	hc->dfd = -1;
-	if (asprintf(&hc->templ, "%s.files-XXXXXX", trace) < 0) {
-		free(hc);
-		return NULL;
-	}
-	if (user) {
-		hc->user = *user;
-		hc->have_user = true;
-	}
-	return hc;
-}
-
 /* Removes what dfd holds (taken over and closed); directories opened without following. */
 static void remove_tree(int dfd)
 {
@@ -74,6 +56,70 @@ static void remove_tree(int dfd)
 		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
+}
+
+/*
+ * A directory of copies left by a recorder killed before its pack (TRACE.files-XXXXXX beside
+ * this trace): removed, if it is one (a directory, root's, 0711; anything else at such a name
+ * is not ours to touch).
+ */
+static void remove_stale(const char *trace)
+{
+	char *copy = strdup(trace), *slash, *dir, *base;
+	struct dirent *de;
+	size_t n;
+	DIR *d;
+
+	if (!copy)
+		return;
+	slash = strrchr(copy, '/');
+	dir = slash ? (slash == copy ? "/" : copy) : ".";
+	base = slash ? slash + 1 : copy;
+	if (slash)
+		*slash = '\0';
+	n = strlen(base);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(de->d_name, base, n) || strncmp(de->d_name + n, ".files-", 7) ||
+		    strlen(de->d_name + n + 7) != 6)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 07777) != 0711) {
+			close(fd);
+			continue;
+		}
+		remove_tree(fd);
+		if (!unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR))
+			log_err("removed %s/%s, left by a recording that did not finish", dir,
+				de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(copy);
+}
+
+struct host_copy *host_copy__new(const char *trace, const struct user_creds *user)
+{
+	struct host_copy *hc = calloc(1, sizeof(*hc));
+
+	if (!hc)
+		return NULL;
+	hc->dfd = -1;
+	if (asprintf(&hc->templ, "%s.files-XXXXXX", trace) < 0) {
+		free(hc);
+		return NULL;
+	}
+	if (user) {
+		hc->user = *user;
+		hc->have_user = true;
+	}
+	remove_stale(trace);
+	return hc;
 }
 
 void host_copy__free(struct host_copy *hc)
