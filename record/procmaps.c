@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "elf_buildid.h"
+#include "fd_limit.h"
 #include "host_copy.h"
 #include "maps_file.h"
 #include "proc_table.h"
@@ -179,6 +180,8 @@ static void new_file(struct procmaps *pm, pid_t pid, struct proc_file *f, const 
 	if (m->ino) {
 		rec.kind = XPU_DSO_ELF;
 		o.fd = open_mapped_file(pid, m, e->range, e->path);
+		if (o.fd < 0)
+			fd_limit__said(errno, "a mapped file");
 		if (o.fd >= 0) {
 			ret = elf_buildid__read_fd(o.fd, rec.build_id, XPU_BUILD_ID_MAX);
 			if (ret > 0)
@@ -217,7 +220,7 @@ static void new_file(struct procmaps *pm, pid_t pid, struct proc_file *f, const 
 }
 
 /* A read of pid's mappings failed: said once a process (LOST), however many reads fail. */
-static void lost_mappings(struct procmaps *pm, struct proc *p, uint64_t ts_ns)
+static void lost_mappings(struct procmaps *pm, struct proc *p, int err, uint64_t ts_ns)
 {
 	struct xpu_rec_lost lost = {
 		.ts_ns = ts_ns, .source = XPU_LOST_MAPPINGS, .pid = (uint32_t)p->pid, .count = 1,
@@ -229,6 +232,7 @@ static void lost_mappings(struct procmaps *pm, struct proc *p, uint64_t ts_ns)
 	};
 
 	pm->st.read_failures++;
+	fd_limit__said(-err, "a process's mappings");
 	if (p->maps_lost)
 		return;
 	p->maps_lost = true;
@@ -344,7 +348,7 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	/* a process that died between open and read shows no mappings at all */
 	if (ret < 0 || !s.maps) {
 		free(s.maps);
-		lost_mappings(pm, s.p, ts_ns);
+		lost_mappings(pm, s.p, ret, ts_ns);
 		proc_table__maps_read(pm->pt, s.p, false);
 		return ret < 0 ? ret : -ESRCH;
 	}
@@ -436,7 +440,7 @@ int procmaps__mapped(struct procmaps *pm, pid_t pid, uint64_t addr, uint64_t ts_
 	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0) {
-		lost_mappings(pm, o.p, ts_ns);
+		lost_mappings(pm, o.p, ret, ts_ns);
 		return ret;
 	}
 	if (o.added)

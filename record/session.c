@@ -37,6 +37,7 @@
 #include "procmaps.h"
 #include "python/py_procs.h"
 #include "rb_drain.h"
+#include "fd_limit.h"
 #include "host_copy.h"
 #include "session.h"
 #include "symbol_pack.h"

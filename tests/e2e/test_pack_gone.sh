@@ -19,7 +19,8 @@ skip() { echo "SKIP $NAME: $*"; exit 77; }
 command -v "${CC:-gcc}" >/dev/null || skip "no C compiler to build the test program"
 tmp=$(mktemp -d) || exit 1
 rec=
-trap '[ -n "$rec" ] && kill -KILL $rec 2>/dev/null; exec 3>&- 2>/dev/null; rm -rf "$tmp"' EXIT
+# a failure leaves no target waiting on its FIFO: the recorder's children go with it
+trap '[ -n "$rec" ] && { pkill -KILL -P $rec; kill -KILL $rec; } 2>/dev/null; rm -rf "$tmp"' EXIT
 cc=${CC:-gcc}
 $cc -O1 -fPIC -shared -Wl,--build-id=sha1 -DSPIN=xpu_gone_spin -o "$tmp/libgone.so" \
 	tests/e2e/pack/gone_plugin.c &&
