@@ -12,6 +12,27 @@
 /* the process's: one line for the whole recording, however many threads run out */
 static _Atomic uint64_t exhausted;
 
+void fd_limit__raise(struct rlimit *was)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, was)) {
+		was->rlim_cur = was->rlim_max = RLIM_INFINITY;
+		return;
+	}
+	rl = *was;
+	rl.rlim_cur = rl.rlim_max;
+	if (rl.rlim_cur != was->rlim_cur && setrlimit(RLIMIT_NOFILE, &rl))
+		log_info("cannot raise the descriptor limit to %llu: %s",
+			 (unsigned long long)rl.rlim_cur, strerror(errno));
+}
+
+void fd_limit__restore(const struct rlimit *was)
+{
+	if (was->rlim_cur != RLIM_INFINITY || was->rlim_max != RLIM_INFINITY)
+		setrlimit(RLIMIT_NOFILE, was);
+}
+
 unsigned int fd_limit__share(unsigned int div, unsigned int max)
 {
 	struct rlimit rl;

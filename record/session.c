@@ -772,6 +772,7 @@ static int session__launch(struct session *s)
 		s->target.uid = cfg->user_uid;
 		s->target.gid = cfg->user_gid;
 		s->target.user = cfg->user_name;
+		s->target.nofile = cfg->nofile;
 		e = target__launch(&s->target, cfg->cmd, s->rx ? s->env : NULL);
 		if (e) {
 			log_err("cannot fork: %s", strerror(-e));

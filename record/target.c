@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fd_limit.h"
 #include "target.h"
 #include "user_creds.h"
 #include "writer_thread.h"
@@ -74,6 +75,7 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		}
 		for (e = env_extra; e && *e; e++)
 			putenv(*e);
+		fd_limit__restore(&t->nofile);
 		execvp(cmd[0], cmd);
 		err = errno;
 		fprintf(stderr, "xpu-record: cannot run %s: %s\n", cmd[0], strerror(err));

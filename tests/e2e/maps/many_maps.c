@@ -5,12 +5,14 @@
  * until the recorder has opened that file (inotify): the recorder then has read that mmap,
  * while the process ran with all the mappings made so far, however loaded the machine. The
  * wait fails (exit 1, saying which file) after 60 s: a recorder that never opens a file is
- * broken. With "fork", a child then works in many_maps_child_work without exec'ing.
- * Usage: many_maps DIR N [fork]
+ * broken. With "fork", a child then works in many_maps_child_work without exec'ing; with
+ * SRC, each file is a copy of SRC (an ELF library, say) rather than a page of zeros.
+ * Usage: many_maps DIR N [fork|SRC]
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +29,19 @@ __attribute__((noinline)) void many_maps_child_work(void)
 		sink += i;
 }
 
-static int make_file(const char *path)
+static int make_file(const char *path, const char *src)
 {
 	static const char page[4096];
+	char buf[65536];
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int ok = fd >= 0 && write(fd, page, sizeof(page)) == (ssize_t)sizeof(page);
+	int in = src ? open(src, O_RDONLY | O_CLOEXEC) : -1;
+	int ok = fd >= 0 && (src ? in >= 0 : write(fd, page, sizeof(page)) == (ssize_t)sizeof(page));
+	ssize_t n;
 
+	while (ok && in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		ok = write(fd, buf, (size_t)n) == n;
+	if (in >= 0)
+		close(in);
 	if (fd >= 0)
 		close(fd);
 	return ok ? 0 : -1;
@@ -89,20 +98,22 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 0;
 	char path[PATH_MAX];
 	int in = inotify_init1(IN_CLOEXEC);
+	bool fork_child = argc > 3 && !strcmp(argv[3], "fork");
+	const char *src = argc > 3 && !fork_child ? argv[3] : NULL;
 	pid_t pid;
 
 	if (argc < 3 || in < 0) {
-		fprintf(stderr, "usage: many_maps DIR N [fork]\n");
+		fprintf(stderr, "usage: many_maps DIR N [fork|SRC]\n");
 		return 2;
 	}
 	for (long i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%ld", argv[1], i);
-		if (make_file(path) || map_and_wait(in, path)) {
+		if (make_file(path, src) || map_and_wait(in, path)) {
 			perror(path);
 			return 1;
 		}
 	}
-	if (argc > 3 && !strcmp(argv[3], "fork")) {
+	if (fork_child) {
 		pid = fork();
 		if (pid == 0) {
 			many_maps_child_work();
