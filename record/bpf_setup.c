@@ -30,6 +30,7 @@ struct bpf_state {
 	int *perf_fds;
 	int nr_cpus;
 	bool mmap_tracking;
+	bool tracefs_mounted;		/* by us: unmounted at the end, as we found the host */
 	bool gpu_attached;
 	bool off_cpu;
 	struct bpf_link *off_links[3];	/* --off-cpu: detached with the sampler */
@@ -58,18 +59,23 @@ static void set_err(char *err, size_t errlen, const char *what, int e)
 		snprintf(err, errlen, "%s: %s", what, strerror(e));
 }
 
-static bool tracepoint_exists(const char *cat, const char *name)
+static bool tracepoint_exists(struct bpf_state *st, const char *cat, const char *name)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/id", cat, name);
 	if (!access(path, F_OK))
 		return true;
-	/* Some hosts (minimal VMs, containers) leave tracefs unmounted; libbpf needs it to
-	 * resolve tracepoint ids. Mounting it is harmless and we are root here. */
+	/*
+	 * Some hosts (minimal VMs, containers) leave tracefs unmounted; libbpf needs it to
+	 * resolve tracepoint ids. We are root here; the mount goes again at the end.
+	 */
 	if (access("/sys/kernel/tracing/events", F_OK) &&
-	    !mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) && !access(path, F_OK))
-		return true;
+	    !mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL)) {
+		st->tracefs_mounted = true;
+		if (!access(path, F_OK))
+			return true;
+	}
 	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s/id", cat, name);
 	return !access(path, F_OK);
 }
@@ -151,8 +157,8 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 		set_err(err, errlen, "sizing the ring buffer", -ret);
 		goto fail;
 	}
-	st->mmap_tracking = tracepoint_exists("syscalls", "sys_enter_mmap") &&
-			    tracepoint_exists("syscalls", "sys_exit_mmap");
+	st->mmap_tracking = tracepoint_exists(st, "syscalls", "sys_enter_mmap") &&
+			    tracepoint_exists(st, "syscalls", "sys_exit_mmap");
 	if (!st->mmap_tracking) {
 		log_info("no syscalls:sys_*_mmap tracepoints; dlopen'ed code is found from samples");
 		bpf_program__set_autoload(st->skel->progs.on_mmap_enter, false);
@@ -593,5 +599,8 @@ void bpf_state__destroy(struct bpf_state *st)
 	free(st->ag_links);
 	pthread_mutex_destroy(&st->ag_lock);
 	xpu_bpf__destroy(st->skel);
+	/* lazily: a tracepoint still held elsewhere keeps what it uses; the name goes now */
+	if (st->tracefs_mounted && umount2("/sys/kernel/tracing", MNT_DETACH))
+		log_info("cannot unmount the tracefs mounted at start: %s", strerror(errno));
 	free(st);
 }

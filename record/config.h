@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 /*
@@ -89,6 +90,7 @@ struct record_config {
 	uid_t user_uid;
 	gid_t user_gid;
 	const char *user_name;		/* SUDO_USER, for its supplementary groups; may be NULL */
+	struct rlimit nofile;		/* ulimit -n as started: the command's (fd_limit.h) */
 };
 
 extern int xpu_verbose;

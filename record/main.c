@@ -14,6 +14,7 @@
 
 #include "cli_opts.h"
 #include "config.h"
+#include "fd_limit.h"
 #include "session.h"
 
 static const char usage_head[] =
@@ -515,6 +516,7 @@ int main(int argc, char **argv)
 			       "xpu-report -");
 	if (sudo_user(&cfg, keep_root))
 		return 2;
+	fd_limit__raise(&cfg.nofile);
 	/* a closed pipe (-o - | head) is a write error to report, not a reason to die */
 	signal(SIGPIPE, SIG_IGN);
 	libbpf_set_print(libbpf_print);

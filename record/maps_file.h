@@ -25,5 +25,13 @@ struct maps_entry {
  * (-ENOENT: no such process). entry and its strings live until fn returns.
  */
 int maps_file__each(pid_t pid, int (*fn)(void *ctx, const struct maps_entry *e), void *ctx);
+/*
+ * The one mapping of pid that holds addr, asked of the kernel (PROCMAP_QUERY, Linux 6.11+)
+ * instead of read among all the others: calls fn for it and returns fn's value, or -ESRCH (no
+ * such process), -ENOENT (nothing mapped at addr), -EOPNOTSUPP (a kernel without the query:
+ * read them all) or another negative errno.
+ */
+int maps_file__at(pid_t pid, uint64_t addr, int (*fn)(void *ctx, const struct maps_entry *e),
+		  void *ctx);
 
 #endif

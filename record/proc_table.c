@@ -138,6 +138,8 @@ int proc_table__add_live(struct proc_table *pt, pid_t pid)
 		return -ENOMEM;
 	pthread_mutex_lock(&pt->lock);
 	if (p->state != PROC_LIVE) {
+		if (p->state == PROC_EXITED)
+			p->maps_lost = false;
 		p->state = PROC_LIVE;
 		p->status = -1;
 		atomic_fetch_add(&pt->live, 1);
@@ -156,7 +158,7 @@ static void end_image(struct proc_table *pt, struct proc *p, bool exec)
 			pt->handlers[k]->on_end(pt->handlers[k], p, exec);
 	free(p->maps);
 	p->maps = NULL;
-	p->nr = 0;
+	p->nr = p->cap = 0;
 	p->reread_ns = 0;
 	p->image = pt->next_image++;
 }
@@ -244,12 +246,18 @@ const struct proc_map *proc_table__mapping_of(const struct proc_table *pt, pid_t
 					      uint64_t ip)
 {
 	const struct proc *p = proc_table__find(pt, pid);
-	size_t i;
+	size_t lo = 0, hi = p ? p->nr : 0;
 
-	for (i = 0; p && i < p->nr; i++)
-		if (ip >= p->maps[i].start && ip < p->maps[i].end)
-			return &p->maps[i];
-	return NULL;
+	/* in address order, none overlapping: the first that ends above ip holds it, or none */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return p && lo < p->nr && ip >= p->maps[lo].start ? &p->maps[lo] : NULL;
 }
 
 void proc_table__check_ip(struct proc_table *pt, pid_t pid, uint64_t ip, uint64_t ts_ns)

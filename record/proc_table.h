@@ -55,8 +55,10 @@ enum proc_state {
 struct proc {
 	pid_t pid;
 	uint32_t image;			/* a new one at each exec and exit, never repeated */
-	struct proc_map *maps;		/* executable mappings from the last read, in its order */
-	size_t nr;
+	/* executable mappings from the last read, in address order, none overlapping */
+	struct proc_map *maps;
+	size_t nr, cap;
+	bool maps_lost;			/* a read of them failed: said once (procmaps.c) */
 	uint64_t reread_ns;		/* when an unknown IP last made the table read them again */
 	void *slot[PROC_MAX_HANDLERS];
 	/* under the table's lock */

@@ -11,20 +11,27 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct host_copy;
 struct writer_thread;
 struct procmaps;
 struct proc_table;
 
 struct procmaps_stats {
-	uint64_t scans;
-	uint64_t scan_failures;		/* process gone before its maps were read */
+	uint64_t scans;			/* reads of all of a process's mappings */
+	uint64_t queries;		/* one mapping asked for by address (an mmap) */
+	uint64_t entries;		/* mappings read, and known ones looked at to diff them */
+	uint64_t scan_failures;		/* processes with a read that failed (gone), once each */
+	uint64_t read_failures;		/* the reads that failed */
 	uint64_t dsos;
 	uint64_t mappings;
+	uint64_t inherited;		/* of those, copied from a parent at fork */
 };
 
 /* Reads into pt, and is the reader pt calls for an IP it has no mapping for. */
 struct procmaps *procmaps__new(struct writer_thread *wt, struct proc_table *pt);
 void procmaps__free(struct procmaps *pm);
+/* Each new file the host cannot reach by its path is copied into hc (NULL: none are). */
+void procmaps__set_copies(struct procmaps *pm, struct host_copy *hc);
 
 /*
  * Reads pid's maps and writes what is new, stamped ts_ns (the event that made us look): after
@@ -32,6 +39,17 @@ void procmaps__free(struct procmaps *pm);
  * negative errno.
  */
 int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns);
+/*
+ * pid made an executable mapping at addr: that one mapping is read (a scan on first sight of
+ * pid, or on a kernel that cannot look one up). Returns what procmaps__scan does.
+ */
+int procmaps__mapped(struct procmaps *pm, pid_t pid, uint64_t addr, uint64_t ts_ns);
+/*
+ * pid was forked by parent: until it execs, its mappings are its parent's, taken from the
+ * table (a scan when the parent's are unknown). A child that exits before it could be read
+ * keeps its frames that way (a fork storm lost 31% of them to [unknown]).
+ */
+int procmaps__forked(struct procmaps *pm, pid_t pid, pid_t parent, uint64_t ts_ns);
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st);
 
 #endif

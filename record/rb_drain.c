@@ -192,7 +192,7 @@ static void on_task(struct rb_drain *d, const void *data, size_t size)
 	case XPU_EV_TASK_FORK:
 		proc_table__add_live(d->pt, ev->hdr.pid);
 		/* The child shares its parent's image until it execs. */
-		procmaps__scan(d->pm, ev->hdr.pid, ev->hdr.ts_ns);
+		procmaps__forked(d->pm, ev->hdr.pid, (pid_t)ev->parent_pid, ev->hdr.ts_ns);
 		break;
 	case XPU_EV_TASK_EXEC:
 		proc_table__exec(d->pt, ev->hdr.pid);
@@ -213,9 +213,9 @@ static void on_task(struct rb_drain *d, const void *data, size_t size)
 /* An executable mmap returned. */
 static void on_mmap(struct rb_drain *d, const void *data, size_t size)
 {
-	const struct xpu_ev_hdr *h = data;
+	const struct xpu_ev_mmap *ev = data;
 
-	procmaps__scan(d->pm, h->pid, h->ts_ns);
+	procmaps__mapped(d->pm, ev->hdr.pid, ev->addr, ev->hdr.ts_ns);
 }
 
 static void note_launch(struct rb_drain *d, uint32_t tid, uint64_t ts)
@@ -387,7 +387,7 @@ static const struct {
 } core_events[RB_EV_TYPES] = {
 	[XPU_EV_SAMPLE] = { sizeof(struct xpu_ev_sample), on_sample },
 	[XPU_EV_TASK] = { sizeof(struct xpu_ev_task), on_task },
-	[XPU_EV_MMAP] = { sizeof(struct xpu_ev_hdr), on_mmap },
+	[XPU_EV_MMAP] = { sizeof(struct xpu_ev_mmap), on_mmap },
 	[XPU_EV_GPU_LAUNCH] = { sizeof(struct xpu_ev_gpu_launch), on_gpu_launch },
 	[XPU_EV_USTACK] = { offsetof(struct xpu_ev_ustack, data), on_ustack },
 	[XPU_EV_OFFCPU] = { sizeof(struct xpu_ev_offcpu), on_offcpu },

@@ -38,6 +38,8 @@
 #include "procmaps.h"
 #include "python/py_procs.h"
 #include "rb_drain.h"
+#include "fd_limit.h"
+#include "host_copy.h"
 #include "session.h"
 #include "symbol_pack.h"
 #include "target.h"
@@ -57,6 +59,7 @@ struct session {
 	struct bpf_state *bpf;
 	struct writer_thread *wt;
 	struct procmaps *pm;
+	struct host_copy *copies;	/* files only the processes reach, for the pack; may be NULL */
 	struct py_procs *py;
 	struct jit_maps *jit;
 	struct autograd_probe *ag;	/* PyTorch autograd probes; NULL with --no-autograd */
@@ -289,6 +292,17 @@ static void reap_child(struct session *s)
 }
 
 /*
+ * A stop signal to every live process of the launched tree, then SIGCONT, as a shell's kill
+ * does for a stopped job: a stopped process (SIGSTOP, ^Z, a debugger's) would hold it pending
+ * and outlive the grace periods without ever seeing it.
+ */
+static void signal_tree(struct session *s, int sig)
+{
+	proc_table__signal(s->pt, sig);
+	proc_table__signal(s->pt, SIGCONT);
+}
+
+/*
  * Stop signal for a launched command: the command gets it, and a line says so, so a target
  * that ignores it never leaves the user waiting in silence; session__escalate() follows up.
  */
@@ -305,10 +319,12 @@ static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
 			sigabbrev_np(sig), s->pid);
 	} else if (!s->child_reaped) {
 		kill(s->target.pid, sig);
+		/* a stopped command would only hold the signal pending */
+		kill(s->target.pid, SIGCONT);
 		log_err("forwarded SIG%s to PID %d; ^C again stops recording", sigabbrev_np(sig),
 			s->pid);
 	} else {
-		proc_table__signal(s->pt, sig);
+		signal_tree(s, sig);
 		log_err("forwarded SIG%s to the %u processes left of PID %d; ^C again stops "
 			"recording", sigabbrev_np(sig), proc_table__live(s->pt), s->pid);
 	}
@@ -381,7 +397,7 @@ static void duration_check(struct session *s, uint64_t now)
 	}
 	if (s->got_signal)
 		return;	/* already being stopped by a signal */
-	proc_table__signal(s->pt, SIGINT);
+	signal_tree(s, SIGINT);
 	s->stop_signal = SIGINT;
 	s->escalate_at_ns = now + STOP_GRACE_NS;
 }
@@ -406,7 +422,7 @@ static void session__escalate(struct session *s, uint64_t now)
 		log_err("%u process%s of PID %d still running %d s after SIG%s; sending SIGTERM",
 			live, live == 1 ? "" : "es", s->pid, STOP_GRACE_S,
 			sigabbrev_np(s->stop_signal));
-		proc_table__signal(s->pt, SIGTERM);
+		signal_tree(s, SIGTERM);
 		s->stop_signal = SIGTERM;
 		s->escalate_at_ns = now + STOP_GRACE_NS;
 		return;
@@ -482,8 +498,13 @@ static void submit_end(struct session *s, int *exit_code)
 		if (s->duration_hit && !s->got_signal && WIFSIGNALED(status) &&
 		    (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
 			*exit_code = 0;
+	} else if (s->got_signal) {
+		*exit_code = 128 + s->got_signal;
+	} else if (s->duration_hit && !s->cfg->attach_pid) {
+		/* the command outlived --duration's SIGINT and SIGTERM: as a second ^C would */
+		*exit_code = 128 + SIGINT;
 	} else {
-		*exit_code = s->got_signal ? 128 + s->got_signal : 0;
+		*exit_code = 0;
 	}
 	end.reason = s->got_signal ? XPU_END_SIGNAL :
 		     s->duration_hit ? XPU_END_DURATION : XPU_END_TARGET_EXITED;
@@ -636,6 +657,14 @@ static int session__setup(struct session *s)
 	s->pm = procmaps__new(s->wt, s->pt);
 	if (!s->pm)
 		return -1;
+	if (!cfg->no_pack && !s->out.to_stdout) {
+		struct user_creds user;
+
+		if (cfg->sudo)
+			user_creds__load(&user, cfg->user_uid, cfg->user_gid, cfg->user_name);
+		s->copies = host_copy__new(s->out.path, cfg->sudo ? &user : NULL);
+		procmaps__set_copies(s->pm, s->copies);
+	}
 	/*
 	 * The handlers, in the order the table calls them: Python first, so that a launch's
 	 * frames are joined before autograd keeps its stack for the nodes of the same op.
@@ -758,6 +787,7 @@ static int session__launch(struct session *s)
 		s->target.uid = cfg->user_uid;
 		s->target.gid = cfg->user_gid;
 		s->target.user = cfg->user_name;
+		s->target.nofile = cfg->nofile;
 		e = target__launch(&s->target, cfg->cmd, s->rx ? s->env : NULL);
 		if (e) {
 			log_err("cannot fork: %s", strerror(-e));
@@ -890,7 +920,8 @@ static bool inproc_seen(const struct cupti_rx_stats *rxs)
 
 static unsigned int session__stats(struct session *s, struct xpu_stat_entry *stats,
 				   const uint64_t *cnt, const struct rb_drain_stats *ds,
-				   const struct procmaps_stats *ps, const struct py_procs_stats *pys,
+				   const struct procmaps_stats *ps, const struct host_copy_stats *hcs,
+				   const struct py_procs_stats *pys,
 				   const struct jit_maps_stats *jms, const struct cfi_loader_stats *cls,
 				   const struct cupti_rx_stats *rxs,
 				   const struct autograd_probe_stats *ags)
@@ -967,6 +998,7 @@ static int session__finish(struct session *s)
 {
 	const struct record_config *cfg = s->cfg;
 	struct procmaps_stats ps = { 0 };
+	struct host_copy_stats hcs = { 0 };
 	struct rb_drain_stats ds = { 0 };
 	struct py_procs_stats pys = { 0 };
 	struct jit_maps_stats jms = { 0 };
@@ -1009,13 +1041,14 @@ static int session__finish(struct session *s)
 	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
 	jit_maps__collect(s->jit, &jms);
 	procmaps__get_stats(s->pm, &ps);
+	host_copy__get_stats(s->copies, &hcs);
 	py_procs__get_stats(s->py, &pys);
 	autograd_probe__get_stats(s->ag, &ags);
 	if (s->cfi)
 		cfi_loader__get_stats(s->cfi, &cls);
 	submit_clock_sync(s);
 	submit_end(s, &ret);
-	n = session__stats(s, stats, cnt, &ds, &ps, &pys, &jms, &cls, &rxs, &ags);
+	n = session__stats(s, stats, cnt, &ds, &ps, &hcs, &pys, &jms, &cls, &rxs, &ags);
 	if (s->driver)
 		n += driver_trace__finish(s->driver, s->wt, stats + n,
 					  sizeof(stats) / sizeof(stats[0]) - n);
@@ -1039,7 +1072,10 @@ static int session__finish(struct session *s)
 		committed = true;
 	/* the trace is in place: its pack reads it like any report would */
 	if (committed && !discard && !e && !s->write_failed && !s->out.to_stdout && !cfg->no_pack)
-		packed = !symbol_pack__make(s->out.path, cfg, &pack);
+		packed = !symbol_pack__make(s->out.path, cfg, host_copy__dir(s->copies), &pack);
+	/* the copies served the pack; they are the traced processes' files, not the user's */
+	host_copy__free(s->copies);
+	s->copies = NULL;
 	/* a failed write already said all there is, in one line */
 	if (!discard && !e && !s->write_failed)
 		say_summary(s, &sum, rxs.records, ds.off_cpu_blocks, packed ? &pack : NULL);
@@ -1087,6 +1123,7 @@ static void session__free(struct session *s)
 	/* the table first: it gives its handlers back what they keep in its slots */
 	proc_table__free(s->pt);
 	procmaps__free(s->pm);
+	host_copy__free(s->copies);
 	py_procs__free(s->py);
 	jit_maps__free(s->jit);
 	autograd_probe__free(s->ag);

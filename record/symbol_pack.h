@@ -18,9 +18,10 @@ struct symbol_pack_done {
 
 /*
  * Writes trace.xpa (what was written: done, for the closing line); on failure says in a line
- * what to run instead. 0 or -1.
+ * what to run instead. symfs: the copies of files the host cannot reach by their recorded
+ * path (host_copy.h), or NULL. 0 or -1.
  */
-int symbol_pack__make(const char *trace, const struct record_config *cfg,
+int symbol_pack__make(const char *trace, const struct record_config *cfg, const char *symfs,
 		      struct symbol_pack_done *done);
 
 #endif

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fd_limit.h"
 #include "target.h"
+#include "user_creds.h"
 #include "writer_thread.h"
 
 static void report_exec_failure(int fd, int err)
@@ -26,23 +27,13 @@ static void report_exec_failure(int fd, int err)
 
 int target__launch(struct target *t, char *const *cmd, char **env_extra)
 {
-	gid_t groups[256];
-	int fds[2], efds[2], ngroups = 1;
+	struct user_creds creds = { 0 };
+	int fds[2], efds[2];
 	pid_t pid;
 	char go;
 
-	/*
-	 * Group lookups go through NSS (files, LDAP...): not safe in the child of a threaded
-	 * process, so they are done here and the child only makes system calls.
-	 */
-	groups[0] = t->gid;
-	if (t->drop_root && t->user) {
-		ngroups = sizeof(groups) / sizeof(groups[0]);
-		if (getgrouplist(t->user, t->gid, groups, &ngroups) < 0) {
-			groups[0] = t->gid;
-			ngroups = 1;
-		}
-	}
+	if (t->drop_root)
+		user_creds__load(&creds, t->uid, t->gid, t->user);
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
 	/* the child reports a failed exec here; a successful one closes it (O_CLOEXEC) */
@@ -76,10 +67,7 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		if (read(fds[0], &go, 1) != 1 || go != 1)
 			_exit(127);
 		close(fds[0]);
-		/* groups, then gid, then uid: each step needs the root the next one gives up */
-		if (t->drop_root && (setgroups((size_t)ngroups, groups) || setgid(t->gid) ||
-				     setuid(t->uid))) {
-			err = errno;
+		if (t->drop_root && (err = -user_creds__become(&creds))) {
 			fprintf(stderr, "xpu-record: cannot run %s as uid %u: %s\n", cmd[0],
 				(unsigned int)t->uid, strerror(err));
 			report_exec_failure(efds[1], err);
@@ -87,6 +75,7 @@ int target__launch(struct target *t, char *const *cmd, char **env_extra)
 		}
 		for (e = env_extra; e && *e; e++)
 			putenv(*e);
+		fd_limit__restore(&t->nofile);
 		execvp(cmd[0], cmd);
 		err = errno;
 		fprintf(stderr, "xpu-record: cannot run %s: %s\n", cmd[0], strerror(err));

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct writer_thread;
@@ -19,6 +20,7 @@ struct target {
 	uid_t uid;
 	gid_t gid;
 	const char *user;		/* for the supplementary groups; NULL: gid only */
+	struct rlimit nofile;		/* its ulimit -n (the recorder's own is raised) */
 };
 
 /*

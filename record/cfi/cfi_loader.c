@@ -31,12 +31,19 @@
 #include "config.h"
 #include "elf_buildid.h"
 #include "elf_deps.h"
+#include "fd_limit.h"
 #include "proc_table.h"
 #include "inproc_share.h"
 #include "xpu_format.h"
 
 #define CL_BUCKETS 1024
 #define CL_MAX_WORKERS 4
+/*
+ * Queued files keep a descriptor at most this many at a time (and an eighth of the
+ * descriptor limit at most): past that a file is queued by its /proc/PID/map_files name and
+ * opened when built. A descriptor each ran 1,000 libraries out of `ulimit -n 1024`.
+ */
+#define CL_MAX_QUEUED_FDS 64
 
 enum cl_state { CL_PENDING, CL_READY, CL_FAILED };
 
@@ -47,6 +54,7 @@ struct cl_file {
 	uint32_t dev;
 	uint64_t ino;
 	int fd;
+	char *reopen;			/* fd -1: the map_files name to open it by when built */
 	enum cl_state state;
 	uint32_t table, nrows;
 	uint32_t page0, npages;		/* the page index after the rows */
@@ -83,6 +91,7 @@ struct cfi_loader {
 	struct cl_proc *procs;		/* every process published */
 	struct cl_file *qhead, **qtail;
 	unsigned int busy;		/* workers building a file */
+	unsigned int queued_fds, max_fds;	/* descriptors held by queued files, and the bound */
 	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
 	uint32_t next_table;
 	uint32_t next_gen;		/* xpu_cfi_proc.gen of the next update */
@@ -267,6 +276,33 @@ static void file_done(struct cfi_loader *cl, struct cl_file *f)
 }
 
 /*
+ * A file queued by name: opened now, and used only if it is still the inode mapped (the
+ * process may have gone, or mapped another file at that address since).
+ */
+static int reopen(struct cfi_loader *cl, struct cl_file *f)
+{
+	struct stat st;
+	int fd = open(f->reopen, O_RDONLY | O_CLOEXEC);
+
+	free(f->reopen);
+	f->reopen = NULL;
+	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != f->ino ||
+			((major(st.st_dev) << 20) | minor(st.st_dev)) != f->dev)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+		fd_limit__said(errno, "a file's unwind table");
+	pthread_mutex_lock(&cl->lock);
+	if (fd >= 0)
+		cl->st.files_reopened++;
+	else
+		cl->st.files_unopened++;
+	pthread_mutex_unlock(&cl->lock);
+	return fd;
+}
+
+/*
  * Builds the table of the file at f->fd (closed here) into t, or reads it from the table
  * cache, which then gets each table built; 0 or negative errno.
  */
@@ -295,12 +331,17 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	uint32_t *index = NULL, page0 = 0, npages = 0, table = 0;
 	struct cl_file *twin;
 	size_t bytes = 0;
-	bool over = false, reserved = false;
+	bool over = false, reserved = false, held = f->fd >= 0;
 	int err = 0;
 
+
+	if (!held && f->reopen)
+		f->fd = reopen(cl, f);
 	if (f->fd >= 0)
 		f->build_id_len = elf_buildid__read_fd(f->fd, f->build_id, sizeof(f->build_id));
 	pthread_mutex_lock(&cl->lock);
+	if (held)
+		cl->queued_fds--;
 	twin = same_build_id(cl, f);
 	if (twin) {
 		f->state = twin->state;
@@ -441,14 +482,34 @@ static void cfi_on_end(struct map_handler *h, struct proc *proc, bool exec)
 	pthread_mutex_unlock(&cl->lock);
 }
 
-/* A file mapped for the first time: its table is queued (a copy of the descriptor is kept). */
+static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd);
+
+/*
+ * A file mapped for the first time: its table is queued, with a copy of the descriptor while
+ * the queue holds fewer than its bound, else by its map_files name.
+ */
 static void cfi_on_file(struct map_handler *h, struct proc_file *f, const struct proc_file_open *o)
 {
 	struct cfi_loader *cl = of(h);
+	struct cl_file *qf;
+	int fd = -1;
 
-	if (f->ino && !cfi_loader__known(cl, f->dev, f->ino))
-		cfi_loader__file(cl, f->dev, f->ino,
-				 o->fd >= 0 ? fcntl(o->fd, F_DUPFD_CLOEXEC, 0) : -1);
+	if (!f->ino)
+		return;
+	pthread_mutex_lock(&cl->lock);
+	if (file_find(cl, f->dev, f->ino)) {
+		pthread_mutex_unlock(&cl->lock);
+		return;
+	}
+	if (o->fd >= 0 && cl->queued_fds < cl->max_fds) {
+		fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+			fd_limit__said(errno, "a file's unwind table");
+	}
+	qf = file_add(cl, f->dev, f->ino, fd);
+	if (qf && fd < 0 && o->map_path)
+		qf->reopen = strdup(o->map_path);
+	pthread_mutex_unlock(&cl->lock);
 }
 
 struct map_handler *cfi_loader__handler(struct cfi_loader *cl)
@@ -509,6 +570,7 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	cl->ws = ws;
 	cl->cache = cache;
 	cl->qtail = &cl->qhead;
+	cl->max_fds = fd_limit__share(8, CL_MAX_QUEUED_FDS);
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
 	pthread_cond_init(&cl->idle, NULL);
@@ -545,6 +607,7 @@ void cfi_loader__free(struct cfi_loader *cl)
 			cl->files[i] = f->next;
 			if (f->fd >= 0)
 				close(f->fd);
+			free(f->reopen);
 			free(f);
 		}
 	}
@@ -585,6 +648,8 @@ static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t in
 	f->dev = dev;
 	f->ino = ino;
 	f->fd = fd;
+	if (fd >= 0 && ++cl->queued_fds > cl->st.fds_peak)
+		cl->st.fds_peak = cl->queued_fds;
 	f->state = CL_PENDING;
 	f->next = cl->files[file_hash(dev, ino)];
 	cl->files[file_hash(dev, ino)] = f;

@@ -32,6 +32,9 @@ struct cfi_loader_stats {
 	uint64_t files_shared;		/* files that share the table of one with their build-id */
 	uint64_t start_wait_ns;		/* the command's start held for its first files' tables */
 	uint64_t start_wait_timeouts;	/* ... and released before they were all built */
+	uint64_t files_reopened;	/* queued without a descriptor, opened when built */
+	uint64_t files_unopened;	/* ... whose process no longer mapped them by then */
+	uint64_t fds_peak;		/* descriptors the queue held at most */
 	/* the table cache (cfi_cache.h), 0 without one */
 	uint64_t cache_hits, cache_misses, cache_rejected, cache_writes, cache_write_errors;
 	uint64_t cache_evicted;

@@ -291,6 +291,68 @@ static void test_unknown_ip(struct proc_table *pt, struct procmaps *pm)
 	munmap(code, len);
 }
 
+/* An executable mmap: its one mapping is looked up, merged in address order; no scan. */
+static void test_mapped(struct proc_table *pt, struct procmaps *pm)
+{
+	size_t len = (size_t)sysconf(_SC_PAGESIZE), i;
+	uint8_t *code = mmap(NULL, 3 * len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	uint64_t ip = (uint64_t)(uintptr_t)code;
+	struct procmaps_stats before, after;
+	const struct proc *p = proc_table__find(pt, getpid());
+	bool sorted = true;
+	int ret;
+
+	CHECK(code != MAP_FAILED && p, "mmap: %s", strerror(errno));
+	if (code == MAP_FAILED || !p)
+		return;
+	procmaps__get_stats(pm, &before);
+	ret = procmaps__mapped(pm, getpid(), ip, now_ns());
+	procmaps__get_stats(pm, &after);
+	if (after.queries == before.queries) {
+		printf("# no PROCMAP_QUERY on this kernel: an mmap is a scan\n");
+	} else {
+		CHECK(ret == 1 && after.scans == before.scans && last_mapping.start == ip,
+		      "one lookup, one new mapping, no scan (%d)", ret);
+		/* the middle page made another mapping: the one it split is replaced */
+		mprotect(code + len, len, PROT_READ);
+		ret = procmaps__mapped(pm, getpid(), ip, now_ns());
+		CHECK(ret == 1 && last_mapping.end == ip + len, "the split mapping: %d", ret);
+	}
+	CHECK(proc_table__mapping_of(pt, getpid(), ip + 8), "its IP is known");
+	for (i = 1; i < p->nr; i++)
+		sorted = sorted && p->maps[i - 1].end <= p->maps[i].start;
+	CHECK(sorted, "the mappings stay in address order, none overlapping");
+	munmap(code, 3 * len);
+}
+
+/* A fork child: its mappings are its parent's, copied, not read. */
+static void test_forked(struct proc_table *pt, struct procmaps *pm)
+{
+	const struct proc *self = proc_table__find(pt, getpid()), *c;
+	struct procmaps_stats before, after;
+	pid_t pid = fork();
+	int ret;
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(pid > 0 && self, "fork");
+	procmaps__get_stats(pm, &before);
+	ret = procmaps__forked(pm, pid, getpid(), now_ns());
+	procmaps__get_stats(pm, &after);
+	c = proc_table__find(pt, pid);
+	CHECK(c && self && ret == (int)self->nr && c->nr == self->nr &&
+	      after.scans == before.scans && after.inherited == before.inherited + self->nr,
+	      "the child has its parent's %d mappings, with no scan", ret);
+	CHECK(c && proc_table__mapping_of(pt, pid, (uint64_t)(uintptr_t)test_forked),
+	      "the parent's code is the child's");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	proc_table__exited(pt, pid, -1);
+}
+
 /* A child of the tree: its exec ends its image, its exit too; the live count follows. */
 static void test_child(struct proc_table *pt, struct procmaps *pm)
 {
@@ -331,6 +393,11 @@ static void test_child(struct proc_table *pt, struct procmaps *pm)
 	ret = procmaps__scan(pm, pid, now_ns());
 	CHECK(ret < 0 && nrec[XPU_REC_LOST] == lost + 1, "a gone process: %d and a LOST record",
 	      ret);
+	/* more reads of it fail too: the process is said once, the reads counted */
+	procmaps__scan(pm, pid, now_ns());
+	procmaps__mapped(pm, pid, 4096, now_ns());
+	CHECK(nrec[XPU_REC_LOST] == lost + 1, "a gone process read 3 times: %u LOST records",
+	      nrec[XPU_REC_LOST] - lost);
 	CHECK(!proc_table__add_live(pt, pid) && proc_table__live(pt) == 1 &&
 	      p->state == PROC_LIVE, "a reused pid is live again");
 	proc_table__exited(pt, pid, -1);
@@ -393,6 +460,8 @@ int main(void)
 	test_self(pt, pm);
 	test_dlopen(pt, pm);
 	test_unknown_ip(pt, pm);
+	test_mapped(pt, pm);
+	test_forked(pt, pm);
 	test_child(pt, pm);
 	test_reap(pt, pm);
 	test_joins(pt);
