@@ -13,7 +13,7 @@ set -euo pipefail
 PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libiberty-dev libzstd-dev
       zlib1g-dev pkg-config zstd linux-perf chromium python3 strace
       libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go
-      python3-torch debuginfod)
+      python3-torch debuginfod protobuf-compiler)
 
 missing=()
 for p in "${PKGS[@]}"; do
