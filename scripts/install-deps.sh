@@ -9,7 +9,8 @@ set -euo pipefail
 # python3-torch (tests/e2e/test_backward_attr.sh: backward attribution needs Debian's PyTorch,
 # CPU-only, whose autograd runs backward on the caller's thread), debuginfod (a real symbol
 # server on the loopback for tests/e2e/test_debuginfod.sh, and libdebuginfod, which xpu-report
-# loads at run time when DEBUGINFOD_URLS is set)
+# loads at run time when DEBUGINFOD_URLS is set), protobuf-compiler (protoc: the tests decode
+# --format=perfetto with format-spec/perfetto_subset.proto)
 PKGS=(make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libiberty-dev libzstd-dev
       zlib1g-dev pkg-config zstd linux-perf chromium python3 strace
       libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev golang-go
