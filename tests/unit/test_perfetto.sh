@@ -57,5 +57,14 @@ a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
 # tiny traces: the fixed packets (descriptors, clock snapshots) weigh more
 check synthetic "$OUT/synthetic.xpu" 8 --frame leaf_work --coinciding-samples
 check offcpu "$OUT/offcpu.xpu" 8 --frame middle
+# two traces on one timeline (merged processes, their hosts in the names)
+"$REPORT" -F perfetto -o "$OUT/multi.pftrace" "$ROOT/samples/traces/pipeline.xpu" \
+	"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	"$REPORT" -F chrome -o "$OUT/multi.json" "$ROOT/samples/traces/pipeline.xpu" \
+		"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
+		<"$OUT/multi.pftrace" >"$OUT/multi.txt" &&
+	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/multi.txt" "$OUT/multi.json" ||
+	{ echo "FAIL multi: two traces"; rc=1; }
 [ $rc = 0 ] && echo "perfetto: all outputs decode and match chrome"
 exit $rc
