@@ -90,10 +90,15 @@ int out_perfetto(const struct session *ses, FILE *out)
 
 	if (!err)
 		err = emit_clocks(&pf);
-	if (!err)
-		err = pf__emit_apis(&pf);
+	/*
+	 * Parents before children: the trace processor sorts by time, and of a begin of a range
+	 * and a begin of a call inside it at one instant, the one written first is the parent.
+	 * NVTX ranges bracket API calls; ioctls and off-CPU blocks happen inside calls.
+	 */
 	if (!err)
 		err = pf__emit_nvtx(&pf);
+	if (!err)
+		err = pf__emit_apis(&pf);
 	if (!err)
 		err = pf__emit_gpu(&pf);
 	if (!err)
