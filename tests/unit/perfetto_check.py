@@ -179,7 +179,8 @@ class Perfetto:
             fail('event on undescribed track %s' % tr)
             return
         if ty == 'TYPE_COUNTER':
-            self.counters[self.tracks[tr]].append((ts, one(e, 'counter_value')))
+            v = one(e, 'counter_value', one(e, 'double_counter_value'))
+            self.counters[self.tracks[tr]].append((ts, v))
             return
         if ty == 'TYPE_SLICE_END':
             if not open_.get(tr):
@@ -299,13 +300,37 @@ def compare(pf, ch, args):
     for e in ch:
         if e['ph'] == 'C' and e['name'] == 'gpu memory':
             cm[e['track'][1]].append((e['ts'], e['args']['allocated_bytes']))
-    pm = {k[1]: v for k, v in pf.counters.items()}
+    pm = {k[1]: v for k, v in pf.counters.items() if k[2] == 'gpu memory'}
     if set(cm) != set(pm):
         fail('memory counters of devices %s in chrome, %s in perfetto' % (sorted(cm), sorted(pm)))
     for k in cm:
         if k in pm and (max(v for _, v in cm[k]) != max(v for _, v in pm[k]) or
                         sorted(cm[k])[-1][1] != sorted(pm[k])[-1][1]):
             fail('memory counter of %s: peak or last value differs' % k)
+    # GPU busy %: the same points, values and times
+    cb = defaultdict(list)
+    for e in ch:
+        if e['ph'] == 'C' and e['name'] == 'busy %':
+            cb[e['track'][1]].append((e['ts'], e['args']['kernels'], e['args']['copies']))
+    pb = {}
+    for k, v in pf.counters.items():
+        if k[2] in ('busy % kernels', 'busy % copies'):
+            pb.setdefault(k[1], {})[k[2]] = sorted(v)
+    if set(cb) != set(pb):
+        fail('busy counters of devices %s in chrome, %s in perfetto' % (sorted(cb), sorted(pb)))
+    for dev, pts in cb.items():
+        pts.sort()
+        kern, cop = pb.get(dev, {}).get('busy % kernels', []), pb.get(dev, {}).get('busy % copies', [])
+        if len(pts) != len(kern) or len(pts) != len(cop):
+            fail('busy %% of %s: %d points in chrome, %d/%d in perfetto' % (dev, len(pts), len(kern), len(cop)))
+            continue
+        for (t, k, c), (tk, vk), (tc, vc) in zip(pts, kern, cop):
+            if k != vk or c != vc or abs(t - pf.real_us(tk)) > TOL_US or tk != tc:
+                fail('busy %% of %s at %.3f us: chrome %s/%s, perfetto %s/%s at %.3f' %
+                     (dev, t, k, c, vk, vc, pf.real_us(tk)))
+                break
+    print('busy %%    chrome %6d perfetto %6d' % (sum(map(len, cb.values())),
+                                                  sum(len(x.get('busy % kernels', [])) for x in pb.values())))
     if not pf.first_cleared:
         fail('the first packet does not start the incremental state')
 

@@ -141,6 +141,21 @@ static void work_stream(const struct trace *t, const struct gpu_work *w, uint32_
 	}
 }
 
+/* The work's interval for the busy % counters (counters.c), by the device's dense index. */
+static int busy_interval(struct perfetto *pf, const struct gpu_work *w, uint64_t start,
+			 uint64_t end)
+{
+	struct gpu_interval iv = { start, end, 0 };
+	uint32_t *d;
+	bool ins;
+
+	d = kmap__put(&pf->dev_idx, w->device, 0, (uint32_t)pf->ndevs, &ins);
+	if (!d || (ins && VEC_PUSH(pf->devs, pf->ndevs, pf->devs_cap, w->device)))
+		return -ENOMEM;
+	iv.key = *d << 1 | (w->kind != GPU_WORK_KERNEL);
+	return VEC_PUSH(pf->iv, pf->niv, pf->iv_cap, iv);
+}
+
 /* Kernels, then copies, then memsets, each in trace order: the join's order, as chrome's. */
 int pf__emit_gpu(struct perfetto *pf)
 {
@@ -158,7 +173,7 @@ int pf__emit_gpu(struct perfetto *pf)
 			continue;
 		work_stream(pf->t, w, &context, &stream);
 		s.track = pf__stream_track(pf, w->device, w->pid, context, stream);
-		if (!s.track)
+		if (!s.track || busy_interval(pf, w, s.start, s.end))
 			return -ENOMEM;
 		if (w->kind == GPU_WORK_KERNEL)
 			kernel(pf, &s, w, buf);

@@ -102,6 +102,8 @@ int out_perfetto(const struct session *ses, FILE *out)
 	if (!err)
 		err = pf__emit_gpu(&pf);
 	if (!err)
+		err = pf__emit_counters(&pf);
+	if (!err)
 		err = pf__emit_samples(&pf);
 	if (!err)
 		err = pf__emit_ioctls(&pf);
@@ -127,5 +129,8 @@ int out_perfetto(const struct session *ses, FILE *out)
 	kmap__free(&pf.streams);
 	clock_map__free(&pf.clk);
 	free(pf.launch_marked);
+	free(pf.iv);
+	free(pf.devs);
+	kmap__free(&pf.dev_idx);
 	return err;
 }

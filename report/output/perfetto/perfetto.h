@@ -11,6 +11,7 @@
  *   threads.c   per traced thread: CUDA API calls, NVTX ranges, driver ioctls, off-CPU blocks
  *   gpu.c       per GPU stream: kernels, copies, memsets, and the flows from their launches
  *   samples.c   CPU samples as PerfSample packets with interned call stacks
+ *   counters.c  per GPU: busy % of kernels and of copies (model/gpu_busy.h), counter tracks
  *   memory.c    per GPU: bytes allocated and not yet freed, a counter track
  *   perfetto.c  the file: clock snapshots, the tracks in order
  * The field numbers are Perfetto's (checked against its public protos); the subset written
@@ -20,6 +21,7 @@
 #define XPU_REPORT_OUTPUT_PERFETTO_H
 
 #include "model/clock_map.h"
+#include "model/gpu_interval.h"
 #include "model/profile.h"
 #include "output/out.h"
 #include "output/perfetto/pb.h"
@@ -72,6 +74,7 @@ enum {
 	TE_TRACK_UUID = 11,
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
+	TE_DOUBLE_COUNTER_VALUE = 44,
 	TE_FLOW_IDS = 47,
 	TE_CALLSTACK_IID = 56,
 	TE_TYPE_SLICE_BEGIN = 1,
@@ -210,6 +213,12 @@ struct perfetto {
 	const struct gpu_join *j;
 	uint8_t *launch_marked;
 	uint64_t next_flow;
+	/* each drawn kernel (key GPU << 1), copy or memset (GPU << 1 | 1), for counters.c */
+	struct gpu_interval *iv;
+	size_t niv, iv_cap;
+	uint32_t *devs;			/* device numbers by dense index, the intervals' GPU */
+	size_t ndevs, devs_cap;
+	struct kmap dev_idx;
 };
 
 /* ---- packet.c ------------------------------------------------------------------------------- */
@@ -246,6 +255,8 @@ uint64_t pf__device_track(struct perfetto *pf, uint32_t device);
 uint64_t pf__stream_track(struct perfetto *pf, uint32_t device, uint32_t pid, uint32_t context,
 			  uint32_t stream);
 uint64_t pf__memory_track(struct perfetto *pf, uint32_t device);
+/* The device's busy % counter of kernels (copies false) or of copies and memsets. */
+uint64_t pf__busy_track(struct perfetto *pf, uint32_t device, bool copies);
 
 /* ---- events (threads.c) --------------------------------------------------------------------- */
 
@@ -262,6 +273,7 @@ int pf__emit_ioctls(struct perfetto *pf);
 int pf__emit_off_cpu(struct perfetto *pf);
 int pf__emit_gpu(struct perfetto *pf);
 int pf__emit_samples(struct perfetto *pf);
+int pf__emit_counters(struct perfetto *pf);
 int pf__emit_memory(struct perfetto *pf);
 
 #endif

@@ -4,7 +4,8 @@
  * for it, before that event's packet: a process track per traced process with a thread track
  * per thread (where its API calls, NVTX ranges, ioctls and off-CPU blocks nest, and its CPU
  * samples attach); a track per GPU device with a child track per (process, context, stream)
- * holding its kernels, copies and memsets, and a counter of the device's allocated bytes.
+ * holding its kernels, copies and memsets, counters of its busy % (kernels, copies) and of its
+ * allocated bytes.
  * uuids count up from 1: small varints, and no two tracks can share one.
  */
 #include <stdio.h>
@@ -12,7 +13,7 @@
 
 #include "output/perfetto/perfetto.h"
 
-enum { TRACK_PROCESS = 1, TRACK_THREAD, TRACK_DEVICE, TRACK_STREAM, TRACK_MEMORY };
+enum { TRACK_PROCESS = 1, TRACK_THREAD, TRACK_DEVICE, TRACK_STREAM, TRACK_MEMORY, TRACK_BUSY };
 
 /* The uuid of a track of kind (a, b); *fresh when it is new (its descriptor to be written). */
 static uint64_t track(struct perfetto *pf, unsigned kind, uint32_t a, uint64_t b, bool *fresh)
@@ -168,6 +169,22 @@ uint64_t pf__memory_track(struct perfetto *pf, uint32_t device)
 	open_desc(&pf->desc, uuid, parent, "gpu memory");
 	pb__begin(&pf->desc, TD_COUNTER);
 	pb__varint(&pf->desc, CD_UNIT, CD_UNIT_SIZE_BYTES);
+	pb__end(&pf->desc);
+	return describe(pf, &pf->desc, uuid);
+}
+
+uint64_t pf__busy_track(struct perfetto *pf, uint32_t device, bool copies)
+{
+	bool fresh;
+	uint64_t parent = pf__device_track(pf, device), uuid;
+
+	if (!parent)
+		return 0;
+	uuid = track(pf, TRACK_BUSY, device, copies, &fresh);
+	if (!uuid || !fresh)
+		return uuid;
+	open_desc(&pf->desc, uuid, parent, copies ? "busy % copies" : "busy % kernels");
+	pb__begin(&pf->desc, TD_COUNTER);
 	pb__end(&pf->desc);
 	return describe(pf, &pf->desc, uuid);
 }
