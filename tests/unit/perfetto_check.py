@@ -89,6 +89,8 @@ class Perfetto:
         self.sample_frames = Counter()
         self.flows = Counter()
         self.first_cleared = None
+        self.resets = 0
+        self.seen = set()  # (table, iid) interned before a reset
         open_ = {}
         n = 0
         for p in packets(path):
@@ -96,6 +98,16 @@ class Perfetto:
             flags = one(p, 'sequence_flags', 0)
             if self.first_cleared is None and flags:
                 self.first_cleared = bool(flags & 1)
+            if flags & 1:
+                # a reset: what was interned before is gone; iids are never given again
+                self.resets += 1
+                for t in (self.names, self.cats, self.args, self.funcs, self.frames, self.stacks):
+                    self.seen.update((id(t), k) for k in t)
+                    t.clear()
+                if 'trace_packet_defaults' not in p:
+                    fail('packet %d clears the state without its defaults' % n)
+            elif flags and self.first_cleared and 'trace_packet_defaults' in p:
+                fail('packet %d: defaults without a reset' % n)
             if one(p, 'trusted_packet_sequence_id') != 1:
                 fail('packet %d not on sequence 1' % n)
             for i in p.get('interned_data', []):
@@ -117,6 +129,8 @@ class Perfetto:
         for k, table in (('event_names', self.names), ('event_categories', self.cats),
                          ('debug_annotation_names', self.args)):
             for e in i.get(k, []):
+                if (id(table), one(e, 'iid')) in self.seen:
+                    fail('%s: iid %s given again after a reset' % (k, one(e, 'iid')))
                 table[one(e, 'iid')] = one(e, 'name')
         for e in i.get('function_names', []):
             self.funcs[one(e, 'iid')] = one(e, 'str')
@@ -348,8 +362,10 @@ def main():
     if failures:
         print('%d failures' % len(failures))
         return 1
-    print('ok: %d slices, %d instants, %d samples, %d interned frames, %d call stacks' %
-          (len(pf.slices), len(pf.instants), pf.samples, len(pf.frames), len(pf.stacks)))
+    if '--resets' in a and not pf.resets > 1:
+        fail('no reset of the interning tables')
+    print('ok: %d slices, %d instants, %d samples, %d interned frames, %d call stacks, %d resets' %
+          (len(pf.slices), len(pf.instants), pf.samples, len(pf.frames), len(pf.stacks), pf.resets))
     return 0
 
 

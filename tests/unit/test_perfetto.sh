@@ -1,8 +1,9 @@
 #!/bin/sh
 # --format=perfetto: every output decodes against format-spec/perfetto_subset.proto (protoc)
 # and holds what --format=chrome of the same trace holds, event by event
-# (tests/unit/perfetto_check.py), for the committed GPU traces and the synthetic CPU and
-# off-CPU traces; and the file is at most 4x the trace's size.
+# (tests/unit/perfetto_check.py), for the committed GPU traces, the synthetic CPU and
+# off-CPU traces, two traces merged, and with the interning tables reset every 500 entries;
+# and the file is at most 4x the trace's size.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -57,6 +58,14 @@ a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
 # tiny traces: the fixed packets (descriptors, clock snapshots) weigh more
 check synthetic "$OUT/synthetic.xpu" 8 --frame leaf_work --coinciding-samples
 check offcpu "$OUT/offcpu.xpu" 8 --frame middle
+# the interning tables reset every 500 entries: each packet still resolves every id it uses
+XPU_REPORT_PERFETTO_INTERN_MAX=500 "$REPORT" -F perfetto -o "$OUT/reset.pftrace" \
+	"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	"$REPORT" -F chrome -o "$OUT/reset.json" "$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
+		<"$OUT/reset.pftrace" >"$OUT/reset.txt" &&
+	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/reset.txt" "$OUT/reset.json" --resets ||
+	{ echo "FAIL reset: interning resets"; rc=1; }
 # two traces on one timeline (merged processes, their hosts in the names)
 "$REPORT" -F perfetto -o "$OUT/multi.pftrace" "$ROOT/samples/traces/pipeline.xpu" \
 	"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&

@@ -30,7 +30,7 @@ enum { STR_NAME, STR_CATEGORY };
 
 void pf__intern_maybe_reset(struct perfetto *pf)
 {
-	if (pf->ninterned < PF_INTERN_MAX)
+	if (pf->ninterned < pf->intern_max)
 		return;
 	kmap__free(&pf->strs);
 	kmap__free(&pf->frames);

@@ -80,6 +80,10 @@ static int init(struct perfetto *pf)
 	/* iid 1 is the one mapping's (and its path's); the others count from 2 */
 	pf->next_iid = PF_MAPPING_IID;
 	pf->cleared = true;
+	/* the tests lower it to see resets in a small trace */
+	pf->intern_max = getenv("XPU_REPORT_PERFETTO_INTERN_MAX") ?
+				 strtoull(getenv("XPU_REPORT_PERFETTO_INTERN_MAX"), NULL, 10) :
+				 PF_INTERN_MAX;
 	return count_gpu_pids(pf);
 }
 

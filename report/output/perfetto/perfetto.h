@@ -192,7 +192,7 @@ struct perfetto {
 	/* interning (intern.c): iids count up for the whole file, never reused after a reset */
 	uint64_t next_iid;		/* names, categories, annotation names */
 	uint64_t next_frame_iid, next_stack_iid;	/* their own tables: small varints */
-	size_t ninterned;
+	size_t ninterned, intern_max;	/* intern_max: PF_INTERN_MAX, lowered by the tests */
 	struct kmap strs;		/* {hash, kind << 32 | len} -> strs_at index */
 	char *arena;			/* the interned strings' bytes, to tell colliding hashes apart */
 	size_t arena_n, arena_cap;
