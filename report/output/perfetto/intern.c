@@ -30,7 +30,7 @@ enum { STR_NAME, STR_CATEGORY };
 
 void pf__intern_maybe_reset(struct perfetto *pf)
 {
-	if (pf->ninterned < pf->intern_max)
+	if (pf->ninterned < pf->intern_max && pf->arena_n < PF_ARENA_MAX)
 		return;
 	kmap__free(&pf->strs);
 	kmap__free(&pf->frames);
@@ -67,10 +67,18 @@ static void put_entry(struct perfetto *pf, uint32_t field, uint64_t iid, const c
 
 static uint64_t str_iid(struct perfetto *pf, unsigned kind, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
-	uint64_t key = (uint64_t)kind << 32 | len;
-	uint32_t *v = kmap__get(&pf->strs, h, key);
+	uint64_t h, key;
+	uint32_t *v;
 	bool ins;
+
+	/*
+	 * Names past OUT_NAME_MAX_BYTES are written cut, so they are kept cut (one byte more, for
+	 * pf__str to mark the cut): a hostile trace of megabyte names cannot fill the arena.
+	 */
+	len = len > OUT_NAME_MAX_BYTES ? OUT_NAME_MAX_BYTES + 1 : len;
+	h = hash_bytes(s, len);
+	key = (uint64_t)kind << 32 | len;
+	v = kmap__get(&pf->strs, h, key);
 
 	if (v) {
 		const char *at = pf->arena + pf->strs_at[*v].off;

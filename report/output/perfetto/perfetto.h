@@ -115,6 +115,8 @@ enum {
 #define PF_MAPPING_IID 1
 /* Interned entries past which the tables are cleared (a sequence reset): bounds memory. */
 #define PF_INTERN_MAX (1u << 18)
+/* ... or past this many bytes of interned names (each at most OUT_NAME_MAX_BYTES + 1). */
+#define PF_ARENA_MAX (64u << 20)
 
 /* The names of the debug annotations (args) written, interned once per reset. */
 enum pf_arg_name {
