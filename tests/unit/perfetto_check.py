@@ -83,6 +83,7 @@ class Perfetto:
         self.names, self.cats, self.args = {}, {}, {}
         self.funcs, self.frames, self.stacks = {}, {}, {}
         self.tracks = {}
+        self.process_names, self.thread_names = {}, {}
         self.clocks = []
         self.slices, self.instants, self.counters = [], [], defaultdict(list)
         self.samples = 0
@@ -155,8 +156,10 @@ class Perfetto:
         if 'thread' in t:
             th = t['thread'][0]
             key = ('thread', one(th, 'pid'), one(th, 'tid'))
+            self.thread_names[(one(th, 'pid'), one(th, 'tid'))] = one(th, 'thread_name')
         elif 'process' in t:
             key = ('process', one(t['process'][0], 'pid'))
+            self.process_names[key[1]] = one(t['process'][0], 'process_name')
         elif par is not None:
             key = ('gpu', self.tracks[par][1] if par in self.tracks else '?', one(t, 'name'))
         else:
@@ -245,7 +248,7 @@ def chrome(path):
     for e in ev:
         if e['ph'] != 'M':
             e['track'] = track(e)
-    return ev
+    return ev, pname, tname
 
 
 def compare(pf, ch, args):
@@ -349,6 +352,20 @@ def compare(pf, ch, args):
         fail('the first packet does not start the incremental state')
 
 
+def names(pf, pname, tname):
+    """Processes and threads named as chrome names them ("comm pid", "comm tid")."""
+    for pid, n in pf.process_names.items():
+        want = pname.get(pid)
+        if want not in (n, '%s %d' % (n, pid)):
+            fail('process %d: %r in perfetto, %r in chrome' % (pid, n, want))
+    for (pid, tid), n in pf.thread_names.items():
+        want = tname.get((pid, tid))
+        if want is None:  # a thread with samples only: chrome names its samples track
+            want = tname.get((pid, SAMPLE_TID_BASE + tid), '').replace(' samples', '')
+        if want not in ('%s %d' % (n, tid), 'tid %d' % tid):
+            fail('thread %d: %r in perfetto, %r in chrome' % (tid, n, want))
+
+
 def main():
     a = sys.argv[1:]
     opts = {}
@@ -358,7 +375,9 @@ def main():
         opts['samples'] = int(a[a.index('--samples') + 1])
     opts['coinciding'] = '--coinciding-samples' in a
     pf = Perfetto(a[0])
-    compare(pf, chrome(a[1]), opts)
+    ch, pname, tname = chrome(a[1])
+    compare(pf, ch, opts)
+    names(pf, pname, tname)
     if failures:
         print('%d failures' % len(failures))
         return 1

@@ -36,7 +36,7 @@ int pf__emit_samples(struct perfetto *pf)
 		iid = pf__stack_iid(pf, f, n);
 		pb__begin(&pf->pkt, PKT_PERF_SAMPLE);
 		pb__varint(&pf->pkt, PS_CPU, s->cpu);
-		pb__varint(&pf->pkt, PS_PID, session__process_pid(pf->ses, s->pid));
+		pb__varint(&pf->pkt, PS_PID, s->pid);
 		pb__varint(&pf->pkt, PS_TID, s->tid);
 		if (iid)
 			pb__varint(&pf->pkt, PS_CALLSTACK_IID, iid);

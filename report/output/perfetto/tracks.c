@@ -53,22 +53,28 @@ static void open_desc(struct pb *d, uint64_t uuid, uint64_t parent, const char *
 
 static uint64_t process_track(struct perfetto *pf, uint32_t pid)
 {
-	char name[340], place[300], comm[32];
+	char name[360], place[300], cb[32];
+	const char *comm;
 	struct pb *d = &pf->desc;
 	bool fresh;
 	uint64_t uuid = track(pf, TRACK_PROCESS, pid, 0, &fresh);
 
 	if (!uuid || !fresh)
 		return uuid;
-	trace__comm(pf->t, pid, comm, sizeof(comm));
-	/* several traces or ranks: where the process ran, as the chrome output says it */
+	comm = trace__comm(pf->t, pid, cb, sizeof(cb));
+	/*
+	 * Several traces or ranks: where the process ran and the pid its host knew, as the chrome
+	 * output says it. The descriptor's pid is the trace's, which merging keeps distinct (two
+	 * hosts' processes of one pid would be one process to Perfetto).
+	 */
 	if (session__has_places(pf->ses) && *session__process_place(pf->ses, pid, place, sizeof(place)))
-		snprintf(name, sizeof(name), "%s (%s)", place, comm);
+		snprintf(name, sizeof(name), "%s pid %u (%s)", place, session__process_pid(pf->ses, pid),
+			 comm);
 	else
 		snprintf(name, sizeof(name), "%s", comm);
 	open_desc(d, uuid, 0, NULL);
 	pb__begin(d, TD_PROCESS);
-	pb__varint(d, PD_PID, session__process_pid(pf->ses, pid));
+	pb__varint(d, PD_PID, pid);
 	pf__str(d, PD_PROCESS_NAME, name, strlen(name));
 	pb__end(d);
 	return describe(pf, d, uuid);
@@ -91,7 +97,7 @@ uint64_t pf__thread_track(struct perfetto *pf, uint32_t pid, uint32_t tid)
 	n = tt ? trace__string(pf->t, tt->comm_str) : NULL;
 	open_desc(d, uuid, parent, NULL);
 	pb__begin(d, TD_THREAD);
-	pb__varint(d, THD_PID, session__process_pid(pf->ses, pid));
+	pb__varint(d, THD_PID, pid);
 	pb__varint(d, THD_TID, tid);
 	if (n && *n)
 		pf__str(d, THD_THREAD_NAME, n, strlen(n));
