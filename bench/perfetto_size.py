@@ -63,8 +63,8 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for f in sorted(glob.glob(os.path.join(ROOT, "samples", "traces", "*.xpu"))):
         t = os.path.getsize(f)
-        p = measure([report, "-F", "perfetto", f], a.reps)
-        c = measure([report, "-F", "chrome", "--max-output=4G", f], a.reps)
+        p = measure([report, "-F", "perfetto", "--max-output=0", f], a.reps)
+        c = measure([report, "-F", "chrome", "--max-output=0", f], a.reps)
         print(f"| {os.path.basename(f)} | {t} | {p[0]} ({p[0] / t:.2f}x) | {c[0]} ({c[0] / t:.1f}x) "
               f"| {p[0] / c[0]:.3f} | {p[1]:.2f} | {c[1]:.2f} | {p[2]:.0f} | {c[2]:.0f} |")
     tmp = tempfile.mkdtemp(prefix="xpu-perfetto-size-")
@@ -83,7 +83,7 @@ def main():
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t = os.path.getsize(g)
             reps = a.reps if n <= 20000000 else 1
-            p = measure([report, "-F", "perfetto", g], reps)
+            p = measure([report, "-F", "perfetto", "--max-output=0", g], reps)
             x = measure([report, g], reps)
             print(f"| {n} | {t} | {p[0]} ({p[0] / t:.2f}x) | {p[1]:.1f} | {x[1]:.1f} | {p[2]:.0f} | {x[2]:.0f} |")
             os.unlink(g)
