@@ -58,6 +58,15 @@ a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
 # tiny traces: the fixed packets (descriptors, clock snapshots) weigh more
 check synthetic "$OUT/synthetic.xpu" 8 --frame leaf_work --coinciding-samples
 check offcpu "$OUT/offcpu.xpu" 8 --frame middle
+# a time range: the same slices, samples and counters clipped alike
+"$REPORT" -F perfetto --time-range=6,8.6 -o "$OUT/range.pftrace" \
+	"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	"$REPORT" -F chrome --time-range=6,8.6 -o "$OUT/range.json" \
+		"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
+		<"$OUT/range.pftrace" >"$OUT/range.txt" &&
+	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/range.txt" "$OUT/range.json" ||
+	{ echo "FAIL range: --time-range"; rc=1; }
 # the interning tables reset every 500 entries: each packet still resolves every id it uses
 XPU_REPORT_PERFETTO_INTERN_MAX=500 "$REPORT" -F perfetto -o "$OUT/reset.pftrace" \
 	"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
