@@ -11,6 +11,7 @@
  *   threads.c   per traced thread: CUDA API calls, NVTX ranges, driver ioctls, off-CPU blocks
  *   gpu.c       per GPU stream: kernels, copies, memsets, and the flows from their launches
  *   samples.c   CPU samples as PerfSample packets with interned call stacks
+ *   utf8.c      strings as UTF-8, cut at OUT_NAME_MAX_BYTES
  *   counters.c  per GPU: busy % of kernels and of copies (model/gpu_busy.h), counter tracks
  *   memory.c    per GPU: bytes allocated and not yet freed, a counter track
  *   perfetto.c  the file: clock snapshots, the tracks in order
