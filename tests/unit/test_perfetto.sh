@@ -84,5 +84,13 @@ XPU_REPORT_PERFETTO_INTERN_MAX=500 "$REPORT" -F perfetto -o "$OUT/reset.pftrace"
 		<"$OUT/multi.pftrace" >"$OUT/multi.txt" &&
 	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/multi.txt" "$OUT/multi.json" ||
 	{ echo "FAIL multi: two traces"; rc=1; }
+# bench/gen_trace's long-trace generator, cut to 20,000 samples (0.125 s of 8 threads at
+# 20 kHz over 4000 deep stacks): its frames are a copy of xpu-report's functions
+if [ -x "$ROOT/$BUILD/bench/gen_trace" ]; then
+	cp "$REPORT" "$OUT/symbols"
+	"$ROOT/$BUILD/bench/gen_trace" "$OUT/gen.xpu" 20000 4000 "$OUT/symbols" >/dev/null 2>&1 ||
+		{ echo "FAIL: gen_trace"; exit 1; }
+	check gen "$OUT/gen.xpu" 4
+fi
 [ $rc = 0 ] && echo "perfetto: all outputs decode and match chrome"
 exit $rc
