@@ -83,8 +83,8 @@ def main():
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t = os.path.getsize(g)
             reps = a.reps if n <= 20000000 else 1
-            p = measure([report, "-F", "perfetto", "--max-output=0", g], reps)
-            x = measure([report, g], reps)
+            p = measure([report, "-F", "perfetto", "--max-output=0", "--max-records=0", g], reps)
+            x = measure([report, "--max-records=0", g], reps)
             print(f"| {n} | {t} | {p[0]} ({p[0] / t:.2f}x) | {p[1]:.1f} | {x[1]:.1f} | {p[2]:.0f} | {x[2]:.0f} |")
             os.unlink(g)
     finally:
