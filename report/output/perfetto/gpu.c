@@ -86,8 +86,10 @@ static void kernel(struct perfetto *pf, struct pf_slice *s, const struct gpu_wor
 	pf__arg_s(s, ARG_BLOCK, buf + 40);
 	pf__arg_u(s, ARG_REGISTERS, k->registers_per_thread);
 	pf__arg_u(s, ARG_STREAM, k->stream);
-	if (k->flags & XPU_GPU_IN_GRAPH)
+	if (k->flags & XPU_GPU_IN_GRAPH) {
 		pf__arg_u(s, ARG_GRAPH_ID, k->graph_id);
+		pf__arg_u(s, ARG_GRAPH_NODE_ID, k->graph_node_id);
+	}
 	backward_args(pf, s, w);
 	pf->n.kernels++;
 }
@@ -107,6 +109,10 @@ static void memcpy_(struct perfetto *pf, struct pf_slice *s, const struct gpu_wo
 	/* bytes per ns is GB/s */
 	if (dur)
 		pf__arg_d(s, ARG_GBPS, (double)m->bytes / dur);
+	if (m->copy_kind == XPU_MEMCPY_PTOP) {
+		pf__arg_u(s, ARG_SRC_DEVICE, m->src_device);
+		pf__arg_u(s, ARG_DST_DEVICE, m->dst_device);
+	}
 	pf__arg_u(s, ARG_STREAM, m->stream);
 	pf->n.copies++;
 }

@@ -23,7 +23,9 @@ static const char *const arg_names[ARG_NAMES] = {
 	[ARG_REGISTERS] = "registers_per_thread", [ARG_STREAM] = "stream", [ARG_SRC] = "src",
 	[ARG_DST] = "dst", [ARG_GBPS] = "GB/s", [ARG_VALUE] = "value", [ARG_MEMORY] = "memory",
 	[ARG_GRAPH_ID] = "graph_id", [ARG_BACKWARD_NODE] = "backward_node",
-	[ARG_FORWARD_SITE] = "forward_site",
+	[ARG_FORWARD_SITE] = "forward_site", [ARG_GRAPH_NODE_ID] = "graph_node_id",
+	[ARG_SRC_DEVICE] = "src_device", [ARG_DST_DEVICE] = "dst_device", [ARG_FILE] = "file",
+	[ARG_DRIVER_US] = "driver_us", [ARG_COLOR] = "color",
 };
 
 enum { STR_NAME, STR_CATEGORY };

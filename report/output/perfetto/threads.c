@@ -177,6 +177,7 @@ int pf__emit_nvtx(struct perfetto *pf)
 		bool marker = r->kind == XPU_NVTX_MARKER || r->end_ns <= r->start_ns;
 		struct pf_slice s = { .cat = "nvtx", .start = r->start_ns, .end = r->end_ns,
 				      .instant = marker };
+		char color[16];
 
 		if (!filter__span(&pf->ses->filter, r->pid, r->tid, r->start_ns,
 				  marker ? r->start_ns : r->end_ns))
@@ -186,6 +187,10 @@ int pf__emit_nvtx(struct perfetto *pf)
 		s.name_len = strlen(s.name);
 		if (dom && *dom)
 			pf__arg_s(&s, ARG_DOMAIN, dom);
+		if (r->color_argb) {
+			snprintf(color, sizeof(color), "#%06x", r->color_argb & 0xffffff);
+			pf__arg_s(&s, ARG_COLOR, color);
+		}
 		err = pf__slice(pf, &s);
 		if (err)
 			return err;
@@ -248,8 +253,11 @@ int pf__emit_ioctls(struct perfetto *pf)
 		s.name = name ? name : hex;
 		s.name_len = strlen(s.name);
 		pf__arg_s(&s, ARG_REQUEST, hex);
+		pf__arg_s(&s, ARG_FILE, file ? file : "?");
 		pf__arg_u(&s, ARG_FD, io->fd);
 		pf__arg_i(&s, ARG_RET, io->ret);
+		if (io->flags & XPU_IOCTL_DRIVER_TIMED)
+			pf__arg_d(&s, ARG_DRIVER_US, io->driver_ns / 1e3);
 		err = pf__slice(pf, &s);
 		if (err)
 			return err;
