@@ -20,8 +20,9 @@ DEMO_PKGS=(python3)
 # backward attribution needs Debian's PyTorch, CPU-only, whose autograd runs backward on the
 # caller's thread), debuginfod (a real symbol server on the loopback for
 # tests/e2e/test_debuginfod.sh, and libdebuginfod, which xpu-report loads at run time when
-# DEBUGINFOD_URLS is set)
-TEST_PKGS=(linux-perf chromium strace golang-go python3-torch debuginfod)
+# DEBUGINFOD_URLS is set), protobuf-compiler (protoc: the tests decode --format=perfetto with
+# format-spec/perfetto_subset.proto)
+TEST_PKGS=(linux-perf chromium strace golang-go python3-torch debuginfod protobuf-compiler)
 case $TIER in
 build) PKGS=("${BUILD_PKGS[@]}") ;;
 demo) PKGS=("${BUILD_PKGS[@]}" "${DEMO_PKGS[@]}") ;;

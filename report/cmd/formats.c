@@ -17,6 +17,8 @@ static const struct report_format_def formats[] = {
 	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_STOPS | NAME_DSOS },
 	{ .name = "chrome", .format = FMT_CHROME, .from_session = out_chrome,
 	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD },
+	{ .name = "perfetto", .format = FMT_PERFETTO, .from_session = out_perfetto,
+	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD },
 	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff,
 	  .names = NAME_PROFILE },
 	{ .name = "jsonl", .format = FMT_JSONL, .from_session = out_jsonl,

@@ -64,6 +64,8 @@ static const struct cli_opt options[] = {
 	{ .short_name = 'F', .name = "format", .arg = "FMT",
 	  .help[0] = "text (default), folded (flamegraph.pl input), info,\n"
 		     "chrome (timeline JSON for Perfetto UI / chrome://tracing)\n"
+		     "perfetto (the same timeline as a native Perfetto trace:\n"
+		     "interned, a few times the trace's size; ui.perfetto.dev)\n"
 		     "svg (interactive flame graph of the folded view) or jsonl\n"
 		     "(one JSON object per event, for scripts: format-spec/JSONL.md)\n"
 		     "pprof: gzipped profile.proto of the folded view, for go tool\n"

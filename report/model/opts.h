@@ -15,6 +15,7 @@ enum report_format {
 	FMT_JSONL,	/* one JSON object per event (out_jsonl.c) */
 	/* pprof: gzipped profile.proto (out_pprof.c) */
 	FMT_PPROF,
+	FMT_PERFETTO,	/* native Perfetto protobuf (output/perfetto/) */
 };
 
 enum report_view {

@@ -31,6 +31,11 @@ int out_info(const struct session *ses, FILE *out);
 int out_folded(const struct profile *p, FILE *out);
 /* Trace Event JSON for Perfetto UI and chrome://tracing; reads the trace, not the profile. */
 int out_chrome(const struct session *ses, FILE *out);
+/*
+ * A native Perfetto trace (perfetto.protos.Trace) of the chrome output's view, streamed with
+ * interning (output/perfetto/); reads the trace, not the profile.
+ */
+int out_perfetto(const struct session *ses, FILE *out);
 /* --callers / --callees FUNC: a text tree of one function's callers or callees. -ENOENT
  * (said on stderr) when no stack holds FUNC. */
 int out_calltree(const struct profile *p, FILE *out);

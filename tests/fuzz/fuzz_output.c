@@ -21,7 +21,7 @@ static char out_path[64];
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const enum report_format formats[] = {
-		FMT_TEXT, FMT_FOLDED, FMT_INFO, FMT_CHROME, FMT_SVG, FMT_PPROF,
+		FMT_TEXT, FMT_FOLDED, FMT_INFO, FMT_CHROME, FMT_SVG, FMT_PPROF, FMT_PERFETTO,
 	};
 	struct report_opts o = { .input = fuzz_path, .max_output_bytes = UINT64_MAX };
 	struct stat sb;

@@ -95,7 +95,7 @@ static __attribute__((unused)) uint8_t fuzz_write_records(const uint8_t *data, s
 static __attribute__((unused)) void fuzz_run_reports(unsigned int variant, unsigned int fmt)
 {
 	static const enum report_format formats[] = {
-		FMT_TEXT, FMT_FOLDED, FMT_INFO, FMT_CHROME, FMT_SVG, FMT_JSONL,
+		FMT_TEXT, FMT_FOLDED, FMT_INFO, FMT_CHROME, FMT_SVG, FMT_JSONL, FMT_PERFETTO,
 	};
 	struct report_opts o = {
 		.input = fuzz_path,

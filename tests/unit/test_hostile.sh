@@ -45,7 +45,7 @@ lim() {
 # 1. a 1 MiB API name, 2,252 calls: every output bounded (names cut at 4 KB), and
 #    --max-output stops the output with a clear error
 "$T/make_hostile" longname "$T/long.xpu" || exit 1
-for f in chrome text folded svg info; do
+for f in chrome perfetto text folded svg info; do
 	"$R" -F $f -o "$T/long.$f" "$T/long.xpu" 2>"$T/err" ||
 		{ [ $f = folded ] || [ $f = svg ] ||
 		  # API calls only: text writes its header, then says there is nothing to rank
@@ -55,6 +55,9 @@ for f in chrome text folded svg info; do
 	[ "$size" -le $((16 << 20)) ] || bad "long name: -F $f wrote $size bytes"
 done
 grep -q 'AAAA\.\.\."' "$T/long.chrome" || bad "long name: chrome names not cut and marked"
+# the name once (interned), cut and marked, not once per call
+[ "$(grep -ac 'AAAA\.\.\.' "$T/long.perfetto")" = 1 ] ||
+	bad "long name: perfetto names not interned once, cut and marked"
 "$R" -F chrome --max-output=1M -o "$T/lim.json" "$T/long.xpu" 2>"$T/err"
 rc=$?
 size=$(wc -c < "$T/lim.json")
@@ -66,7 +69,7 @@ size=$(wc -c < "$T/lim.json")
 #    empty file: none is opened, by any format or the archive
 mkdir "$T/d" "$T/d/dir" && mkfifo "$T/d/fifo" && : > "$T/d/empty"
 "$T/make_hostile" files "$T/files.xpu" "$T/d" || exit 1
-for f in text info chrome folded svg; do
+for f in text info chrome perfetto folded svg; do
 	strace -f -e trace=open,openat,openat2 -o "$T/st.$f" "$R" -F $f "$T/files.xpu" \
 		>/dev/null 2>&1
 done
@@ -107,7 +110,7 @@ grep -q "bad records      1$" "$T/deep.info" && grep -q "bad stack refs   1$" "$
 # 5. issue 28: a mapping over the whole address space under 40,000 small ones; every lookup
 #    walked back over all of them (5 CPU-minutes for a 196 KB trace). An interval index now.
 "$T/make_hostile" spanmaps "$T/span.xpu" || exit 1
-for cmd in "-F folded" "-F text" "-F svg" "-F chrome" "-F pprof" "-F jsonl" "-F info" \
+for cmd in "-F folded" "-F text" "-F svg" "-F chrome" "-F perfetto" "-F pprof" "-F jsonl" "-F info" \
 	"-F folded $T/span.xpu" "diff $T/span.xpu"; do
 	[ "$cmd" = "-F pprof" ] && ! "$R" --help | grep -q pprof && continue
 	# shellcheck disable=SC2086
@@ -139,7 +142,7 @@ memfds=$(grep -c memfd_create "$T/st.arch")
 	[ "$(grep -c "larger than the file the trace recorded" "$T/err")" = 1 ] ||
 	bad "archive entries: not said once each: $(head -c 600 "$T/err")"
 # every format, several traces and a diff: one memfd (one a side of a diff), each said once
-for cmd in "-F folded" "-F text" "-F svg" "-F chrome" "-F pprof" "-F jsonl" \
+for cmd in "-F folded" "-F text" "-F svg" "-F chrome" "-F perfetto" "-F pprof" "-F jsonl" \
 	"-F folded $T/arch.xpu" "diff $T/arch.xpu"; do
 	[ "$cmd" = "-F pprof" ] && ! "$R" --help | grep -q pprof && continue
 	want=1

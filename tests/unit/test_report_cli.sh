@@ -46,7 +46,7 @@ for args in "" "$T" "$T $T $T" "- -" "-F chrome $T $T" "-F jsonl $T $T" "-F info
 	n=$((n + 1))
 done
 # the formats diff writes and those it does not, both from the table of formats
-"$R" diff -F pprof "$T" "$T" 2>&1 | grep -q 'diff writes text, folded or svg (not info, chrome, jsonl or pprof)' ||
+"$R" diff -F pprof "$T" "$T" 2>&1 | grep -q 'diff writes text, folded or svg (not info, chrome, perfetto, jsonl or pprof)' ||
 	fail "diff -F pprof does not list the formats diff writes and those it does not"
 "$R" --order=total "$T" >/dev/null 2>&1 && fail "--order accepted outside diff"
 printf 'not a trace' >"$tmp/bad.xpu"

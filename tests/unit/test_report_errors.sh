@@ -90,6 +90,10 @@ rc=$?
 [ $rc = 1 ] && [ "$(cat "$tmp/err")" = "xpu-report: cannot write /dev/full: No space left on device" ] ||
 	bad "-o /dev/full: exit $rc: $(cat "$tmp/err")"
 [ -c /dev/full ] || bad "/dev/full is no longer a device"
+"$R" -F perfetto --no-host-files -o /dev/full "$P" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && [ "$(cat "$tmp/err")" = "xpu-report: cannot write /dev/full: No space left on device" ] ||
+	bad "-F perfetto -o /dev/full: exit $rc: $(cat "$tmp/err")"
 "$R" -F chrome --no-host-files "$P" >/dev/full 2>"$tmp/err"
 rc=$?
 [ $rc = 1 ] && [ "$(cat "$tmp/err")" = "xpu-report: cannot write standard output: No space left on device" ] ||

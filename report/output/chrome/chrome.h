@@ -27,8 +27,6 @@
 #define GPU_TID_BASE 2000000000u
 #define GPU_MAX_TRACKS 100000000u
 #define SIZE_WARN_BYTES (256ull << 20)
-#define COUNTER_BUCKETS 2000
-#define COUNTER_MIN_BUCKET_NS 10000ull
 
 /* Open frames of a thread opened by one sample: from depth on, up to the next run's depth. */
 struct open_run {

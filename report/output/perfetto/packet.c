@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One TracePacket of the perfetto output: built in pf->pkt, its new interned entries gathered
+ * in pf->interned, written as one Trace.packet field. Every packet is on one sequence; the
+ * first after a reset of the interning tables says so (SEQ_INCREMENTAL_STATE_CLEARED) and
+ * repeats the defaults (monotonic timestamps), which a reset clears too.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "output/perfetto/perfetto.h"
+
+void pf__packet_begin(struct perfetto *pf, uint64_t ts)
+{
+	pf__intern_maybe_reset(pf);
+	pb__reset(&pf->pkt);
+	pb__reset(&pf->interned);
+	if (ts)
+		pb__varint(&pf->pkt, PKT_TIMESTAMP, ts);
+}
+
+static int put_packet(struct perfetto *pf, const struct pb *p)
+{
+	uint8_t hdr[12];
+	size_t n = 0;
+	uint64_t len = p->n;
+
+	if (p->oom)
+		return -ENOMEM;
+	hdr[n++] = TRACE_PACKET << 3 | 2;
+	while (len >= 0x80) {
+		hdr[n++] = (uint8_t)(len | 0x80);
+		len >>= 7;
+	}
+	hdr[n++] = (uint8_t)len;
+	pf->bytes += fwrite(hdr, 1, n, pf->out);
+	pf->bytes += fwrite(p->b, 1, p->n, pf->out);
+	pf->packets++;
+	return out__failed(pf->out) ? -EIO : 0;
+}
+
+int pf__write_packet(struct perfetto *pf, const struct pb *p)
+{
+	return put_packet(pf, p);
+}
+
+int pf__packet_end(struct perfetto *pf, bool needs_state)
+{
+	struct pb *p = &pf->pkt;
+	uint32_t flags = needs_state ? SEQ_NEEDS_INCREMENTAL_STATE : 0;
+
+	pb__varint(p, PKT_SEQUENCE_ID, PF_SEQUENCE_ID);
+	if (pf->cleared) {
+		flags |= SEQ_INCREMENTAL_STATE_CLEARED;
+		pb__begin(p, PKT_TRACE_DEFAULTS);
+		pb__varint(p, DEFAULTS_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
+		pb__end(p);
+		pf->cleared = false;
+	}
+	if (flags)
+		pb__varint(p, PKT_SEQUENCE_FLAGS, flags);
+	if (pf->interned.oom)
+		return -ENOMEM;
+	if (pf->interned.n)
+		pb__bytes(p, PKT_INTERNED_DATA, pf->interned.b, pf->interned.n);
+	return put_packet(pf, p);
+}
