@@ -23,6 +23,22 @@
 
 struct jitsyms;
 
+/*
+ * The most frames a named stack has: four per address of the format's deepest stack (1,024
+ * addresses, FORMAT.md 3.3). A symbol pack may give each address a run of 256 frames (512 with
+ * --inline), so 1,024 addresses named 262,144 frames, and every output's cost went with that;
+ * past the cap the stack keeps its outermost frames and ends in SYM_CUT_FRAME.
+ */
+#define SYM_STACK_MAX_FRAMES 4096
+#define SYM_CUT_FRAME "[frames cut: over 4096]"
+/*
+ * Frames assembled for named stacks, in all, per byte of the records' bound (trace.h
+ * trace__keep_bound): each (process, stack) is named apart, so thousands of processes on a
+ * stack of deep runs did that work as often. Past it a stack is SYM_UNNAMED_FRAME alone.
+ */
+#define SYM_FRAMES_PER_KEPT_BYTE_DIV 2
+#define SYM_UNNAMED_FRAME "[stack not named: past --max-records]"
+
 /* How frames are named (where files come from: dso_opts). */
 struct sym_opts {
 	bool python_lines;
@@ -90,6 +106,10 @@ struct symbolizer {
 	struct sym_addr *addr_list;
 	size_t naddr_list, addr_list_cap;
 	uint64_t jit_named;		/* frames named by a JIT symbol */
+	/* the bounds above: stacks cut at SYM_STACK_MAX_FRAMES, stacks left unnamed */
+	uint64_t stacks_cut, stacks_unnamed;
+	uint64_t frames_assembled, frames_budget;
+	bool scratch_cut, scratch_over;	/* the stack being assembled met a bound */
 };
 
 /*
