@@ -74,6 +74,9 @@
  *                         a sample in each on one stack of 1,024 addresses: backward
  *                         attribution derived a stack per sample outside --max-records
  *                         (gigabytes; issue 41)
+ *   ctlnames OUT          a thread name, a host, a JIT symbol and a DSO path holding terminal
+ *                         escapes, a C1 control, a newline and bytes that are no UTF-8:
+ *                         text, folded, info and the messages wrote them raw (issue 41)
  * Every DSO is mapped by pid 100 and sampled once (spanmaps, threads and pids map their own).
  */
 #include <elf.h>
@@ -428,6 +431,28 @@ static void backward_evals(uint32_t n)
 		rec(XPU_REC_AUTOGRAD_EVAL, &e, sizeof(e), e.begin_ns);
 		sample(e.begin_ns + 1, id);
 	}
+}
+
+/*
+ * ctlnames: a thread name, a JIT symbol and a DSO path (with a build-id found nowhere) that
+ * hold terminal escapes (a window title, a screen clear, a colour, a C1 CSI), a newline, a
+ * tab and bytes that are no UTF-8; each sampled once. Set before the session is written.
+ */
+static const char ctl_comm[] = "evil\033]0;TITLE\007\033[2J";
+static const char ctl_jit[] = "jit\033[31mred\xff\xc2\x9b" "5m\nline";
+static const char ctl_path[] = "/nonexistent/lib\033[2J\tx\xc3.so";
+
+static void ctlnames(void)
+{
+	struct xpu_rec_jit_symbol j = { .start = 0x7000, .size_bytes = 16, .pid = 100 };
+	uint8_t bid[20];
+	uint64_t ip = 0x7004;
+
+	j.name_str = str(ctl_jit);
+	rec(XPU_REC_JIT_SYMBOL, &j, sizeof(j), T0);
+	sample(T0 + 1, stack(&ip, 0, 1));
+	memset(bid, 0xc7, sizeof(bid));
+	dso(ctl_path, bid, 20);
 }
 
 static void dsowarn(const char *bin)
@@ -788,7 +813,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
 			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|calltree|pidset|"
-			"refs|pyruntimes|hashkeys|packruns|backward OUT [ARG]\n");
+			"refs|pyruntimes|hashkeys|packruns|backward|ctlnames OUT [ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -797,6 +822,8 @@ int main(int argc, char **argv)
 	open_trace(argv[2], &wo);
 	if (!strcmp(argv[1], "names"))
 		long_names();
+	if (!strcmp(argv[1], "ctlnames"))
+		comm = host = ctl_comm;
 	session();
 	if (!strcmp(argv[1], "longname"))
 		longname();
@@ -843,6 +870,8 @@ int main(int argc, char **argv)
 		ksyms(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
 	else if (!strcmp(argv[1], "refs"))
 		refs();
+	else if (!strcmp(argv[1], "ctlnames"))
+		ctlnames();
 	else if (!strcmp(argv[1], "backward"))
 		backward_evals(argc >= 4 ? strtoul(argv[3], NULL, 10) : 262144);
 	else if (!strcmp(argv[1], "packruns"))

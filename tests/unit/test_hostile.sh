@@ -490,5 +490,30 @@ grep -q "^  not derived  *[0-9]* past the derived stacks' bound (--max-records)$
 [ "$(awk '{ n += $NF } END { print n }' "$T/bw.folded")" = 65536 ] ||
 	bad "backward stacks: samples lost: $(awk '{ n += $NF } END { print n }' "$T/bw.folded")"
 
+# 23. issue 41: a thread name and host, a JIT symbol and a DSO path with terminal escapes
+#     (window title, screen clear, colour, a C1 CSI), a tab, a newline and bytes that are no
+#     UTF-8 went raw to the terminal in text, folded, info and the messages. Escaped now
+#     (README "Terminal safety": \ooo for each byte); JSON keeps them, escaped its own way.
+"$T/make_hostile" ctlnames "$T/ctl.xpu" || exit 1
+raw=$'[\x01-\x08\x0b-\x1f\x7f\xff]|\xc2[\x80-\x9f]'
+for cmd in "-F text" "-F folded" "-F info" "diff -F text $T/ctl.xpu" "diff -F folded $T/ctl.xpu" \
+	--callees=$'jit\x1b[31mred\xff\xc2\x9b5m_line' "archive -o $T/ctl.xpa"; do
+	# shellcheck disable=SC2086
+	lim "$R" $cmd "$T/ctl.xpu" >"$T/ctl.out" 2>"$T/err"
+	LC_ALL=C grep -aqE "$raw" "$T/ctl.out" "$T/err" &&
+		bad "control names: $cmd: raw bytes: $(LC_ALL=C grep -aE "$raw" "$T/ctl.out" "$T/err" | cat -v | head -c 300)"
+done
+lim "$R" -F folded "$T/ctl.xpu" 2>/dev/null >"$T/ctl.folded"
+grep -qF 'evil\033]0_TITLE\007\033[2J;lib\033[2J\011x\303.so+0x1234 1' "$T/ctl.folded" &&
+	[ "$(wc -l <"$T/ctl.folded")" = 2 ] ||
+	bad "control names: folded: $(cat -v "$T/ctl.folded" | head -c 300)"
+lim "$R" -F info "$T/ctl.xpu" 2>&1 | grep -qF 'lib\033[2J	x\303.so local: not found' ||
+	bad "control names: info does not show the escaped path"
+for f in chrome jsonl; do
+	lim "$R" -F $f -o "$T/ctl.$f" "$T/ctl.xpu" 2>/dev/null
+	LC_ALL=C grep -aq $'[\x1b\x07\xff]' "$T/ctl.$f" && bad "control names: -F $f: raw bytes"
+	grep -q 'jit\\u001b\[31mred\\ufffd' "$T/ctl.$f" || bad "control names: -F $f: not JSON escapes"
+done
+
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
