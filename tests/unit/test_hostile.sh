@@ -462,8 +462,8 @@ done
 lim "$R" -F info "$T/runs.xpu" 2>/dev/null | grep -q "^  cut  *1 named stacks over 4096 frames$" ||
 	bad "pack runs: info does not count the cut stack"
 
-# 21. issue 41: 3,500 such stacks, each its own leaf (the trace 56 KB, the pack 6 KB): 24 to
-#     41 CPU-s in every format, info included; now 4,096 frames each, well inside the limits.
+# 21. issue 41: 3,500 such stacks, each its own leaf (the trace 56 KB, the pack 6 KB): over
+#     10 CPU-s in every format, info included; now 4,096 frames each, well inside the limits.
 "$T/make_hostile" packruns "$T/runs3k.xpu" 3500 || exit 1
 for f in text folded svg chrome pprof jsonl info; do
 	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
