@@ -90,7 +90,8 @@ void session__warn_naming(const struct session *s)
 			   s->sym.stacks_cut, SYM_STACK_MAX_FRAMES, SYM_CUT_FRAME);
 	if (s->sym.stacks_unnamed)
 		warn__once("%" PRIu64 " stacks not named: the frames named passed %" PRIu64
-			   ", the bound of the records kept (--max-records); each is \"%s\"",
+			   ", as many as the bound of the records kept holds (--max-records); each "
+			   "is \"%s\"",
 			   s->sym.stacks_unnamed, s->sym.frames_budget, SYM_UNNAMED_FRAME);
 }
 

@@ -759,7 +759,7 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 	s->opts = *opts;
 	s->pool = pool;
 	/* a trace made in memory (tests) has no bound: none here either */
-	s->frames_budget = t->keep_max ? t->keep_max / SYM_FRAMES_PER_KEPT_BYTE_DIV : UINT64_MAX;
+	s->frames_budget = t->keep_max ? t->keep_max / (2 * sizeof(uint32_t)) : UINT64_MAX;
 	err = jitsyms__build(&s->jit, t);
 	if (err)
 		return err;

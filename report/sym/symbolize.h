@@ -32,11 +32,12 @@ struct jitsyms;
 #define SYM_STACK_MAX_FRAMES 4096
 #define SYM_CUT_FRAME "[frames cut: over 4096]"
 /*
- * Frames assembled for named stacks, in all, per byte of the records' bound (trace.h
- * trace__keep_bound): each (process, stack) is named apart, so thousands of processes on a
- * stack of deep runs did that work as often. Past it a stack is SYM_UNNAMED_FRAME alone.
+ * The frames assembled for named stacks, in all, hold at most the records' bound in bytes
+ * (trace.h trace__keep_bound) at what a kept frame costs, its id and file (8 bytes; pprof's
+ * sites, 32 more, are not counted: a small recorded trace must not meet the bound). Each
+ * (process, stack) is named apart, and short stacks of long runs named 256 frames an
+ * address. Past it a stack is SYM_UNNAMED_FRAME alone.
  */
-#define SYM_FRAMES_PER_KEPT_BYTE_DIV 2
 #define SYM_UNNAMED_FRAME "[stack not named: past --max-records]"
 
 /* How frames are named (where files come from: dso_opts). */
@@ -108,7 +109,7 @@ struct symbolizer {
 	uint64_t jit_named;		/* frames named by a JIT symbol */
 	/* the bounds above: stacks cut at SYM_STACK_MAX_FRAMES, stacks left unnamed */
 	uint64_t stacks_cut, stacks_unnamed;
-	uint64_t frames_assembled, frames_budget;
+	uint64_t frames_assembled, frames_budget;	/* in frames */
 	bool scratch_cut, scratch_over;	/* the stack being assembled met a bound */
 };
 

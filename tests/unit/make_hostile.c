@@ -65,10 +65,11 @@
  *                         a Python runtime and an autograd probe naming an undefined file:
  *                         those references went uncounted (issue 29; the record table's
  *                         fields now say which to count), beside one of each that resolves
- *   packruns OUT [N]      and OUT.xpa: N stacks (1) of 1,024 addresses of one file, and a
- *                         symbol pack giving each address a run of 256 frames (512 with
+ *   packruns OUT [N [D]]  and OUT.xpa: N stacks (1) of D addresses (1,024) of one file, and
+ *                         a symbol pack giving each address a run of 256 frames (512 with
  *                         --inline): 262,144 frames a stack; svg recursed a level per frame
- *                         (a stack overflow), and every output's cost went with the frames
+ *                         (a stack overflow), and every output's cost went with the frames;
+ *                         N short stacks (D 16) named 4,096 frames from 16 addresses each
  *                         (issue 41)
  *   backward OUT [N]      N autograd evaluations (262,144) of one thread, each of its own class,
  *                         a sample in each on one stack of 1,024 addresses: backward
@@ -324,7 +325,7 @@ static void archive(const char *out)
 }
 
 /*
- * packruns: N stacks (1) of 1,024 addresses of one file, each but its leaf the same, and
+ * packruns: N stacks (1) of D addresses (1,024) of one file, each but its leaf the same, and
  * OUT.xpa, whose NAMES entry gives every address the same run of 256 frames (256 more with
  * --inline): 262,144 frames a stack from 1,024 addresses.
  */
@@ -332,7 +333,7 @@ static void archive(const char *out)
 #define RUN_DEPTH 1024
 #define RUN_BASE 0x10000000ull
 
-static void packruns(const char *out, uint32_t nstacks)
+static void packruns(const char *out, uint32_t nstacks, uint32_t depth)
 {
 	static const char strings[] = "\0deep_run\0run.c";
 	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 1,
@@ -340,7 +341,7 @@ static void packruns(const char *out, uint32_t nstacks)
 	struct xpu_rec_dso d = { .id = next_dso++, .kind = XPU_DSO_ELF, .build_id_len = 20 };
 	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .prot = 5, .start = RUN_BASE,
 				     .end = RUN_BASE + 0x1000000 };
-	uint32_t naddrs = 2 * (RUN_DEPTH - 1) + nstacks, i, k;
+	uint32_t naddrs = 2 * (depth - 1) + nstacks, i, k;
 	size_t len = 32 + naddrs * 16ull + 2 * RUN_FRAMES * 16 + xpa_pad8(sizeof(strings));
 	uint8_t *raw = calloc(1, len), *p;
 	uint64_t ips[RUN_DEPTH];
@@ -357,9 +358,9 @@ static void packruns(const char *out, uint32_t nstacks)
 	/* caller i at 0x1000 + 16 i (looked up one byte before), each stack's own leaf above */
 	for (k = 0; k < nstacks; k++) {
 		ips[0] = RUN_BASE + 0x800000 + 16ull * k;
-		for (i = 1; i < RUN_DEPTH; i++)
+		for (i = 1; i < depth; i++)
 			ips[i] = RUN_BASE + 0x1000 + 16ull * i;
-		sample(T0 + 1 + k, stack(ips, 0, RUN_DEPTH));
+		sample(T0 + 1 + k, stack(ips, 0, (uint16_t)depth));
 	}
 	/* the entry: header, addresses sorted, one run of frames all share, the strings */
 	memcpy(raw, "XPAN", 4);
@@ -369,7 +370,7 @@ static void packruns(const char *out, uint32_t nstacks)
 	i = xpa_pad8(sizeof(strings));
 	memcpy(raw + 12, &i, 4);
 	p = raw + 32;
-	for (i = 1; i < RUN_DEPTH; i++) {
+	for (i = 1; i < depth; i++) {
 		uint64_t off[2] = { 0x1000 + 16ull * i - 1, 0x1000 + 16ull * i };
 		uint16_t n[2] = { RUN_FRAMES, RUN_FRAMES };
 
@@ -875,7 +876,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "backward"))
 		backward_evals(argc >= 4 ? strtoul(argv[3], NULL, 10) : 262144);
 	else if (!strcmp(argv[1], "packruns"))
-		packruns(argv[2], argc >= 4 ? strtoul(argv[3], NULL, 10) : 1);
+		packruns(argv[2], argc >= 4 ? strtoul(argv[3], NULL, 10) : 1,
+			 argc >= 5 && strtoul(argv[4], NULL, 10) - 1 < RUN_DEPTH ?
+				 strtoul(argv[4], NULL, 10) : RUN_DEPTH);
 	else
 		die("arguments");
 	if (trace_writer__close(w))

@@ -474,6 +474,23 @@ for f in text folded svg chrome pprof jsonl info; do
 		bad "3,500 pack-run stacks: -F $f: exit $rc: $(head -c 300 "$T/err")"
 done
 
+#     And 131,072 stacks of 16 addresses (792 KB), each named 4,096 frames: 9 CPU-s and 317 MB
+#     in folded, out of memory in pprof. The frames named in all are within the records'
+#     bound now; past it a stack is one frame that says so, counted and said once.
+"$T/make_hostile" packruns "$T/short.xpu" 131072 16 || exit 1
+for f in folded pprof info; do
+	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
+	lim "$R" -F $f -o "$T/short.$f" "$T/short.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] && [ "$(grep -c "stacks not named: the frames named passed" "$T/err")" = 1 ] ||
+		bad "short pack-run stacks: -F $f: exit $rc: $(head -c 300 "$T/err")"
+done
+grep -q '^\[stack not named: past --max-records\] [0-9]*$' "$T/short.folded" &&
+	[ "$(awk '{ n += $NF } END { print n }' "$T/short.folded")" = 131072 ] ||
+	bad "short pack-run stacks: folded: $(head -c 300 "$T/short.folded")"
+grep -q "^  not named  *[0-9]* past the frames' bound (--max-records)$" "$T/short.info" ||
+	bad "short pack-run stacks: info does not count the stacks not named"
+
 # 22. issue 41: 65,536 autograd evaluations of one thread, each of its own class, a sample in
 #     each on a stack of 1,024 addresses (642 KB): backward attribution derived a stack per
 #     sample, 8 KB each, outside --max-records (715 MB). The derived stacks now hold at most
