@@ -485,7 +485,7 @@ for f in folded pprof info; do
 	[ $rc = 0 ] && [ "$(grep -c "stacks not named: the frames named passed" "$T/err")" = 1 ] ||
 		bad "short pack-run stacks: -F $f: exit $rc: $(head -c 300 "$T/err")"
 done
-grep -q '^\[stack not named: past --max-records\] [0-9]*$' "$T/short.folded" &&
+grep -q '^victim;\[stack not named: past --max-records\] [0-9]*$' "$T/short.folded" &&
 	[ "$(awk '{ n += $NF } END { print n }' "$T/short.folded")" = 131072 ] ||
 	bad "short pack-run stacks: folded: $(head -c 300 "$T/short.folded")"
 grep -q "^  not named  *[0-9]* past the frames' bound (--max-records)$" "$T/short.info" ||
