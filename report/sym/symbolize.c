@@ -759,7 +759,10 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 	s->opts = *opts;
 	s->pool = pool;
 	/* a trace made in memory (tests) has no bound: none here either */
-	s->frames_budget = t->keep_max ? t->keep_max / (2 * sizeof(uint32_t)) : UINT64_MAX;
+	s->frames_budget = UINT64_MAX;
+	if (t->keep_max && t->keep_max < UINT64_MAX / SYM_FRAMES_KEPT_PER_RECORD_BYTE)
+		s->frames_budget = t->keep_max * SYM_FRAMES_KEPT_PER_RECORD_BYTE /
+				   (2 * sizeof(uint32_t) + (opts->sites ? sizeof(struct frame_site) : 0));
 	err = jitsyms__build(&s->jit, t);
 	if (err)
 		return err;

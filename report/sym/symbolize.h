@@ -32,12 +32,14 @@ struct jitsyms;
 #define SYM_STACK_MAX_FRAMES 4096
 #define SYM_CUT_FRAME "[frames cut: over 4096]"
 /*
- * The frames assembled for named stacks, in all, hold at most the records' bound in bytes
- * (trace.h trace__keep_bound) at what a kept frame costs, its id and file (8 bytes; pprof's
- * sites, 32 more, are not counted: a small recorded trace must not meet the bound). Each
- * (process, stack) is named apart, and short stacks of long runs named 256 frames an
- * address. Past it a stack is SYM_UNNAMED_FRAME alone.
+ * The frames assembled for named stacks, in all, hold at most SYM_FRAMES_KEPT_PER_RECORD_BYTE
+ * times the records' bound in bytes (trace.h trace__keep_bound), at what a kept frame costs:
+ * its id and file (8 bytes), and its site with opts.sites (40). Each (process, stack) is named
+ * apart, so 20,000 processes on one stack of 250 frames name 5 million (a case the hostile
+ * tests keep whole), and short stacks of long pack runs named 256 frames an address. Past it
+ * a stack is SYM_UNNAMED_FRAME alone.
  */
+#define SYM_FRAMES_KEPT_PER_RECORD_BYTE 4
 #define SYM_UNNAMED_FRAME "[stack not named: past --max-records]"
 
 /* How frames are named (where files come from: dso_opts). */
