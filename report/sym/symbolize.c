@@ -760,9 +760,14 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 	s->pool = pool;
 	/* a trace made in memory (tests) has no bound: none here either */
 	s->frames_budget = UINT64_MAX;
-	if (t->keep_max && t->keep_max < UINT64_MAX / SYM_FRAMES_KEPT_PER_RECORD_BYTE)
-		s->frames_budget = t->keep_max * SYM_FRAMES_KEPT_PER_RECORD_BYTE /
+	if (t->keep_max && t->keep_max < UINT64_MAX / SYM_FRAMES_KEPT_PER_RECORD_BYTE) {
+		/* traces read as one share a bound, each part less than the smallest alone */
+		uint64_t bound = t->keep_max > TRACE_KEEP_MIN_DEFAULT ? t->keep_max :
+									 TRACE_KEEP_MIN_DEFAULT;
+
+		s->frames_budget = bound * SYM_FRAMES_KEPT_PER_RECORD_BYTE /
 				   (2 * sizeof(uint32_t) + (opts->sites ? sizeof(struct frame_site) : 0));
+	}
 	err = jitsyms__build(&s->jit, t);
 	if (err)
 		return err;

@@ -33,7 +33,8 @@ struct jitsyms;
 #define SYM_CUT_FRAME "[frames cut: over 4096]"
 /*
  * The frames assembled for named stacks, in all, hold at most SYM_FRAMES_KEPT_PER_RECORD_BYTE
- * times the records' bound in bytes (trace.h trace__keep_bound), at what a kept frame costs:
+ * times the records' bound in bytes (trace.h trace__keep_bound; at least its default least,
+ * TRACE_KEEP_MIN_DEFAULT, which traces read as one share), at what a kept frame costs:
  * its id and file (8 bytes), and its site with opts.sites (40). Each (process, stack) is named
  * apart, so 20,000 processes on one stack of 250 frames name 5 million (a case the hostile
  * tests keep whole), and short stacks of long pack runs named 256 frames an address. Past it
