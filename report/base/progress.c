@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/progress.h"
+#include "base/term_safe.h"
 
 #define PROGRESS_EVERY_S 0.25
 
@@ -48,15 +49,15 @@ void progress__update(const char *what, uint64_t done, uint64_t total)
 	pg.last = t;
 	pg.shown = true;
 	if (total)
-		fprintf(stderr, "\rxpu-report: %s %3.0f%% (%.0f s)\033[K", what,
+		fprintf(term_safe__raw_stderr(), "\rxpu-report: %s %3.0f%% (%.0f s)\033[K", what,
 			100.0 * (done < total ? done : total) / total, t - pg.t0);
 	else
-		fprintf(stderr, "\rxpu-report: %s (%.0f s)\033[K", what, t - pg.t0);
+		fprintf(term_safe__raw_stderr(), "\rxpu-report: %s (%.0f s)\033[K", what, t - pg.t0);
 }
 
 void progress__end(void)
 {
 	if (pg.shown)
-		fputs("\r\033[K", stderr);
+		fputs("\r\033[K", term_safe__raw_stderr());
 	pg.shown = false;
 }

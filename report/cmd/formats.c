@@ -16,16 +16,19 @@ static const struct report_format_def formats[] = {
 	{ .name = "info", .format = FMT_INFO, .from_session = out_info,
 	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_STOPS | NAME_DSOS },
 	{ .name = "chrome", .format = FMT_CHROME, .from_session = out_chrome,
-	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD },
+	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD,
+	  .keeps_bytes = true },
+	/* its own encoding: names cut and made valid UTF-8 (perfetto/utf8.c), never raw */
 	{ .name = "perfetto", .format = FMT_PERFETTO, .from_session = out_perfetto,
-	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD },
+	  .needs_selection = true, .names = NAME_SAMPLES | NAME_OFF_CPU | NAME_BACKWARD,
+	  .keeps_bytes = true },
 	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff,
-	  .names = NAME_PROFILE },
+	  .names = NAME_PROFILE, .keeps_bytes = true },
 	{ .name = "jsonl", .format = FMT_JSONL, .from_session = out_jsonl,
-	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_OFF_CPU },
+	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_OFF_CPU, .keeps_bytes = true },
 	/* only in a build with protobuf-c */
 	{ .name = "pprof", .format = FMT_PPROF, .from_profile = out_pprof,
-	  .unavailable = out_pprof__unavailable, .names = NAME_PROFILE },
+	  .unavailable = out_pprof__unavailable, .names = NAME_PROFILE, .keeps_bytes = true },
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

@@ -26,6 +26,13 @@ struct report_format_def {
 	bool header_when_empty;		/* an empty profile still prints what the trace holds */
 	const char *(*unavailable)(void);	/* why this build lacks it, or NULL */
 	unsigned int names;		/* the stacks it prints (model/naming.h), named before it */
+	/*
+	 * A machine format that escapes trace strings its own way (JSON, XML, protobuf) and
+	 * keeps their bytes; the others are text, read on a terminal: written through the
+	 * terminal escaper (base/term_safe.h), folded included (a line format for tools, whose
+	 * lines a control character would break or a terminal would act on).
+	 */
+	bool keeps_bytes;
 };
 
 /* The format named name (NULL: unknown). */

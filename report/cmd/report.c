@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/progress.h"
+#include "base/term_safe.h"
 #include "base/warn.h"
 #include "cli_opts.h"
 #include "cmd/cmd.h"
@@ -659,9 +660,12 @@ struct limited {
 	struct output *to;
 	uint64_t written, max;
 	bool over;
+	bool escape;			/* a text format: through the terminal escaper */
+	struct term_safe ts;
 };
 
-static ssize_t limited_write(void *cookie, const char *buf, size_t n)
+/* Writes n bytes within the limit: 0, or -1 past it or failed. */
+static int limited_put(void *cookie, const char *buf, size_t n)
 {
 	struct limited *l = cookie;
 	size_t done;
@@ -674,21 +678,38 @@ static ssize_t limited_write(void *cookie, const char *buf, size_t n)
 	done = fwrite(buf, 1, n, l->to->f);
 	l->written += done;
 	if (done == n)
-		return (ssize_t)n;
+		return 0;
 	/* the writer only sees a failed stream: the reason is kept for the one message */
 	if (!l->to->err)
 		l->to->err = errno ? errno : EIO;
 	return -1;
 }
 
-static FILE *limited_open(struct limited *l, struct output *to, uint64_t max)
+/* --max-output counts the bytes written, escapes included */
+static ssize_t limited_write(void *cookie, const char *buf, size_t n)
 {
-	cookie_io_functions_t io = { .write = limited_write };
+	struct limited *l = cookie;
+	int r = l->escape ? term_safe__write(&l->ts, buf, n, limited_put, l) :
+			    limited_put(l, buf, n);
 
+	return r ? -1 : (ssize_t)n;
+}
+
+static int limited_close(void *cookie)
+{
+	struct limited *l = cookie;
+
+	return l->escape ? term_safe__flush(&l->ts, limited_put, l) : 0;
+}
+
+static FILE *limited_open(struct limited *l, struct output *to, uint64_t max, bool escape)
+{
+	cookie_io_functions_t io = { .write = limited_write, .close = limited_close };
+
+	memset(l, 0, sizeof(*l));
 	l->to = to;
-	l->written = 0;
 	l->max = max ? max : REPORT_MAX_OUTPUT_DEFAULT;
-	l->over = false;
+	l->escape = escape;
 	return fopencookie(l, "w", io);
 }
 
@@ -697,7 +718,8 @@ static int write_limited(const struct report_opts *o, struct output *out,
 			 int (*write)(void *arg, FILE *f), void *arg)
 {
 	struct limited lim;
-	FILE *f = limited_open(&lim, out, o->max_output_bytes);
+	FILE *f = limited_open(&lim, out, o->max_output_bytes,
+			       !report_format__of(o->format)->keeps_bytes);
 	int r;
 
 	if (!f)

@@ -263,5 +263,7 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		dso_table__file(&s->dsos, i);
 	if (!err && (sets & NAME_PROFILE))
 		err = profile__filter_dsos(p);
+	if (!err)
+		session__warn_naming(s);
 	return err;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The report session (see session.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,7 +73,26 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	if (err)
 		return err;
 	/* last: backward work takes the forward stacks, which hold their Python frames by now */
-	return opts->no_backward ? 0 : backward__apply(&s->stacks, &s->bw);
+	err = opts->no_backward ? 0 : backward__apply(&s->stacks, &s->bw);
+	if (!err && s->stacks.refused)
+		warn__once("%" PRIu64 " stacks not derived (DWARF walks, Python frames, backward "
+			   "attribution): they passed %" PRIu64 " bytes, the bound of the records "
+			   "kept (--max-records); those events keep the stacks recorded",
+			   s->stacks.refused, s->stacks.max_bytes);
+	return err;
+}
+
+void session__warn_naming(const struct session *s)
+{
+	if (s->sym.stacks_cut)
+		warn__once("%" PRIu64 " named stacks cut at %d frames (a symbol pack's runs of "
+			   "inline frames): each keeps its outermost frames and ends in \"%s\"",
+			   s->sym.stacks_cut, SYM_STACK_MAX_FRAMES, SYM_CUT_FRAME);
+	if (s->sym.stacks_unnamed)
+		warn__once("%" PRIu64 " stacks not named: the frames named passed %" PRIu64
+			   ", as many as the bound of the records kept holds (--max-records); each "
+			   "is \"%s\"",
+			   s->sym.stacks_unnamed, s->sym.frames_budget, SYM_UNNAMED_FRAME);
 }
 
 bool session__has_off_cpu(const struct session *s)

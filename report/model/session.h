@@ -120,6 +120,8 @@ const char *session__file_name(const struct session *s, uint32_t file);
 /* The file a frame name came from, by basename, and its DSO record (NULL if none). */
 const char *session__frame_file(const struct session *s, uint32_t frame);
 const struct tr_dso *session__frame_file_rec(const struct session *s, uint32_t frame);
+/* Says, once each, what naming cut or left unnamed past its bounds (symbolize.h). */
+void session__warn_naming(const struct session *s);
 /* JIT symbols: those read, those refused, and the frames they named. */
 void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *invalid,
 			 uint64_t *named);

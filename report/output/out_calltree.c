@@ -184,42 +184,85 @@ out:
 	return err;
 }
 
-static int print_node(struct ctree *t, FILE *out, uint32_t id, char *prefix, size_t plen)
+/* A node being printed: its children from c on (i of them printed), under prefix[0, plen). */
+struct visit {
+	uint32_t id, c;
+	size_t plen, i, shown;
+};
+
+/*
+ * Starts printing node id under prefix[0, plen): a call chain (one child, all of the weight)
+ * continues at the same indentation, as one line a node; the first node of the chain with
+ * other children is pushed onto the visits. 0, -EIO or -ENOMEM.
+ */
+static int visit_node(struct ctree *t, FILE *out, uint32_t id, const char *prefix, size_t plen,
+		      struct visit **v, size_t *nv, size_t *cap)
 {
-	const struct tnode *nd = &t->n[id];
-	size_t shown = 0, i;
 	double root = t->n[0].w;
+	size_t shown;
 	uint32_t c;
-	int err = 0;
 
-	if (!nd->nc)
-		return 0;
-	if (out__failed(out))
-		return -EIO;
-	for (c = nd->first; c; c = t->n[c].next)
-		shown++;
-	/* a call chain (one child, all of the weight) continues at the same indentation */
-	if (id && nd->nc == 1 && shown == 1 && t->n[nd->first].w == nd->w) {
-		const struct tnode *k = &t->n[nd->first];
+	for (;;) {
+		const struct tnode *nd = &t->n[id];
 
-		fprintf(out, "%7.2f%% %12.0f  %s%s\n", 100 * k->w / root, k->w, prefix,
-			strpool__str(&t->p->s->pool, k->frame));
-		return print_node(t, out, nd->first, prefix, plen);
+		if (!nd->nc)
+			return 0;
+		if (out__failed(out))
+			return -EIO;
+		for (shown = 0, c = nd->first; c; c = t->n[c].next)
+			shown++;
+		if (!(id && nd->nc == 1 && shown == 1 && t->n[nd->first].w == nd->w))
+			break;
+		fprintf(out, "%7.2f%% %12.0f  %s%s\n", 100 * t->n[nd->first].w / root,
+			t->n[nd->first].w, prefix, strpool__str(&t->p->s->pool, t->n[nd->first].frame));
+		id = nd->first;
 	}
-	for (c = nd->first, i = 0; c && !err; c = t->n[c].next, i++) {
-		const struct tnode *k = &t->n[c];
-		bool last = i + 1 == shown && shown == nd->nc;
+	return VEC_PUSH(*v, *nv, *cap, ((struct visit){ .id = id, .c = t->n[id].first,
+							 .plen = plen, .shown = shown })) ?
+		       -ENOMEM : 0;
+}
 
+/*
+ * The tree under FUNC, depth first. The nodes being printed are kept on the heap, not the C
+ * stack: a chain is as long as the stacks are deep, which the trace sets. 0, -EIO or -ENOMEM.
+ */
+static int print_tree(struct ctree *t, FILE *out, char *prefix)
+{
+	struct visit *v = NULL;
+	size_t nv = 0, cap = 0;
+	double root = t->n[0].w;
+	int err;
+
+	prefix[0] = '\0';
+	err = visit_node(t, out, 0, prefix, 0, &v, &nv, &cap);
+	while (!err && nv) {
+		struct visit *at = &v[nv - 1];
+		const struct tnode *nd = &t->n[at->id];
+		const struct tnode *k;
+		size_t plen = at->plen;
+		uint32_t c = at->c;
+		bool last;
+
+		prefix[plen] = '\0';
+		if (!c) {
+			if (at->shown < nd->nc)
+				fprintf(out, "%22s%s`- (%zu more)\n", "", prefix,
+					(size_t)nd->nc - at->shown);
+			nv--;
+			continue;
+		}
+		k = &t->n[c];
+		last = at->i + 1 == at->shown && at->shown == nd->nc;
+		at->c = k->next;
+		at->i++;
 		fprintf(out, "%7.2f%% %12.0f  %s%s%s\n", 100 * k->w / root, k->w, prefix,
 			last ? "`- " : "|- ", strpool__str(&t->p->s->pool, k->frame));
 		if (plen + 4 < 4 * MAX_DEPTH) {
 			memcpy(prefix + plen, last ? "   " : "|  ", 4);
-			err = print_node(t, out, c, prefix, plen + 3);
-			prefix[plen] = '\0';
+			err = visit_node(t, out, c, prefix, plen + 3, &v, &nv, &cap);
 		}
 	}
-	if (!err && shown < nd->nc)
-		fprintf(out, "%22s%s`- (%zu more)\n", "", prefix, (size_t)nd->nc - shown);
+	free(v);
 	return err;
 }
 
@@ -371,7 +414,7 @@ int out_calltree(const struct profile *p, FILE *out)
 	fprintf(out, "%8s %12s  %s\n", "share", "total", "call tree");
 	fprintf(out, "%7.2f%% %12.0f  %s (%.2f%% of all)\n", 100.0, t.n[0].w, root_name(&t),
 		total_w > 0 ? 100 * t.n[0].w / total_w : 0);
-	err = print_node(&t, out, 0, prefix, 0);
+	err = print_tree(&t, out, prefix);
 out:
 	free(t.n);
 	free(t.named);

@@ -19,6 +19,7 @@
 
 #include "base/progress.h"
 #include "base/sort.h"
+#include "base/term_safe.h"
 #include "output/out.h"
 
 /* The stack of frames f[0..n), made on first use: its index, or -1 when out of memory. */
@@ -172,7 +173,8 @@ void folded__put(const struct folded *f, size_t i, FILE *out)
 	for (k = 0; k < n; k++) {
 		if (k)
 			fputc(';', out);
-		fputs(strpool__str(f->names, folded__frame(f, i, k)), out);
+		/* a newline in a name would make two lines of one: escaped (term_safe.h) */
+		term_safe__put_name(out, strpool__str(f->names, folded__frame(f, i, k)));
 	}
 }
 

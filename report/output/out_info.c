@@ -393,6 +393,15 @@ int out_info(const struct session *ses, FILE *out)
 		if (unjudged)
 			fprintf(out, "  %-16s %" PRIu64 " (outermost frame in a file not available here)\n",
 				"unknown", unjudged);
+		if (ses->sym.stacks_cut)
+			fprintf(out, "  %-16s %" PRIu64 " named stacks over %d frames\n", "cut",
+				ses->sym.stacks_cut, SYM_STACK_MAX_FRAMES);
+		if (ses->sym.stacks_unnamed)
+			fprintf(out, "  %-16s %" PRIu64 " past the frames' bound (--max-records)\n",
+				"not named", ses->sym.stacks_unnamed);
+		if (ses->stacks.refused)
+			fprintf(out, "  %-16s %" PRIu64 " past the derived stacks' bound "
+				"(--max-records)\n", "not derived", ses->stacks.refused);
 		if (ses->uw.copies)
 			fprintf(out, "  %-16s %" PRIu64 " copies (%.0f bytes each), %" PRIu64
 				" matched, %" PRIu64 " unwound (%.1f frames each), %" PRIu64

@@ -432,20 +432,29 @@ static int cmp_child(const void *a, const void *b)
 	return CMP(x->first, y->first);
 }
 
+/* A frame waiting to be drawn: at x over the rows [lo, hi), its base's rows [blo, bhi). */
+struct pending {
+	struct frame_at fr;
+	size_t lo, hi, blo, bhi;
+	double x;
+};
+
 /*
- * Frame fr at x over the rows [lo, hi) (frame order), then its children, each as wide as its
- * weight, in the order their first rows come bytewise (the order of the folded lines). With
- * a base, [blo, bhi) are the base's rows of fr's path. 0 or -ENOMEM.
+ * Frame fr at x over the rows [lo, hi) (frame order); pushes its children, each as wide as its
+ * weight, onto the pending frames so that they come off in the order their first rows come
+ * bytewise (the order of the folded lines). With a base, [blo, bhi) are the base's rows of
+ * fr's path. 0 or -ENOMEM.
  */
-static int draw_node(struct draw *d, const struct frame_at *fr, size_t lo, size_t hi,
-		     size_t blo, size_t bhi, double x)
+static int draw_one(struct draw *d, const struct pending *at, struct pending **todo, size_t *ntodo,
+		    size_t *todo_cap)
 {
 	const struct side *sd = d->sd;
+	const struct frame_at *fr = &at->fr;
 	const char *name = fr->name;
-	double w = fr->weight * d->scale, y = d->height - PAD_BOTTOM - (fr->depth + 1.0) * FRAME_H;
-	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0, base = d->nkids, i, k;
+	double x = at->x, w = fr->weight * d->scale;
+	double y = d->height - PAD_BOTTOM - (fr->depth + 1.0) * FRAME_H;
+	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0, i, k, first;
 	char color[32];
-	int err = 0;
 
 	if (w < MIN_WIDTH_PX || out__failed(d->out))
 		return 0;
@@ -460,36 +469,67 @@ static int draw_node(struct draw *d, const struct frame_at *fr, size_t lo, size_
 		put_xml(d->out, name, utf8_chars(name) > fit ? fit - 2 : SIZE_MAX);
 	fputs("</text></g>\n", d->out);
 	/* the children: runs of rows of one frame at this depth, after the rows that end here */
-	for (i = lo; i < hi && row_depth(sd, i) == fr->depth; i++)
+	d->nkids = 0;
+	for (i = at->lo; i < at->hi && row_depth(sd, i) == fr->depth; i++)
 		;
-	while (i < hi) {
+	while (i < at->hi) {
 		uint32_t id = folded__frame(sd->fo, sd->order[i], fr->depth);
 		struct child c = { .lo = i, .first = sd->order[i] };
 
-		for (; i < hi && folded__frame(sd->fo, sd->order[i], fr->depth) == id; i++)
+		for (; i < at->hi && folded__frame(sd->fo, sd->order[i], fr->depth) == id; i++)
 			if (sd->order[i] < c.first)
 				c.first = sd->order[i];
 		c.hi = i;
 		if (VEC_PUSH(d->kids, d->nkids, d->kids_cap, c))
 			return -ENOMEM;
 	}
-	qsort(d->kids + base, d->nkids - base, sizeof(*d->kids), cmp_child);
-	for (k = base; k < d->nkids && !err; k++) {
-		struct child c = d->kids[k];
-		struct frame_at cf = { .depth = fr->depth + 1 };
-		size_t clo = blo, chi = bhi;
+	qsort(d->kids, d->nkids, sizeof(*d->kids), cmp_child);
+	/* pushed last first, so the first comes off first; each x after its elder siblings' */
+	first = *ntodo;
+	for (k = 0; k < d->nkids; k++) {
+		const struct child *c = &d->kids[k];
+		struct pending p = { .fr = { .depth = fr->depth + 1 }, .lo = c->lo, .hi = c->hi,
+				     .blo = at->blo, .bhi = at->bhi, .x = x };
 
-		cf.name = row_frame(sd, c.lo, fr->depth);
-		cf.weight = sd->sum[c.hi] - sd->sum[c.lo];
-		if (d->base && fr->in_base && cf.weight * d->scale >= MIN_WIDTH_PX) {
-			side_child(d->base, &clo, &chi, fr->depth, cf.name);
-			cf.in_base = clo < chi;
-			cf.base_w = d->base->sum[chi] - d->base->sum[clo];
+		p.fr.name = row_frame(sd, c->lo, fr->depth);
+		p.fr.weight = sd->sum[c->hi] - sd->sum[c->lo];
+		if (d->base && fr->in_base && p.fr.weight * d->scale >= MIN_WIDTH_PX) {
+			side_child(d->base, &p.blo, &p.bhi, fr->depth, p.fr.name);
+			p.fr.in_base = p.blo < p.bhi;
+			p.fr.base_w = d->base->sum[p.bhi] - d->base->sum[p.blo];
 		}
-		err = draw_node(d, &cf, c.lo, c.hi, clo, chi, x);
-		x += cf.weight * d->scale;
+		x += p.fr.weight * d->scale;
+		if (VEC_PUSH(*todo, *ntodo, *todo_cap, p))
+			return -ENOMEM;
 	}
-	d->nkids = base;
+	for (i = first, k = *ntodo; k > i + 1; i++, k--) {
+		struct pending tmp = (*todo)[i];
+
+		(*todo)[i] = (*todo)[k - 1];
+		(*todo)[k - 1] = tmp;
+	}
+	return 0;
+}
+
+/*
+ * The graph from root down, depth first, each frame before its children. The pending frames
+ * are kept on the heap: a graph is as deep as its deepest stack, which the trace (and a
+ * symbol pack's runs of frames) sets, and a recursion per level overflowed the C stack.
+ */
+static int draw_graph(struct draw *d, const struct frame_at *root, size_t nrows, size_t nbase)
+{
+	struct pending *todo = NULL, at;
+	size_t ntodo = 0, todo_cap = 0;
+	int err = 0;
+
+	at = (struct pending){ .fr = *root, .hi = nrows, .bhi = nbase, .x = PAD_X };
+	if (VEC_PUSH(todo, ntodo, todo_cap, at))
+		return -ENOMEM;
+	while (ntodo && !err) {
+		at = todo[--ntodo];
+		err = draw_one(d, &at, &todo, &ntodo, &todo_cap);
+	}
+	free(todo);
 	return err;
 }
 
@@ -667,7 +707,7 @@ static int svg_write(struct draw *d, const struct svg_titles *t, size_t nodes)
 	svg_head(d, t);
 	fputs("<g id=\"frames\">\n", out);
 	if (sd->total > 0)
-		err = draw_node(d, &root, 0, sd->fo->n, 0, d->base ? d->base->fo->n : 0, PAD_X);
+		err = draw_graph(d, &root, sd->fo->n, d->base ? d->base->fo->n : 0);
 	free(d->kids);
 	if (err)
 		return err;

@@ -173,6 +173,7 @@ static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, uint32_t flags,
 {
 	const struct xpu_rec_autograd_eval *e = &c->t->ag_evals[ei];
 	const struct tr_stack *ev = derived_stacks__get(c->d, *id), *fw = NULL;
+	uint32_t ev_id = *id;
 	uint32_t nk, nu, cut, i, n = 0;
 	int64_t ni = c->forward[ei];
 	bool outer_complete = flags & XPU_EVENT_USER_OUTERMOST;
@@ -206,6 +207,11 @@ static int rewrite(struct bw_ctx *c, uint32_t *id, int64_t ei, uint32_t flags,
 			c->ips[n++] = ev->ips[nk + i];
 	}
 	err = derived_stacks__make(c->d, &c->made, ev->ips, (uint16_t)nk, c->ips, (uint16_t)n, id);
+	if (!err && *id == ev_id) {
+		/* past the derived stacks' bound: the event keeps its own stack, unattributed */
+		*attributed = false;
+		return 0;
+	}
 	if (!err && outer_complete && !kmap__put(&c->st->outermost, *id, 0, 1, NULL))
 		err = -ENOMEM;
 	return err;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/term_safe.h"
 #include "sym/debuginfod_fetch.h"
 
 /* libdebuginfod's interface (elfutils/debuginfod.h), declared here: no build dependency */
@@ -33,9 +34,9 @@ static int show_progress(debuginfod_client *c, long done, long total)
 {
 	(void)c;
 	if (total > 0)
-		fprintf(stderr, "\rdebuginfod: %ld of %ld KiB ", done >> 10, total >> 10);
+		fprintf(term_safe__raw_stderr(), "\rdebuginfod: %ld of %ld KiB ", done >> 10, total >> 10);
 	else
-		fprintf(stderr, "\rdebuginfod: %ld KiB ", done >> 10);
+		fprintf(term_safe__raw_stderr(), "\rdebuginfod: %ld KiB ", done >> 10);
 	dbgd.progress_shown = true;
 	return 0;
 }
@@ -85,7 +86,7 @@ char *debuginfod_fetch(enum debuginfod_kind kind, const uint8_t *build_id, size_
 	fd = (kind == DEBUGINFOD_EXECUTABLE ? dbgd.find_executable : dbgd.find_debuginfo)(
 		dbgd.client, build_id, (int)len, &path);
 	if (dbgd.progress_shown) {
-		fprintf(stderr, "\r\033[K");
+		fprintf(term_safe__raw_stderr(), "\r\033[K");
 		dbgd.progress_shown = false;
 	}
 	if (fd >= 0) {

@@ -157,6 +157,7 @@ static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stac
 	if (!v)
 		return -ENOMEM;
 	if (ins) {
+		id = *stack_id;	/* kept when the derived stacks are past their bound */
 		err = splice(sp, rt, *stack_id, ps, &id);
 		if (err)
 			return err;

@@ -209,6 +209,12 @@ static int pack_frames(struct symbolizer *s, size_t dso_idx, uint64_t file_off)
 		return 0;
 	first = a->first + (s->opts.inline_frames ? a->nplain : 0);
 	n = s->opts.inline_frames ? a->ninline : a->nplain;
+	/* a pack's run is up to 512 frames an address: within the budget, or the stack unnamed */
+	if (n > s->frames_budget - s->frames_assembled) {
+		s->scratch_over = true;
+		return 1;
+	}
+	s->frames_assembled += n;
 	for (i = 0; i < n; i++) {
 		const struct xpa_names_frame *pf = &names->frames[first + i];
 		const char *name = xpa_names__str(names, pf->name);
@@ -397,8 +403,8 @@ const struct tr_dso *symbolizer__frame_dso_rec(const struct symbolizer *s, uint3
  * 0 unknown), which it also notes as the name's file if it is the first; site NULL: not an
  * address of an ELF file.
  */
-static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id, const struct frame_site *site,
-			uint32_t file)
+static int scratch_append(struct symbolizer *s, size_t *n, uint32_t id,
+			  const struct frame_site *site, uint32_t file)
 {
 	if (vec_reserve((void **)&s->scratch, &s->scratch_cap, *n, sizeof(*s->scratch)) ||
 	    vec_reserve((void **)&s->scratch_files, &s->scratch_files_cap, *n,
@@ -413,6 +419,31 @@ static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id, const stru
 	s->scratch_files[*n] = file;
 	s->scratch[(*n)++] = id;
 	return 0;
+}
+
+/*
+ * scratch_append within SYM_STACK_MAX_FRAMES (one place kept for the cut's frame) and the
+ * frames budget: a frame past either is refused (scratch_cut or scratch_over set, 0 returned),
+ * and the callers stop assembling.
+ */
+static int scratch_push(struct symbolizer *s, size_t *n, uint32_t id, const struct frame_site *site,
+			uint32_t file)
+{
+	if (s->frames_assembled >= s->frames_budget) {
+		s->scratch_over = true;
+		return 0;
+	}
+	if (*n >= SYM_STACK_MAX_FRAMES - 1) {
+		s->scratch_cut = true;
+		return 0;
+	}
+	s->frames_assembled++;
+	return scratch_append(s, n, id, site, file);
+}
+
+static bool scratch_stopped(const struct symbolizer *s)
+{
+	return s->scratch_cut || s->scratch_over;
 }
 
 /* A Python frame (a tagged address, see pyframes.h); 0 on allocation failure. */
@@ -503,7 +534,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 
 	*n = 0;
 	/* user frames, outermost first; index nk is the user leaf (interrupted pc, exact) */
-	for (i = nk + nu; i-- > nk;) {
+	for (i = nk + nu; i-- > nk && !scratch_stopped(s);) {
 		uint64_t ip = st->ips[i], look = i == nk ? ip : ip - 1;
 		const struct xpu_rec_mapping *m;
 		uint32_t *didx;
@@ -560,7 +591,7 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 				s->frame_ids[s->refs[ref].first + s->refs[ref].n - 1])))
 				continue;
 			/* stored leaf first; emit outermost (the function) first */
-			for (j = s->refs[ref].n; j-- > 0;) {
+			for (j = s->refs[ref].n; j-- > 0 && !scratch_stopped(s);) {
 				uint32_t at = s->refs[ref].first + j;
 
 				id = s->frame_ids[at];
@@ -575,11 +606,19 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 			return -ENOMEM;
 	}
 	/* kernel frames, outermost first; index 0 is the kernel leaf */
-	for (i = nk; i-- > 0;) {
+	for (i = nk; i-- > 0 && !scratch_stopped(s);) {
 		uint64_t ip = st->ips[i];
 		uint32_t id = kernel_frame(s, i == 0 ? ip : ip - 1);
 
 		if (!id || scratch_push(s, n, id, NULL, FRAME_DSO_KERNEL))
+			return -ENOMEM;
+	}
+	/* a frame refused: the cut ends the stack where its leaf would be, in the last place */
+	if (s->scratch_cut && !s->scratch_over) {
+		uint32_t id = frame_intern(s->pool, SYM_CUT_FRAME, strlen(SYM_CUT_FRAME));
+
+		s->stacks_cut++;
+		if (!id || scratch_append(s, n, id, NULL, 0))
 			return -ENOMEM;
 	}
 	return unnamed_node ? name_unnamed_nodes(s, *n) : 0;
@@ -634,16 +673,26 @@ int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t 
 	if (!cached)
 		return -ENOMEM;
 	if (ins) {
+		s->scratch_cut = s->scratch_over = false;
 		st = derived_stacks__get(s->stacks, stack_id);
 		if (st) {
 			err = build_stack(s, pid, ts, st, trim_gpu, &cnt);
 			if (err)
 				return err;
 		}
+		if (s->scratch_over) {
+			/* past the budget: one frame that says so, not a part of the stack */
+			cnt = 0;
+			s->stacks_unnamed++;
+			err = scratch_append(s, &cnt, frame_intern(s->pool, SYM_UNNAMED_FRAME,
+								   strlen(SYM_UNNAMED_FRAME)), NULL, 0);
+			if (err)
+				return err;
+		}
 		if (!cnt) {
-			err = scratch_push(s, &cnt, frame_intern(s->pool, stack_id ? "[unknown stack]" :
-								 "[no stack]", stack_id ? 15 : 10),
-					   NULL, 0);
+			err = scratch_append(s, &cnt, frame_intern(s->pool, stack_id ? "[unknown stack]" :
+								   "[no stack]", stack_id ? 15 : 10),
+					     NULL, 0);
 			if (err)
 				return err;
 		}
@@ -709,6 +758,16 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 	s->dsos = dsos;
 	s->opts = *opts;
 	s->pool = pool;
+	/* a trace made in memory (tests) has no bound: none here either */
+	s->frames_budget = UINT64_MAX;
+	if (t->keep_max && t->keep_max < UINT64_MAX / SYM_FRAMES_KEPT_PER_RECORD_BYTE) {
+		/* traces read as one share a bound, each part less than the smallest alone */
+		uint64_t bound = t->keep_max > TRACE_KEEP_MIN_DEFAULT ? t->keep_max :
+									 TRACE_KEEP_MIN_DEFAULT;
+
+		s->frames_budget = bound * SYM_FRAMES_KEPT_PER_RECORD_BYTE /
+				   (2 * sizeof(uint32_t) + (opts->sites ? sizeof(struct frame_site) : 0));
+	}
 	err = jitsyms__build(&s->jit, t);
 	if (err)
 		return err;

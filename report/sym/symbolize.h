@@ -23,6 +23,26 @@
 
 struct jitsyms;
 
+/*
+ * The most frames a named stack has: four per address of the format's deepest stack (1,024
+ * addresses, FORMAT.md 3.3). A symbol pack may give each address a run of 256 frames (512 with
+ * --inline), so 1,024 addresses named 262,144 frames, and every output's cost went with that;
+ * past the cap the stack keeps its outermost frames and ends in SYM_CUT_FRAME.
+ */
+#define SYM_STACK_MAX_FRAMES 4096
+#define SYM_CUT_FRAME "[frames cut: over 4096]"
+/*
+ * The frames assembled for named stacks, in all, hold at most SYM_FRAMES_KEPT_PER_RECORD_BYTE
+ * times the records' bound in bytes (trace.h trace__keep_bound; at least its default least,
+ * TRACE_KEEP_MIN_DEFAULT, which traces read as one share), at what a kept frame costs:
+ * its id and file (8 bytes), and its site with opts.sites (40). Each (process, stack) is named
+ * apart, so 20,000 processes on one stack of 250 frames name 5 million (a case the hostile
+ * tests keep whole), and short stacks of long pack runs named 256 frames an address. Past it
+ * a stack is SYM_UNNAMED_FRAME alone.
+ */
+#define SYM_FRAMES_KEPT_PER_RECORD_BYTE 4
+#define SYM_UNNAMED_FRAME "[stack not named: past --max-records]"
+
 /* How frames are named (where files come from: dso_opts). */
 struct sym_opts {
 	bool python_lines;
@@ -90,6 +110,10 @@ struct symbolizer {
 	struct sym_addr *addr_list;
 	size_t naddr_list, addr_list_cap;
 	uint64_t jit_named;		/* frames named by a JIT symbol */
+	/* the bounds above: stacks cut at SYM_STACK_MAX_FRAMES, stacks left unnamed */
+	uint64_t stacks_cut, stacks_unnamed;
+	uint64_t frames_assembled, frames_budget;	/* in frames */
+	bool scratch_cut, scratch_over;	/* the stack being assembled met a bound */
 };
 
 /*

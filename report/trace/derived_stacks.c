@@ -12,6 +12,8 @@ int derived_stacks__init(struct derived_stacks *d, const struct trace *t)
 
 	memset(d, 0, sizeof(*d));
 	d->t = t;
+	/* a trace made in memory (tests) has no bound: none here either */
+	d->max_bytes = t->keep_max ? t->keep_max : UINT64_MAX;
 	d->sample_stack = calloc(t->nsamples ? t->nsamples : 1, sizeof(*d->sample_stack));
 	d->launch_stack = calloc(t->nlaunches ? t->nlaunches : 1, sizeof(*d->launch_stack));
 	d->offcpu_stack = calloc(t->noffcpus ? t->noffcpus : 1, sizeof(*d->offcpu_stack));
@@ -57,6 +59,7 @@ int derived_stacks__make(struct derived_stacks *d, struct stack_maker *mk, const
 	struct tr_stack st = { .nr_kernel = nk, .nr_user = nu };
 	size_t bytes = ((size_t)nk + nu) * sizeof(uint64_t);
 	const struct tr_stack *old;
+	uint64_t cost;
 	uint32_t *v;
 	bool ins;
 
@@ -80,6 +83,15 @@ int derived_stacks__make(struct derived_stacks *d, struct stack_maker *mk, const
 			return 0;
 		}
 	}
+	/* a new stack: its ips, its table entry and the two index slots, against the bound */
+	cost = bytes + sizeof(st) + 64;
+	if (cost > d->max_bytes - d->bytes) {
+		/* a dedup slot just made keeps 0, which names no stack: it matches nothing */
+		d->refused++;
+		free(st.ips);
+		return 0;
+	}
+	d->bytes += cost;
 	while (id_taken(d, mk->next_id))
 		mk->next_id++;
 	if (!kmap__put(&d->ids, mk->next_id, 0, d->nstacks, NULL) ||

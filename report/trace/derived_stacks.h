@@ -17,6 +17,12 @@ struct derived_stacks {
 	uint32_t *launch_stack;		/* per t->launches[i] */
 	uint32_t *offcpu_stack;		/* per t->offcpus[i] */
 	uint32_t *ag_node_stack;	/* per t->ag_nodes[i]: the forward stack of a node */
+	/*
+	 * The bytes the derived stacks hold, at most the records' bound again (t->keep_max):
+	 * backward attribution makes a stack per (evaluation, event), and a 719 KB trace made
+	 * 2.1 GB of them. Past it an event keeps the stack it had; refused counts them.
+	 */
+	uint64_t bytes, max_bytes, refused;
 };
 
 /* One producer of derived stacks: equal stacks it makes share an id, counted from next_id. */
@@ -31,7 +37,9 @@ int derived_stacks__init(struct derived_stacks *d, const struct trace *t);
 const struct tr_stack *derived_stacks__get(const struct derived_stacks *d, uint32_t id);
 /*
  * Kernel frames k[0..nk) then user frames uips[0..nu) as a stack; sets its id, one the trace
- * does not use (shared with an equal stack mk made before). 0 or -ENOMEM.
+ * does not use (shared with an equal stack mk made before). A new stack past d->max_bytes is
+ * not made: *id is left as it was (the caller's stack stays), counted in d->refused. 0 or
+ * -ENOMEM.
  */
 int derived_stacks__make(struct derived_stacks *d, struct stack_maker *mk, const uint64_t *k,
 			 uint16_t nk, const uint64_t *uips, uint16_t nu, uint32_t *id);

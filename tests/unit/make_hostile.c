@@ -65,6 +65,19 @@
  *                         a Python runtime and an autograd probe naming an undefined file:
  *                         those references went uncounted (issue 29; the record table's
  *                         fields now say which to count), beside one of each that resolves
+ *   packruns OUT [N [D]]  and OUT.xpa: N stacks (1) of D addresses (1,024) of one file, and
+ *                         a symbol pack giving each address a run of 256 frames (512 with
+ *                         --inline): 262,144 frames a stack; svg recursed a level per frame
+ *                         (a stack overflow), and every output's cost went with the frames;
+ *                         N short stacks (D 16) named 4,096 frames from 16 addresses each
+ *                         (issue 41)
+ *   backward OUT [N]      N autograd evaluations (262,144) of one thread, each of its own class,
+ *                         a sample in each on one stack of 1,024 addresses: backward
+ *                         attribution derived a stack per sample outside --max-records
+ *                         (gigabytes; issue 41)
+ *   ctlnames OUT          a thread name, a host, a JIT symbol and a DSO path holding terminal
+ *                         escapes, a C1 control, a newline and bytes that are no UTF-8:
+ *                         text, folded, info and the messages wrote them raw (issue 41)
  * Every DSO is mapped by pid 100 and sampled once (spanmaps, threads and pids map their own).
  */
 #include <elf.h>
@@ -231,10 +244,11 @@ static void spanmaps(void)
 	}
 }
 
-static void write_xpa_entry(FILE *f, const uint8_t bid[20], const uint8_t *raw, size_t len)
+static void write_xpa_entry_of(FILE *f, uint8_t content, const uint8_t bid[20],
+			       const uint8_t *raw, size_t len)
 {
 	struct xpa_entry e = { .magic = XPA_ENTRY_MAGIC, .entry_size = sizeof(e),
-			       .build_id_len = 20, .content = XPA_CONTENT_ZEROED };
+			       .build_id_len = 20, .content = content };
 	size_t cap = ZSTD_compressBound(len), n;
 	uint8_t *comp = malloc(cap), pad[8] = { 0 };
 
@@ -252,6 +266,11 @@ static void write_xpa_entry(FILE *f, const uint8_t bid[20], const uint8_t *raw, 
 	    fwrite(pad, 1, xpa_pad8(n) - n, f) != xpa_pad8(n) - n)
 		die("write archive");
 	free(comp);
+}
+
+static void write_xpa_entry(FILE *f, const uint8_t bid[20], const uint8_t *raw, size_t len)
+{
+	write_xpa_entry_of(f, XPA_CONTENT_ZEROED, bid, raw, len);
 }
 
 /* len bytes of 'A', behind an ELF header that checks out when elf */
@@ -303,6 +322,138 @@ static void archive(const char *out)
 	}
 	if (fclose(f))
 		die("close archive");
+}
+
+/*
+ * packruns: N stacks (1) of D addresses (1,024) of one file, each but its leaf the same, and
+ * OUT.xpa, whose NAMES entry gives every address the same run of 256 frames (256 more with
+ * --inline): 262,144 frames a stack from 1,024 addresses.
+ */
+#define RUN_FRAMES 256
+#define RUN_DEPTH 1024
+#define RUN_BASE 0x10000000ull
+
+static void packruns(const char *out, uint32_t nstacks, uint32_t depth)
+{
+	static const char strings[] = "\0deep_run\0run.c";
+	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 1,
+				.header_size = sizeof(h), .entry_count = 1 };
+	struct xpu_rec_dso d = { .id = next_dso++, .kind = XPU_DSO_ELF, .build_id_len = 20 };
+	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .prot = 5, .start = RUN_BASE,
+				     .end = RUN_BASE + 0x1000000 };
+	uint32_t naddrs = 2 * (depth - 1) + nstacks, i, k;
+	size_t len = 32 + naddrs * 16ull + 2 * RUN_FRAMES * 16 + xpa_pad8(sizeof(strings));
+	uint8_t *raw = calloc(1, len), *p;
+	uint64_t ips[RUN_DEPTH];
+	char path[4096];
+	FILE *f;
+
+	if (!raw)
+		die("malloc");
+	memset(d.build_id, 0xd1, 20);
+	d.path_str = str("/nonexistent/run.so");
+	rec(XPU_REC_DSO, &d, sizeof(d), 0);
+	m.dso_id = d.id;
+	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	/* caller i at 0x1000 + 16 i (looked up one byte before), each stack's own leaf above */
+	for (k = 0; k < nstacks; k++) {
+		ips[0] = RUN_BASE + 0x800000 + 16ull * k;
+		for (i = 1; i < depth; i++)
+			ips[i] = RUN_BASE + 0x1000 + 16ull * i;
+		sample(T0 + 1 + k, stack(ips, 0, (uint16_t)depth));
+	}
+	/* the entry: header, addresses sorted, one run of frames all share, the strings */
+	memcpy(raw, "XPAN", 4);
+	memcpy(raw + 4, &naddrs, 4);
+	i = 2 * RUN_FRAMES;
+	memcpy(raw + 8, &i, 4);
+	i = xpa_pad8(sizeof(strings));
+	memcpy(raw + 12, &i, 4);
+	p = raw + 32;
+	for (i = 1; i < depth; i++) {
+		uint64_t off[2] = { 0x1000 + 16ull * i - 1, 0x1000 + 16ull * i };
+		uint16_t n[2] = { RUN_FRAMES, RUN_FRAMES };
+
+		for (k = 0; k < 2; k++, p += 16) {
+			memcpy(p, &off[k], 8);
+			memcpy(p + 12, &n[0], 2);
+			memcpy(p + 14, &n[1], 2);
+		}
+	}
+	for (k = 0; k < nstacks; k++, p += 16) {
+		uint64_t off = 0x800000 + 16ull * k;
+		uint16_t n = RUN_FRAMES;
+
+		memcpy(p, &off, 8);
+		memcpy(p + 12, &n, 2);
+		memcpy(p + 14, &n, 2);
+	}
+	for (i = 0; i < 2 * RUN_FRAMES; i++, p += 16) {
+		uint32_t fr[4] = { 1, 10, i + 1, i + 1 == RUN_FRAMES || i + 1 == 2 * RUN_FRAMES ?
+						     3 : 0 };
+
+		memcpy(p, fr, 16);
+	}
+	memcpy(p, strings, sizeof(strings));
+	snprintf(path, sizeof(path), "%s.xpa", out);
+	f = fopen(path, "wb");
+	if (!f)
+		die("open archive");
+	h.hdr_crc32c = crc32c(0, &h, 28);
+	if (fwrite(&h, sizeof(h), 1, f) != 1)
+		die("write archive");
+	write_xpa_entry_of(f, XPA_CONTENT_NAMES, d.build_id, raw, len);
+	free(raw);
+	if (fclose(f))
+		die("close archive");
+}
+
+/*
+ * backward: N evaluations (262,144) of thread 100, each of its own class, and a sample in each
+ * on one stack of 1,024 addresses through the evaluation's caller: backward attribution made
+ * each sample a stack of its own (the class's frame among the sample's), 8 KB each.
+ */
+static void backward_evals(uint32_t n)
+{
+	struct xpu_rec_autograd_eval e = { .pid = 100, .tid = 100, .class_addr = 0x7777000,
+					   .caller_ip = 0x400000 + 16 };
+	static uint64_t ips[RUN_DEPTH];
+	uint32_t i, id;
+	char name[32];
+
+	for (i = 0; i < RUN_DEPTH; i++)
+		ips[i] = 0x400000 + 16ull * i;
+	id = stack(ips, 0, RUN_DEPTH);
+	for (i = 0; i < n; i++) {
+		e.begin_ns = T0 + 10ull * (i + 1);
+		e.node_addr = 0x9000000 + 64ull * i;
+		snprintf(name, sizeof(name), "Node%uBackward0", i);
+		e.class_str = str(name);
+		rec(XPU_REC_AUTOGRAD_EVAL, &e, sizeof(e), e.begin_ns);
+		sample(e.begin_ns + 1, id);
+	}
+}
+
+/*
+ * ctlnames: a thread name, a JIT symbol and a DSO path (with a build-id found nowhere) that
+ * hold terminal escapes (a window title, a screen clear, a colour, a C1 CSI), a newline, a
+ * tab and bytes that are no UTF-8; each sampled once. Set before the session is written.
+ */
+static const char ctl_comm[] = "evil\033]0;TITLE\007\033[2J";
+static const char ctl_jit[] = "jit\033[31mred\xff\xc2\x9b" "5m\nline";
+static const char ctl_path[] = "/nonexistent/lib\033[2J\tx\xc3.so";
+
+static void ctlnames(void)
+{
+	struct xpu_rec_jit_symbol j = { .start = 0x7000, .size_bytes = 16, .pid = 100 };
+	uint8_t bid[20];
+	uint64_t ip = 0x7004;
+
+	j.name_str = str(ctl_jit);
+	rec(XPU_REC_JIT_SYMBOL, &j, sizeof(j), T0);
+	sample(T0 + 1, stack(&ip, 0, 1));
+	memset(bid, 0xc7, sizeof(bid));
+	dso(ctl_path, bid, 20);
 }
 
 static void dsowarn(const char *bin)
@@ -663,7 +814,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
 			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|calltree|pidset|"
-			"refs|pyruntimes|hashkeys OUT [ARG]\n");
+			"refs|pyruntimes|hashkeys|packruns|backward|ctlnames OUT [ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -672,6 +823,8 @@ int main(int argc, char **argv)
 	open_trace(argv[2], &wo);
 	if (!strcmp(argv[1], "names"))
 		long_names();
+	if (!strcmp(argv[1], "ctlnames"))
+		comm = host = ctl_comm;
 	session();
 	if (!strcmp(argv[1], "longname"))
 		longname();
@@ -718,6 +871,14 @@ int main(int argc, char **argv)
 		ksyms(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
 	else if (!strcmp(argv[1], "refs"))
 		refs();
+	else if (!strcmp(argv[1], "ctlnames"))
+		ctlnames();
+	else if (!strcmp(argv[1], "backward"))
+		backward_evals(argc >= 4 ? strtoul(argv[3], NULL, 10) : 262144);
+	else if (!strcmp(argv[1], "packruns"))
+		packruns(argv[2], argc >= 4 ? strtoul(argv[3], NULL, 10) : 1,
+			 argc >= 5 && strtoul(argv[4], NULL, 10) - 1 < RUN_DEPTH ?
+				 strtoul(argv[4], NULL, 10) : RUN_DEPTH);
 	else
 		die("arguments");
 	if (trace_writer__close(w))

@@ -9,7 +9,9 @@
 # kernel name in pprof, and DSO paths through /proc; then issue 31, many DSO records of one file,
 # many processes on deep stacks, records that decompress to gigabytes, several traces whose
 # moved pids land on another's, flame graphs of millions of frames, call trees of many stacks,
-# many Python runtimes, and keys crafted for one hash chain.
+# many Python runtimes, and keys crafted for one hash chain; then issue 41, symbol packs whose
+# runs of frames make stacks of 262,144 frames, backward stacks derived per event, and trace
+# strings that would drive the terminal.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -441,6 +443,97 @@ done
 [ "$(wc -l <"$T/hk.folded")" = 60400 ] || bad "colliding keys: $(wc -l <"$T/hk.folded") folded lines"
 lim "$R" -F folded "$T/hk.xpu" 2>/dev/null | cmp -s - "$T/hk.folded" ||
 	bad "colliding keys: two runs (two seeds) differ"
+
+# 20. issue 41: a symbol pack gives each of a stack's 1,024 addresses a run of 256 frames (512
+#     with --inline): a 1 KB trace and a 2 KB pack made a stack of 262,145 frames, and svg
+#     (a recursion per level) died of a stack overflow. A named stack keeps 4,096 frames now,
+#     the last saying the cut; info counts it, one warning says it; svg draws from the heap.
+"$T/make_hostile" packruns "$T/runs.xpu" || exit 1
+for inl in "" --inline; do
+	for cmd in "-F svg" "diff -F svg $T/runs.xpu" "-F folded" "--callees=deep_run"; do
+		# shellcheck disable=SC2086
+		lim "$R" $cmd $inl -o "$T/runs.out" "$T/runs.xpu" 2>"$T/err"
+		rc=$?
+		[ $rc = 0 ] && [ "$(grep -c "named stacks cut at 4096 frames" "$T/err")" = 1 ] ||
+			bad "pack runs: $cmd $inl: exit $rc: $(head -c 300 "$T/err")"
+	done
+	lim "$R" -F folded $inl "$T/runs.xpu" 2>/dev/null >"$T/runs.folded"
+	frames=$(tr ';' '\n' <"$T/runs.folded" | wc -l)
+	[ "$frames" = 4097 ] && grep -q ';\[frames cut: over 4096\] 1$' "$T/runs.folded" ||
+		bad "pack runs $inl: $frames frames in the folded line (4,096 and the process)"
+done
+lim "$R" -F info "$T/runs.xpu" 2>/dev/null | grep -q "^  cut  *1 named stacks over 4096 frames$" ||
+	bad "pack runs: info does not count the cut stack"
+
+# 21. issue 41: 3,500 such stacks, each its own leaf (the trace 56 KB, the pack 6 KB): over
+#     10 CPU-s in every format, info included; now 4,096 frames each, well inside the limits.
+"$T/make_hostile" packruns "$T/runs3k.xpu" 3500 || exit 1
+for f in text folded svg chrome pprof jsonl info; do
+	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
+	# jsonl and chrome write each sample's frames: cut at --max-output, as any large output
+	lim "$R" -F $f --max-output=16M -o "$T/runs3k.out" "$T/runs3k.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] || { [ $rc = 1 ] && grep -q "passed --max-output=16777216" "$T/err"; } ||
+		bad "3,500 pack-run stacks: -F $f: exit $rc: $(head -c 300 "$T/err")"
+done
+
+#     And 131,072 stacks of 16 addresses (792 KB), each named 4,096 frames: 9 CPU-s and 317 MB
+#     in folded, out of memory in pprof. The frames named in all are within the records'
+#     bound now; past it a stack is one frame that says so, counted and said once.
+"$T/make_hostile" packruns "$T/short.xpu" 131072 16 || exit 1
+for f in folded pprof info; do
+	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
+	lim "$R" -F $f -o "$T/short.$f" "$T/short.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] && [ "$(grep -c "stacks not named: the frames named passed" "$T/err")" = 1 ] ||
+		bad "short pack-run stacks: -F $f: exit $rc: $(head -c 300 "$T/err")"
+done
+grep -q '^victim;\[stack not named: past --max-records\] [0-9]*$' "$T/short.folded" &&
+	[ "$(awk '{ n += $NF } END { print n }' "$T/short.folded")" = 131072 ] ||
+	bad "short pack-run stacks: folded: $(head -c 300 "$T/short.folded")"
+grep -q "^  not named  *[0-9]* past the frames' bound (--max-records)$" "$T/short.info" ||
+	bad "short pack-run stacks: info does not count the stacks not named"
+
+# 22. issue 41: 65,536 autograd evaluations of one thread, each of its own class, a sample in
+#     each on a stack of 1,024 addresses (642 KB): backward attribution derived a stack per
+#     sample, 8 KB each, outside --max-records (715 MB). The derived stacks now hold at most
+#     the records' bound; the rest keep their recorded stacks, counted and said once.
+"$T/make_hostile" backward "$T/bw.xpu" 65536 || exit 1
+for f in folded text info; do
+	lim "$R" -F $f -o "$T/bw.$f" "$T/bw.xpu" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] && [ "$(grep -c "stacks not derived" "$T/err")" = 1 ] ||
+		bad "backward stacks: -F $f: exit $rc: $(head -c 300 "$T/err")"
+done
+grep -q "^  not derived  *[0-9]* past the derived stacks' bound (--max-records)$" "$T/bw.info" ||
+	bad "backward stacks: info does not count those not derived"
+[ "$(awk '{ n += $NF } END { print n }' "$T/bw.folded")" = 65536 ] ||
+	bad "backward stacks: samples lost: $(awk '{ n += $NF } END { print n }' "$T/bw.folded")"
+
+# 23. issue 41: a thread name and host, a JIT symbol and a DSO path with terminal escapes
+#     (window title, screen clear, colour, a C1 CSI), a tab, a newline and bytes that are no
+#     UTF-8 went raw to the terminal in text, folded, info and the messages. Escaped now
+#     (README "Terminal safety": \ooo for each byte); JSON keeps them, escaped its own way.
+"$T/make_hostile" ctlnames "$T/ctl.xpu" || exit 1
+raw=$'[\x01-\x08\x0b-\x1f\x7f\xff]|\xc2[\x80-\x9f]'
+for cmd in "-F text" "-F folded" "-F info" "diff -F text $T/ctl.xpu" "diff -F folded $T/ctl.xpu" \
+	--callees=$'jit\x1b[31mred\xff\xc2\x9b5m_line' "archive -o $T/ctl.xpa"; do
+	# shellcheck disable=SC2086
+	lim "$R" $cmd "$T/ctl.xpu" >"$T/ctl.out" 2>"$T/err"
+	LC_ALL=C grep -aqE "$raw" "$T/ctl.out" "$T/err" &&
+		bad "control names: $cmd: raw bytes: $(LC_ALL=C grep -aE "$raw" "$T/ctl.out" "$T/err" | cat -v | head -c 300)"
+done
+lim "$R" -F folded "$T/ctl.xpu" 2>/dev/null >"$T/ctl.folded"
+grep -qF 'evil\033]0_TITLE\007\033[2J;lib\033[2J\011x\303.so+0x1234 1' "$T/ctl.folded" &&
+	[ "$(wc -l <"$T/ctl.folded")" = 2 ] ||
+	bad "control names: folded: $(cat -v "$T/ctl.folded" | head -c 300)"
+lim "$R" -F info "$T/ctl.xpu" 2>&1 | grep -qF 'lib\033[2J	x\303.so local: not found' ||
+	bad "control names: info does not show the escaped path"
+for f in chrome jsonl; do
+	lim "$R" -F $f -o "$T/ctl.$f" "$T/ctl.xpu" 2>/dev/null
+	LC_ALL=C grep -aq $'[\x1b\x07\xff]' "$T/ctl.$f" && bad "control names: -F $f: raw bytes"
+	grep -q 'jit\\u001b\[31mred\\ufffd' "$T/ctl.$f" || bad "control names: -F $f: not JSON escapes"
+done
 
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail
