@@ -38,6 +38,8 @@ enum {
 	OPT_STRICT,
 	OPT_TIME_RANGE,
 	OPT_PYTHON_LINES,
+	OPT_PYTHON_INTERP,
+	OPT_SVG_ROOT,
 	OPT_ROWS,
 	OPT_PERCENT_LIMIT,
 	OPT_DSO,
@@ -123,6 +125,15 @@ static const struct cli_opt options[] = {
 	{ .val = OPT_PYTHON_LINES, .name = "python-lines",
 	  .help[0] = "Python frames as qualname (file.py:LINE) rather than one frame\n"
 		     "per function, qualname (file.py)" },
+	{ .val = OPT_PYTHON_INTERP, .name = "python-interp",
+	  .help[0] = "keep the interpreter's own frames (CPython's, e.g. PyObject_Call,\n"
+		     "python3.12+0x...) between two Python frames; by default they\n"
+		     "are folded away (text, folded, svg, pprof, chrome), extension\n"
+		     "and framework frames stay" },
+	{ .val = OPT_SVG_ROOT, .name = "svg-root", .arg = "WHERE",
+	  .help[0] = "top (default: an icicle graph, the root and the program's\n"
+		     "outer frames on the first screen) or bottom (a flame graph,\n"
+		     "as flamegraph.pl draws it; it opens scrolled to the root)" },
 	{ .val = OPT_INLINE, .name = "inline",
 	  .help[0] = "a frame per inlined function (from DWARF); --no-inline\n"
 		     "(default) leaves its time to the function it was inlined\n"
@@ -408,6 +419,17 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_PYTHON_LINES:
 			o->python_lines = true;
+			break;
+		case OPT_PYTHON_INTERP:
+			o->python_interp = true;
+			break;
+		case OPT_SVG_ROOT:
+			if (strcmp(optarg, "top") && strcmp(optarg, "bottom")) {
+				fprintf(stderr, "xpu-report: unknown --svg-root '%s' (top or bottom)\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->svg_root_bottom = !strcmp(optarg, "bottom");
 			break;
 		case OPT_INLINE:
 		case OPT_NO_INLINE:

@@ -25,6 +25,7 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	};
 	struct sym_opts so = {
 		.python_lines = opts->python_lines,
+		.python_interp = opts->python_interp,
 		.inline_frames = opts->inline_frames,
 		.sites = opts->format == FMT_PPROF,	/* addresses and source lines */
 		.list_addrs = opts->pack_writer,
