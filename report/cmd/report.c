@@ -170,9 +170,11 @@ static const struct cli_opt options[] = {
 
 static const char usage_tail[] =
 	"\n"
-	"xpu-report archive [--debuginfo] [-o FILE] FILE.xpu packs the binaries the stacks touch\n"
-	"into FILE.xpu.xpa, used automatically (after local files, debug dirs and --symfs) so the\n"
-	"trace symbolizes on another machine; see xpu-report archive --help.\n"
+	"xpu-report archive [--elf [--debuginfo]] [-o FILE] FILE.xpu writes FILE.xpu.xpa, a symbol\n"
+	"pack: the names this host gives each address the stacks touch (xpu-record makes it), used\n"
+	"automatically before local files, so the trace reads the same on any machine; --elf packs\n"
+	"the binaries instead, used after local files, debug dirs and --symfs. See xpu-report\n"
+	"archive --help.\n"
 	"xpu-report diff [OPTIONS] BASE.xpu NEW.xpu compares two traces function by function\n"
 	"(shares and their change; text, folded or svg); see xpu-report diff --help.\n"
 	"\n"
