@@ -252,6 +252,11 @@ const struct tr_dso *session__frame_file_rec(const struct session *s, uint32_t f
 	return symbolizer__frame_dso_rec(&s->sym, frame);
 }
 
+uint64_t session__interp_folded(const struct session *s)
+{
+	return s->sym.interp_folded;
+}
+
 void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *invalid,
 			 uint64_t *named)
 {
