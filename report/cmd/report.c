@@ -128,8 +128,8 @@ static const struct cli_opt options[] = {
 	{ .val = OPT_PYTHON_INTERP, .name = "python-interp",
 	  .help[0] = "keep the interpreter's own frames (CPython's, e.g. PyObject_Call,\n"
 		     "python3.12+0x...) between two Python frames; by default they\n"
-		     "are folded away (text, folded, svg, pprof, chrome), extension\n"
-		     "and framework frames stay" },
+		     "are folded away (in every output), extension and framework\n"
+		     "frames stay" },
 	{ .val = OPT_SVG_ROOT, .name = "svg-root", .arg = "WHERE",
 	  .help[0] = "top (default: an icicle graph, the root and the program's\n"
 		     "outer frames on the first screen) or bottom (a flame graph,\n"
