@@ -46,6 +46,18 @@ static void set_end(struct trace_reader *r, enum trace_reader_end end, const cha
 	va_end(ap);
 }
 
+/*
+ * reader_init's reason, after the file's name: with several traces on a command line (or one
+ * given as a shell variable) "bad magic" alone does not say which file is not a trace.
+ */
+static void name_reason(const char *name, char *err, size_t errlen)
+{
+	char reason[256];
+
+	snprintf(reason, sizeof(reason), "%s", err);
+	snprintf(err, errlen, "%s: %s", name, reason);
+}
+
 static struct trace_reader *reader_init(const void *data, size_t size, char *err, size_t errlen)
 {
 	struct trace_reader *r;
@@ -157,6 +169,7 @@ static struct trace_reader *open_fd(int fd, const char *name, char *err, size_t 
 	}
 	r = reader_init(map, (size_t)sb.st_size, err, errlen);
 	if (!r) {
+		name_reason(name, err, errlen);
 		munmap(map, (size_t)sb.st_size);
 		return NULL;
 	}
@@ -215,10 +228,12 @@ static struct trace_reader *open_stream(int fd, const char *name, char *err, siz
 		return NULL;
 	}
 	r = reader_init(buf, size, err, errlen);
-	if (!r)
+	if (!r) {
+		name_reason(name, err, errlen);
 		free(buf);
-	else
+	} else {
 		r->owned = buf;
+	}
 	return r;
 }
 

@@ -37,7 +37,14 @@ command -v python3 >/dev/null || die "python3 is missing (scripts/install-deps.s
 
 say "1. A C program on the CPU: xpu-record -o $out/cpu.xpu -- $B/samples/cpu_burn"
 "$B"/xpu-record -o "$out/cpu.xpu" -- "$B"/samples/cpu_burn >/dev/null
-"$B"/xpu-report "$out/cpu.xpu" | sed -n '1,/^# top functions by total/p' | sed -n '1,24p'
+echo "   the text report (xpu-report $out/cpu.xpu --rows=5): its header, then the functions by"
+echo "   self samples and by total (with what they call)"
+# up to the end of the by-total table: a cut at a fixed line count once left its heading alone
+"$B"/xpu-report --rows=5 "$out/cpu.xpu" |
+	awk '/^# top functions by total/ { t = 1 } t && /^$/ { exit } { print }' >"$out/cpu.text"
+cat "$out/cpu.text"
+grep -A2 '^# top functions by total' "$out/cpu.text" | grep -q '%' ||
+	die "the text report of the C recording has no functions by total"
 say "   its heaviest stacks (xpu-report --format=folded: flamegraph.pl, speedscope, inferno)"
 "$B"/xpu-report --format=folded "$out/cpu.xpu" | top_stacks 4 5
 [ -s "$out/cpu.xpu" ] || die "the C recording is empty"
@@ -86,6 +93,11 @@ awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); own = ""; py = "(no 
 	END { for (k in by) printf "%8d  %s\n", by[k], k }' "$out/torch.folded" | sort -nr | awk 'NR <= 4'
 echo "   (backward kernels are under the forward function that made their node: section 5)"
 grep -q 'train_step (torch_train\.py)' "$out/torch.folded" || die "no train_step frame in $T/torch-python.xpu"
+say "   flame graph of the whole run, CPU and GPU: $out/torch.svg (root at the top, so it opens on"
+echo "   the script's frames; CPython's own frames between Python frames are folded away:"
+echo "   --python-interp keeps them, --svg-root=bottom draws the root at the bottom)"
+"$B"/xpu-report --no-host-files --format=svg "$T/torch-python.xpu" >"$out/torch.svg" 2>/dev/null
+grep -q '<title>main (torch_train\.py)' "$out/torch.svg" || die "no main (torch_train.py) frame in $out/torch.svg"
 
 say "5. PyTorch's backward pass under the forward code that caused it, from $T/torch-backward.xpu (H200)"
 # --no-host-files: the trace's PyTorch files are not this machine's; Python frames are in it

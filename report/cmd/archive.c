@@ -578,8 +578,9 @@ static const char archive_usage_head[] =
 	"Usage: xpu-report archive [OPTIONS] TRACE.xpu\n"
 	"Write TRACE.xpu.xpa, a symbol pack: the names this machine gives every address the\n"
 	"trace's stacks go through (from symbol tables, debug files, debuginfod) and its unwinding\n"
-	"of the trace's stack copies. xpu-report uses it automatically, so the trace reads the\n"
-	"same on any machine. Run it where the trace was recorded (xpu-record does at its end):\n"
+	"of the trace's stack copies. xpu-report uses it automatically, before any local file,\n"
+	"so the trace reads the same on any machine (an --elf archive: after local files, debug\n"
+	"dirs and --symfs). Run it where the trace was recorded (xpu-record does at its end):\n"
 	"where most of the files are missing or differ, it fails and writes nothing.\n"
 	"\n";
 

@@ -39,6 +39,8 @@ enum {
 	OPT_STRICT,
 	OPT_TIME_RANGE,
 	OPT_PYTHON_LINES,
+	OPT_PYTHON_INTERP,
+	OPT_SVG_ROOT,
 	OPT_ROWS,
 	OPT_PERCENT_LIMIT,
 	OPT_DSO,
@@ -126,6 +128,15 @@ static const struct cli_opt options[] = {
 	{ .val = OPT_PYTHON_LINES, .name = "python-lines",
 	  .help[0] = "Python frames as qualname (file.py:LINE) rather than one frame\n"
 		     "per function, qualname (file.py)" },
+	{ .val = OPT_PYTHON_INTERP, .name = "python-interp",
+	  .help[0] = "keep the interpreter's own frames (CPython's, e.g. PyObject_Call,\n"
+		     "python3.12+0x...) between two Python frames; by default they\n"
+		     "are folded away (in every output), extension and framework\n"
+		     "frames stay" },
+	{ .val = OPT_SVG_ROOT, .name = "svg-root", .arg = "WHERE",
+	  .help[0] = "top (default: an icicle graph, the root and the program's\n"
+		     "outer frames on the first screen) or bottom (a flame graph,\n"
+		     "as flamegraph.pl draws it; it opens scrolled to the root)" },
 	{ .val = OPT_INLINE, .name = "inline",
 	  .help[0] = "a frame per inlined function (from DWARF); --no-inline\n"
 		     "(default) leaves its time to the function it was inlined\n"
@@ -162,9 +173,11 @@ static const struct cli_opt options[] = {
 
 static const char usage_tail[] =
 	"\n"
-	"xpu-report archive [--debuginfo] [-o FILE] FILE.xpu packs the binaries the stacks touch\n"
-	"into FILE.xpu.xpa, used automatically (after local files, debug dirs and --symfs) so the\n"
-	"trace symbolizes on another machine; see xpu-report archive --help.\n"
+	"xpu-report archive [--elf [--debuginfo]] [-o FILE] FILE.xpu writes FILE.xpu.xpa, a symbol\n"
+	"pack: the names this host gives each address the stacks touch (xpu-record makes it), used\n"
+	"automatically before local files, so the trace reads the same on any machine; --elf packs\n"
+	"the binaries instead, used after local files, debug dirs and --symfs. See xpu-report\n"
+	"archive --help.\n"
 	"xpu-report diff [OPTIONS] BASE.xpu NEW.xpu compares two traces function by function\n"
 	"(shares and their change; text, folded or svg); see xpu-report diff --help.\n"
 	"\n"
@@ -411,6 +424,17 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_PYTHON_LINES:
 			o->python_lines = true;
+			break;
+		case OPT_PYTHON_INTERP:
+			o->python_interp = true;
+			break;
+		case OPT_SVG_ROOT:
+			if (strcmp(optarg, "top") && strcmp(optarg, "bottom")) {
+				fprintf(stderr, "xpu-report: unknown --svg-root '%s' (top or bottom)\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->svg_root_bottom = !strcmp(optarg, "bottom");
 			break;
 		case OPT_INLINE:
 		case OPT_NO_INLINE:

@@ -62,6 +62,8 @@ struct report_opts {
 	bool has_tid;
 	bool strict;
 	bool python_lines;	/* --python-lines */
+	bool python_interp;	/* --python-interp: the interpreter's frames between Python ones */
+	bool svg_root_bottom;	/* --svg-root=bottom: a flame graph rather than an icicle */
 	bool inline_frames;	/* --inline */
 	bool no_unwind;		/* --no-unwind: keep recorded stacks, ignore stack copies */
 	bool no_backward;	/* --no-backward: PyTorch backward work on the engine's stacks */

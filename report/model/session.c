@@ -26,6 +26,7 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	};
 	struct sym_opts so = {
 		.python_lines = opts->python_lines,
+		.python_interp = opts->python_interp,
 		.inline_frames = opts->inline_frames,
 		.sites = opts->format == FMT_PPROF,	/* addresses and source lines */
 		.list_addrs = opts->pack_writer,
@@ -269,6 +270,11 @@ const char *session__frame_file(const struct session *s, uint32_t frame)
 const struct tr_dso *session__frame_file_rec(const struct session *s, uint32_t frame)
 {
 	return symbolizer__frame_dso_rec(&s->sym, frame);
+}
+
+uint64_t session__interp_folded(const struct session *s)
+{
+	return s->sym.interp_folded;
 }
 
 void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *invalid,

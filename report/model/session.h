@@ -123,6 +123,11 @@ const struct tr_dso *session__frame_file_rec(const struct session *s, uint32_t f
 /* Says, once each, what naming cut or left unnamed past its bounds (symbolize.h). */
 void session__warn_naming(const struct session *s);
 /* JIT symbols: those read, those refused, and the frames they named. */
+/*
+ * The interpreter's frames between Python frames dropped from the distinct stacks named so
+ * far (sym/interp_fold.h; 0 with --python-interp).
+ */
+uint64_t session__interp_folded(const struct session *s);
 void session__jit_counts(const struct session *s, uint64_t *syms, uint64_t *invalid,
 			 uint64_t *named);
 /* Why a DWARF walk ended, in a word (unwind.h), for info's "dwarf stops". */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/warn.h"
 #include "model/clock_map.h"
 #include "model/filter.h"
 #include "model/trace_parts.h"
@@ -18,6 +19,7 @@ struct part_scan {
 	struct tr_remap rm;
 	char *host;
 	struct part_clock clk;
+	uint8_t uuid[16];	/* the recording's (file header): a copy has the same */
 };
 
 size_t trace_parts__align(const struct part_clock *c, const char *const *hosts, size_t n,
@@ -93,6 +95,7 @@ static int scan_one(struct part_scan *p, const char *path, uint64_t max_records,
 	ret = trace__load_remap(&t, path, &p->rm, err, errlen);
 	if (ret)
 		return ret;
+	memcpy(p->uuid, t.hdr.uuid, sizeof(p->uuid));
 	h = t.has_session ? trace__string(&t, t.session.host_str) : NULL;
 	p->host = strdup(h ? h : "");
 	ret = p->host ? clock_map__init(&cm, &t) : -ENOMEM;
@@ -204,6 +207,32 @@ static int place(struct part_scan *p, size_t n, char *err, size_t errlen)
 	return ret;
 }
 
+/*
+ * One recording given twice (the same path, or a copy: the same uuid) is merged as two, every
+ * event twice, its processes once as themselves and once moved (place()); a shell glob over a
+ * folder and its copy does that by mistake. Said, not refused: a recording against itself is
+ * also how its pids are made to collide on purpose (tests/unit/test_multi_trace.sh), and
+ * reading it once would hide which name the user meant.
+ */
+static void same_recording(const struct part_scan *p, const char *const *paths, size_t n)
+{
+	static const uint8_t none[16];
+	char a[WARN_STR_MAX + 4], b[WARN_STR_MAX + 4];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i; j++) {
+			if (memcmp(p[i].uuid, p[j].uuid, sizeof(none)) ||
+			    !memcmp(p[i].uuid, none, sizeof(none)))
+				continue;
+			warn__once("warning: %s and %s are the same recording (one uuid): its "
+				   "events count twice, as two sets of processes", warn__cut(paths[j], a),
+				   warn__cut(paths[i], b));
+			break;
+		}
+	}
+}
+
 int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
 		      uint64_t max_records, char *err, size_t errlen)
 {
@@ -232,6 +261,7 @@ int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
 		ret = scan_one(&p[i], paths[i], share[i], err, errlen);
 	if (ret)
 		goto out;
+	same_recording(p, paths, n);
 	for (i = 0; i < n; i++) {
 		clk[i] = p[i].clk;
 		hosts[i] = p[i].host;

@@ -430,6 +430,13 @@ int out_info(const struct session *ses, FILE *out)
 		fprintf(out, "  %-16s %" PRIu64 " evaluator frames replaced, %" PRIu64
 			" frame groups above a native stack that ended early\n", "spliced",
 			ses->py.activations, ses->py.outer_groups);
+		if (ses->opts->python_interp)
+			fprintf(out, "  %-16s none: --python-interp keeps the interpreter's frames "
+				"between Python frames\n", "folded");
+		else
+			fprintf(out, "  %-16s %" PRIu64 " of the interpreter's frames between Python "
+				"frames, over the distinct stacks (--python-interp keeps them)\n",
+				"folded", session__interp_folded(ses));
 	}
 
 	if (session__has_off_cpu(ses))

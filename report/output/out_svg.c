@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * An interactive flame graph as one self-contained SVG: the folded lines of the current view
- * and weight (folded.h, the very data --format=folded prints) drawn as their tree, root at
- * the bottom, one rectangle per frame with a <title> tooltip (frame, weight, percent), each
+ * and weight (folded.h, the very data --format=folded prints) drawn as their tree, one
+ * rectangle per frame with a <title> tooltip (frame, weight, percent), each
  * frame found in the lines as it is drawn (no tree is made: struct side). Labels are cut to
  * fit in C, so the picture reads even where scripts do not run (an <img>); the embedded
  * script adds click-to-zoom, reset and search with matched percent. GPU work ("[gpu] ..."
@@ -23,6 +23,16 @@
 #define PAD_X 10
 #define PAD_TOP 72
 #define PAD_BOTTOM 34
+/*
+ * By default the root is at the top (an icicle, as speedscope and flamegraph.pl --inverted
+ * draw it): a browser opens a file at its top, and a deep graph (a PyTorch trace's import
+ * and compiler recursion: 5,000 px) drawn root at the bottom opened on blank space above
+ * one thin tower. The line that shows the frame under the pointer goes under the titles,
+ * where it stays in sight; --svg-root=bottom draws the flame graph and scrolls to its root.
+ */
+#define ICICLE_PAD_TOP 90
+#define ICICLE_PAD_BOTTOM 12
+#define ICICLE_DETAILS_Y 78
 #define FONT_SIZE 12
 #define CHAR_W (FONT_SIZE * 0.59)
 #define MIN_WIDTH_PX 0.1
@@ -399,6 +409,7 @@ struct draw {
 	FILE *out;
 	double scale;		/* px per weight unit */
 	uint32_t height;
+	bool icicle;		/* the root at the top (not --svg-root=bottom) */
 	uint64_t frames;
 	/* a frame's fill and what its tooltip says after the name (a differential graph's) */
 	void (*color)(const struct draw *d, const struct frame_at *fr, char *buf, size_t len);
@@ -452,7 +463,8 @@ static int draw_one(struct draw *d, const struct pending *at, struct pending **t
 	const struct frame_at *fr = &at->fr;
 	const char *name = fr->name;
 	double x = at->x, w = fr->weight * d->scale;
-	double y = d->height - PAD_BOTTOM - (fr->depth + 1.0) * FRAME_H;
+	double y = d->icicle ? ICICLE_PAD_TOP + (double)fr->depth * FRAME_H :
+			       d->height - PAD_BOTTOM - (fr->depth + 1.0) * FRAME_H;
 	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0, i, k, first;
 	char color[32];
 
@@ -536,11 +548,12 @@ static int draw_graph(struct draw *d, const struct frame_at *root, size_t nrows,
 /*
  * Zoom, reset and search. Frame geometry is read back from the drawn rectangles at load, so
  * the C side stays the single source of layout; names come from the <title> (before the last
- * " (", which starts the weight).
+ * " (", which starts the weight). UP is 1 where children are drawn above their parent (root
+ * at the bottom: the page opens scrolled down to it), -1 where below (an icicle).
  */
 static const char svg_script[] =
 	"'use strict';\n"
-	"var W = " "%d" ", PAD = %d, CW = %.3f, frames = [], total = 0, zoomed = null;\n"
+	"var W = " "%d" ", PAD = %d, CW = %.3f, UP = %d, frames = [], total = 0, zoomed = null;\n"
 	"function $(id) { return document.getElementById(id); }\n"
 	"function nameOf(g) { var t = g.firstElementChild.textContent; return t.substring(0, t.lastIndexOf(' (')); }\n"
 	"function init() {\n"
@@ -555,6 +568,7 @@ static const char svg_script[] =
 	"    g.addEventListener('mouseout', function () { $('details').textContent = ' '; });\n"
 	"  }\n"
 	"  if (frames.length) total = frames[0].w;\n"
+	"  if (UP > 0 && window.scrollTo) window.scrollTo(0, document.documentElement.scrollHeight);\n"
 	"  window.addEventListener('keydown', function (e) {\n"
 	"    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); searchPrompt(); }\n"
 	"    else if (e.key === 'Escape') { clearSearch(); reset(); }\n"
@@ -572,8 +586,8 @@ static const char svg_script[] =
 	"  var eps = 1e-6, ratio = (W - 2 * PAD) / z.w;\n"
 	"  zoomed = z;\n"
 	"  frames.forEach(function (f) {\n"
-	"    var inside = f.x >= z.x - eps && f.x + f.w <= z.x + z.w + eps && f.y <= z.y;\n"
-	"    var below = f.y > z.y && f.x <= z.x + eps && f.x + f.w >= z.x + z.w - eps;\n"
+	"    var inside = f.x >= z.x - eps && f.x + f.w <= z.x + z.w + eps && UP * (z.y - f.y) >= 0;\n"
+	"    var below = UP * (f.y - z.y) > 0 && f.x <= z.x + eps && f.x + f.w >= z.x + z.w - eps;\n"
 	"    f.g.classList.remove('hide', 'parent');\n"
 	"    if (inside) place(f, PAD + (f.x - z.x) * ratio, f.w * ratio);\n"
 	"    else if (below) { f.g.classList.add('parent'); place(f, PAD, W - 2 * PAD); }\n"
@@ -614,7 +628,7 @@ static const char svg_script[] =
 	"  var t = window.prompt('Search frames (regular expression):', '');\n"
 	"  if (t !== null) search(t);\n"
 	"}\n"
-	"window.xpuFlame = { zoom: function (i) { zoom(frames[i]); }, reset: reset, search: search,\n"
+	"window.xpuFlame = { zoom: function (i) { zoom(frames[i]); }, reset: reset, search: search, up: UP,\n"
 	"  clearSearch: clearSearch, frames: frames, find: function (name) {\n"
 	"    for (var i = 0; i < frames.length; i++) if (frames[i].name === name) return i; return -1; } };\n"
 	"init();\n";
@@ -650,6 +664,7 @@ struct svg_titles {
 
 static void svg_head(const struct draw *d, const struct svg_titles *t)
 {
+	uint32_t details_y = d->icicle ? ICICLE_DETAILS_Y : d->height - 12;
 	FILE *out = d->out;
 	int i;
 
@@ -678,8 +693,8 @@ static void svg_head(const struct draw *d, const struct svg_titles *t)
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">%s; weight: ",
 		IMG_WIDTH / 2, t->what);
 	put_xml(out, t->unit, sizeof(t->unit));
-	fprintf(out, "</text>\n<text x=\"%d\" y=\"56\" text-anchor=\"middle\" fill=\"#555\">Click a frame to zoom, Ctrl-F or Search to highlight.</text>\n",
-		IMG_WIDTH / 2);
+	fprintf(out, "</text>\n<text x=\"%d\" y=\"56\" text-anchor=\"middle\" fill=\"#555\">%sClick a frame to zoom, Ctrl-F or Search to highlight.</text>\n",
+		IMG_WIDTH / 2, d->icicle ? "Root at the top (--svg-root=bottom: at the bottom). " : "");
 	for (i = 0; i < 2 && t->legend[i]; i++)
 		fprintf(out, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"40\">%s</text>\n",
 			PAD_X + 50 * i, t->legend_fill[i], PAD_X + 50 * i + 14, t->legend[i]);
@@ -687,7 +702,7 @@ static void svg_head(const struct draw *d, const struct svg_titles *t)
 		     "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\" onclick=\"xpuFlame.search(window.prompt('Search frames (regular expression):', '') || '')\">Search</text>\n"
 		     "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n"
 		     "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
-		PAD_X, IMG_WIDTH - PAD_X, IMG_WIDTH - PAD_X, d->height - 12, PAD_X, d->height - 12);
+		PAD_X, IMG_WIDTH - PAD_X, IMG_WIDTH - PAD_X, details_y, PAD_X, details_y);
 }
 
 /*
@@ -702,7 +717,9 @@ static int svg_write(struct draw *d, const struct svg_titles *t, size_t nodes)
 	FILE *out = d->out;
 	int err = 0;
 
-	d->height = PAD_TOP + (sd->max_depth + 1) * FRAME_H + PAD_BOTTOM;
+	d->icicle = !d->p->s->opts->svg_root_bottom;
+	d->height = (d->icicle ? ICICLE_PAD_TOP + ICICLE_PAD_BOTTOM : PAD_TOP + PAD_BOTTOM) +
+		    (sd->max_depth + 1) * FRAME_H;
 	d->scale = sd->total > 0 ? (IMG_WIDTH - 2.0 * PAD_X) / sd->total : 0;
 	svg_head(d, t);
 	fputs("<g id=\"frames\">\n", out);
@@ -712,7 +729,7 @@ static int svg_write(struct draw *d, const struct svg_titles *t, size_t nodes)
 	if (err)
 		return err;
 	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
-	fprintf(out, svg_script, IMG_WIDTH, PAD_X, CHAR_W);
+	fprintf(out, svg_script, IMG_WIDTH, PAD_X, CHAR_W, d->icicle ? -1 : 1);
 	fputs("]]></script>\n</svg>\n", out);
 	if (d->p->s->opts->verbose)
 		fprintf(stderr, "xpu-report: svg: %zu stacks, %llu frames drawn of %zu\n", sd->fo->n,

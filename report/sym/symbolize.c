@@ -17,6 +17,7 @@
 #include "sym/backward.h"
 #include "sym/demangle.h"
 #include "sym/dso.h"
+#include "sym/interp_fold.h"
 #include "sym/jitsyms.h"
 #include "sym/kallsyms.h"
 #include "sym/pyframes.h"
@@ -525,6 +526,40 @@ static int name_unnamed_nodes(struct symbolizer *s, size_t n)
 	return 0;
 }
 
+/* The assembled stack less the interpreter's frames between its Python frames (interp_fold.h). */
+static int fold_interpreter(struct symbolizer *s, size_t *n)
+{
+	size_t i, k = 0;
+
+	if (vec_reserve((void **)&s->scratch_kinds, &s->scratch_kinds_cap, *n,
+			sizeof(*s->scratch_kinds)) ||
+	    vec_reserve((void **)&s->scratch_drop, &s->scratch_drop_cap, *n,
+			sizeof(*s->scratch_drop)))
+		return -ENOMEM;
+	for (i = 0; i < *n; i++) {
+		uint32_t f = s->scratch_files[i];
+
+		s->scratch_kinds[i] = f == FRAME_DSO_PYTHON ? IK_PYTHON :
+				      f && f <= s->t->ndsos && s->interp_dso[f - 1] ? IK_INTERP :
+				      IK_OTHER;
+	}
+	if (!interp_fold__mark(s->scratch_kinds, *n, s->scratch_drop))
+		return 0;
+	for (i = 0; i < *n; i++) {
+		if (s->scratch_drop[i]) {
+			s->interp_folded++;
+			continue;
+		}
+		s->scratch[k] = s->scratch[i];
+		s->scratch_files[k] = s->scratch_files[i];
+		if (s->opts.sites)
+			s->scratch_sites[k] = s->scratch_sites[i];
+		k++;
+	}
+	*n = k;
+	return 0;
+}
+
 static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const struct tr_stack *st,
 		       bool trim, size_t *n)
 {
@@ -621,7 +656,10 @@ static int build_stack(struct symbolizer *s, uint32_t pid, uint64_t ts, const st
 		if (!id || scratch_append(s, n, id, NULL, 0))
 			return -ENOMEM;
 	}
-	return unnamed_node ? name_unnamed_nodes(s, *n) : 0;
+	err = unnamed_node ? name_unnamed_nodes(s, *n) : 0;
+	if (!err && s->interp_dso && !s->opts.python_interp)
+		err = fold_interpreter(s, n);
+	return err;
 }
 
 /* The assembled stack's frames, files and (with sites) sites, hashed. */
@@ -746,6 +784,26 @@ int symbolizer__named(const struct symbolizer *s, uint32_t pid, uint64_t ts, uin
 	return 0;
 }
 
+/* The files of the Python runtimes the recorder found: none, no fold (interp_dso NULL). */
+static int interp_files(struct symbolizer *s)
+{
+	const struct trace *t = s->t;
+	size_t i;
+
+	if (!t->npy_runtimes || !t->ndsos)
+		return 0;
+	s->interp_dso = calloc(t->ndsos, sizeof(*s->interp_dso));
+	if (!s->interp_dso)
+		return -ENOMEM;
+	for (i = 0; i < t->npy_runtimes; i++) {
+		const uint32_t *d = kmap__get(&t->dso_ids, t->py_runtimes[i].dso_id, 0);
+
+		if (d && *d < t->ndsos)
+			s->interp_dso[*d] = true;
+	}
+	return 0;
+}
+
 int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		     struct dso_table *dsos, const struct sym_opts *opts, struct strpool *pool)
 {
@@ -768,7 +826,9 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		s->frames_budget = bound * SYM_FRAMES_KEPT_PER_RECORD_BYTE /
 				   (2 * sizeof(uint32_t) + (opts->sites ? sizeof(struct frame_site) : 0));
 	}
-	err = jitsyms__build(&s->jit, t);
+	err = interp_files(s);
+	if (!err)
+		err = jitsyms__build(&s->jit, t);
 	if (err)
 		return err;
 	return kallsyms__load(&s->ksyms, t->ksyms, t->ksyms_len);
@@ -787,6 +847,9 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->sites);
 	free(s->frame_files);
 	free(s->frame_dso);
+	free(s->interp_dso);
+	free(s->scratch_kinds);
+	free(s->scratch_drop);
 	kmap__free(&s->addr_cache);
 	kmap__free(&s->stack_cache);
 	kmap__free(&s->run_ids);

@@ -46,6 +46,7 @@ struct jitsyms;
 /* How frames are named (where files come from: dso_opts). */
 struct sym_opts {
 	bool python_lines;
+	bool python_interp;		/* --python-interp: keep the frames interp_fold.h drops */
 	bool inline_frames;		/* --inline: a frame per DWARF inlined callee */
 	bool sites;			/* keep each frame's site and source line (pprof) */
 	bool list_addrs;		/* keep symbolizer.addr_list */
@@ -103,6 +104,10 @@ struct symbolizer {
 	size_t scratch_sites_cap;
 	uint32_t *scratch_files;
 	size_t scratch_files_cap;
+	bool *interp_dso;		/* per trace DSO: a Python runtime's file (interp_fold.h) */
+	uint8_t *scratch_kinds;		/* enum interp_kind of each scratch frame */
+	bool *scratch_drop;
+	size_t scratch_kinds_cap, scratch_drop_cap;
 
 	/* shown by `info` and -v */
 	uint64_t addrs_resolved, addrs_unknown;
@@ -114,6 +119,7 @@ struct symbolizer {
 	uint64_t stacks_cut, stacks_unnamed;
 	uint64_t frames_assembled, frames_budget;	/* in frames */
 	bool scratch_cut, scratch_over;	/* the stack being assembled met a bound */
+	uint64_t interp_folded;		/* interpreter frames between Python frames, dropped */
 };
 
 /*
@@ -124,8 +130,9 @@ int symbolizer__init(struct symbolizer *s, const struct derived_stacks *stacks,
 		     struct dso_table *dsos, const struct sym_opts *opts, struct strpool *pool);
 /*
  * Frames of a stack, root first (user outermost ... user leaf, then kernel frames). With
- * trim_gpu, frames inside CUDA/CUPTI libraries are dropped (launch stacks). The array stays
- * valid until the next call. Returns 0 or -ENOMEM.
+ * trim_gpu, frames inside CUDA/CUPTI libraries are dropped (launch stacks); unless
+ * opts.python_interp, so are the interpreter's frames between Python frames (interp_fold.h).
+ * The array stays valid until the next call. Returns 0 or -ENOMEM.
  */
 int symbolizer__stack(struct symbolizer *s, uint32_t pid, uint64_t ts, uint32_t stack_id,
 		      bool trim_gpu, const uint32_t **frames, uint32_t *n);

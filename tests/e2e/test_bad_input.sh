@@ -126,7 +126,9 @@ expect nz "$P" adir
 expect nz "$P" nonexistent.xpu
 expect nz "$P" empty.xpu
 expect nz "$P" random.xpu
+grep -q "random.xpu: not an xpu trace" err || fail "not-a-trace does not name the file: $(cat err)"
 expect nz "$P" newer.xpu
+grep -q "newer.xpu: " err || fail "a trace from the future does not name the file: $(cat err)"
 expect nz "$P" -o "$tmp/missing/dir/out" "$SEED"
 expect nz "$P" /dev/null
 expect nz "$P" /dev/zero	# a device is not read, however long it would last
@@ -136,6 +138,7 @@ expect nz "$P" nowriter.xpu	# a FIFO without a writer reads as empty: no hang in
 expect 1 "$P" cut.xpu		# cut inside frame 0: no record recovered, nothing to report
 expect nz "$P" --strict cut.xpu
 expect nz "$P" - <random.xpu
+grep -q "standard input: not an xpu trace" err || fail "not-a-trace on stdin: $(cat err)"
 # hostile but valid traces: one warning at most is fine, but no hang, no crash, exit 0
 for f in fifo.xpu zero.xpu; do
 	timeout 20 "$P" "$f" >out 2>err

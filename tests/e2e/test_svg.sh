@@ -2,7 +2,8 @@
 # xpu-report --format=svg: one well-formed, self-contained SVG per view and weight, whose
 # total equals the folded output's, with GPU frames in their own colours; opened in headless
 # Chromium (tests/viewers/browse.js), its script runs without errors, search highlights and
-# reports the matched percent, zoom widens a frame to the full width and reset restores it.
+# reports the matched percent, zoom widens a frame to the full width and reset restores it,
+# root at the top (the default) and at the bottom (--svg-root=bottom).
 # Exit 0 pass, 77 skip, else fail.
 set -u
 NAME=test_svg
@@ -60,6 +61,11 @@ PY
 done
 # a GPU view of the synthetic GPU trace must have GPU frames
 grep -q '<title>\[gpu\] ' "$tmp/gpu-gpu-time.svg" || fail "no [gpu] frames in the gpu view"
+
+# the other orientation (root at the bottom): its zoom and search work the same
+"$REPORT" -F svg --svg-root=bottom "$tmp/synthetic.xpu" >"$tmp/synthetic-bottom.svg" 2>"$tmp/err" ||
+	fail "xpu-report -F svg --svg-root=bottom: $(head -1 "$tmp/err")"
+svgs+=("$tmp/synthetic-bottom.svg")
 
 setup_browser
 for s in "${svgs[@]}"; do

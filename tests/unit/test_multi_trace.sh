@@ -2,7 +2,7 @@
 # Several traces as one (xpu-report A.xpu B.xpu) over the committed H200 traces, which were
 # recorded one after the other on one host: folded weights and text totals add up, chrome has
 # both on one timeline in the order they ran, a trace given twice (every pid collides) counts
-# twice under distinct processes, --host filters, and bad input is refused in one line.
+# twice under distinct processes, with a warning, --host filters, and bad input is refused in one line.
 set -u
 NAME=test_multi_trace
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -88,6 +88,8 @@ EOF
 rep -F folded --view=cpu --weight=samples "$A" >"$tmp/a"
 rep -F folded --view=cpu --weight=samples "$A" "$A" >"$tmp/m"
 sum_check "$tmp/a" "$tmp/a" "$tmp/m" 1 || fail "a trace given twice is not twice its weight"
+grep -q "are the same recording (one uuid): its events count twice" "$tmp/err" ||
+	fail "a trace given twice is merged without a word"
 rep -F chrome "$A" "$A" >"$tmp/aa.json"
 python3 - "$tmp/aa.json" <<'EOF' || fail "chrome: a trace given twice is not two processes"
 import json, sys

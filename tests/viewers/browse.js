@@ -7,6 +7,9 @@
  *   node browse.js speedscope URL SHOT.png   page renders a profile: no console errors, no
  *                                            import error text, a canvas of many colours
  *   node browse.js svg FILE.svg SHOT.png     flame graph renders; search and zoom work
+ *   node browse.js svg-screen FILE.svg SHOT.png FILE.py
+ *                                            in a 1400x900 window, as the file opens, frames
+ *                                            of FILE.py are in sight with their names drawn
  *   node browse.js speedscope-export URL OUT.json
  *                                            page renders a profile, then speedscope's own
  *                                            Export button saves what it imported: its
@@ -52,7 +55,7 @@ async function main() {
 	const ctx = await chromium.launchPersistentContext(profileDir, {
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
 		headless: true,
-		viewport: { width: 1280, height: 800 },
+		viewport: cmd === 'svg-screen' ? { width: 1400, height: 900 } : { width: 1280, height: 800 },
 		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
 		       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 	}).catch((e) => fail('cannot start chromium: ' + e.message.split('\n')[0]));
@@ -69,6 +72,8 @@ async function main() {
 			await speedscopeExport(page, target, shot, errors);
 		else if (cmd === 'svg')
 			await svg(page, target, shot, errors);
+		else if (cmd === 'svg-screen')
+			await svgScreen(page, target, shot, process.argv[5], errors);
 		else
 			fail('unknown command ' + cmd);
 	} finally {
@@ -163,14 +168,18 @@ async function svg(page, file, shot, errors) {
 		const matchedText = document.getElementById('matched').textContent;
 		const hl = document.querySelectorAll('#frames g.match').length;
 		f.clearSearch();
-		/* zoom into the widest frame two levels up: it fills the width, others hide */
+		/*
+		 * zoom into the widest frame two levels from the root (the first frame drawn):
+		 * it fills the width, others hide; up: 1 where children are above (root at the
+		 * bottom), -1 where below (an icicle)
+		 */
 		let zi = -1, best = -1;
-		const ys = f.frames.map((x) => x.y), y2 = Math.max.apply(null, ys) - 32;
+		const up = f.up || 1, y2 = f.frames[0].y - 32 * up;
 		f.frames.forEach((x, i) => { if (x.y === y2 && x.w > best) { best = x.w; zi = i; } });
 		if (zi < 0)
 			zi = 1;
 		const z = f.frames[zi];
-		const leaf = f.frames.filter((x) => x.y < z.y && x.x >= z.x && x.x + x.w <= z.x + z.w)[0];
+		const leaf = f.frames.filter((x) => up * (z.y - x.y) > 0 && x.x >= z.x && x.x + x.w <= z.x + z.w)[0];
 		const pctLeaf = leaf ? f.search(leaf.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : 0;
 		f.zoom(zi);
 		const zw = +z.r.getAttribute('width');
@@ -201,6 +210,44 @@ async function svg(page, file, shot, errors) {
 	if (colours < 8)
 		fail('svg screenshot looks blank: ' + colours + ' colours');
 	console.log(`ok: svg ${r.all} frames, ${colours} colours; search leaf ${r.pctLeaf.toFixed(2)}%, zoom "${r.zname.slice(0, 40)}" hid ${r.hidden}`);
+}
+
+/*
+ * What the first screen shows, scrolled as the file opens itself: the frames whose rectangle
+ * lies in the window and whose name is drawn (wide enough for its label), and of them those
+ * of the script (names ending "(FILE.py)" or "(FILE.py:LINE)").
+ */
+async function svgScreen(page, file, shot, script, errors) {
+	if (!script)
+		fail('usage: browse.js svg-screen FILE.svg SHOT.png SCRIPT.py');
+	/* a PyTorch trace's graph is 5 MB, 27,000 frames: slow to load on a loaded machine */
+	await page.goto('file://' + path.resolve(file), { waitUntil: 'load', timeout: 100000 });
+	await page.waitForTimeout(300);
+	const r = await page.evaluate((script) => {
+		if (!window.xpuFlame)
+			return { err: 'script did not run (no window.xpuFlame)' };
+		const vw = window.innerWidth, vh = window.innerHeight, seen = [], ours = [];
+		document.querySelectorAll('#frames g').forEach((g) => {
+			const b = g.querySelector('rect').getBoundingClientRect();
+			const label = g.querySelector('text').textContent;
+			if (b.bottom <= 0 || b.top >= vh || b.right <= 0 || b.left >= vw || !label)
+				return;
+			const t = g.firstElementChild.textContent, name = t.substring(0, t.lastIndexOf(' ('));
+			seen.push(name);
+			if (name.endsWith('(' + script + ')') || name.indexOf('(' + script + ':') >= 0)
+				ours.push(name);
+		});
+		return { seen: seen.length, ours, scrollY: window.scrollY, height: document.documentElement.getAttribute('height') };
+	}, script);
+	if (r.err)
+		fail(r.err);
+	if (errors.length)
+		fail(errors[0]);
+	await page.screenshot({ path: shot });
+	if (r.ours.length < 2)
+		fail(`first screen (scrolled to ${r.scrollY} of ${r.height} px) shows ${r.seen} labelled frames, ` +
+		     `${r.ours.length} of ${script}: ${r.ours.join(', ')}`);
+	console.log(`ok: first screen shows ${r.seen} labelled frames, ${r.ours.length} of ${script} (${r.ours.slice(0, 3).join(', ')})`);
 }
 
 main().catch((e) => fail(e.message.split('\n')[0]));
