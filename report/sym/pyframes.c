@@ -24,6 +24,7 @@ struct splicer {
 	const struct trace *t;
 	struct derived_stacks *d;
 	bool lines;
+	bool instr;			/* this event's frames keep their instruction (rewrite) */
 	struct stack_maker made;
 	struct kmap cache;		/* {stack id, py stack id}, runtime index -> new stack id */
 	struct pyframes_stats *st;
@@ -89,7 +90,7 @@ static size_t put_group(struct splicer *sp, const struct tr_py_stack *ps, size_t
 		uint32_t code = XPU_PY_FRAME_CODE(e);
 
 		sp->out[n++] = PYF_MAKE(code <= PYF_CODE_MAX ? code : 0,
-					sp->lines ? XPU_PY_FRAME_INSTR(e) : 0);
+					sp->instr ? XPU_PY_FRAME_INSTR(e) : 0);
 	}
 	return n;
 }
@@ -138,9 +139,14 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 				    out_id);
 }
 
-/* The stack id an event gets: spliced once per {stack, Python stack, runtime}. */
+/*
+ * The stack id an event gets: spliced once per {stack, Python stack, runtime, instr}. With
+ * instr the frames keep the instruction they ran whatever sp->lines says: a launch's site is
+ * a line of the script (model/user_code.h). Frames are named by the symbolizer's own option,
+ * so that costs stacks (equal launch stacks are one Python stack record already), not names.
+ */
 static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stack_id,
-		   uint32_t py_stack_id)
+		   uint32_t py_stack_id, bool instr)
 {
 	const struct tr_py_stack *ps = trace__py_stack(sp->t, py_stack_id);
 	const struct xpu_rec_py_runtime *rt;
@@ -152,7 +158,8 @@ static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stac
 	if (!ps || !ps->nr)
 		return 0;
 	rt = runtime_of(sp, pid, ts);
-	rt_key = rt ? (uint64_t)(rt - sp->t->py_runtimes) + 1 : 0;
+	rt_key = (rt ? (uint64_t)(rt - sp->t->py_runtimes) + 1 : 0) | (uint64_t)instr << 63;
+	sp->instr = sp->lines || instr;
 	v = kmap__put(&sp->cache, (uint64_t)*stack_id << 32 | py_stack_id, rt_key, 0, &ins);
 	if (!v)
 		return -ENOMEM;
@@ -187,24 +194,24 @@ int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats 
 	for (i = 0; r >= 0 && i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
-		r = rewrite(&sp, s->pid, s->ts_ns, &d->sample_stack[i], s->py_stack_id);
+		r = rewrite(&sp, s->pid, s->ts_ns, &d->sample_stack[i], s->py_stack_id, false);
 		st->samples += r > 0;
 	}
 	for (i = 0; r >= 0 && i < t->nlaunches; i++) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[i];
 
-		r = rewrite(&sp, l->pid, l->ts_ns, &d->launch_stack[i], l->py_stack_id);
+		r = rewrite(&sp, l->pid, l->ts_ns, &d->launch_stack[i], l->py_stack_id, true);
 		st->launches += r > 0;
 	}
 	for (i = 0; r >= 0 && i < t->noffcpus; i++) {
 		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
 
-		r = rewrite(&sp, o->pid, o->ts_ns, &d->offcpu_stack[i], o->py_stack_id);
+		r = rewrite(&sp, o->pid, o->ts_ns, &d->offcpu_stack[i], o->py_stack_id, false);
 	}
 	for (i = 0; r >= 0 && i < t->nag_nodes; i++) {
 		const struct xpu_rec_autograd_node *n = &t->ag_nodes[i];
 
-		r = rewrite(&sp, n->pid, n->ts_ns, &d->ag_node_stack[i], n->py_stack_id);
+		r = rewrite(&sp, n->pid, n->ts_ns, &d->ag_node_stack[i], n->py_stack_id, true);
 	}
 	kmap__free(&sp.cache);
 	kmap__free(&sp.made.dedup);

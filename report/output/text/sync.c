@@ -186,7 +186,7 @@ int text_gpu__blocked(struct gs *g, FILE *out)
 
 			err = text_gpu__stack_path(g, l->pid, l->ts_ns,
 						   session__launch_stack(g->ses, b[i].launch - 1),
-						   SYNC_PATH_FRAMES, name, &site, &path);
+						   SYNC_PATH_FRAMES, name, &site, &path, NULL);
 		} else {
 			char buf[128];
 
