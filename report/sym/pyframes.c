@@ -25,6 +25,8 @@ struct splicer {
 	struct derived_stacks *d;
 	bool lines;
 	bool instr;			/* this event's frames keep their instruction (rewrite) */
+	bool count;			/* the stats count this splice: its first, instr or not */
+	struct kmap counted;		/* {stack id, py stack id}, runtime index: spliced */
 	struct stack_maker made;
 	struct kmap cache;		/* {stack id, py stack id}, runtime index -> new stack id */
 	struct pyframes_stats *st;
@@ -111,7 +113,7 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 	size_t n = 0, py = 0, i;
 
 	if (!rt)
-		sp->st->no_runtime++;
+		sp->st->no_runtime += sp->count;
 	for (i = 0; i < nu && n < PYF_MAX_OUT; i++) {
 		uint64_t ip = st->ips[nk + i];
 
@@ -121,7 +123,7 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 
 			n = put_group(sp, ps, py, end, n);
 			py = end;
-			sp->st->activations++;
+			sp->st->activations += sp->count;
 			continue;
 		}
 		sp->out[n++] = ip;
@@ -131,7 +133,7 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 
 		n = put_group(sp, ps, py, end, n);
 		py = end;
-		sp->st->outer_groups++;
+		sp->st->outer_groups += sp->count;
 	}
 	if (n > UINT16_MAX)
 		n = UINT16_MAX;
@@ -164,6 +166,10 @@ static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stac
 	if (!v)
 		return -ENOMEM;
 	if (ins) {
+		/* a launch's splice and a sample's of the same stacks count once, as before */
+		if (!kmap__put(&sp->counted, (uint64_t)*stack_id << 32 | py_stack_id,
+			       rt_key & ~(1ull << 63), 0, &sp->count))
+			return -ENOMEM;
 		err = splice(sp, rt, *stack_id, ps, &id);
 		if (err)
 			return err;
@@ -214,6 +220,7 @@ int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats 
 		r = rewrite(&sp, n->pid, n->ts_ns, &d->ag_node_stack[i], n->py_stack_id, true);
 	}
 	kmap__free(&sp.cache);
+	kmap__free(&sp.counted);
 	kmap__free(&sp.made.dedup);
 	free(sp.rt);
 	return r < 0 ? r : 0;
