@@ -169,17 +169,15 @@ static void install_prefix(const char *path, char *buf, size_t size)
 }
 
 /*
- * The main binary of pid at ts: of the mappings made since the exec that started this image
- * (and before the next), the ELF file mapped lowest. The kernel maps a program below its
- * libraries (0x400000, or PIE's 0x55...) and the trace records no exec path: that is how the
- * mappings tell it. DSO index + 1, 0 when none.
+ * The main binary of pid in its exec image gen: the ELF file mapped lowest by the mappings of
+ * that image. The kernel maps a program below its libraries and ld.so (0x400000, or PIE's
+ * 0x55...), and the trace records no exec path: that is how the mappings tell it. DSO index + 1,
+ * 0 when none.
  */
 static uint32_t main_binary(struct user_code *u, uint32_t pid, uint32_t gen)
 {
 	const struct trace *t = u->s->t;
 	const struct pid_maps *pm = maps__pid(&u->s->dsos.maps, pid);
-	const struct tr_proc *p = trace__proc(t, pid);
-	uint64_t from = 0, to = UINT64_MAX;
 	uint32_t *v, best = 0;
 	bool ins;
 	size_t i;
@@ -189,21 +187,24 @@ static uint32_t main_binary(struct user_code *u, uint32_t pid, uint32_t gen)
 		return 0;
 	if (!ins)
 		return *v;
-	if (p && gen && gen <= p->nexec)
-		from = p->exec_ts[gen - 1];
-	if (p && gen < p->nexec)
-		to = p->exec_ts[gen];
 	/* sorted by start: the first ELF mapping of the image is the lowest */
 	for (i = 0; pm && i < pm->n && !best; i++) {
 		const struct xpu_rec_mapping *m = &pm->m[i];
 		const uint32_t *d = kmap__get(&t->dso_ids, m->dso_id, 0);
 
-		if (d && m->ts_ns >= from && m->ts_ns < to && t->dsos[*d].rec.kind == XPU_DSO_ELF &&
-		    t->dsos[*d].path[0] == '/')
+		if (d && t->dsos[*d].rec.kind == XPU_DSO_ELF &&
+		    trace__generation(t, pid, m->ts_ns) == gen)
 			best = *d + 1;
 	}
-	*v = best;
+	*kmap__get(&u->exe, pid, gen) = best;
 	return best;
+}
+
+const struct tr_dso *user_code__main_binary(struct user_code *u, uint32_t pid, uint32_t gen)
+{
+	uint32_t d = main_binary(u, pid, gen);
+
+	return d ? &u->s->t->dsos[d - 1] : NULL;
 }
 
 static int native_own(struct user_code *u, uint32_t pid, uint64_t ts, uint32_t file)

@@ -55,6 +55,8 @@ static inline const char *user_code__site_name(const struct user_code *u,
 {
 	return strpool__str(&u->names, us->site);
 }
+/* The main binary of pid in its exec image gen (trace__generation), NULL when none. */
+const struct tr_dso *user_code__main_binary(struct user_code *u, uint32_t pid, uint32_t gen);
 void user_code__free(struct user_code *u);
 
 /*
