@@ -290,15 +290,30 @@ static int cmp_kind(const void *a, const void *b, void *arg)
 	return c ? c : CMP(i, j);
 }
 
-/* A kind of runtime: its first record, and how many processes have one of that kind. */
+/*
+ * A kind of runtime: its first record in a process that kept it, and how many processes have
+ * one of that kind; and those that exec'd another program after theirs was found (a fork of
+ * Python that runs ptxas, a compiler's workers): the interpreter was in them only between the
+ * fork and the exec, so they are named apart, not counted as Python processes.
+ */
 struct rt_kind {
 	uint32_t first;
 	size_t procs;
+	uint32_t first_gone;		/* UINT32_MAX: none */
+	size_t gone;
 };
 
 static int cmp_first(const void *a, const void *b)
 {
-	return CMP(((const struct rt_kind *)a)->first, ((const struct rt_kind *)b)->first);
+	const struct rt_kind *x = a, *y = b;
+
+	return CMP(x->procs ? x->first : x->first_gone, y->procs ? y->first : y->first_gone);
+}
+
+/* Whether pid still ran the image its runtime record r was found in when the trace ended. */
+static bool kept(const struct trace *t, const struct xpu_rec_py_runtime *r)
+{
+	return trace__generation(t, r->pid, r->ts_ns) == trace__generation(t, r->pid, UINT64_MAX);
 }
 
 /*
@@ -306,6 +321,48 @@ static int cmp_first(const void *a, const void *b)
  * come from a hostile trace, which would otherwise print a line per record.
  */
 #define PY_KINDS_LISTED 32
+
+/* Ends the run of one pid's records [from, to) of kind k: counted as kept or gone. */
+static void end_pid(const struct trace *t, const uint32_t *o, size_t from, size_t to,
+		    struct rt_kind *k)
+{
+	size_t i;
+
+	for (i = from; i < to && !kept(t, &t->py_runtimes[o[i]]); i++)
+		;
+	if (i < to) {
+		if (!k->procs || o[i] < k->first)
+			k->first = o[i];
+		k->procs++;
+	} else {
+		if (k->first_gone == UINT32_MAX || o[from] < k->first_gone)
+			k->first_gone = o[from];
+		k->gone++;
+	}
+}
+
+static void print_kind(const struct trace *t, const struct rt_kind *k, FILE *out,
+		       const char *prefix)
+{
+	const struct xpu_rec_py_runtime *f = &t->py_runtimes[k->procs ? k->first : k->first_gone];
+	char v[32], comm[32];
+
+	version_str(f->version_hex, v, sizeof(v));
+	if (k->procs)
+		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s", prefix, v, k->procs,
+			k->procs == 1 ? "" : "es", f->pid, status_text(f->status));
+	else
+		fprintf(out, "%sCPython %s in no process that kept it: %s", prefix, v,
+			status_text(f->status));
+	if (k->gone) {
+		const struct xpu_rec_py_runtime *g = &t->py_runtimes[k->first_gone];
+
+		fprintf(out, "; %zu other%s exec'd another program after it was found (%s, pid %u)",
+			k->gone, k->gone == 1 ? "" : "s", trace__comm(t, g->pid, comm, sizeof(comm)),
+			g->pid);
+	}
+	fputc('\n', out);
+}
 
 /*
  * One line per distinct (version, status), in the order each first comes, with how many
@@ -317,7 +374,7 @@ static int cmp_first(const void *a, const void *b)
 void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *prefix)
 {
 	const struct xpu_rec_py_runtime *r = t->py_runtimes;
-	size_t n = t->npy_runtimes, i, nk = 0;
+	size_t n = t->npy_runtimes, i, from = 0, nk = 0;
 	uint32_t *o = malloc((n ? n : 1) * sizeof(*o));
 	struct rt_kind *k = malloc((n ? n : 1) * sizeof(*k));
 
@@ -332,23 +389,20 @@ void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *pref
 	for (i = 0; i < n; i++) {
 		const struct xpu_rec_py_runtime *a = &r[o[i]], *b = i ? &r[o[i - 1]] : NULL;
 
-		if (!b || a->version_hex != b->version_hex || a->status != b->status) {
-			k[nk++] = (struct rt_kind){ .first = o[i], .procs = 1 };
+		if (b && a->version_hex == b->version_hex && a->status == b->status &&
+		    a->pid == b->pid)
 			continue;
-		}
-		if (o[i] < k[nk - 1].first)
-			k[nk - 1].first = o[i];
-		k[nk - 1].procs += a->pid != b->pid;
+		if (b)
+			end_pid(t, o, from, i, &k[nk - 1]);
+		from = i;
+		if (!b || a->version_hex != b->version_hex || a->status != b->status)
+			k[nk++] = (struct rt_kind){ .first_gone = UINT32_MAX };
 	}
+	if (n)
+		end_pid(t, o, from, n, &k[nk - 1]);
 	qsort(k, nk, sizeof(*k), cmp_first);
-	for (i = 0; i < nk && i < PY_KINDS_LISTED; i++) {
-		const struct xpu_rec_py_runtime *f = &r[k[i].first];
-		char v[32];
-
-		version_str(f->version_hex, v, sizeof(v));
-		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s\n", prefix, v, k[i].procs,
-			k[i].procs == 1 ? "" : "es", f->pid, status_text(f->status));
-	}
+	for (i = 0; i < nk && i < PY_KINDS_LISTED; i++)
+		print_kind(t, &k[i], out, prefix);
 	if (nk > PY_KINDS_LISTED)
 		fprintf(out, "%sCPython: %zu more (version, status) pairs not listed\n", prefix,
 			nk - PY_KINDS_LISTED);
