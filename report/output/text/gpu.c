@@ -400,19 +400,29 @@ out:
 
 /* ---- busy time per device --------------------------------------------------------------- */
 
+/*
+ * A device's name from its GPU_DEVICE record: one of a process the filter keeps, else of any
+ * process (one host: device numbers of processes that see the same devices); where the trace
+ * has none (CUPTI gives device records as contexts are made, so a process attached to mid-run
+ * may have none), it says so rather than showing a blank.
+ */
 static const char *device_name(struct gs *g, uint32_t device)
 {
+	const char *any = NULL;
 	size_t i;
 
 	for (i = 0; i < g->t->ndevices; i++) {
 		const struct xpu_rec_gpu_device *d = &g->t->devices[i];
-		const char *s;
+		const char *s = trace__string(g->t, d->name_str);
 
-		if (d->device == device && filter__process(&g->ses->filter, d->pid) &&
-		    (s = trace__string(g->t, d->name_str)) && *s)
+		if (d->device != device || !s || !*s)
+			continue;
+		if (filter__process(&g->ses->filter, d->pid))
 			return s;
+		if (!any && g->t->nparts <= 1)
+			any = s;
 	}
-	return "-";
+	return any ? any : "[no device record]";
 }
 
 static int print_busy(struct gs *g, FILE *out)
