@@ -1,7 +1,8 @@
 #!/bin/sh
 # The top launch site of each committed GPU trace is the program's own code with the framework
 # op beside it (report/model/user_code.c): a line of the script for the PyTorch traces (not
-# PyTorch's run_conv_plan, the rule before), the program's launcher for the CUDA ones.
+# PyTorch's run_conv_plan, the rule before), the program's launcher for the CUDA ones; and a
+# site, as the table names it, is a function --callees takes.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPORT=${REPORT:-"$ROOT/${BUILD:-build}/xpu-report"}
@@ -33,4 +34,13 @@ done
 for n in pipeline pipeline-graph pipeline-static; do
 	expect "$n" '^launch_matmul\(bufs&\)$' '^-$'
 done
+# a site as the table names it, line and all, is a function --callers/--callees take
+h=$("$REPORT" --no-host-files --callees="Net.forward (torch_train.py:34)" --rows=1 \
+	"$T/torch-python.xpu" 2>&1 | head -1)
+if [ "$h" = "# callees of Net.forward (torch_train.py)" ]; then
+	echo "ok --callees of a site"
+else
+	echo "FAIL --callees of a site: $h"
+	fail=1
+fi
 exit $fail
