@@ -68,7 +68,7 @@ struct py_procs {
 	int map_fd;
 	bool enabled;
 	struct walk_share *ws;		/* the in-process walk's copy of the layouts; may be NULL */
-	struct py_pending *pending;	/* PY_PENDING_SLOTS by PY_PENDING_KINDS: pending_slot() */
+	struct py_pending *pending;	/* by tid and kind: pending_slot() */
 	struct intern_table *codes;	/* {pid, image, address, first line} -> code id */
 	uint8_t *code_state;		/* by code id */
 	size_t code_state_cap;

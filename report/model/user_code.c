@@ -317,7 +317,7 @@ static int find_site(struct user_code *u, uint32_t pid, uint64_t ts, uint32_t st
 
 		if (file && !strcmp(session__file_name(s, file), "[python]")) {
 			if (k >= npy)
-				break;	/* not the stack the frames were named from: no Python site */
+				break;	/* not the stack the frames came from: no Python site */
 			r = python_own(u, pid, py[k]);
 			if (r < 0)
 				return r;

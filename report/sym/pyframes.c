@@ -24,8 +24,8 @@ struct splicer {
 	const struct trace *t;
 	struct derived_stacks *d;
 	bool lines;
-	bool instr;			/* this event's frames keep their instruction (rewrite) */
-	bool count;			/* the stats count this splice: its first, instr or not */
+	bool instr;			/* this event's frames keep their instruction */
+	bool count;			/* the stats count this splice (its first) */
 	struct kmap counted;		/* {stack id, py stack id}, runtime index: spliced */
 	struct stack_maker made;
 	struct kmap cache;		/* {stack id, py stack id}, runtime index -> new stack id */

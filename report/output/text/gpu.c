@@ -14,7 +14,7 @@
 #include "output/text/gpu.h"
 
 #define SITE_PATH_FRAMES 4	/* frames of a launch site's call path shown */
-#define SITE_COL_MAX 48		/* a site wider is cut: the op column after it stays readable */
+#define SITE_COL_MAX 48		/* a site wider is cut: the op column stays readable */
 
 static int gs_init(struct gs *g, const struct session *ses)
 {
@@ -234,7 +234,8 @@ static int cmp_site_path(const void *a, const void *b, void *arg)
 	if (x->op_ns != y->op_ns)
 		return CMP(y->op_ns, x->op_ns);
 	if (x->op != y->op)
-		return strcmp(strpool__str(&g->ses->pool, x->op), strpool__str(&g->ses->pool, y->op));
+		return strcmp(strpool__str(&g->ses->pool, x->op),
+			      strpool__str(&g->ses->pool, y->op));
 	if (x->ns != y->ns)
 		return CMP(y->ns, x->ns);
 	return strcmp(strpool__str(&g->names, x->path), strpool__str(&g->names, y->path));
@@ -272,7 +273,8 @@ static void print_site_rows(struct gs *g, const struct site_stat *sites, size_t 
 	for (i = 0; i < nsites && i < TOP_N; i++) {
 		const struct site_stat *s = &sites[i];
 		const char *path = strpool__str(&g->names, s->path);
-		bool show_path = s->site && s->op && strcmp(path, strpool__str(&g->ses->pool, s->op));
+		bool show_path = s->site && s->op &&
+				 strcmp(path, strpool__str(&g->ses->pool, s->op));
 
 		fprintf(out, "%7.2f%% %12.1f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %-*s  %s\n",
 			pct(s->ns, g->total_ns), s->ns / 1e3, s->cnt[GPU_WORK_KERNEL],

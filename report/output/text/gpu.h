@@ -23,7 +23,7 @@ struct gs {
 	uint64_t total_ns;		/* summed durations of the kept work (not a union) */
 	struct strpool names;		/* call paths and API names, for display */
 	struct user_code uc;		/* launch sites in the program's own code */
-	uint32_t *site, *op, *path;	/* per launch: site (of uc.names), op frame id, path id */
+	uint32_t *site, *op, *path;	/* per launch: site (uc.names), op frame, path */
 	uint8_t *done;
 };
 

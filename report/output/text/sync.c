@@ -155,8 +155,8 @@ static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 		const struct xpu_rec_gpu_sync *s = &t->syncs[i];
 		long l = gpu_join__launch(g->j, s->pid, s->corr_id);
 		uint32_t tid = l >= 0 ? t->launches[l].tid : 0;
-		const char *name = l >= 0 ? sync_cbid_name(t->launches[l].domain, t->launches[l].cbid) :
-					    NULL;
+		const char *name = l < 0 ? NULL :
+				   sync_cbid_name(t->launches[l].domain, t->launches[l].cbid);
 		struct blk x;
 
 		/*
