@@ -81,7 +81,7 @@ echo "   $(grep -o '"cat":"kernel"' "$out/timeline.json" | wc -l) kernels on GPU
 say "4. PyTorch with Python frames, from $T/torch-python.xpu (H200), named by its symbol pack (--no-host-files: nothing of this machine's)"
 "$B"/xpu-report --no-host-files "$T/torch-python.xpu" >"$out/torch.text"
 grep -E '^# (stacks|symbols):' "$out/torch.text" || true
-echo "   top GPU launch sites: the first caller outside CUDA's libraries (cut to fit a terminal)"
+echo "   top GPU launch sites: the script's line, then the framework op (cut to fit a terminal)"
 sed -n '/^# top gpu launch sites/,/^$/p' "$out/torch.text" | awk '$1 ~ /%$/ && n++ < 4 {
 	printf "   %7s %9s us  %s\n", $1, $2, substr($0, index($0, $6), 80) }'
 "$B"/xpu-report --no-host-files --format=folded --view=gpu --weight=time "$T/torch-python.xpu" \

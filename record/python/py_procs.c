@@ -22,6 +22,29 @@
 #include "writer_thread.h"
 
 #define PY_PENDING_SLOTS 1024
+/*
+ * A thread's frames wait in a slot of their event's kind: a sample's PYSTACK can be read at
+ * the end of one drain turn and its SAMPLE (still reserved) at the next, and the in-process
+ * events (launches, with their own PYSTACKs) of the same thread come between the two turns.
+ * With one slot per thread the launch's frames took the sample's place: the sample's were
+ * counted "not joined" and the sample went without its Python frames.
+ */
+#define PY_PENDING_KINDS 4
+
+static unsigned int pending_kind(uint32_t type)
+{
+	switch (type) {
+	case XPU_EV_GPU_LAUNCH: return 1;
+	case XPU_EV_OFFCPU: return 2;
+	case XPU_EV_AG_NODE: return 3;
+	default: return 0;
+	}
+}
+
+static size_t pending_slot(uint32_t tid, uint32_t type)
+{
+	return (size_t)(tid % PY_PENDING_SLOTS) * PY_PENDING_KINDS + pending_kind(type);
+}
 
 /* A process's slot: its interpreter. Code ids never cross images (struct proc image). */
 struct py_proc {
@@ -45,7 +68,7 @@ struct py_procs {
 	int map_fd;
 	bool enabled;
 	struct walk_share *ws;		/* the in-process walk's copy of the layouts; may be NULL */
-	struct py_pending *pending;	/* PY_PENDING_SLOTS, by tid */
+	struct py_pending *pending;	/* by tid and kind: pending_slot() */
 	struct intern_table *codes;	/* {pid, image, address, first line} -> code id */
 	uint8_t *code_state;		/* by code id */
 	size_t code_state_cap;
@@ -377,7 +400,7 @@ static void py_on_event(struct map_handler *h, const void *data, size_t size)
 	p = proc ? *proc__slot(proc, h) : NULL;
 	if (!p || !p->registered)
 		return;
-	s = &pp->pending[ev->hdr.tid % PY_PENDING_SLOTS];
+	s = &pp->pending[pending_slot(ev->hdr.tid, ev->for_type)];
 	if (s->nr)
 		lost_frames(pp, s);	/* its event never came: lost in the ring buffer */
 	s->tid = ev->hdr.tid;
@@ -397,7 +420,7 @@ static void py_on_event(struct map_handler *h, const void *data, size_t size)
 static void py_on_record(struct map_handler *h, const struct xpu_ev_hdr *ev, struct wt_rec *r)
 {
 	struct py_procs *pp = of(h);
-	struct py_pending *s = &pp->pending[ev->tid % PY_PENDING_SLOTS];
+	struct py_pending *s = &pp->pending[pending_slot(ev->tid, ev->type)];
 
 	if (!s->nr || s->tid != ev->tid || s->ts_ns != ev->ts_ns)
 		return;
@@ -430,7 +453,7 @@ struct py_procs *py_procs__new(struct writer_thread *wt, int layout_map_fd, bool
 	pp->wt = wt;
 	pp->map_fd = layout_map_fd;
 	pp->enabled = enabled;
-	pp->pending = calloc(PY_PENDING_SLOTS, sizeof(*pp->pending));
+	pp->pending = calloc(PY_PENDING_SLOTS * PY_PENDING_KINDS, sizeof(*pp->pending));
 	pp->codes = intern_table__new();
 	if (!pp->pending || !pp->codes) {
 		py_procs__free(pp);

@@ -25,7 +25,8 @@ static const struct report_format_def formats[] = {
 	{ .name = "svg", .format = FMT_SVG, .from_profile = out_svg, .diff = out_svg_diff,
 	  .names = NAME_PROFILE, .keeps_bytes = true },
 	{ .name = "jsonl", .format = FMT_JSONL, .from_session = out_jsonl,
-	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_OFF_CPU, .keeps_bytes = true },
+	  .names = NAME_SAMPLES | NAME_LAUNCHES | NAME_LAUNCH_SITES | NAME_OFF_CPU,
+	  .keeps_bytes = true },
 	/* only in a build with protobuf-c */
 	{ .name = "pprof", .format = FMT_PPROF, .from_profile = out_pprof,
 	  .unavailable = out_pprof__unavailable, .names = NAME_PROFILE, .keeps_bytes = true },

@@ -68,6 +68,12 @@ static int name_events(struct naming *nm, unsigned int sets)
 		if (filter__at(f, l->pid, l->tid, l->ts_ns))
 			err = name_one(nm, l->pid, l->ts_ns, session__launch_stack(nm->s, i), false);
 	}
+	for (i = 0; !err && (sets & NAME_LAUNCH_SITES) && i < t->nlaunches; i++) {
+		const struct xpu_rec_gpu_launch *l = &t->launches[i];
+
+		if (filter__at(f, l->pid, l->tid, l->ts_ns))
+			err = name_one(nm, l->pid, l->ts_ns, session__launch_stack(nm->s, i), true);
+	}
 	for (i = 0; !err && (sets & NAME_OFF_CPU) && i < t->noffcpus; i++) {
 		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
 
@@ -232,6 +238,7 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 	/* the progress line's total: an upper bound (the filter leaves some out) */
 	nm.total = (sets & NAME_PROFILE ? p->n : 0) + (sets & NAME_SAMPLES ? t->nsamples : 0) +
 		   (sets & NAME_LAUNCHES ? t->nlaunches : 0) +
+		   (sets & NAME_LAUNCH_SITES ? t->nlaunches : 0) +
 		   (sets & NAME_OFF_CPU ? t->noffcpus : 0) +
 		   (sets & NAME_STOPS ? s->uw.nstop_recs : 0) +
 		   (sets & NAME_ALLOC_SITES ? t->nmemories : 0) +

@@ -24,6 +24,7 @@ enum naming_set {
 	 * filter keeps (text's launch sites and blocking calls) */
 	NAME_GPU_SITES = 1 << 7,
 	NAME_DSOS = 1 << 8,		/* every DSO's file looked up (info lists where it came from) */
+	NAME_LAUNCH_SITES = 1 << 9,	/* the launches the filter keeps, trimmed (jsonl) */
 };
 
 /*

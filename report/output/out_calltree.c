@@ -9,7 +9,8 @@
  * report shows it; where no frame has that name, a Python function may be named without its
  * file and class ("train_step" for "train_step (train.py)", "forward" for "ResNet.forward
  * (resnet.py)"): every Python function of that name is then FUNC, as one, and the header
- * says which.
+ * says which. A launch site as the text report's table names it, with its line ("train_step
+ * (train.py:57)"), is its function where frames have no lines.
  *
  * The tree is made a level at a time, and of a level only the children a shown node shows:
  * every stack's path could be a node per frame (a tree of stacks times 64 frames, for the
@@ -271,16 +272,35 @@ static int print_tree(struct ctree *t, FILE *out, char *prefix)
  * ("qualname (file.py:LINE)" with --python-lines): FUNC without the file is the qualname or
  * its last part ("forward" is "ResNet.forward").
  */
+/*
+ * The length of FUNC less a line, where it is a launch site as the text report names it
+ * ("train_step (train.py:57)", model/user_code.h): up to the ':' of ":57)"; 0 otherwise.
+ */
+static size_t site_stem(const char *func)
+{
+	size_t n = strlen(func), i = n;
+
+	if (n < 4 || func[n - 1] != ')')
+		return 0;
+	for (i = n - 1; i > 0 && func[i - 1] >= '0' && func[i - 1] <= '9'; i--)
+		;
+	return i < n - 1 && i > 1 && func[i - 1] == ':' && strstr(func, " (") ? i - 1 : 0;
+}
+
 static enum match match_of(const struct ctree *t, uint32_t frame, uint32_t file)
 {
 	const char *name = strpool__str(&t->p->s->pool, frame), *paren;
-	size_t len = strlen(t->func), qlen;
+	size_t len = strlen(t->func), qlen, stem;
 
 	if (!strcmp(name, t->func))
 		return M_EXACT;
 	paren = strstr(name, " (");
 	if (!paren || strcmp(session__file_name(t->p->s, file), "[python]"))
 		return M_NONE;
+	/* a launch site from the text report: the function of that line */
+	stem = site_stem(t->func);
+	if (stem && !strncmp(name, t->func, stem) && name[stem] == ')' && !name[stem + 1])
+		return M_PYTHON;
 	qlen = paren - name;
 	if (qlen < len || memcmp(paren - len, t->func, len))
 		return M_NONE;

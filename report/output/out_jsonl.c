@@ -15,6 +15,7 @@
 #include "model/backward_share.h"
 #include "model/clock_map.h"
 #include "model/profile.h"
+#include "model/user_code.h"
 #include "output/ioctl_names.h"
 #include "output/json_str.h"
 #include "output/out.h"
@@ -44,6 +45,7 @@ struct jl {
 	const struct gpu_join *j;
 	const struct gpu_mem *m;
 	struct clock_map clk;
+	struct user_code uc;		/* launch sites (model/user_code.h) */
 	struct ev *ev;
 	size_t n, cap;
 };
@@ -155,6 +157,22 @@ static int backward_keys(struct jl *l, size_t launch)
 		key_str(l, "forward_site", site);
 	}
 	return r < 0 ? r : 0;
+}
+
+/* A launch's site in the program's own code and the framework op (model/user_code.h). */
+static int site_keys(struct jl *l, size_t launch)
+{
+	struct user_site us;
+	int err = user_code__launch(&l->uc, launch, &us);
+
+	if (err == -ENOENT || (!err && !us.site))	/* no stack: no site */
+		return 0;
+	if (err)
+		return err;
+	key_str(l, "site", user_code__site_name(&l->uc, &us));
+	key_str(l, "op", strpool__str(&l->s->pool, us.op));
+	fprintf(l->out, ",\"site_own\":%s", us.own ? "true" : "false");
+	return 0;
 }
 
 /* "frames": root first, as the folded view names them (CUDA-internal frames included). */
@@ -291,6 +309,8 @@ static int put_event(struct jl *l, const struct ev *e)
 		key_str(l, "domain", domain_name(la->domain));
 		err = backward_keys(l, e->idx);
 		if (!err)
+			err = site_keys(l, e->idx);
+		if (!err)
 			err = frames(l, la->pid, la->ts_ns, session__launch_stack(l->s, e->idx));
 		break;
 	}
@@ -364,6 +384,7 @@ int out_jsonl(const struct session *ses, FILE *out)
 	l.m = session__gpu_mem(ses);
 	if (!l.j || !l.m)
 		return -ENOMEM;
+	user_code__init(&l.uc, ses);
 	err = clock_map__init(&l.clk, l.t);
 	if (!err)
 		err = collect(&l);
@@ -373,5 +394,6 @@ int out_jsonl(const struct session *ses, FILE *out)
 		err = out__failed(out) ? -EIO : put_event(&l, &l.ev[i]);
 	free(l.ev);
 	clock_map__free(&l.clk);
+	user_code__free(&l.uc);
 	return err;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/progress.h"
+#include "model/user_code.h"
 #include "output/out.h"
 
 #ifdef XPU_HAVE_PPROF
@@ -80,10 +81,13 @@ static const struct pp_view {
 	  4, 3, 3, true },
 };
 
-/* label keys, in the order a sample lists them; tid and device only where known */
-enum { LK_PID, LK_TID, LK_COMM, LK_HOST, LK_RANK, LK_KIND, LK_DEVICE, LK_NR };
+/*
+ * label keys, in the order a sample lists them; tid and device only where known, site and op
+ * (model/user_code.h) on launch stacks
+ */
+enum { LK_PID, LK_TID, LK_COMM, LK_HOST, LK_RANK, LK_KIND, LK_DEVICE, LK_SITE, LK_OP, LK_NR };
 static const char *const label_keys[LK_NR] = { "pid", "tid", "comm", "host", "rank", "kind",
-					       "device" };
+					       "device", "site", "op" };
 
 struct pp_func {
 	uint32_t name, system, file;	/* string table indexes */
@@ -109,6 +113,7 @@ struct pp_map {
 struct pp {
 	const struct profile *p;
 	const struct pp_view *v;
+	struct user_code uc;		/* the main binary, launch sites */
 	struct strpool strs;		/* the string table: id = index, 0 is "" */
 	struct kmap loc_idx;		/* {0, frame id} or {1 << 32 | dso + 1, offset} -> index */
 	struct kmap func_idx;		/* {0, frame id} -> function index */
@@ -442,6 +447,17 @@ static int sample_labels(struct pp *pp, const struct prof_entry *e, uint32_t l[L
 		snprintf(num, sizeof(num), "%u", e->device - 1);
 		l[n++] = label(pp, LK_DEVICE, num);
 	}
+	if (e->trim) {
+		struct user_site us;
+		int err = user_code__stack(&pp->uc, e->pid, e->ts, e->stack_id, &us);
+
+		if (err && err != -ENOENT)
+			return err;
+		if (!err && us.site) {
+			l[n++] = label(pp, LK_SITE, user_code__site_name(&pp->uc, &us));
+			l[n++] = label(pp, LK_OP, strpool__str(&s->pool, us.op));
+		}
+	}
 	for (i = 0; i < n; i++) {
 		if (!l[i])
 			return -ENOMEM;
@@ -515,30 +531,18 @@ static uint32_t heaviest_pid(const struct profile *p)
 }
 
 /*
- * The traced program's executable: of the process with the most weight, the ELF file mapped
- * lowest in its last address space (a program is loaded below its libraries and ld.so), or
- * NULL. pprof calls the first Mapping the main binary ("File:" in its reports); the first
- * one a stack reaches is often ld.so's, from the samples before the program's own code ran.
+ * The traced program's executable: of the process with the most weight, its main binary in
+ * its last address space (model/user_code.h), or NULL. pprof calls the first Mapping the main
+ * binary ("File:" in its reports); the first one a stack reaches is often ld.so's, from the
+ * samples before the program's own code ran.
  */
-static const struct tr_dso *main_executable(const struct profile *p)
+static const struct tr_dso *main_executable(struct pp *pp)
 {
-	const struct trace *t = p->s->t;
-	uint32_t pid = heaviest_pid(p), gen = trace__generation(t, pid, UINT64_MAX);
-	const struct tr_dso *best = NULL;
-	uint64_t lowest = UINT64_MAX;
-	size_t i;
+	const struct trace *t = pp->p->s->t;
+	uint32_t pid = heaviest_pid(pp->p);
 
-	for (i = 0; pid && i < t->nmappings; i++) {
-		const struct xpu_rec_mapping *m = &t->mappings[i];
-		const struct tr_dso *d = trace__dso(t, m->dso_id);
-
-		if (m->pid != pid || !d || d->rec.kind != XPU_DSO_ELF || m->start >= lowest ||
-		    trace__generation(t, pid, m->ts_ns) != gen)
-			continue;
-		lowest = m->start;
-		best = d;
-	}
-	return best;
+	return pid ? user_code__main_binary(&pp->uc, pid, trace__generation(t, pid, UINT64_MAX)) :
+		     NULL;
 }
 
 /* GPU leaf frame -> the kind of work it names, for the "kind" label. */
@@ -893,6 +897,7 @@ static void pp_free(struct pp *pp)
 	kmap__free(&pp->map_idx);
 	kmap__free(&pp->label_idx);
 	kmap__free(&pp->kind_idx);
+	user_code__free(&pp->uc);
 	free(pp->locs);
 	free(pp->maps);
 	free(pp->labels);
@@ -909,13 +914,14 @@ int out_pprof(const struct profile *p, FILE *out)
 	size_t i;
 	int err;
 
+	user_code__init(&pp.uc, p->s);
 	pp.v = view_of(p->s->opts->view);
 	if (!pp.v) {
 		fprintf(stderr, "xpu-report: --format=pprof has no sample type for this view\n");
 		return -ENODATA;
 	}
 	err = index_kinds(&pp);
-	exe = main_executable(p);
+	exe = main_executable(&pp);
 	if (!err && exe)	/* made first: the main binary */
 		err = mapping_of(&pp, exe, dso_name(exe)) ? 0 : -ENOMEM;
 	host = t->has_session ? trace__string(t, t->session.host_str) : NULL;

@@ -24,6 +24,9 @@ struct splicer {
 	const struct trace *t;
 	struct derived_stacks *d;
 	bool lines;
+	bool instr;			/* this event's frames keep their instruction */
+	bool count;			/* the stats count this splice (its first) */
+	struct kmap counted;		/* {stack id, py stack id}, runtime index: spliced */
 	struct stack_maker made;
 	struct kmap cache;		/* {stack id, py stack id}, runtime index -> new stack id */
 	struct pyframes_stats *st;
@@ -89,7 +92,7 @@ static size_t put_group(struct splicer *sp, const struct tr_py_stack *ps, size_t
 		uint32_t code = XPU_PY_FRAME_CODE(e);
 
 		sp->out[n++] = PYF_MAKE(code <= PYF_CODE_MAX ? code : 0,
-					sp->lines ? XPU_PY_FRAME_INSTR(e) : 0);
+					sp->instr ? XPU_PY_FRAME_INSTR(e) : 0);
 	}
 	return n;
 }
@@ -110,7 +113,7 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 	size_t n = 0, py = 0, i;
 
 	if (!rt)
-		sp->st->no_runtime++;
+		sp->st->no_runtime += sp->count;
 	for (i = 0; i < nu && n < PYF_MAX_OUT; i++) {
 		uint64_t ip = st->ips[nk + i];
 
@@ -120,7 +123,7 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 
 			n = put_group(sp, ps, py, end, n);
 			py = end;
-			sp->st->activations++;
+			sp->st->activations += sp->count;
 			continue;
 		}
 		sp->out[n++] = ip;
@@ -130,7 +133,7 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 
 		n = put_group(sp, ps, py, end, n);
 		py = end;
-		sp->st->outer_groups++;
+		sp->st->outer_groups += sp->count;
 	}
 	if (n > UINT16_MAX)
 		n = UINT16_MAX;
@@ -138,9 +141,14 @@ static int splice(struct splicer *sp, const struct xpu_rec_py_runtime *rt, uint3
 				    out_id);
 }
 
-/* The stack id an event gets: spliced once per {stack, Python stack, runtime}. */
+/*
+ * The stack id an event gets: spliced once per {stack, Python stack, runtime, instr}. With
+ * instr the frames keep the instruction they ran whatever sp->lines says: a launch's site is
+ * a line of the script (model/user_code.h). Frames are named by the symbolizer's own option,
+ * so that costs stacks (equal launch stacks are one Python stack record already), not names.
+ */
 static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stack_id,
-		   uint32_t py_stack_id)
+		   uint32_t py_stack_id, bool instr)
 {
 	const struct tr_py_stack *ps = trace__py_stack(sp->t, py_stack_id);
 	const struct xpu_rec_py_runtime *rt;
@@ -152,12 +160,17 @@ static int rewrite(struct splicer *sp, uint32_t pid, uint64_t ts, uint32_t *stac
 	if (!ps || !ps->nr)
 		return 0;
 	rt = runtime_of(sp, pid, ts);
-	rt_key = rt ? (uint64_t)(rt - sp->t->py_runtimes) + 1 : 0;
+	rt_key = (rt ? (uint64_t)(rt - sp->t->py_runtimes) + 1 : 0) | (uint64_t)instr << 63;
+	sp->instr = sp->lines || instr;
 	v = kmap__put(&sp->cache, (uint64_t)*stack_id << 32 | py_stack_id, rt_key, 0, &ins);
 	if (!v)
 		return -ENOMEM;
 	if (ins) {
 		id = *stack_id;	/* kept when the derived stacks are past their bound */
+		/* a launch's splice and a sample's of the same stacks count once, as before */
+		if (!kmap__put(&sp->counted, (uint64_t)*stack_id << 32 | py_stack_id,
+			       rt_key & ~(1ull << 63), 0, &sp->count))
+			return -ENOMEM;
 		err = splice(sp, rt, *stack_id, ps, &id);
 		if (err)
 			return err;
@@ -188,26 +201,27 @@ int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats 
 	for (i = 0; r >= 0 && i < t->nsamples; i++) {
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 
-		r = rewrite(&sp, s->pid, s->ts_ns, &d->sample_stack[i], s->py_stack_id);
+		r = rewrite(&sp, s->pid, s->ts_ns, &d->sample_stack[i], s->py_stack_id, false);
 		st->samples += r > 0;
 	}
 	for (i = 0; r >= 0 && i < t->nlaunches; i++) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[i];
 
-		r = rewrite(&sp, l->pid, l->ts_ns, &d->launch_stack[i], l->py_stack_id);
+		r = rewrite(&sp, l->pid, l->ts_ns, &d->launch_stack[i], l->py_stack_id, true);
 		st->launches += r > 0;
 	}
 	for (i = 0; r >= 0 && i < t->noffcpus; i++) {
 		const struct xpu_rec_off_cpu *o = &t->offcpus[i];
 
-		r = rewrite(&sp, o->pid, o->ts_ns, &d->offcpu_stack[i], o->py_stack_id);
+		r = rewrite(&sp, o->pid, o->ts_ns, &d->offcpu_stack[i], o->py_stack_id, false);
 	}
 	for (i = 0; r >= 0 && i < t->nag_nodes; i++) {
 		const struct xpu_rec_autograd_node *n = &t->ag_nodes[i];
 
-		r = rewrite(&sp, n->pid, n->ts_ns, &d->ag_node_stack[i], n->py_stack_id);
+		r = rewrite(&sp, n->pid, n->ts_ns, &d->ag_node_stack[i], n->py_stack_id, true);
 	}
 	kmap__free(&sp.cache);
+	kmap__free(&sp.counted);
 	kmap__free(&sp.made.dedup);
 	free(sp.rt);
 	return r < 0 ? r : 0;
@@ -277,15 +291,30 @@ static int cmp_kind(const void *a, const void *b, void *arg)
 	return c ? c : CMP(i, j);
 }
 
-/* A kind of runtime: its first record, and how many processes have one of that kind. */
+/*
+ * A kind of runtime: its first record in a process that kept it, and how many processes have
+ * one of that kind; and those that exec'd another program after theirs was found (a fork of
+ * Python that runs ptxas, a compiler's workers): the interpreter was in them only between the
+ * fork and the exec, so they are named apart, not counted as Python processes.
+ */
 struct rt_kind {
 	uint32_t first;
 	size_t procs;
+	uint32_t first_gone;		/* UINT32_MAX: none */
+	size_t gone;
 };
 
 static int cmp_first(const void *a, const void *b)
 {
-	return CMP(((const struct rt_kind *)a)->first, ((const struct rt_kind *)b)->first);
+	const struct rt_kind *x = a, *y = b;
+
+	return CMP(x->procs ? x->first : x->first_gone, y->procs ? y->first : y->first_gone);
+}
+
+/* Whether pid still ran the image its runtime record r was found in when the trace ended. */
+static bool kept(const struct trace *t, const struct xpu_rec_py_runtime *r)
+{
+	return trace__generation(t, r->pid, r->ts_ns) == trace__generation(t, r->pid, UINT64_MAX);
 }
 
 /*
@@ -293,6 +322,48 @@ static int cmp_first(const void *a, const void *b)
  * come from a hostile trace, which would otherwise print a line per record.
  */
 #define PY_KINDS_LISTED 32
+
+/* Ends the run of one pid's records [from, to) of kind k: counted as kept or gone. */
+static void end_pid(const struct trace *t, const uint32_t *o, size_t from, size_t to,
+		    struct rt_kind *k)
+{
+	size_t i;
+
+	for (i = from; i < to && !kept(t, &t->py_runtimes[o[i]]); i++)
+		;
+	if (i < to) {
+		if (!k->procs || o[i] < k->first)
+			k->first = o[i];
+		k->procs++;
+	} else {
+		if (k->first_gone == UINT32_MAX || o[from] < k->first_gone)
+			k->first_gone = o[from];
+		k->gone++;
+	}
+}
+
+static void print_kind(const struct trace *t, const struct rt_kind *k, FILE *out,
+		       const char *prefix)
+{
+	const struct xpu_rec_py_runtime *f = &t->py_runtimes[k->procs ? k->first : k->first_gone];
+	char v[32], comm[32];
+
+	version_str(f->version_hex, v, sizeof(v));
+	if (k->procs)
+		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s", prefix, v, k->procs,
+			k->procs == 1 ? "" : "es", f->pid, status_text(f->status));
+	else
+		fprintf(out, "%sCPython %s in no process that kept it: %s", prefix, v,
+			status_text(f->status));
+	if (k->gone) {
+		const struct xpu_rec_py_runtime *g = &t->py_runtimes[k->first_gone];
+
+		fprintf(out, "; %zu other%s exec'd another program after it was found (%s, pid %u)",
+			k->gone, k->gone == 1 ? "" : "s", trace__comm(t, g->pid, comm, sizeof(comm)),
+			g->pid);
+	}
+	fputc('\n', out);
+}
 
 /*
  * One line per distinct (version, status), in the order each first comes, with how many
@@ -304,7 +375,7 @@ static int cmp_first(const void *a, const void *b)
 void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *prefix)
 {
 	const struct xpu_rec_py_runtime *r = t->py_runtimes;
-	size_t n = t->npy_runtimes, i, nk = 0;
+	size_t n = t->npy_runtimes, i, from = 0, nk = 0;
 	uint32_t *o = malloc((n ? n : 1) * sizeof(*o));
 	struct rt_kind *k = malloc((n ? n : 1) * sizeof(*k));
 
@@ -319,23 +390,20 @@ void pyframes__print_runtimes(const struct trace *t, FILE *out, const char *pref
 	for (i = 0; i < n; i++) {
 		const struct xpu_rec_py_runtime *a = &r[o[i]], *b = i ? &r[o[i - 1]] : NULL;
 
-		if (!b || a->version_hex != b->version_hex || a->status != b->status) {
-			k[nk++] = (struct rt_kind){ .first = o[i], .procs = 1 };
+		if (b && a->version_hex == b->version_hex && a->status == b->status &&
+		    a->pid == b->pid)
 			continue;
-		}
-		if (o[i] < k[nk - 1].first)
-			k[nk - 1].first = o[i];
-		k[nk - 1].procs += a->pid != b->pid;
+		if (b)
+			end_pid(t, o, from, i, &k[nk - 1]);
+		from = i;
+		if (!b || a->version_hex != b->version_hex || a->status != b->status)
+			k[nk++] = (struct rt_kind){ .first_gone = UINT32_MAX };
 	}
+	if (n)
+		end_pid(t, o, from, n, &k[nk - 1]);
 	qsort(k, nk, sizeof(*k), cmp_first);
-	for (i = 0; i < nk && i < PY_KINDS_LISTED; i++) {
-		const struct xpu_rec_py_runtime *f = &r[k[i].first];
-		char v[32];
-
-		version_str(f->version_hex, v, sizeof(v));
-		fprintf(out, "%sCPython %s in %zu process%s (pid %u): %s\n", prefix, v, k[i].procs,
-			k[i].procs == 1 ? "" : "es", f->pid, status_text(f->status));
-	}
+	for (i = 0; i < nk && i < PY_KINDS_LISTED; i++)
+		print_kind(t, &k[i], out, prefix);
 	if (nk > PY_KINDS_LISTED)
 		fprintf(out, "%sCPython: %zu more (version, status) pairs not listed\n", prefix,
 			nk - PY_KINDS_LISTED);

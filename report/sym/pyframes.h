@@ -38,7 +38,8 @@ struct pyframes_stats {
  * Gives the samples and launches that carry Python frames stacks (in d) with those frames
  * spliced into their native ones (d's stacks so far: run after unwind__apply). With lines, each
  * frame keeps the instruction it ran (qualname (file.py:LINE)); otherwise frames of one
- * function share one address, so they aggregate. 0 or -ENOMEM.
+ * function share one address, so they aggregate, except in launch and autograd-node stacks,
+ * which keep it always (a launch site is a line: model/user_code.h). 0 or -ENOMEM.
  */
 int pyframes__apply(struct derived_stacks *d, bool lines, struct pyframes_stats *st);
 

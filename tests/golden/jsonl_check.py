@@ -77,6 +77,11 @@ def check_line(n, o, errs):
             errs.append(f"line {n} ({t}): field {k!r} missing or not {ty}: {o.get(k)!r}")
     if t in ("sample", "launch") and not all(isinstance(f, str) for f in o.get("frames", [])):
         errs.append(f"line {n} ({t}): a frame is not a string")
+    # a launch with a stack names its site and op (report/model/user_code.h), both or neither
+    if t == "launch" and ("site" in o or "op" in o) and not (
+            isinstance(o.get("site"), str) and isinstance(o.get("op"), str)
+            and isinstance(o.get("site_own"), bool)):
+        errs.append(f"line {n} (launch): site, op and site_own not all there: {o.get('site')!r}")
     if o.get("dur", 0) < 0 or o["ts"] < 10**18:
         errs.append(f"line {n} ({t}): ts {o['ts']} is not realtime ns, or dur < 0")
 

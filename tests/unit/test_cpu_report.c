@@ -6,7 +6,8 @@
  * interpreter found twice. Frame names lose their symbol version; a name in two files is a
  * row per file, each with its own; a long file name is cut so that the function column stays
  * in place; blocked time is the self time of the frame that blocked, not of its state; the
- * Python header counts the process once; and the svg says nothing of GPU work.
+ * Python header counts the process once, and not its forks that exec'd another program; and
+ * the svg says nothing of GPU work.
  */
 #include <gelf.h>
 #include <libelf.h>
@@ -111,9 +112,26 @@ static void add_python(void)
 	struct xpu_rec_py_runtime r = { .ts_ns = T0, .pid = PID, .status = XPU_PY_SUPPORTED,
 					.version_hex = 0x030c03f0, .dso_id = 1 };
 
+	uint32_t child;
+
 	rec(XPU_REC_PY_RUNTIME, &r, sizeof(r), r.ts_ns);
 	r.ts_ns += MS;
 	rec(XPU_REC_PY_RUNTIME, &r, sizeof(r), r.ts_ns);
+	/* three forks that had it until they exec'd ptxas (a compile's): not Python processes */
+	for (child = PID + 1; child <= PID + 3; child++) {
+		struct xpu_rec_task fork = { .ts_ns = T0 + MS, .kind = XPU_TASK_FORK, .pid = child,
+					     .tid = child, .parent_pid = PID };
+		struct xpu_rec_task exec = { .ts_ns = T0 + 3 * MS, .kind = XPU_TASK_EXEC,
+					     .pid = child, .tid = child };
+
+		fork.comm_str = str("cpuapp");
+		rec(XPU_REC_TASK, &fork, sizeof(fork), fork.ts_ns);
+		r.pid = child;
+		r.ts_ns = T0 + 2 * MS;
+		rec(XPU_REC_PY_RUNTIME, &r, sizeof(r), r.ts_ns);
+		exec.comm_str = str("ptxas");
+		rec(XPU_REC_TASK, &exec, sizeof(exec), exec.ts_ns);
+	}
 }
 
 /*
@@ -225,8 +243,10 @@ static void test_text(const char *trace)
 	/* 32 columns: the name's first 15 and last 14 characters */
 	snprintf(cut, sizeof(cut), "%.15s...%s", LONG_NAME, LONG_NAME + strlen(LONG_NAME) - 14);
 	CHECK(!strchr(out, '@'), "a symbol version in the report:\n%s", out);
-	CHECK(strstr(out, "# python:    CPython 3.12.3 in 1 process (pid 500)"),
-	      "the Python header counts one process:\n%s", out);
+	CHECK(strstr(out, "# python:    CPython 3.12.3 in 1 process (pid 500): Python frames "
+			  "recorded; 3 others exec'd another program after it was found (ptxas, "
+			  "pid 501)\n"),
+	      "the Python header counts one process, and names the forks that exec'd:\n%s", out);
 	t = table(out, "# top functions by total");
 	CHECK(t != NULL, "a table by total");
 	n = t ? rows_of(t, "versioned_fn", dso, 4) : 0;

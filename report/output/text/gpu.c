@@ -14,6 +14,7 @@
 #include "output/text/gpu.h"
 
 #define SITE_PATH_FRAMES 4	/* frames of a launch site's call path shown */
+#define SITE_COL_MAX 48		/* a site wider is cut: the op column stays readable */
 
 static int gs_init(struct gs *g, const struct session *ses)
 {
@@ -34,11 +35,13 @@ static int gs_init(struct gs *g, const struct session *ses)
 		g->total_ns += dur(w->start, w->end);
 		g->n++;
 	}
+	user_code__init(&g->uc, ses);
 	if (t->nlaunches) {
 		g->site = calloc(t->nlaunches, sizeof(*g->site));
+		g->op = calloc(t->nlaunches, sizeof(*g->op));
 		g->path = calloc(t->nlaunches, sizeof(*g->path));
 		g->done = calloc(t->nlaunches, 1);
-		if (!g->site || !g->path || !g->done)
+		if (!g->site || !g->op || !g->path || !g->done)
 			return -ENOMEM;
 	}
 	return 0;
@@ -47,7 +50,9 @@ static int gs_init(struct gs *g, const struct session *ses)
 static void gs_free(struct gs *g)
 {
 	strpool__free(&g->names);
+	user_code__free(&g->uc);
 	free(g->site);
+	free(g->op);
 	free(g->path);
 	free(g->done);
 }
@@ -67,59 +72,27 @@ static void buf_add(char *buf, size_t size, size_t *len, const char *s)
 	buf[*len] = '\0';
 }
 
-/*
- * Frames nvcc generates around a `kernel<<<...>>>` launch: the host stub named after the kernel,
- * __device_stub__<mangled kernel> and the inline launch helpers of cuda_runtime.h. They are in
- * the program, so the library trimming keeps them, but the launch site a reader wants is the
- * code that wrote the launch.
- */
-static bool is_launch_stub(const char *name, const char *below)
-{
-	static const char *const pfx[] = { "__device_stub_", "__cudaLaunchKernel_helper",
-					   "__cudaLaunch", "cudaLaunchKernel<",
-					   "cudaLaunchKernelEx<", "cudaLaunchCooperativeKernel<" };
-	const char *m;
-	size_t i, len;
-
-	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
-		if (!strncmp(name, pfx[i], strlen(pfx[i])))
-			return true;
-	/* the host stub: "matmul_kernel(...)" above "__device_stub__Z13matmul_kernelPKfS0_Pf" */
-	if (!below || strncmp(below, "__device_stub__Z", 16))
-		return false;
-	len = strtoul(below + 16, (char **)&m, 10);
-	return len && strlen(m) >= len && !strncmp(name, m, len) &&
-	       (name[len] == '(' || name[len] == '<');
-}
-
-/* "libtorch_cuda.so+0x261502d", "[unknown]": a frame without a name here */
-static bool unnamed_frame(const char *name)
-{
-	return !name || name[0] == '[' || strstr(name, "+0x");
-}
-
 int text_gpu__stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack_id,
-			 uint32_t max, const char *leaf, uint32_t *site, uint32_t *path)
+			 uint32_t max, const char *leaf, uint32_t *op, uint32_t *path,
+			 uint32_t *site)
 {
+	struct user_site us;
 	const uint32_t *f;
 	uint32_t n, i;
 	char buf[2048] = "";
 	size_t len = 0;
 	int err;
 
-	err = session__stack(g->ses, pid, ts, stack_id, true, &f, &n);
+	err = user_code__stack(&g->uc, pid, ts, stack_id, &us);
+	if (!err)
+		err = session__stack(g->ses, pid, ts, stack_id, true, &f, &n);
 	if (err)
 		return err;
-	for (i = n; i > 1 && is_launch_stub(strpool__str(&g->ses->pool, f[i - 1]),
-					    i < n ? strpool__str(&g->ses->pool, f[i]) : NULL); i--)
-		;
-	n = i;
-	*site = n ? f[n - 1] : 0;
-	/* a site this machine cannot name: the innermost frame it can (a Python one, say) */
-	for (i = n; i > 0 && unnamed_frame(strpool__str(&g->ses->pool, f[i - 1])); i--)
-		;
-	if (i > 0)
-		*site = f[i - 1];
+	/* the path ends at the op: the stubs under it are nvcc's */
+	n = us.nframes;
+	*op = us.op;
+	if (site)
+		*site = us.site;
 	if (n > max)
 		buf_add(buf, sizeof(buf), &len, "... > ");
 	for (i = n > max ? n - max : 0; i < n; i++) {
@@ -136,19 +109,22 @@ int text_gpu__stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack
 	return *path ? 0 : -ENOMEM;
 }
 
-static int launch_site(struct gs *g, uint32_t li, uint32_t *site, uint32_t *path)
+/* A launch's site (an id of g->uc.names), op (a frame id) and call path (to the op). */
+static int launch_site(struct gs *g, uint32_t li, uint32_t *site, uint32_t *op, uint32_t *path)
 {
 	const struct xpu_rec_gpu_launch *l = &g->t->launches[li];
 	int err;
 
 	if (!g->done[li]) {
 		err = text_gpu__stack_path(g, l->pid, l->ts_ns, session__launch_stack(g->ses, li),
-					   SITE_PATH_FRAMES, NULL, &g->site[li], &g->path[li]);
+					   SITE_PATH_FRAMES, NULL, &g->op[li], &g->path[li],
+					   &g->site[li]);
 		if (err)
 			return err;
 		g->done[li] = 1;
 	}
 	*site = g->site[li];
+	*op = g->op[li];
 	*path = g->path[li];
 	return 0;
 }
@@ -234,18 +210,19 @@ out:
 /* ---- launch sites ----------------------------------------------------------------------- */
 
 struct site_stat {
-	uint32_t site, path;		/* site 0: no launch record */
-	uint32_t npaths;
+	uint32_t site, op, path;	/* site 0: no launch record */
+	uint32_t npaths, nops;
 	uint64_t ns;
+	uint64_t op_ns;			/* of the site's work through this op, all paths */
 	uint64_t cnt[GPU_WORK_NR];
 };
 
 static const char *site_name(const struct gs *g, const struct site_stat *s)
 {
-	return s->site ? strpool__str(&g->ses->pool, s->site) : "[no launch record]";
+	return s->site ? strpool__str(&g->uc.names, s->site) : "[no launch record]";
 }
 
-/* By site, then time (heaviest path first), then path text. */
+/* By site, then its ops (heaviest first), then time (heaviest path first), then path text. */
 static int cmp_site_path(const void *a, const void *b, void *arg)
 {
 	const struct site_stat *x = a, *y = b;
@@ -254,6 +231,11 @@ static int cmp_site_path(const void *a, const void *b, void *arg)
 
 	if (c)
 		return c;
+	if (x->op_ns != y->op_ns)
+		return CMP(y->op_ns, x->op_ns);
+	if (x->op != y->op)
+		return strcmp(strpool__str(&g->ses->pool, x->op),
+			      strpool__str(&g->ses->pool, y->op));
 	if (x->ns != y->ns)
 		return CMP(y->ns, x->ns);
 	return strcmp(strpool__str(&g->names, x->path), strpool__str(&g->names, y->path));
@@ -268,40 +250,110 @@ static int cmp_site(const void *a, const void *b, void *arg)
 	return strcmp(site_name(arg, x), site_name(arg, y));
 }
 
+/* The op column: "-" where the op is the site itself (a native program's own launch). */
+static const char *op_name(const struct gs *g, const struct site_stat *s)
+{
+	const char *op = s->op ? strpool__str(&g->ses->pool, s->op) : NULL;
+
+	return !op || !strcmp(op, site_name(g, s)) ? "-" : op;
+}
+
+static void print_site_rows(struct gs *g, const struct site_stat *sites, size_t nsites, FILE *out)
+{
+	char cut[SITE_COL_MAX + 4], cut2[OUT_NAME_MAX_BYTES + 4];
+	size_t i, w = strlen("site");
+
+	for (i = 0; i < nsites && i < TOP_N; i++)
+		if (strlen(site_name(g, &sites[i])) > w)
+			w = strlen(site_name(g, &sites[i]));
+	if (w > SITE_COL_MAX)
+		w = SITE_COL_MAX;
+	fprintf(out, "%8s %12s %8s %8s %8s  %-*s  %s\n", "share", "gpu_us", "kernels", "copies",
+		"memsets", (int)w, "site", "op / heaviest call path");
+	for (i = 0; i < nsites && i < TOP_N; i++) {
+		const struct site_stat *s = &sites[i];
+		const char *path = strpool__str(&g->names, s->path);
+		bool show_path = s->site && s->op &&
+				 strcmp(path, strpool__str(&g->ses->pool, s->op));
+
+		fprintf(out, "%7.2f%% %12.1f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %-*s  %s\n",
+			pct(s->ns, g->total_ns), s->ns / 1e3, s->cnt[GPU_WORK_KERNEL],
+			s->cnt[GPU_WORK_MEMCPY], s->cnt[GPU_WORK_MEMSET], (int)w,
+			str__cut(site_name(g, s), w, cut),
+			str__cut(op_name(g, s), OUT_NAME_MAX_BYTES, cut2));
+		/* the call path to the op under the row, when it says more than the op */
+		if (show_path || s->npaths > 1) {
+			fprintf(out, "%50s", "");
+			if (show_path)
+				fputs(path, out);
+			if (s->npaths > 1)
+				fprintf(out, "%s(+%u other call paths", show_path ? " " : "",
+					s->npaths - 1);
+			if (s->nops > 1)
+				fprintf(out, "%s%u other ops", s->npaths > 1 ? ", " : " (",
+					s->nops - 1);
+			if (s->npaths > 1 || s->nops > 1)
+				fputc(')', out);
+			fputc('\n', out);
+		}
+	}
+}
+
 static int print_sites(struct gs *g, FILE *out)
 {
 	struct site_stat *ss = NULL, *sites = NULL;
-	struct kmap idx = { 0 };
+	struct kmap idx = { 0 }, ops = { 0 };
+	uint64_t *op_ns = NULL;
 	size_t i, n = 0, cap = 0, nsites = 0;
 	int err = 0;
 
 	for (i = 0; i < g->j->n; i++) {
 		const struct gpu_work *a = &g->j->w[i];
 		struct site_stat z = { 0 };
-		uint32_t site = 0, path = 0, *v;
+		uint32_t site = 0, op = 0, path = 0, *v;
 		bool ins;
 
 		if (!a->keep)
 			continue;
 		if (a->launch) {
-			err = launch_site(g, a->launch - 1, &site, &path);
+			err = launch_site(g, a->launch - 1, &site, &op, &path);
 			if (err)
 				goto out;
 		}
+		/* the path ends at the op: one entry per (site, path) is one per op too */
 		v = kmap__put(&idx, site, path, n, &ins);
 		if (!v || (ins && VEC_PUSH(ss, n, cap, z))) {
 			err = -ENOMEM;
 			goto out;
 		}
 		ss[*v].site = site;
+		ss[*v].op = op;
 		ss[*v].path = path;
 		ss[*v].ns += dur(a->start, a->end);
 		ss[*v].cnt[a->kind]++;
 	}
 	if (!n)
 		goto out;
+	/* each op's time at its site: the row names the heaviest op, with its heaviest path */
+	op_ns = calloc(n, sizeof(*op_ns));
+	if (!op_ns) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t *v = kmap__put(&ops, ss[i].site, ss[i].op, (uint32_t)i, NULL);
+
+		if (!v) {
+			err = -ENOMEM;
+			goto out;
+		}
+		op_ns[*v] += ss[i].ns;
+	}
+	for (i = 0; i < n; i++)
+		ss[i].op_ns = op_ns[*kmap__get(&ops, ss[i].site, ss[i].op)];
+	kmap__free(&ops);
 	qsort_r(ss, n, sizeof(*ss), cmp_site_path, g);
-	/* merge each site's paths into its first (heaviest) entry */
+	/* merge each site's paths into its first (heaviest) entry, and count its ops */
 	sites = calloc(n, sizeof(*sites));
 	if (!sites) {
 		err = -ENOMEM;
@@ -309,47 +361,40 @@ static int print_sites(struct gs *g, FILE *out)
 	}
 	for (i = 0; i < n; i++) {
 		struct site_stat *s;
+		bool new_op;
 		int k;
 
+		if (!kmap__put(&ops, ss[i].site, ss[i].op, 0, &new_op)) {
+			err = -ENOMEM;
+			goto out;
+		}
 		if (!nsites || sites[nsites - 1].site != ss[i].site) {
 			sites[nsites] = ss[i];
+			sites[nsites].nops = 1;
 			sites[nsites++].npaths = 1;
 			continue;
 		}
 		s = &sites[nsites - 1];
 		s->npaths++;
+		s->nops += new_op;
 		s->ns += ss[i].ns;
 		for (k = 0; k < GPU_WORK_NR; k++)
 			s->cnt[k] += ss[i].cnt[k];
 	}
 	qsort_r(sites, nsites, sizeof(*sites), cmp_site, g);
-	fprintf(out, "# top gpu launch sites (first caller outside the CUDA libraries and nvcc's "
-		"launch stubs, else the innermost named frame; share of GPU time)\n%8s %12s %8s %8s %8s  %s\n", "share", "gpu_us", "kernels", "copies",
-		"memsets", "site / heaviest call path");
-	for (i = 0; i < nsites && i < TOP_N; i++) {
-		const struct site_stat *s = &sites[i];
-		const char *path = strpool__str(&g->names, s->path);
-		bool show_path = s->site && strcmp(path, site_name(g, s));
-
-		fprintf(out, "%7.2f%% %12.1f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %s\n",
-			pct(s->ns, g->total_ns), s->ns / 1e3, s->cnt[GPU_WORK_KERNEL], s->cnt[GPU_WORK_MEMCPY],
-			s->cnt[GPU_WORK_MEMSET], site_name(g, s));
-		/* the call path under the site line, when it says more than the site */
-		if (show_path || s->npaths > 1) {
-			fprintf(out, "%50s", "");
-			if (show_path)
-				fputs(path, out);
-			if (s->npaths > 1)
-				fprintf(out, "%s(+%u other call paths)", show_path ? " " : "",
-					s->npaths - 1);
-			fputc('\n', out);
-		}
-	}
+	fprintf(out, "# top gpu launch sites (share of GPU time; site: the innermost frame of the "
+		"program's own code, its binary and libraries or its Python files outside the "
+		"interpreter's and the frameworks' installation, else the op; op: the framework's "
+		"operation, the first caller outside the CUDA libraries and nvcc's launch stubs, "
+		"else the innermost named frame, '-' where it is the site)\n");
+	print_site_rows(g, sites, nsites, out);
 	if (nsites > TOP_N)
 		fprintf(out, "(%zu more sites)\n", nsites - TOP_N);
 	fprintf(out, "\n");
 out:
 	kmap__free(&idx);
+	kmap__free(&ops);
+	free(op_ns);
 	free(ss);
 	free(sites);
 	return err;
@@ -357,19 +402,29 @@ out:
 
 /* ---- busy time per device --------------------------------------------------------------- */
 
+/*
+ * A device's name from its GPU_DEVICE record: one of a process the filter keeps, else of any
+ * process (one host: device numbers of processes that see the same devices); where the trace
+ * has none (CUPTI gives device records as contexts are made, so a process attached to mid-run
+ * may have none), it says so rather than showing a blank.
+ */
 static const char *device_name(struct gs *g, uint32_t device)
 {
+	const char *any = NULL;
 	size_t i;
 
 	for (i = 0; i < g->t->ndevices; i++) {
 		const struct xpu_rec_gpu_device *d = &g->t->devices[i];
-		const char *s;
+		const char *s = trace__string(g->t, d->name_str);
 
-		if (d->device == device && filter__process(&g->ses->filter, d->pid) &&
-		    (s = trace__string(g->t, d->name_str)) && *s)
+		if (d->device != device || !s || !*s)
+			continue;
+		if (filter__process(&g->ses->filter, d->pid))
 			return s;
+		if (!any && g->t->nparts <= 1)
+			any = s;
 	}
-	return "-";
+	return any ? any : "[no device record]";
 }
 
 static int print_busy(struct gs *g, FILE *out)

@@ -9,6 +9,7 @@
 #ifndef XPU_REPORT_OUTPUT_TEXT_GPU_H
 #define XPU_REPORT_OUTPUT_TEXT_GPU_H
 
+#include "model/user_code.h"
 #include "output/text/text.h"
 
 /* rows per table: --rows, 0 for all */
@@ -21,7 +22,8 @@ struct gs {
 	size_t n;			/* of the kept work */
 	uint64_t total_ns;		/* summed durations of the kept work (not a union) */
 	struct strpool names;		/* call paths and API names, for display */
-	uint32_t *site, *path;		/* per launch: site frame id and path id, when done */
+	struct user_code uc;		/* launch sites in the program's own code */
+	uint32_t *site, *op, *path;	/* per launch: site (uc.names), op frame, path */
 	uint8_t *done;
 };
 
@@ -36,12 +38,14 @@ static inline double pct(double part, double whole)
 }
 
 /*
- * The trimmed stack's innermost frame less launch stubs (*site, a frame id of ses->pool) and
- * its last max frames root first, joined with " > " and followed by leaf when given (*path,
- * an id of g->names).
+ * A trimmed stack's op (*op, a frame id of ses->pool: its innermost frame less nvcc's launch
+ * stubs, model/user_code.h), its last max frames to the op root first, joined with " > " and
+ * followed by leaf when given (*path, an id of g->names), and when site is not NULL its site
+ * in the program's own code (an id of g->uc.names).
  */
 int text_gpu__stack_path(struct gs *g, uint32_t pid, uint64_t ts, uint32_t stack_id,
-			 uint32_t max, const char *leaf, uint32_t *site, uint32_t *path);
+			 uint32_t max, const char *leaf, uint32_t *op, uint32_t *path,
+			 uint32_t *site);
 /* Time blocked in synchronize calls (sync.c). */
 int text_gpu__blocked(struct gs *g, FILE *out);
 /* CUPTI state per process (procs.c). */

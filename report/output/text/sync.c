@@ -43,6 +43,34 @@ static const char *sync_api(const char *name, char *buf, size_t size)
 	return NULL;
 }
 
+/*
+ * The synchronize call a launch record made, by its CUPTI callback id (cupti_runtime_cbid.h,
+ * cupti_driver_cbid.h: CUPTI's ABI, values never reused), or NULL. A sync activity without
+ * an API record (attached mid-run, XPU_CUPTI_API=none) still has the launch record of its call,
+ * which says which call it was where the activity's kind says only what it waited for.
+ */
+static const char *sync_cbid_name(uint32_t domain, uint32_t cbid)
+{
+	static const struct { uint32_t domain, cbid; const char *name; } calls[] = {
+		{ XPU_API_RUNTIME, 126, "cudaThreadSynchronize" },
+		{ XPU_API_RUNTIME, 131, "cudaStreamSynchronize" },
+		{ XPU_API_RUNTIME, 137, "cudaEventSynchronize" },
+		{ XPU_API_RUNTIME, 165, "cudaDeviceSynchronize" },
+		{ XPU_API_RUNTIME, 239, "cudaStreamSynchronize" },	/* _ptsz */
+		{ XPU_API_DRIVER, 17, "cuCtxSynchronize" },
+		{ XPU_API_DRIVER, 121, "cuEventSynchronize" },
+		{ XPU_API_DRIVER, 126, "cuStreamSynchronize" },
+		{ XPU_API_DRIVER, 440, "cuStreamSynchronize" },	/* _ptsz */
+		{ XPU_API_DRIVER, 800, "cuCtxSynchronize" },		/* _v2 */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (calls[i].domain == domain && calls[i].cbid == cbid)
+			return calls[i].name;
+	return NULL;
+}
+
 static const char *sync_kind_name(uint32_t kind)
 {
 	switch (kind) {
@@ -125,9 +153,10 @@ static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 	}
 	for (i = 0; i < t->nsyncs; i++) {
 		const struct xpu_rec_gpu_sync *s = &t->syncs[i];
-		const char *name = sync_kind_name(s->kind);
 		long l = gpu_join__launch(g->j, s->pid, s->corr_id);
 		uint32_t tid = l >= 0 ? t->launches[l].tid : 0;
+		const char *name = l < 0 ? NULL :
+				   sync_cbid_name(t->launches[l].domain, t->launches[l].cbid);
 		struct blk x;
 
 		/*
@@ -137,6 +166,8 @@ static int collect_blocked(struct gs *g, struct blk **out_b, size_t *out_n)
 		if (s->kind == XPU_SYNC_STREAM_WAIT_EVENT || gpu_join__api(g->j, s->pid, s->corr_id) >= 0 ||
 		    !filter__span(&g->ses->filter, s->pid, tid, s->start_ns, s->end_ns))
 			continue;
+		if (!name)
+			name = sync_kind_name(s->kind);
 		x = (struct blk){ s->start_ns, s->end_ns, s->pid, tid, s->corr_id,
 				  strpool__intern(&g->names, name, strlen(name)), l + 1 };
 		if (!x.name || VEC_PUSH(b, n, cap, x)) {
@@ -186,7 +217,7 @@ int text_gpu__blocked(struct gs *g, FILE *out)
 
 			err = text_gpu__stack_path(g, l->pid, l->ts_ns,
 						   session__launch_stack(g->ses, b[i].launch - 1),
-						   SYNC_PATH_FRAMES, name, &site, &path);
+						   SYNC_PATH_FRAMES, name, &site, &path, NULL);
 		} else {
 			char buf[128];
 
