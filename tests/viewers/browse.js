@@ -12,6 +12,12 @@
  *                                            Export button saves what it imported: its
  *                                            evented profiles open and close frames in the
  *                                            nesting speedscope draws (stacks.py checks it)
+ *   node browse.js batch JOBS                 each line of the file JOBS is one of the above
+ *                                            (COMMAND TARGET OUT, tab-separated), all in one
+ *                                            browser, a fresh page each; one line per job
+ *                                            ("NAME: ok: ..." or "NAME: FAIL: ..."), exit 1
+ *                                            if any failed. Starting Chromium was most of a
+ *                                            job's time: the viewer tests run one batch each.
  */
 'use strict';
 const path = require('path');
@@ -21,9 +27,10 @@ const os = require('os');
 const mod = process.env.VIEWERS_DIR ? path.resolve(process.env.VIEWERS_DIR, 'node_modules') : '';
 const { chromium } = require(mod ? path.join(mod, 'playwright-core') : 'playwright-core');
 
+/* a job's failure: thrown, so that a batch goes on with its next job */
+class JobFail extends Error {}
 function fail(msg) {
-	console.log('FAIL: ' + msg);
-	process.exit(1);
+	throw new JobFail(msg);
 }
 
 /* Distinct colours in a PNG screenshot, counted in the page itself (no PNG decoder here). */
@@ -45,20 +52,59 @@ async function countColours(page, png) {
 
 async function main() {
 	const [cmd, target, shot] = process.argv.slice(2);
-	if (!cmd || !target || !shot)
-		fail('usage: browse.js speedscope|svg URL|FILE SHOT.png');
+	if (!cmd || !target || (!shot && cmd !== 'batch')) {
+		console.log('FAIL: usage: browse.js speedscope|svg|speedscope-export URL|FILE OUT | batch JOBS');
+		process.exit(1);
+	}
+	let jobs = [[cmd, target, shot]];
+	if (cmd === 'batch')
+		jobs = fs.readFileSync(target, 'utf8').split('\n').filter((l) => l.trim())
+			.map((l) => l.split('\t'));
 	const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'xpu-chromium-'));
-	/* a fresh profile per run: nothing cached, nothing shared with other runs */
-	const ctx = await chromium.launchPersistentContext(profileDir, {
+	/* a fresh profile per run: nothing cached, nothing shared with other runs (other
+	 * tests run beside this one, each with its own) */
+	let ctx;
+	try {
+		ctx = await chromium.launchPersistentContext(profileDir, {
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
 		headless: true,
 		viewport: { width: 1280, height: 800 },
 		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
 		       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	}).catch((e) => fail('cannot start chromium: ' + e.message.split('\n')[0]));
-	const errors = [];
+		});
+	} catch (e) {
+		console.log('FAIL: cannot start chromium: ' + e.message.split('\n')[0]);
+		fs.rmSync(profileDir, { recursive: true, force: true });
+		process.exit(1);
+	}
+	let failed = 0;
 	try {
-		const page = await ctx.newPage();
+		for (const [c, t, o] of jobs) {
+			/* in a batch, each line says which job it is */
+			const name = cmd === 'batch' ? path.basename(o) + ': ' : '';
+			const log = console.log;
+			console.log = (m) => log(name + m);
+			try {
+				await runJob(ctx, c, t, o);
+			} catch (e) {
+				failed++;
+				console.log('FAIL: ' + (e instanceof JobFail ? e.message : e.message.split('\n')[0]));
+			} finally {
+				console.log = log;
+			}
+		}
+	} finally {
+		await ctx.close();
+		fs.rmSync(profileDir, { recursive: true, force: true });
+	}
+	process.exit(failed ? 1 : 0);
+}
+
+/* one job on a fresh page of the shared browser */
+async function runJob(ctx, cmd, target, shot) {
+	const errors = [];
+	const page = await ctx.newPage();
+	try {
 		page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
 		page.on('pageerror', (e) => errors.push('page error: ' + e.message));
 		/* speedscope reports a failed import with alert() */
@@ -72,8 +118,7 @@ async function main() {
 		else
 			fail('unknown command ' + cmd);
 	} finally {
-		await ctx.close();
-		fs.rmSync(profileDir, { recursive: true, force: true });
+		await page.close();
 	}
 }
 
@@ -203,4 +248,4 @@ async function svg(page, file, shot, errors) {
 	console.log(`ok: svg ${r.all} frames, ${colours} colours; search leaf ${r.pctLeaf.toFixed(2)}%, zoom "${r.zname.slice(0, 40)}" hid ${r.hidden}`);
 }
 
-main().catch((e) => fail(e.message.split('\n')[0]));
+main().catch((e) => { console.log('FAIL: ' + e.message.split('\n')[0]); process.exit(1); });
