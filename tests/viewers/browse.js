@@ -77,22 +77,27 @@ async function main() {
 		fs.rmSync(profileDir, { recursive: true, force: true });
 		process.exit(1);
 	}
-	let failed = 0;
-	try {
-		for (const [c, t, o] of jobs) {
+	let failed = 0, next = 0;
+	/* BROWSE_PAGES jobs at a time (default 2): each waits a second for its drawing to
+	 * settle, time in which another page can work */
+	const pages = Math.max(1, parseInt(process.env.BROWSE_PAGES || '2', 10) || 1);
+	const worker = async () => {
+		while (next < jobs.length) {
+			const [c, t, o] = jobs[next++];
 			/* in a batch, each line says which job it is */
 			const name = cmd === 'batch' ? path.basename(o) + ': ' : '';
-			const log = console.log;
-			console.log = (m) => log(name + m);
+			const t0 = Date.now();
 			try {
-				await runJob(ctx, c, t, o);
+				const msg = await runJob(ctx, c, t, o);
+				console.log(name + msg + (cmd === 'batch' ? ` (${((Date.now() - t0) / 1000).toFixed(1)} s)` : ''));
 			} catch (e) {
 				failed++;
-				console.log('FAIL: ' + (e instanceof JobFail ? e.message : e.message.split('\n')[0]));
-			} finally {
-				console.log = log;
+				console.log(name + 'FAIL: ' + (e instanceof JobFail ? e.message : e.message.split('\n')[0]));
 			}
 		}
+	};
+	try {
+		await Promise.all(Array.from({ length: Math.min(pages, jobs.length) }, worker));
 	} finally {
 		await ctx.close();
 		fs.rmSync(profileDir, { recursive: true, force: true });
@@ -110,13 +115,12 @@ async function runJob(ctx, cmd, target, shot) {
 		/* speedscope reports a failed import with alert() */
 		page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
 		if (cmd === 'speedscope')
-			await speedscope(page, target, shot, errors);
+			return await speedscope(page, target, shot, errors);
 		else if (cmd === 'speedscope-export')
-			await speedscopeExport(page, target, shot, errors);
+			return await speedscopeExport(page, target, shot, errors);
 		else if (cmd === 'svg')
-			await svg(page, target, shot, errors);
-		else
-			fail('unknown command ' + cmd);
+			return await svg(page, target, shot, errors);
+		fail('unknown command ' + cmd);
 	} finally {
 		await page.close();
 	}
@@ -153,8 +157,8 @@ async function speedscopeExport(page, url, out, errors) {
 		fail(errors[0]);
 	fs.writeFileSync(out, text);
 	const p = JSON.parse(text);
-	console.log('ok: speedscope exported ' + p.profiles.length + ' profiles, ' +
-		    p.shared.frames.length + ' frames');
+	return 'ok: speedscope exported ' + p.profiles.length + ' profiles, ' +
+		p.shared.frames.length + ' frames';
 }
 
 async function waitProfile(page, url, errors) {
@@ -191,7 +195,7 @@ async function speedscope(page, url, shot, errors) {
 	if (colours < 20)
 		fail('speedscope screenshot looks blank: ' + colours + ' colours');
 	const title = (await page.title()).replace(/\s+/g, ' ');
-	console.log('ok: speedscope rendered "' + title + '" with ' + colours + ' colours');
+	return 'ok: speedscope rendered "' + title + '" with ' + colours + ' colours';
 }
 
 async function svg(page, file, shot, errors) {
@@ -245,7 +249,7 @@ async function svg(page, file, shot, errors) {
 	const colours = await countColours(page, shot);
 	if (colours < 8)
 		fail('svg screenshot looks blank: ' + colours + ' colours');
-	console.log(`ok: svg ${r.all} frames, ${colours} colours; search leaf ${r.pctLeaf.toFixed(2)}%, zoom "${r.zname.slice(0, 40)}" hid ${r.hidden}`);
+	return `ok: svg ${r.all} frames, ${colours} colours; search leaf ${r.pctLeaf.toFixed(2)}%, zoom "${r.zname.slice(0, 40)}" hid ${r.hidden}`;
 }
 
 main().catch((e) => { console.log('FAIL: ' + e.message.split('\n')[0]); process.exit(1); });
