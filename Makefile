@@ -385,19 +385,32 @@ deps:
 deps-demo:
 	@scripts/install-deps.sh demo
 
-# Then unit and golden tests again under ASan and UBSan (build-san/).
+# The builds of make test and make check use every CPU unless make was given -j itself (its
+# jobserver then shares out the jobs it was given).
+TEST_MAKE = $(MAKE) --no-print-directory $$(case "$$MAKEFLAGS" in *jobserver*) ;; \
+	*) echo -j$$(nproc) ;; esac)
+
+# Everything: every test (TEST_JOBS at a time, tests/run-tests.sh), then the unit and golden
+# tests again under ASan and UBSan (build-san/).
 test: deps
-	@$(MAKE) --no-print-directory all unit
+	@$(TEST_MAKE) all unit
 	@rm -f build/test-totals; start=$$(date +%s); rc=0; \
 	TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; \
 	echo "== the unit and golden tests again under ASan and UBSan (build-san/)"; \
-	$(MAKE) --no-print-directory SAN=1 unit build-san/xpu-report build-san/libxpucommon.a \
+	$(TEST_MAKE) SAN=1 unit build-san/xpu-report build-san/libxpucommon.a \
 		build-san/libxpureport.a && \
 	{ BUILD=build-san NO_E2E=1 TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; } || rc=1; \
 	awk -v s=$$(( $$(date +%s) - start )) '{ p += $$1; f += $$2; k += $$3 } \
 		END { printf "make test: both runs took %dm%02ds\ntotal: %d passed, %d failed, %d skipped\n", \
 		s / 60, s % 60, p, f, k }' build/test-totals; \
 	exit $$rc
+
+# The quick tier for the edit loop (under 3 minutes on 2 cores): the unit, golden and walker
+# tests, the GPU mock, and the few e2e tests that tests/run-tests.sh names in CHECK_E2E; no
+# fuzz round, no sanitizer pass.
+check: deps
+	@$(TEST_MAKE) all unit
+	@TEST_TIER=check tests/run-tests.sh
 
 demo: deps-demo
 	@$(MAKE) --no-print-directory all
@@ -435,6 +448,6 @@ format:
 	clang-format -i $(wildcard */*.c */*.h report/*/*.c report/*/*.h report/*/*/*.c report/*/*/*.h) \
 		$(BPF_SRC)
 
-.PHONY: all unit deps deps-demo test demo clean format samples bench fuzz fuzz-build install uninstall
+.PHONY: all unit deps deps-demo test check demo clean format samples bench fuzz fuzz-build install uninstall
 
 -include $(shell find $(BUILD) $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

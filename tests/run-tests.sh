@@ -2,48 +2,56 @@
 # Runs every test: unit (no root: build/tests/test_* and tests/unit/test_*.sh), golden
 # (committed traces), e2e (real eBPF; skip without root). Each test exits 0 (pass), 77 (skip,
 # with a message) or anything else (fail).
-# Prints one line per test (and a "...." line every PROGRESS_SECS, 30, while a test runs on)
-# and a closing "N passed, N failed, N skipped"; with TEST_TOTALS=FILE, also appends the counts
-# to FILE.
+#
+# Independent tests run in parallel, TEST_JOBS at a time (default: the CPU count), longest
+# first by the times of the last run ($BUILD/test-times), so that a long test does not start
+# last and run on alone. A test whose file has the line
+#     # test: exclusive <reason>        (shell)     // test: exclusive <reason>    (C)
+# runs afterwards, alone on the machine: the reason says what it measures that other tests
+# would disturb.
+#
+# Prints one line per test as it ends (PASS/SKIP/FAIL, with its time), a "...." line every
+# PROGRESS_SECS (30) naming the tests still running, then the failed tests' output grouped
+# under "== FAILED", then the closing "N passed, N failed, N skipped"; with TEST_TOTALS=FILE,
+# also appends the counts to FILE.
+# Usage: tests/run-tests.sh [NAME-PART]   runs only the tests whose path contains NAME-PART.
+# TEST_TIER=check: the quick tier of `make check` (unit, golden, walker, a few e2e).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export BUILD
 PROGRESS_SECS=${PROGRESS_SECS:-30}
+JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "TEST_JOBS must be a positive number, not '$JOBS'" >&2; exit 2; }
+TIER=${TEST_TIER:-all}
+# the e2e tests of the quick tier: each covers a path the edit loop breaks most (record and
+# report a C program, the recorder's output files, a DWARF unwind, frame names, diff, the GPU
+# mock) in seconds; test_python_frames (20 recordings, minutes) is left to make test
+CHECK_E2E=" test_record_cpu test_record_output test_dwarf test_names test_diff test_gpu_mock_record "
 pass=0 fail=0 skip=0 failed=()
+logs=$(mktemp -d) || exit 1
+# the tests' own children are theirs to end; ours are only the test jobs we started
+trap 'for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done; rm -rf "$logs"' EXIT
+trap 'exit 130' INT TERM
 
-run() {
-	local name=$1; shift
-	local log; log=$(mktemp)
-	local t0=$SECONDS next=$((SECONDS + PROGRESS_SECS)) pid rc
-	# in the background, so a long test shows it is alive instead of a still screen
-	"$@" >"$log" 2>&1 &
-	pid=$!
-	while kill -0 $pid 2>/dev/null; do
-		if [ $SECONDS -ge $next ]; then
-			printf '....  %-40s %3ss so far\n' "$name" $((SECONDS - t0))
-			next=$((SECONDS + PROGRESS_SECS))
-		fi
-		sleep 0.2
-	done
-	wait $pid
-	rc=$?
-	case $rc in
-	0) pass=$((pass + 1)); printf 'PASS  %-40s %3ss\n' "$name" $((SECONDS - t0)) ;;
-	77) skip=$((skip + 1)); printf 'SKIP  %-40s %s\n' "$name" "$(tail -n 1 "$log")" ;;
-	*) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL  %-40s (exit %d)\n' "$name" $rc
-	   # the lines that say what failed, wherever they are in a long log, then its end
-	   grep -m 8 'FAIL' "$log" | sed 's/^/      ! /'
-	   sed 's/^/      | /' "$log" | tail -n 40 ;;
-	esac
-	rm -f "$log"
+names=() cmds=() excl=()
+# add NAME FILE-WITH-THE-MARK CMD...
+add() {
+	local name=$1 src=$2; shift 2
+	names+=("$name"); cmds+=("$*")
+	if [ -f "$src" ] && grep -qE '^(#|//) test: exclusive' "$src"; then excl+=(1); else excl+=(0); fi
 }
 
+# The rest in one block, read whole before it runs: bash reads a script as it goes, and a
+# checkout or an edit of this file during the minutes of a run would change what it reads next.
+{
 only=${1:-}
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
-	run "unit/$(basename "$t")" "$t"
+	b=$(basename "$t")
+	src=$(ls tests/unit/"$b".c tests/walker/"$b".c 2>/dev/null | head -1)
+	add "unit/$b" "${src:-}" "$t"
 done
 # NO_E2E=1 (the sanitizer pass of make test): unit and golden only.
 for t in tests/unit/test_*.sh tests/golden/run.sh tests/gpu/mock/run.sh tests/fuzz/run.sh \
@@ -51,10 +59,115 @@ for t in tests/unit/test_*.sh tests/golden/run.sh tests/gpu/mock/run.sh tests/fu
 	[ -x "$t" ] || continue
 	[ "${NO_E2E:-0}" = 1 ] && [ "$t" != tests/golden/run.sh ] && [[ "$t" != tests/unit/* ]] &&
 		continue
+	if [ "$TIER" = check ] && [[ "$t" == tests/e2e/* ]]; then
+		b=$(basename "$t" .sh)
+		[[ "$CHECK_E2E" == *" $b "* ]] || continue
+	fi
+	# the fuzz round is minutes of CPU for the full run only
+	[ "$TIER" = check ] && [ "$t" = tests/fuzz/run.sh ] && continue
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
-	run "${t#tests/}" "$t"
+	add "${t#tests/}" "$t" "$t"
 done
+
+# the last run's times, "NAME SECONDS" lines; a test not in it counts as long (unknown)
+times_file=$BUILD/test-times
+declare -A last=()
+if [ -r "$times_file" ]; then
+	while read -r n s; do last[$n]=$s; done <"$times_file"
+fi
+order() {	# EXCLUSIVE(0|1) -> the indexes of those tests, longest first
+	local i
+	for i in "${!names[@]}"; do
+		[ "${excl[$i]}" = "$1" ] && echo "${last[${names[$i]}]:-9999} $i"
+	done | sort -k1,1nr -k2,2n | awk '{ print $2 }'
+}
+
+declare -A running=() started=()
+declare -A took=()
+# start I: in the background, its output to its own log, so tests never interleave
+start() {
+	local i=$1
+	# the exit status goes to a file: a pid alone can be reused by then on a busy machine
+	( ${cmds[$i]} >"$logs/$i.log" 2>&1 </dev/null; echo $? >"$logs/$i.rc" ) &
+	running[$!]=$i
+	started[$!]=$SECONDS
+}
+# finish PID RC: the test's line, and its log kept for the failure report
+finish() {
+	local pid=$1 rc=$2 i=${running[$1]} s=$((SECONDS - ${started[$1]}))
+	unset "running[$pid]" "started[$pid]"
+	local name=${names[$i]}
+	took[$name]=$s
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS  %-40s %4ss\n' "$name" $s ;;
+	77) skip=$((skip + 1)); printf 'SKIP  %-40s %4ss  %s\n' "$name" $s "$(tail -n 1 "$logs/$i.log")" ;;
+	*) fail=$((fail + 1)); failed+=("$i")
+	   printf 'FAIL  %-40s %4ss  (exit %d; output below)\n' "$name" $s $rc ;;
+	esac
+}
+# reap: waits for one test to end (at most until the next progress line is due)
+next_progress=$((SECONDS + PROGRESS_SECS))
+reap() {
+	local pid rc
+	while :; do
+		for pid in "${!running[@]}"; do
+			if [ -s "$logs/${running[$pid]}.rc" ]; then
+				wait "$pid" 2>/dev/null
+				rc=$(<"$logs/${running[$pid]}.rc")
+				finish "$pid" "$rc"
+				return
+			fi
+		done
+		if [ $SECONDS -ge $next_progress ]; then
+			local p list=""
+			for p in "${!running[@]}"; do
+				list+=" ${names[${running[$p]}]}($((SECONDS - ${started[$p]}))s)"
+			done
+			printf '....  running:%s\n' "$list"
+			next_progress=$((SECONDS + PROGRESS_SECS))
+		fi
+		# polling, not wait -n: that cannot time out for the progress line, and a short
+		# sleep costs nothing next to tests of seconds
+		sleep 0.2
+	done
+}
+# run_set JOBS EXCLUSIVE
+run_set() {
+	local jobs=$1 i
+	for i in $(order "$2"); do
+		while [ ${#running[@]} -ge "$jobs" ]; do reap; done
+		start "$i"
+	done
+	while [ ${#running[@]} -gt 0 ]; do reap; done
+}
+
+t0=$SECONDS
+nex=0; for e in "${excl[@]}"; do [ "$e" = 1 ] && nex=$((nex + 1)); done
+echo "== ${#names[@]} tests: $((${#names[@]} - nex)) of them ${JOBS} at a time (TEST_JOBS), then $nex exclusive, alone"
+run_set "$JOBS" 0
+[ "$nex" -gt 0 ] && { echo "== exclusive tests, one at a time"; run_set 1 1; }
+
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "== FAILED: ${#failed[@]} test(s); each one's output"
+	for i in "${failed[@]}"; do
+		echo "---- ${names[$i]}"
+		# the lines that say what failed, wherever they are in a long log, then its end
+		grep -m 8 'FAIL' "$logs/$i.log" | sed 's/^/      ! /'
+		sed 's/^/      | /' "$logs/$i.log" | tail -n 60
+	done
+fi
+# this run's times for the next run's order (a filtered run adds to them, not replaces them)
+if [ -d "$BUILD" ]; then
+	for n in "${!took[@]}"; do last[$n]=${took[$n]}; done
+	for n in "${!last[@]}"; do echo "$n ${last[$n]}"; done | sort >"$times_file.$$" &&
+		mv "$times_file.$$" "$times_file"
+fi
+failed_names=()
+for i in "${failed[@]}"; do failed_names+=("${names[$i]}"); done
+echo "($((SECONDS - t0))s, $JOBS at a time)"
 echo "${pass} passed, ${fail} failed, ${skip} skipped"
 # make test runs this twice (plain, then sanitizers) and prints the sum of both at the end
-[ -n "${TEST_TOTALS:-}" ] && echo "$pass $fail $skip ${failed[*]}" >>"$TEST_TOTALS"
+[ -n "${TEST_TOTALS:-}" ] && echo "$pass $fail $skip ${failed_names[*]}" >>"$TEST_TOTALS"
 [ "$fail" -eq 0 ]
+exit
+}

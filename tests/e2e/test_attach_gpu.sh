@@ -35,6 +35,13 @@ cc -O1 -g -fno-omit-frame-pointer -I"$CUDA_HOME/include" -o "$tmp/fake_cuda_app"
 echo 'int fake_libcuda;' | cc -shared -fPIC -x c -o "$tmp/libcuda.so.1" - || fail "cannot build libcuda.so.1"
 LIB=$(realpath "$B/libxpu-cupti.so")
 info() { "$B/xpu-report" -F info "$1" 2>/dev/null; }
+# wait_said FILE TEXT WHAT: until FILE has TEXT, 60 s at most (the recorder's start takes the
+# verifier seconds on a loaded machine); fails saying what it waited for, never goes on silently
+wait_said() {
+	local _
+	for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+	fail "waited 60 s for $3 ('$2' in $(basename "$1")): $(tail -3 "$1" 2>/dev/null)"
+}
 count() { info "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 
 # the program runs unprofiled; the library it will be given finds the fake libcupti
@@ -71,7 +78,7 @@ kill -0 "$app_pid" 2>/dev/null || fail "the program died after the detach: $(cat
 "$B/xpu-record" -v -p "$app_pid" -d 3 -o "$tmp/b.xpu" >"$tmp/b.out" 2>"$tmp/b.err" &
 rec_b=$!
 # the second recording runs once the first has started CUPTI (its start may take a while)
-for _ in $(seq 100); do grep -q "CUPTI started" "$tmp/b.err" 2>/dev/null && break; sleep 0.1; done
+wait_said "$tmp/b.err" "CUPTI started" "the second attach to start CUPTI"
 "$B/xpu-record" -p "$app_pid" -d 1 -o "$tmp/c.xpu" >"$tmp/c.out" 2>"$tmp/c.err" ||
 	fail "a concurrent xpu-record -p failed: $(tail -3 "$tmp/c.err")"
 wait $rec_b || fail "the second xpu-record -p failed: $(tail -3 "$tmp/b.err")"
@@ -145,19 +152,22 @@ app_pid=
 start_app gone; gone=$!
 app_pid=$gone
 sleep 0.5
-# the target ends once CUPTI runs in it (however long the recorder takes to start)
-( for _ in $(seq 200); do grep -q "CUPTI started" "$tmp/g.err" 2>/dev/null && break; sleep 0.1; done
+# the target ends once CUPTI runs in it (however long the recorder takes to start); -d 90
+# only bounds a recording that would not end with its target
+( for _ in $(seq 600); do grep -q "CUPTI started" "$tmp/g.err" 2>/dev/null && break; sleep 0.1; done
+  grep -q "CUPTI started" "$tmp/g.err" 2>/dev/null || : >"$tmp/g.nostart"
   sleep 0.3; kill -INT "$gone" ) &
-timeout 30 "$B/xpu-record" -v -p "$gone" -d 10 -o "$tmp/g.xpu" >"$tmp/g.out" 2>"$tmp/g.err"
+timeout 120 "$B/xpu-record" -v -p "$gone" -d 90 -o "$tmp/g.xpu" >"$tmp/g.out" 2>"$tmp/g.err"
 rc=$?
+[ -e "$tmp/g.nostart" ] && fail "waited 60 s for the attach to start CUPTI in the target: $(tail -3 "$tmp/g.err")"
 [ $rc -ne 124 ] || fail "xpu-record hung on a target that exited while attached"
 wait "$gone" || fail "the target did not end normally while attached"
 app_pid=
 [ "$(count "$tmp/g.xpu" gpu_kernel)" -gt 0 ] 2>/dev/null ||
 	fail "no kernels from a target that exited while attached: $(tail -2 "$tmp/g.err")"
 
-# 8. a process without CUDA: CPU only, said
-sleep 3 &
+# 8. a process without CUDA: CPU only, said (it sleeps longer than any start of the recorder)
+sleep 120 &
 cpu_pid=$!
 "$B/xpu-record" -p "$cpu_pid" -d 1 -o "$tmp/d.xpu" >"$tmp/d.out" 2>"$tmp/d.err" ||
 	fail "xpu-record -p of a CPU process failed: $(tail -3 "$tmp/d.err")"

@@ -35,6 +35,10 @@
 # BPF's to find in both runs and is not compared: launches made before xpu-record publishes
 # the process's mappings to BPF walk by frame pointers and are finished offline from stack
 # copies, which cannot cross from a sigaltstack to the thread's stack.
+#
+# test: exclusive: its counts are exact only when the recorder's start waits (the tables built
+# before the command starts, the share mapped before its first launch: both bounded) end in
+# time; tests beside it on two cores made them time out, and launches took fallbacks
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}

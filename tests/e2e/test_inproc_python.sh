@@ -21,6 +21,10 @@
 # launches' stacks go through that Python would dlopen() late: xpu-record's start waits only
 # for the command's DT_NEEDED tables, and a launch before a late file's table is built falls
 # back (no_table), or takes BPF's frame-pointer fallback, at a time no test controls.
+#
+# test: exclusive: its counts are exact only when the recorder's start waits (the tables built
+# before the command starts, the share mapped before its first launch: both bounded) end in
+# time; tests beside it on two cores made them time out, and launches took fallbacks
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}

@@ -24,6 +24,10 @@
 # a file dlopen()ed later gets its table some milliseconds on, and a launch before that takes
 # the frame-pointer fallback in BPF (cfi_fp_table_not_loaded) or no_table in process. Linked,
 # every walk of the exact runs has its tables, and nothing depends on timing.
+#
+# test: exclusive: its counts are exact only when the recorder's start waits (the tables built
+# before the command starts, the share mapped before its first launch: both bounded) end in
+# time; tests beside it on two cores made them time out, and launches took fallbacks
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}

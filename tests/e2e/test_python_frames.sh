@@ -47,12 +47,19 @@ for py in "${pythons[@]}"; do
 			;;
 		attach)
 			rm -f "$tmp/ready"
-			"$py" tests/e2e/python/shares.py 4 "$tmp/ready" >"$tmp/measured.json" &
+			# 60 s at most, ended by SIGTERM once the recording is over: a fixed run
+			# of 4 s could end before a slow start of the recorder (verifier time on a
+			# loaded machine) had recorded its 2 s
+			"$py" tests/e2e/python/shares.py 60 "$tmp/ready" >"$tmp/measured.json" &
 			bg=$!
-			for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
+			for _ in $(seq 300); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
+			[ -s "$tmp/ready" ] || fail "$label: shares.py wrote no ready file in 30 s"
 			sleep 0.3
 			"$B/xpu-record" --no-gpu -p $bg -d 2 -o "$t" >/dev/null 2>"$tmp/err" ||
 				fail "$label: xpu-record -p exited $?: $(head -2 "$tmp/err")"
+			kill -0 $bg 2>/dev/null ||
+				fail "$label: shares.py ended before the recording did (60 s of CPU)"
+			kill -TERM $bg
 			wait $bg
 			bg=
 			;;
@@ -73,12 +80,14 @@ for py in "${pythons[@]}"; do
 done
 # The walk's code cache: 40 frames of one function per sample, so all but the first of each
 # walk take the code's fingerprint from the cache; the frames must still be named r.
+# 1.2 s of CPU, not of the clock: the 80% below are of all the run's samples, and on a loaded
+# machine a clock-timed loop got too few of them beside the interpreter's start and end.
 deep='import time
 def r(n):
     if n:
         return r(n - 1)
-    end = time.time() + 1.2
-    while time.time() < end:
+    end = time.process_time() + 1.2
+    while time.process_time() < end:
         sum(range(1000))
 r(40)'
 for py in "${pythons[@]}"; do

@@ -7,6 +7,9 @@
 # Then the frame names: perf's top functions of Debian's stripped python3.11 (PLT stubs, vdso,
 # stripped code grouped by function) have the same self shares in xpu-report
 # (bench/vs_perf_names.py; the benchmark also covers pyenv's python, xz and sort).
+#
+# test: exclusive: the names check compares shares of separate runs of each tool at 3 points,
+# and how tests beside it load the two cores changes those runs' scheduling by about that much
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -43,20 +46,28 @@ shares() {	# FILE -> "function self% total%" within the main thread of cpu_burn
 	     { n++; self[$1]++; split($2, f, ";"); delete seen
 	       for (i in f) if (f[i] != "" && !(f[i] in seen)) { seen[f[i]] = 1; tot[f[i]]++ } }
 	     END { split("spin plugin_work func_a func_b main", fns, " ")
-	           for (i in fns) printf "%s %.2f %.2f\n", fns[i], 100 * self[fns[i]] / n,
-	                                100 * tot[fns[i]] / n }' "$1" | sort
+	           for (i in fns) printf "%s %.2f %.2f %d\n", fns[i], 100 * self[fns[i]] / n,
+	                                100 * tot[fns[i]] / n, n }' "$1" | sort
 }
 shares "$tmp/x.samples" >"$tmp/x.shares"
 shares "$tmp/p.samples" >"$tmp/p.shares"
-# 3 points: two independent runs of ~4000 samples each; a share's sampling error is under
-# 1 point, and the two runs differ in scheduling (three busy threads on two cores).
+# 3 points: two independent runs of ~4000 samples each in the main thread; a share's sampling
+# error is under 1 point, and the two runs differ in scheduling (three busy threads on two
+# cores). Where a run had fewer samples (cpu_burn runs for wall seconds: a loaded machine
+# gives its main thread less CPU), the margin is 3.5 standard errors of the difference of
+# two shares of those counts, from this run's own counts, when that is wider than 3 points.
+# Lines: function xself xtotal xn pself ptotal pn.
 join "$tmp/x.shares" "$tmp/p.shares" | awk -v tol=3 '
-	{ ds = $2 - $4; dt = $3 - $5; if (ds < 0) ds = -ds; if (dt < 0) dt = -dt
-	  printf "%-12s self %5.1f/%5.1f total %5.1f/%5.1f\n", $1, $2, $4, $3, $5
-	  if (ds > tol || dt > tol) bad = bad " " $1
-	  if ($5 > 0) seen++ }
+	function margin(p, n1, n2,   q, se) { q = p / 100; if (q < 0) q = 0; if (q > 1) q = 1
+	  se = 100 * sqrt(q * (1 - q) * (1 / n1 + 1 / n2)); return 3.5 * se > tol ? 3.5 * se : tol }
+	{ ds = $2 - $5; dt = $3 - $6; if (ds < 0) ds = -ds; if (dt < 0) dt = -dt
+	  ms = margin(($2 + $5) / 2, $4, $7); mt = margin(($3 + $6) / 2, $4, $7)
+	  printf "%-12s self %5.1f/%5.1f (margin %.1f) total %5.1f/%5.1f (margin %.1f); samples %d/%d\n",
+	         $1, $2, $5, ms, $3, $6, mt, $4, $7
+	  if (ds > ms || dt > mt) bad = bad " " $1
+	  if ($6 > 0) seen++ }
 	END { if (seen < 4) { print "perf saw too few of the functions: symbols missing?"; exit 1 }
-	      if (bad != "") { print "shares differ by more than " tol " points:" bad; exit 1 } }' \
+	      if (bad != "") { print "shares differ by more than their margin:" bad; exit 1 } }' \
 	>"$tmp/cmp" || { cat "$tmp/cmp"; fail "$(tail -1 "$tmp/cmp")"; }
 cat "$tmp/cmp"
 
@@ -66,4 +77,4 @@ cat "$tmp/cmp"
 python3 bench/vs_perf_names.py --workloads=python-debian --runs=3 --tolerance=3 --no-write \
 	--check >"$tmp/names" 2>&1 || { cat "$tmp/names"; fail "names: shares differ from perf's"; }
 grep -h "largest difference" "$tmp/names"
-echo "PASS $NAME: per-function shares (xpu-record/perf) agree within 3 points, names too"
+echo "PASS $NAME: per-function shares (xpu-record/perf) agree within their margins (3 points or more for few samples), names too"

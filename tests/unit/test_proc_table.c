@@ -191,16 +191,19 @@ static pid_t start_sleep(void)
 		_exit(127);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	for (i = 0; i < 2000; i++) {
+	/* up to 30 s, then said: on a loaded machine (parallel tests, ASan) the exec took over
+	 * the 2 s this waited before, and the test went on with the parent's image */
+	for (i = 0; i < 30000; i++) {
 		ssize_t n = readlink(path, exe, sizeof(exe) - 1);
 
 		if (n > 0) {
 			exe[n] = '\0';
 			if (strstr(exe, "sleep"))
-				break;
+				return pid;
 		}
 		usleep(1000);
 	}
+	CHECK(0, "the child %d did not exec sleep within 30 s", (int)pid);
 	return pid;
 }
 

@@ -15,6 +15,12 @@
  *                                            Export button saves what it imported: its
  *                                            evented profiles open and close frames in the
  *                                            nesting speedscope draws (stacks.py checks it)
+ *   node browse.js batch JOBS                 each line of the file JOBS is one of the above
+ *                                            (COMMAND TARGET OUT, tab-separated), all in one
+ *                                            browser, a fresh page each; one line per job
+ *                                            ("NAME: ok: ..." or "NAME: FAIL: ..."), exit 1
+ *                                            if any failed. Starting Chromium was most of a
+ *                                            job's time: the viewer tests run one batch each.
  */
 'use strict';
 const path = require('path');
@@ -24,9 +30,10 @@ const os = require('os');
 const mod = process.env.VIEWERS_DIR ? path.resolve(process.env.VIEWERS_DIR, 'node_modules') : '';
 const { chromium } = require(mod ? path.join(mod, 'playwright-core') : 'playwright-core');
 
+/* a job's failure: thrown, so that a batch goes on with its next job */
+class JobFail extends Error {}
 function fail(msg) {
-	console.log('FAIL: ' + msg);
-	process.exit(1);
+	throw new JobFail(msg);
 }
 
 /* Distinct colours in a PNG screenshot, counted in the page itself (no PNG decoder here). */
@@ -48,37 +55,79 @@ async function countColours(page, png) {
 
 async function main() {
 	const [cmd, target, shot] = process.argv.slice(2);
-	if (!cmd || !target || !shot)
-		fail('usage: browse.js speedscope|svg URL|FILE SHOT.png');
+	if (!cmd || !target || (!shot && cmd !== 'batch')) {
+		console.log('FAIL: usage: browse.js speedscope|svg|speedscope-export URL|FILE OUT | batch JOBS');
+		process.exit(1);
+	}
+	let jobs = [[cmd, target, shot]];
+	if (cmd === 'batch')
+		jobs = fs.readFileSync(target, 'utf8').split('\n').filter((l) => l.trim())
+			.map((l) => l.split('\t'));
 	const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'xpu-chromium-'));
-	/* a fresh profile per run: nothing cached, nothing shared with other runs */
-	const ctx = await chromium.launchPersistentContext(profileDir, {
+	/* a fresh profile per run: nothing cached, nothing shared with other runs (other
+	 * tests run beside this one, each with its own) */
+	let ctx;
+	try {
+		ctx = await chromium.launchPersistentContext(profileDir, {
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
 		headless: true,
 		viewport: cmd === 'svg-screen' ? { width: 1400, height: 900 } : { width: 1280, height: 800 },
 		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
 		       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	}).catch((e) => fail('cannot start chromium: ' + e.message.split('\n')[0]));
-	const errors = [];
+		});
+	} catch (e) {
+		console.log('FAIL: cannot start chromium: ' + e.message.split('\n')[0]);
+		fs.rmSync(profileDir, { recursive: true, force: true });
+		process.exit(1);
+	}
+	let failed = 0, next = 0;
+	/* BROWSE_PAGES jobs at a time (default 2): each waits a second for its drawing to
+	 * settle, time in which another page can work */
+	const pages = Math.max(1, parseInt(process.env.BROWSE_PAGES || '2', 10) || 1);
+	const worker = async () => {
+		while (next < jobs.length) {
+			const [c, t, o] = jobs[next++];
+			/* in a batch, each line says which job it is */
+			const name = cmd === 'batch' ? path.basename(o) + ': ' : '';
+			const t0 = Date.now();
+			try {
+				const msg = await runJob(ctx, c, t, o);
+				console.log(name + msg + (cmd === 'batch' ? ` (${((Date.now() - t0) / 1000).toFixed(1)} s)` : ''));
+			} catch (e) {
+				failed++;
+				console.log(name + 'FAIL: ' + (e instanceof JobFail ? e.message : e.message.split('\n')[0]));
+			}
+		}
+	};
 	try {
-		const page = await ctx.newPage();
+		await Promise.all(Array.from({ length: Math.min(pages, jobs.length) }, worker));
+	} finally {
+		await ctx.close();
+		fs.rmSync(profileDir, { recursive: true, force: true });
+	}
+	process.exit(failed ? 1 : 0);
+}
+
+/* one job on a fresh page of the shared browser */
+async function runJob(ctx, cmd, target, shot) {
+	const errors = [];
+	const page = await ctx.newPage();
+	try {
 		page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
 		page.on('pageerror', (e) => errors.push('page error: ' + e.message));
 		/* speedscope reports a failed import with alert() */
 		page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
 		if (cmd === 'speedscope')
-			await speedscope(page, target, shot, errors);
+			return await speedscope(page, target, shot, errors);
 		else if (cmd === 'speedscope-export')
-			await speedscopeExport(page, target, shot, errors);
+			return await speedscopeExport(page, target, shot, errors);
 		else if (cmd === 'svg')
-			await svg(page, target, shot, errors);
+			return await svg(page, target, shot, errors);
 		else if (cmd === 'svg-screen')
-			await svgScreen(page, target, shot, process.argv[5], errors);
-		else
-			fail('unknown command ' + cmd);
+			return await svgScreen(page, target, shot, process.argv[5], errors);
+		fail('unknown command ' + cmd);
 	} finally {
-		await ctx.close();
-		fs.rmSync(profileDir, { recursive: true, force: true });
+		await page.close();
 	}
 }
 
@@ -113,8 +162,8 @@ async function speedscopeExport(page, url, out, errors) {
 		fail(errors[0]);
 	fs.writeFileSync(out, text);
 	const p = JSON.parse(text);
-	console.log('ok: speedscope exported ' + p.profiles.length + ' profiles, ' +
-		    p.shared.frames.length + ' frames');
+	return 'ok: speedscope exported ' + p.profiles.length + ' profiles, ' +
+		p.shared.frames.length + ' frames';
 }
 
 async function waitProfile(page, url, errors) {
@@ -151,7 +200,7 @@ async function speedscope(page, url, shot, errors) {
 	if (colours < 20)
 		fail('speedscope screenshot looks blank: ' + colours + ' colours');
 	const title = (await page.title()).replace(/\s+/g, ' ');
-	console.log('ok: speedscope rendered "' + title + '" with ' + colours + ' colours');
+	return 'ok: speedscope rendered "' + title + '" with ' + colours + ' colours';
 }
 
 async function svg(page, file, shot, errors) {
@@ -209,7 +258,7 @@ async function svg(page, file, shot, errors) {
 	const colours = await countColours(page, shot);
 	if (colours < 8)
 		fail('svg screenshot looks blank: ' + colours + ' colours');
-	console.log(`ok: svg ${r.all} frames, ${colours} colours; search leaf ${r.pctLeaf.toFixed(2)}%, zoom "${r.zname.slice(0, 40)}" hid ${r.hidden}`);
+	return `ok: svg ${r.all} frames, ${colours} colours; search leaf ${r.pctLeaf.toFixed(2)}%, zoom "${r.zname.slice(0, 40)}" hid ${r.hidden}`;
 }
 
 /*
@@ -247,7 +296,7 @@ async function svgScreen(page, file, shot, script, errors) {
 	if (r.ours.length < 2)
 		fail(`first screen (scrolled to ${r.scrollY} of ${r.height} px) shows ${r.seen} labelled frames, ` +
 		     `${r.ours.length} of ${script}: ${r.ours.join(', ')}`);
-	console.log(`ok: first screen shows ${r.seen} labelled frames, ${r.ours.length} of ${script} (${r.ours.slice(0, 3).join(', ')})`);
+	return `ok: first screen shows ${r.seen} labelled frames, ${r.ours.length} of ${script} (${r.ours.slice(0, 3).join(', ')})`;
 }
 
-main().catch((e) => fail(e.message.split('\n')[0]));
+main().catch((e) => { console.log('FAIL: ' + e.message.split('\n')[0]); process.exit(1); });

@@ -4,9 +4,10 @@
 driver() calls step() in rounds; step() runs work_a, work_b and work_c for 5, 3 and 2 slices of
 pure-Python arithmetic. Each function's own CPU time is measured with process_time and
 printed as JSON at the end, so the test compares the profile with what the program measured,
-not with the 50/30/20 it aims at. Usage: shares.py SECONDS [READY_FILE]
+not with the 50/30/20 it aims at. Usage: shares.py SECONDS [READY_FILE]; SIGTERM ends it early.
 """
 import json
+import signal
 import sys
 import time
 
@@ -44,15 +45,30 @@ def step(t):
     work_c(t)
 
 
+class Stop(Exception):
+    pass
+
+
+def stop(signum, frame):
+    raise Stop()
+
+
 def driver(seconds):
     t = {"work_a": 0.0, "work_b": 0.0, "work_c": 0.0}
     end = time.process_time() + seconds
-    while time.process_time() < end:
-        step(t)
+    try:
+        while time.process_time() < end:
+            step(t)
+    except Stop:
+        # SIGTERM ends the run early with the shares measured so far (the attach test's
+        # program runs until its recording is over, however long the recorder took to start)
+        pass
     return t
 
 
 if __name__ == "__main__":
+    # SIGTERM, not SIGINT: a job started in the background by a script ignores SIGINT
+    signal.signal(signal.SIGTERM, stop)
     if len(sys.argv) > 2:
         with open(sys.argv[2], "w") as f:
             f.write("ready\n")
