@@ -43,12 +43,16 @@ for f in "$ROOT"/samples/traces/*.xpu; do
 	esac
 done
 
+# the trace generators are plain programs: linked with the plain build's library (the sanitizer
+# pass's needs the sanitizers' runtime, which these are not built with)
+lib=$ROOT/build/libxpucommon.a
+[ -f "$lib" ] || lib=$ROOT/$BUILD/libxpucommon.a
 # CPU-only traces: the golden generators' synthetic samples, and off-CPU blocks with stacks
 $CC -O0 -g -o "$OUT/target" "$ROOT/tests/golden/target.c" &&
 	$CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$OUT/make_synthetic" \
-		"$ROOT/tests/golden/make_synthetic.c" "$ROOT/$BUILD/libxpucommon.a" -lzstd &&
+		"$ROOT/tests/golden/make_synthetic.c" "$lib" -lzstd &&
 	$CC -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/common" -o "$OUT/make_offcpu" \
-		"$ROOT/tests/golden/make_offcpu.c" "$ROOT/$BUILD/libxpucommon.a" -lzstd ||
+		"$ROOT/tests/golden/make_offcpu.c" "$lib" -lzstd ||
 	{ echo "FAIL: building the synthetic traces"; exit 1; }
 a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
 "$OUT/make_synthetic" "$OUT/synthetic.xpu" "$OUT/target" "$(a main)" \
