@@ -5,11 +5,12 @@
 # thread's CPU time, while the split between its three busy threads on two cores is the
 # scheduler's and differs from run to run.
 # Then the frame names: perf's top functions of Debian's stripped python3.11 (PLT stubs, vdso,
-# stripped code grouped by function) have the same self shares in xpu-report
-# (bench/vs_perf_names.py; the benchmark also covers pyenv's python, xz and sort).
+# stripped code grouped by function) are all named so by xpu-report too (their shares, from
+# separate runs, are bench/vs_perf_names.py's to compare; it also covers pyenv's python, xz
+# and sort).
 #
-# test: exclusive: the names check compares shares of separate runs of each tool at 3 points,
-# and how tests beside it load the two cores changes those runs' scheduling by about that much
+# test: exclusive: the first check's margins come from the run's own sample counts, but how
+# tests beside it load the two cores changes cpu_burn's scheduling between the two recordings
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -71,10 +72,11 @@ join "$tmp/x.shares" "$tmp/p.shares" | awk -v tol=3 '
 	>"$tmp/cmp" || { cat "$tmp/cmp"; fail "$(tail -1 "$tmp/cmp")"; }
 cat "$tmp/cmp"
 
-# 3 points here (the benchmark's target is 2, over four workloads): this machine is shared.
-# Three runs of each tool: with two (~3,400 samples each side) one fresh run of 40 differed by
-# 3.2 points in one function, between runs of the same work, not between the tools' names.
-python3 bench/vs_perf_names.py --workloads=python-debian --runs=3 --tolerance=3 --no-write \
-	--check >"$tmp/names" 2>&1 || { cat "$tmp/names"; fail "names: shares differ from perf's"; }
+# The names: every function perf names in its top 10 (1% or more) is named the same by
+# xpu-report. The shares of those names come from separate runs of each tool, which differ by
+# 3 points and more on a busy machine whatever the names: they are the benchmark's to compare
+# (bench/vs_perf_names.py, BENCHMARKS.md vs-perf-names), shown here, not asserted.
+python3 bench/vs_perf_names.py --workloads=python-debian --runs=3 --no-write --check --names-only \
+	>"$tmp/names" 2>&1 || { cat "$tmp/names"; fail "names: perf names functions xpu-report does not"; }
 grep -h "largest difference" "$tmp/names"
 echo "PASS $NAME: per-function shares (xpu-record/perf) agree within their margins (3 points or more for few samples), names too"
