@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -53,6 +55,7 @@ struct cupti_rx {
 	cupti_rx_is_traced_fn is_traced;
 	void *ctx;
 	char dir[96];
+	int lock_fd;			/* dir/lock, flock'ed while this recorder lives */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int listen_fd;
 	int wake_fd;			/* eventfd: stop, or ask_clients, requested */
@@ -520,6 +523,44 @@ static void *rx_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The socket directories of recorders that died without cleaning up (SIGKILL, a crash): each
+ * live recorder holds an flock on its directory's lock file, released by the kernel when it
+ * dies, whatever its pid namespace. A directory whose lock this recorder can take, a file of
+ * its own user (so not one another user planted), is removed with its socket. Directories of
+ * older recorders, without a lock file, are left as they are: nothing says they are dead.
+ */
+static void sweep_dead_dirs(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		int dfd, lfd;
+
+		if (strncmp(e->d_name, "xpu-cupti-", 10))
+			continue;
+		dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		lfd = openat(dfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (lfd >= 0 && !fstat(lfd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    !flock(lfd, LOCK_EX | LOCK_NB)) {
+			unlinkat(dfd, "sock", 0);
+			unlinkat(dfd, "lock", 0);
+			if (!unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR))
+				log_info("removed %s/%s, left by a recorder that died", tmp, e->d_name);
+		}
+		if (lfd >= 0)
+			close(lfd);
+		close(dfd);
+	}
+	closedir(d);
+}
+
 struct cupti_rx *cupti_rx__start(struct writer_thread *wt, cupti_rx_is_traced_fn is_traced,
 				 void *ctx, char *err, size_t errlen)
 {
@@ -535,7 +576,7 @@ struct cupti_rx *cupti_rx__start(struct writer_thread *wt, cupti_rx_is_traced_fn
 	rx->wt = wt;
 	rx->is_traced = is_traced;
 	rx->ctx = ctx;
-	rx->listen_fd = rx->wake_fd = -1;
+	rx->listen_fd = rx->wake_fd = rx->lock_fd = -1;
 	pthread_mutex_init(&rx->stats_lock, NULL);
 	pthread_mutex_init(&rx->sink_lock, NULL);
 	rx->buf = malloc(XPU_CUPTI_MSG_MAX_BYTES);
@@ -546,6 +587,7 @@ struct cupti_rx *cupti_rx__start(struct writer_thread *wt, cupti_rx_is_traced_fn
 	/* a socket path must fit sun_path (108 bytes): fall back to /tmp for a long TMPDIR */
 	if (!tmp || !*tmp || strlen(tmp) > 64)
 		tmp = "/tmp";
+	sweep_dead_dirs(tmp);
 	snprintf(rx->dir, sizeof(rx->dir), "%s/xpu-cupti-XXXXXX", tmp);
 	if (!mkdtemp(rx->dir)) {
 		snprintf(err, errlen, "mkdtemp %s: %s", rx->dir, strerror(errno));
@@ -554,6 +596,17 @@ struct cupti_rx *cupti_rx__start(struct writer_thread *wt, cupti_rx_is_traced_fn
 	}
 	/* mkdtemp makes it 0700 already; say so explicitly, whatever the umask did */
 	chmod(rx->dir, 0700);
+	/* held for the recorder's life: a later recorder that can take it knows this one died */
+	{
+		char lock[sizeof(rx->dir) + 8];
+
+		snprintf(lock, sizeof(lock), "%s/lock", rx->dir);
+		rx->lock_fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (rx->lock_fd >= 0 && flock(rx->lock_fd, LOCK_EX | LOCK_NB)) {
+			close(rx->lock_fd);
+			rx->lock_fd = -1;
+		}
+	}
 	snprintf(rx->path, sizeof(rx->path), "%.90s/sock", rx->dir);
 	strcpy(sa.sun_path, rx->path);
 	rx->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -649,6 +702,13 @@ void cupti_rx__stop(struct cupti_rx *rx, int timeout_ms, struct cupti_rx_stats *
 		close(rx->wake_fd);
 	if (rx->path[0])
 		unlink(rx->path);
+	if (rx->lock_fd >= 0) {
+		char lock[sizeof(rx->dir) + 8];
+
+		snprintf(lock, sizeof(lock), "%s/lock", rx->dir);
+		unlink(lock);
+		close(rx->lock_fd);
+	}
 	if (rx->dir[0])
 		rmdir(rx->dir);
 	free(rx->clients);
