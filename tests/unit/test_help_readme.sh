@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# --help and the README agree on the options: every option xpu-record's and xpu-report's
+# --help lists is in the README (by its long name, or its short one where it has one), and
+# every option the README's xpu-record synopsis names is one --help lists. Needs no root.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+bad=0
+for tool in xpu-record xpu-report; do
+	"$B/$tool" --help >/tmp/help.$$ 2>&1 || { echo "FAIL: $tool --help failed"; exit 1; }
+	while read -r short long; do
+		if ! grep -q -- "$long\b" README.md &&
+		   ! { [ -n "$short" ] && grep -qE -- "(^|[^a-zA-Z-])$short( |\`|$)" README.md; }; then
+			echo "FAIL: $tool --help lists $long${short:+ ($short)}, the README does not"
+			bad=1
+		fi
+	done < <(sed -nE 's/^ +(-[a-zA-Z]), (--[a-z][a-z-]*).*/\1 \2/p; s/^ +(--[a-z][a-z-]*).*/ \1/p' /tmp/help.$$ |
+		 awk '{ if (NF == 2) print $1, $2; else print "", $1 }' | sort -u)
+	[ "$tool" = xpu-record ] || continue
+	for o in $(sed -n '/^xpu-record \[/,/^xpu-record \[options\]/p' README.md | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+		grep -q -- "$o\b" /tmp/help.$$ || { echo "FAIL: the README's synopsis names $o, xpu-record --help does not"; bad=1; }
+	done
+done
+rm -f /tmp/help.$$
+[ $bad = 0 ] && echo "ok: --help and the README list the same options"
+exit $bad
