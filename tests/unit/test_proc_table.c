@@ -180,6 +180,23 @@ static unsigned int files_with_path(void)
 }
 
 /* A child that runs sleep; returns once it has exec'd. */
+/* whether /proc/PID/maps maps the file at path */
+static bool maps_have(pid_t pid, const char *path)
+{
+	char name[64], line[PATH_MAX + 128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	f = fopen(name, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, path) != NULL;
+	fclose(f);
+	return found;
+}
+
 static pid_t start_sleep(void)
 {
 	char exe[PATH_MAX], path[64];
@@ -198,7 +215,8 @@ static pid_t start_sleep(void)
 
 		if (n > 0) {
 			exe[n] = '\0';
-			if (strstr(exe, "sleep"))
+			/* the exec names the new image before it maps it: wait for its mapping too */
+			if (strstr(exe, "sleep") && maps_have(pid, exe))
 				return pid;
 		}
 		usleep(1000);
