@@ -12,6 +12,7 @@
 
 #include "output/chrome/chrome.h"
 #include "output/ioctl_names.h"
+#include "output/api_name.h"
 
 /* The thread's track, marked as holding events (not only samples): 0 or -ENOMEM. */
 static int thread_event(struct chrome *c, uint32_t pid, uint32_t tid)
@@ -25,17 +26,6 @@ static int thread_event(struct chrome *c, uint32_t pid, uint32_t tid)
 }
 
 
-/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": CUPTI's version suffix is noise here. */
-static size_t api_name_len(const char *n)
-{
-	size_t len = strlen(n), i = len;
-
-	while (i > 0 && n[i - 1] >= '0' && n[i - 1] <= '9')
-		i--;
-	if (i < len && i >= 2 && n[i - 1] == 'v' && n[i - 2] == '_')
-		return i - 2;
-	return len;
-}
 
 int chrome__emit_apis(struct chrome *c)
 {

@@ -12,6 +12,7 @@
 
 #include "output/ioctl_names.h"
 #include "output/perfetto/perfetto.h"
+#include "output/api_name.h"
 
 static struct pf_arg *arg(struct pf_slice *s, enum pf_arg_name n)
 {
@@ -117,17 +118,6 @@ int pf__slice(struct perfetto *pf, const struct pf_slice *s)
 	return err;
 }
 
-/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as the chrome output names it. */
-static size_t api_name_len(const char *n)
-{
-	size_t len = strlen(n), i = len;
-
-	while (i > 0 && n[i - 1] >= '0' && n[i - 1] <= '9')
-		i--;
-	if (i < len && i >= 2 && n[i - 1] == 'v' && n[i - 2] == '_')
-		return i - 2;
-	return len;
-}
 
 int pf__emit_apis(struct perfetto *pf)
 {
