@@ -18,11 +18,22 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fd_limit.h"
 #include "host_copy.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
+/* A file the host reached by its path when it was mapped, looked at again before the pack. */
+struct watched {
+	int fd;				/* on the mapped inode: the copy's source if the path moves */
+	uint32_t dev;
+	uint64_t ino;
+	char *path;
+};
+
 struct host_copy {
+	struct watched *watch;
+	size_t nr_watch, max_watch;
 	char *templ;			/* TRACE.files-XXXXXX, made by mkdtemp on first need */
 	char *dir;
 	int dfd;
@@ -110,6 +121,8 @@ struct host_copy *host_copy__new(const char *trace, const struct user_creds *use
 	if (!hc)
 		return NULL;
 	hc->dfd = -1;
+	/* a descriptor a file, held to the end: an eighth of the limit at most */
+	hc->max_watch = fd_limit__share(8, HOST_COPY_WATCH_MAX);
 	if (asprintf(&hc->templ, "%s.files-XXXXXX", trace) < 0) {
 		free(hc);
 		return NULL;
@@ -122,10 +135,24 @@ struct host_copy *host_copy__new(const char *trace, const struct user_creds *use
 	return hc;
 }
 
+static void drop_watches(struct host_copy *hc)
+{
+	size_t i;
+
+	for (i = 0; i < hc->nr_watch; i++) {
+		close(hc->watch[i].fd);
+		free(hc->watch[i].path);
+	}
+	free(hc->watch);
+	hc->watch = NULL;
+	hc->nr_watch = 0;
+}
+
 void host_copy__free(struct host_copy *hc)
 {
 	if (!hc)
 		return;
+	drop_watches(hc);
 	if (hc->dfd >= 0) {
 		remove_tree(hc->dfd);
 		if (rmdir(hc->dir))
@@ -249,12 +276,13 @@ static void skipped(struct host_copy *hc, const char *path, const char *why)
 		"host_copies_skipped counts such files)", path, why);
 }
 
-bool host_copy__add(struct host_copy *hc, int fd, const char *path, uint32_t dev, uint64_t ino)
+/* The file behind fd, at the recorded path: into the directory, within the bounds. */
+static bool copy_file(struct host_copy *hc, int fd, const char *path)
 {
 	struct stat st;
 	int err;
 
-	if (!hc || hc->failed || fd < 0 || reachable(path, dev, ino) || !is_elf(fd) || fstat(fd, &st))
+	if (fstat(fd, &st))
 		return false;
 	if (*path != '/') {
 		skipped(hc, path, "its name is not a path");
@@ -287,4 +315,63 @@ bool host_copy__add(struct host_copy *hc, int fd, const char *path, uint32_t dev
 	hc->st.files++;
 	hc->st.bytes += (uint64_t)st.st_size;
 	return true;
+}
+
+/*
+ * A file the host reaches now may be replaced before the recording ends (an upgrade while a
+ * server runs): its descriptor is kept, to copy from at the last look if its path moved.
+ */
+static void watch(struct host_copy *hc, int fd, const char *path, uint32_t dev, uint64_t ino)
+{
+	struct watched *w;
+
+	if (hc->nr_watch == hc->max_watch) {
+		hc->st.unwatched++;
+		return;
+	}
+	if (!hc->watch) {
+		hc->watch = calloc(hc->max_watch, sizeof(*hc->watch));
+		if (!hc->watch) {
+			hc->st.unwatched++;
+			return;
+		}
+	}
+	w = &hc->watch[hc->nr_watch];
+	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	w->path = w->fd >= 0 ? strdup(path) : NULL;
+	if (!w->path) {
+		if (w->fd >= 0)
+			close(w->fd);
+		hc->st.unwatched++;
+		return;
+	}
+	w->dev = dev;
+	w->ino = ino;
+	hc->nr_watch++;
+}
+
+bool host_copy__add(struct host_copy *hc, int fd, const char *path, uint32_t dev, uint64_t ino)
+{
+	if (!hc || hc->failed || fd < 0 || !is_elf(fd))
+		return false;
+	if (reachable(path, dev, ino)) {
+		watch(hc, fd, path, dev, ino);
+		return false;
+	}
+	return copy_file(hc, fd, path);
+}
+
+void host_copy__last_look(struct host_copy *hc)
+{
+	size_t i;
+
+	if (!hc)
+		return;
+	for (i = 0; i < hc->nr_watch && !hc->failed; i++) {
+		const struct watched *w = &hc->watch[i];
+
+		if (!reachable(w->path, w->dev, w->ino) && copy_file(hc, w->fd, w->path))
+			hc->st.late++;
+	}
+	drop_watches(hc);
 }

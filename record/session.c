@@ -1041,6 +1041,8 @@ static int session__finish(struct session *s)
 	/* the drain thread is gone: the JIT files are complete (or, with -p, as far as written) */
 	jit_maps__collect(s->jit, &jms);
 	procmaps__get_stats(s->pm, &ps);
+	/* a library replaced since it was mapped: copied now, from the descriptor kept */
+	host_copy__last_look(s->copies);
 	host_copy__get_stats(s->copies, &hcs);
 	py_procs__get_stats(s->py, &pys);
 	autograd_probe__get_stats(s->ag, &ags);
