@@ -25,6 +25,8 @@
 
 /* jitdumps kept open until the end; more are read by path */
 #define JIT_MAX_OPEN_DUMPS 64
+/* perf maps held open from when they are first seen; more are read by path at the end */
+#define JIT_MAX_OPEN_MAPS 256
 #define JIT_DUMP_MAX_BYTES (1ull << 30)
 #define JIT_READ_WINDOW (256u << 10)
 
@@ -38,6 +40,7 @@ struct jit_dump {
 /* A process's slot, kept after it exits: its files are read at the end. */
 struct jit_proc {
 	uid_t uid;			/* owner of /proc/PID when first seen; -1 unknown */
+	int map_fd;			/* /tmp/perf-PID.map once seen: read at the end, even unlinked */
 	struct jit_dump *dumps;
 };
 
@@ -45,6 +48,7 @@ struct jit_maps {
 	struct map_handler h;
 	struct writer_thread *wt;
 	unsigned int open_dumps;
+	unsigned int open_maps;
 };
 
 /* What one process's files produced so far, for the symbol cap. */
@@ -65,6 +69,8 @@ static void jit_free_proc(struct map_handler *h, void *slot)
 {
 	struct jit_proc *p = slot;
 
+	if (p->map_fd >= 0)
+		close(p->map_fd);
 	while (p->dumps) {
 		struct jit_dump *d = p->dumps;
 
@@ -88,14 +94,9 @@ static struct jit_proc *proc_get(struct map_handler *h, struct proc *proc)
 		return p;
 	snprintf(path, sizeof(path), "/proc/%d", proc->pid);
 	p->uid = stat(path, &sb) ? (uid_t)-1 : sb.st_uid;
+	p->map_fd = -1;
 	*slot = p;
 	return p;
-}
-
-/* A process whose mappings were read: its perf map is read at the end. */
-static void jit_on_maps(struct map_handler *h, struct proc *proc, bool changed)
-{
-	proc_get(h, proc);
 }
 
 /* A file the process may have written: regular, and its user's or root's. */
@@ -120,6 +121,27 @@ static int open_checked(const struct jit_proc *p, const char *path, uint64_t ino
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * A process whose mappings were read (a JIT maps code as it goes): its perf map is read at the
+ * end, through the descriptor taken the first time the file is there, so that a JIT that
+ * removes its map before it exits (or a tmp cleaner) loses no name. An open that fails
+ * costs one lookup a maps read.
+ */
+static void jit_on_maps(struct map_handler *h, struct proc *proc, bool changed)
+{
+	struct jit_maps *jm = of(h);
+	struct jit_proc *p = proc_get(h, proc);
+	char path[64];
+
+	(void)changed;
+	if (!p || p->map_fd >= 0 || jm->open_maps >= JIT_MAX_OPEN_MAPS)
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", proc->pid);
+	p->map_fd = open_checked(p, path, 0);
+	if (p->map_fd >= 0)
+		jm->open_maps++;
 }
 
 static bool is_jitdump_name(pid_t pid, const char *path)
@@ -254,9 +276,14 @@ static void read_perf_map(struct emit_ctx *e, const struct jit_proc *p,
 	int fd;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", e->pid);
-	fd = open_checked(p, path, 0);
+	/* the held one from its start (the map is appended to: it has every line by now) */
+	fd = p->map_fd >= 0 ? dup(p->map_fd) : open_checked(p, path, 0);
 	if (fd < 0)
 		return;
+	if (p->map_fd >= 0 && lseek(fd, 0, SEEK_SET)) {
+		close(fd);
+		return;
+	}
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);

@@ -26,7 +26,8 @@ struct jit_maps *jit_maps__new(struct writer_thread *wt);
 void jit_maps__free(struct jit_maps *jm);
 /*
  * The process table's handler: every process whose mappings were read has its perf map read
- * at the end; a jitdump a process maps (named jit-PID.dump) is opened then, through
+ * at the end (through a descriptor held from the first maps read that found it, so a map
+ * removed before the end is still read); a jitdump a process maps (named jit-PID.dump) is opened then, through
  * /proc/PID/map_files, and read at the end.
  */
 struct map_handler *jit_maps__handler(struct jit_maps *jm);

@@ -5,7 +5,8 @@
 #     memory twice, names one copy in /tmp/perf-PID.map (after a malformed line) and the other
 #     in a jitdump it maps: recorded with -g fp and with the default -g dwarf, its hot stacks
 #     must be main;run;<the JIT name>, the DWARF ones from _start (libdw's own frame-pointer
-#     guess carries them past the leaf), and the bad line counted.
+#     guess carries them past the leaf), and the bad line counted. The -g fp run removes its
+#     perf map before it exits: the recorder held it open from the jitdump's mapping on.
 #  2. pyenv's CPython 3.12 with -X perf (its perf trampolines are JIT code without CFI or a
 #     frame pointer): JIT symbols in the trace, no [unknown] frame among the top stacks, the
 #     trampolines folded into their Python frames, stacks complete from _start through
@@ -36,9 +37,9 @@ target_pid() { "$REP" -F info "$1" | awk '$1 == "target" && $2 == "pid" { print 
 weight() { grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'; }
 
 for mode in fp dwarf; do
-	opt=(); [ $mode = fp ] && opt=(-g fp)
+	opt=(); rm=; [ $mode = fp ] && { opt=(-g fp); rm=rm; }
 	t=$tmp/jit-$mode.xpu
-	(cd "$tmp" && "$REC" --no-gpu "${opt[@]}" -o "$t" -- ./jit_target 1) >"$tmp/out" 2>"$tmp/err" ||
+	(cd "$tmp" && "$REC" --no-gpu "${opt[@]}" -o "$t" -- ./jit_target 1 $rm) >"$tmp/out" 2>"$tmp/err" ||
 		{ grep -q "bpf(): \|Operation not permitted" "$tmp/err" &&
 			  skip "BPF unavailable: $(head -1 "$tmp/err")"
 		  fail "$mode: xpu-record exited $?: $(head -3 "$tmp/err")"; }
@@ -58,7 +59,8 @@ for mode in fp dwarf; do
 	done
 	grep -Eq '^  jit_symbols +2$' "$tmp/info" || fail "$mode: JIT symbols: $(grep jit_ "$tmp/info")"
 	grep -Eq '^  jit_skipped +1$' "$tmp/info" || fail "$mode: the malformed map line was not counted"
-	echo "ok: jit_target -g $mode: both JIT names, $total samples"
+	[ -z "$rm" ] || [ ! -e "/tmp/perf-$pid.map" ] || fail "$mode: jit_target did not remove its map"
+	echo "ok: jit_target -g $mode: both JIT names, $total samples${rm:+, its perf map removed before the end}"
 done
 
 py=$(ls -d "$HOME"/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)

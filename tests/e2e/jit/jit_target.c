@@ -4,7 +4,8 @@
  * a frame pointer) into two anonymous executable mappings and runs each for a while. The first
  * is named in /tmp/perf-PID.map (with a malformed line before it), the second in a jitdump
  * (./jit-PID.dump, mapped executable as perf's convention asks), so a recorder that reads
- * both names both. Usage: jit_target SECONDS_EACH.
+ * both names both. With "rm", it removes its perf map before it exits, as some JITs do (the
+ * recorder must have read it or held it by then). Usage: jit_target SECONDS_EACH [rm].
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -107,5 +108,7 @@ int main(int argc, char **argv)
 		return 1;
 	run((void (*)(long))a, secs);
 	run((void (*)(long))b, secs);
+	if (argc > 2 && !strcmp(argv[2], "rm") && unlink(path))
+		return 1;
 	return 0;
 }
