@@ -24,6 +24,7 @@
 #include "elf_buildid.h"
 #include "fd_limit.h"
 #include "host_copy.h"
+#include "kernel_mmaps.h"
 #include "maps_file.h"
 #include "proc_table.h"
 #include "procmaps.h"
@@ -36,6 +37,7 @@ struct procmaps {
 	struct proc_table *pt;
 	uint32_t next_dso_id;
 	struct host_copy *copies;	/* may be NULL */
+	struct kernel_mmaps *km;	/* the kernel's mmap events; NULL without them */
 	bool no_query;			/* the kernel has no PROCMAP_QUERY: every read is a scan */
 	struct procmaps_stats st;
 };
@@ -58,8 +60,22 @@ struct procmaps *procmaps__new(struct writer_thread *wt, struct proc_table *pt)
 	return pm;
 }
 
+void procmaps__use_kernel_events(struct procmaps *pm)
+{
+	if (!pm->km)
+		pm->km = kernel_mmaps__open(pm->pt);
+}
+
+void procmaps__poll_events(struct procmaps *pm)
+{
+	kernel_mmaps__poll(pm->km);
+}
+
 void procmaps__free(struct procmaps *pm)
 {
+	if (!pm)
+		return;
+	kernel_mmaps__free(pm->km);
 	free(pm);
 }
 
@@ -345,6 +361,20 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 		return -ENOMEM;
 	pm->st.scans++;
 	ret = maps_file__each(pid, scan_entry, &s);
+	/*
+	 * Gone before we looked (a shell's or a build's short-lived process): what the kernel
+	 * wrote when it mapped them, if the events are on. Everything they carry is here by now:
+	 * the kernel writes its record at mmap time, before the BPF event that brought us.
+	 */
+	if ((ret < 0 || !s.maps) && pm->km && !s.nr) {
+		kernel_mmaps__poll(pm->km);
+		s.known = 0;
+		s.added = 0;
+		if (kernel_mmaps__each(pm->km, pid, scan_entry, &s) > 0 && s.maps) {
+			pm->st.from_events++;
+			ret = 0;
+		}
+	}
 	/* a process that died between open and read shows no mappings at all */
 	if (ret < 0 || !s.maps) {
 		free(s.maps);
@@ -439,6 +469,9 @@ int procmaps__mapped(struct procmaps *pm, pid_t pid, uint64_t addr, uint64_t ts_
 	/* unmapped again before we looked: nothing of it to record */
 	if (ret == -ENOENT)
 		return 0;
+	/* the process is gone: a scan takes its mappings from the kernel's events */
+	if (ret == -ESRCH && pm->km)
+		return procmaps__scan(pm, pid, ts_ns);
 	if (ret < 0) {
 		lost_mappings(pm, o.p, ret, ts_ns);
 		return ret;
@@ -495,5 +528,10 @@ int procmaps__forked(struct procmaps *pm, pid_t pid, pid_t parent, uint64_t ts_n
 
 void procmaps__get_stats(const struct procmaps *pm, struct procmaps_stats *st)
 {
+	struct kernel_mmaps_stats ks;
+
+	kernel_mmaps__get_stats(pm->km, &ks);
 	*st = pm->st;
+	st->events_lost = ks.lost;
+	st->events_dropped = ks.dropped;
 }

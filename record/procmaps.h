@@ -25,11 +25,21 @@ struct procmaps_stats {
 	uint64_t dsos;
 	uint64_t mappings;
 	uint64_t inherited;		/* of those, copied from a parent at fork */
+	uint64_t from_events;		/* failed reads answered by the kernel's mmap events */
+	uint64_t events_lost;		/* mmap records the kernel could not write (ring full) */
+	uint64_t events_dropped;	/* kept, then dropped for the bound (kernel_mmaps.h) */
 };
 
 /* Reads into pt, and is the reader pt calls for an IP it has no mapping for. */
 struct procmaps *procmaps__new(struct writer_thread *wt, struct proc_table *pt);
 void procmaps__free(struct procmaps *pm);
+/*
+ * Opens the kernel's mmap events (kernel_mmaps.h; silently none without the permission): a
+ * read of a process that is gone is answered from them. Before the traced processes start.
+ */
+void procmaps__use_kernel_events(struct procmaps *pm);
+/* Takes the events the kernel wrote since the last call (each drain turn: the rings stay short). */
+void procmaps__poll_events(struct procmaps *pm);
 /* Each new file the host cannot reach by its path is copied into hc (NULL: none are). */
 void procmaps__set_copies(struct procmaps *pm, struct host_copy *hc);
 

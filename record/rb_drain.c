@@ -551,6 +551,8 @@ static void *drain_main(void *arg)
 		}
 		if (pfd[1].revents & POLLIN)
 			(void)!read(d->wake_fd, &v, sizeof(v));
+		/* first: what the kernel mapped precedes the BPF events that report it */
+		procmaps__poll_events(d->pm);
 		n = ring_buffer__consume(d->rb);
 		if (n < 0 && n != -EINTR) {
 			log_err("ring buffer: %s", strerror(-n));

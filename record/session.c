@@ -657,6 +657,8 @@ static int session__setup(struct session *s)
 	s->pm = procmaps__new(s->wt, s->pt);
 	if (!s->pm)
 		return -1;
+	/* before the command runs: its short-lived children's mappings come from these */
+	procmaps__use_kernel_events(s->pm);
 	if (!cfg->no_pack && !s->out.to_stdout) {
 		struct user_creds user;
 
