@@ -95,6 +95,15 @@ struct cfi_walk {
 	__u8 fp_only;			/* the process has no tables loaded */
 	__u8 outermost;			/* ended where the CFI says there is no caller */
 	/*
+	 * A frame was stepped past without its file's table (not loaded yet, no process entry,
+	 * a rule the walk cannot run, a pc in no known mapping) or the frame bound was hit: the
+	 * report's own walk of a stack copy can do better. A walk that ended on a frame whose
+	 * file has no CFI row for it, and whose frame-pointer and scan guesses failed, is not
+	 * one: the report has the same CFI and the same guesses (x264's hand-written assembly:
+	 * 2,243 copies, 2.3 MB, for 1.1 points of complete stacks).
+	 */
+	__u8 copy_pays;
+	/*
 	 * The mapping of the last frame that had one (end 0: none yet): callers are mostly in
 	 * the same file, so most frames skip the process lookup and the search of its mappings.
 	 */
@@ -435,14 +444,17 @@ static long cfi_step(__u32 i, __u32 *slot)
 	w = &s->w;
 	if (i >= XPU_BPF_MAX_UFRAMES) {
 		count(XPU_CNT_CFI_END_LIMIT);
+		w->copy_pays = 1;
 		return 1;
 	}
 	s->ips[i & (XPU_BPF_MAX_UFRAMES - 1)] = w->ip;
 	w->n = i + 1;
 	pc = w->exact ? w->ip : w->ip - 1;
 	w->exact = 0;
-	if (w->fp_only)
+	if (w->fp_only) {
+		w->copy_pays = 1;
 		return cfi_fp_step(s, w);
+	}
 	if (cfi_cache_get(pc, w->gen, &row)) {
 		w->cache_hits++;
 	} else {
@@ -451,6 +463,7 @@ static long cfi_step(__u32 i, __u32 *slot)
 			m = proc ? cfi_find_map(proc, pc) : NULL;
 			if (!m) {
 				count(XPU_CNT_CFI_FP_NO_MAP);
+				w->copy_pays = 1;
 				return cfi_fallback_step(s, w, proc ? CFI_FALLBACK_FP_OR_SCAN :
 							 CFI_FALLBACK_FP);
 			}
@@ -459,6 +472,7 @@ static long cfi_step(__u32 i, __u32 *slot)
 		rows = bpf_map_lookup_elem(&cfi_tables, &w->last.table);
 		if (!rows) {
 			count(XPU_CNT_CFI_FP_NO_TABLE);
+			w->copy_pays = 1;
 			return cfi_fp_step(s, w);
 		}
 		found = cfi_find_row(rows, &w->last, pc - w->last.bias);
@@ -503,6 +517,7 @@ static long cfi_step(__u32 i, __u32 *slot)
 		return 1;
 	default:
 		count(XPU_CNT_CFI_FP_UNSUPPORTED);
+		w->copy_pays = 1;
 		return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 	}
 	if (cfa <= w->sp) {
@@ -580,7 +595,8 @@ static __always_inline __u32 cfi_walk_stack(__u32 slot, __u32 pid, __u64 *out, _
 	if (!s)
 		return 0;
 	n = s->w.n;
-	*uflags = s->w.outermost ? XPU_EV_U_OUTERMOST : 0;
+	*uflags = (s->w.outermost ? XPU_EV_U_OUTERMOST : 0) |
+		  (s->w.copy_pays ? XPU_EV_U_COPY_PAYS : 0);
 	if (!n)
 		return 0;
 	if (n > XPU_BPF_MAX_UFRAMES)

@@ -300,7 +300,7 @@ static __always_inline __u64 emit_ustack(__u32 slot, __u32 pid, __u32 tid, __u32
 static __always_inline void copy_if_short(__u32 slot, __u32 pid, __u32 tid, __u32 for_type,
 					  __u64 ts, __u32 uflags)
 {
-	if (!copy_short_walks || (uflags & XPU_EV_U_OUTERMOST))
+	if (!copy_short_walks || (uflags & XPU_EV_U_OUTERMOST) || !(uflags & XPU_EV_U_COPY_PAYS))
 		return;
 	if (emit_ustack(slot, pid, tid, for_type, ts))
 		count(XPU_CNT_CFI_SHORT_COPIES);

@@ -110,9 +110,13 @@ struct xpu_ev_hdr {
 	__u64 ts_ns;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 };
 
-/* -g cfi: the walk reached a frame whose CFI says it has no caller (a thread's first) */
+/*
+ * -g cfi: the walk reached a frame whose CFI says it has no caller (a thread's first); a
+ * walk that fell short where a stack copy can help the report (bpf/cfi_walk.bpf.h copy_pays)
+ */
 enum xpu_ev_uflags {
 	XPU_EV_U_OUTERMOST = 1,
+	XPU_EV_U_COPY_PAYS = 2,
 };
 
 /* Stack sizes are bpf_get_stack()'s return value: bytes, or a negative errno. */
