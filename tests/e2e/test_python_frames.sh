@@ -2,7 +2,7 @@
 # Python frames (issue 10): a program with known per-function CPU shares
 # (tests/e2e/python/shares.py, which measures its own) recorded under every CPython 3.10-3.13
 # this machine has (pyenv's, and the distribution's python3.11), with -g fp, with the default
-# -g dwarf,32768,32768 and attached with -p: each function's share within 5 points of the
+# (-g cfi, which the test once also ran under its own name) and attached with -p: each function's share within 5 points of the
 # program's own, callers above callees, no _PyEval_EvalFrameDefault left among Python frames,
 # and --python-lines naming lines; a 41-deep recursion named whole with its fingerprints from
 # the walk's code cache. A missing version is skipped with a message; the test skips
@@ -35,12 +35,12 @@ if [ -x /usr/bin/python3.11 ]; then pythons+=(/usr/bin/python3.11); else echo "s
 SECS=2.5
 failed=0
 for py in "${pythons[@]}"; do
-	for mode in fp default cfi attach; do
+	for mode in fp default attach; do
 		label="$py $mode"
 		t=$tmp/t.xpu
 		case $mode in
-		fp|default|cfi)
-			opt=(); [ $mode = fp ] && opt=(-g fp); [ $mode = cfi ] && opt=(-g cfi)
+		fp|default)
+			opt=(); [ $mode = fp ] && opt=(-g fp)
 			"$B/xpu-record" --no-gpu "${opt[@]}" -o "$t" -- "$py" tests/e2e/python/shares.py \
 				$SECS >"$tmp/measured.json" 2>"$tmp/err" ||
 				fail "$label: xpu-record exited $?: $(head -2 "$tmp/err")"
