@@ -38,7 +38,7 @@ endif
 
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
-# report/ is layered (README "Layout"), a layer may keep parts in folders (output/chrome/);
+# report/ is layered (docs/layout.md), a layer may keep parts in folders (output/chrome/);
 # every part but main() is the report library
 REPORT_SRC := $(wildcard report/*/*.c report/*/*/*.c)
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)

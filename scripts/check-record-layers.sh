@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks record/'s structure (README "Layout"): the core (record/*.c, *.h) includes no header of
+# Checks record/'s structure (docs/layout.md): the core (record/*.c, *.h) includes no header of
 # a handler (record/HANDLER/), but session.c, which wires them to the process table; a handler
 # includes none of another handler's, nor those of the modules above the handlers (procmaps.h,
 # rb_drain.h, session.h); no file includes a .c file; and no two modules include each other,

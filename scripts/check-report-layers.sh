@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks report/'s layering (README "Layout"): a file in report/LAYER/ or a folder of it
+# Checks report/'s layering (docs/layout.md): a file in report/LAYER/ or a folder of it
 # (report/output/chrome/) includes report headers only of its own layer or one below, always
 # as "LAYER/name.h" (or "LAYER/folder/name.h"), and no two modules (x.c with
 # x.h) include each other, directly or around a circle. Prints each violation; exit 1 if any.

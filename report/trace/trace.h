@@ -215,7 +215,7 @@ struct trace {
  * The records of a trace kept in memory, in bytes (what each holds: load.c's keep_cost), are
  * bounded: by default TRACE_KEEP_PER_FILE_BYTE times the file's size, at least
  * TRACE_KEEP_MIN_DEFAULT and at most TRACE_KEEP_MAX_DEFAULT (--max-records sets it instead).
- * Recorded traces keep 2 to 11 times their size (README "Resource model"), and a report's
+ * Recorded traces keep 2 to 11 times their size (docs/robustness.md), and a report's
  * peak memory is about twice what it keeps; a small file of highly compressible records held
  * gigabytes. Past the bound reading stops as at damage: TRACE_END_LIMIT.
  */

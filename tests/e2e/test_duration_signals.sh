@@ -1,5 +1,5 @@
 #!/bin/bash
-# --duration on hostile commands (README "xpu-record", exit status): a stopped command gets
+# --duration on hostile commands (docs/record.md, exit status): a stopped command gets
 # SIGCONT after the stop signal, so it takes it instead of holding it pending until both grace
 # periods pass and being left stopped; a command that outlives SIGINT and SIGTERM makes the
 # exit status 130 (as a second ^C does), not 0 (which says the duration ended the command).

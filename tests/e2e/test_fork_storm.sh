@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fork children that do not exec have their parent's mappings (README "Robustness"): the
+# Fork children that do not exec have their parent's mappings (docs/robustness.md): the
 # recorder copies them from its table at the fork instead of reading each child's from /proc,
 # which a child that exits at once no longer has (a fork storm lost 31% of its frames to
 # [unknown] that way). tests/e2e/maps/fork_storm.c forks K children one after the other, each

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Descriptors (README "Robustness"): under a low `ulimit -n` a target with more libraries than
+# Descriptors (docs/robustness.md): under a low `ulimit -n` a target with more libraries than
 # the limit still gets a full recording and pack. The recorder raises its own soft limit to
 # the hard one (the command gets the limit it was started with), its unwind-table queue holds
 # a bounded number of descriptors (STATS cfi_fds_peak), and running out would be said once

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Mapping tracking in proportion to the mappings (README "Robustness"): a process that makes N
+# Mapping tracking in proportion to the mappings (docs/robustness.md): a process that makes N
 # executable mappings, one mmap of a file of its own each (tests/e2e/maps/many_maps.c, which
 # waits after each until the recorder has read it, so every read sees the process alive with
 # all its mappings so far). Counting work, not time: each mmap is one lookup (STATS

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Files only the traced process can reach are packed (README "Robustness"): a library
+# Files only the traced process can reach are packed (docs/robustness.md): a library
 # replaced on disk after it was loaded (its mapping "(deleted)", another file at its path) and
 # one loaded from a memfd are copied by the recorder through /proc/PID/map_files, and their
 # names are in the pack. tests/e2e/pack/gone_main.c works in both and in a third library,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The symbol pack under sudo (README "Robustness"): made after the traced processes exit, from
+# The symbol pack under sudo (docs/robustness.md): made after the traced processes exit, from
 # paths they control, it reads files with the rights of the user who ran sudo, not root's. A
 # target (run as that user) swaps its own file for a symlink to a root-only (0600) copy of
 # itself with one function renamed (the same build-id), then exits; the copy's name must not reach the pack. A

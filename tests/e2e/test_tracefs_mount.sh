@@ -1,7 +1,7 @@
 #!/bin/bash
 # On a host without tracefs mounted (minimal VMs, containers), xpu-record mounts it to resolve
-# tracepoints, and unmounts it at the end: the host is left as it was found (README
-# "Robustness"). Run in a private mount namespace (unshare -m), where tracefs is unmounted
+# tracepoints, and unmounts it at the end: the host is left as it was found (docs/robustness.md,
+# "Leftovers"). Run in a private mount namespace (unshare -m), where tracefs is unmounted
 # first, so the host's mounts and other recordings are untouched.
 # Exit 0 pass, 77 skip, anything else fail.
 set -u

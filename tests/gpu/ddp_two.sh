@@ -1,6 +1,6 @@
 #!/bin/bash
 # On the GPU machine (issue 14): a 2-rank PyTorch DDP run (samples/torch_ddp.py under torchrun)
-# recorded two ways, and the figures for the README's fleet section. Uses the prebuilt bundle
+# recorded two ways, and the figures for docs/report.md's fleet section. Uses the prebuilt bundle
 # (tests/gpu/bundle.sh), run from the repo root as root:
 #   tests/gpu/ddp_two.sh [OUT_DIR]
 # With 2 GPUs each rank has its own and the backend is NCCL; with 1, both ranks share cuda:0

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/gpu_pairs.py, which pools the paired runs behind the README's "below Kineto" figures:
+# bench/gpu_pairs.py, which pools the paired runs behind docs/record.md's "below Kineto" figures:
 # ratios per repetition, wins, the sign test, pooling over files; bad input is one line, exit 1.
 set -u
 NAME=test_gpu_pairs

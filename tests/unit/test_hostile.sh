@@ -519,7 +519,8 @@ grep -q "^  not derived  *[0-9]* past the derived stacks' bound (--max-records)$
 # 23. issue 41: a thread name and host, a JIT symbol and a DSO path with terminal escapes
 #     (window title, screen clear, colour, a C1 CSI), a tab, a newline and bytes that are no
 #     UTF-8 went raw to the terminal in text, folded, info and the messages. Escaped now
-#     (README "Terminal safety": \ooo for each byte); JSON keeps them, escaped its own way.
+#     (docs/robustness.md, "Terminal safety": \ooo for each byte); JSON keeps them, escaped
+#     its own way.
 "$T/make_hostile" ctlnames "$T/ctl.xpu" || exit 1
 raw=$'[\x01-\x08\x0b-\x1f\x7f\xff]|\xc2[\x80-\x9f]'
 for cmd in "-F text" "-F folded" "-F info" "diff -F text $T/ctl.xpu" "diff -F folded $T/ctl.xpu" \
