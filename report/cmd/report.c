@@ -72,7 +72,7 @@ static const struct cli_opt options[] = {
 		     "svg (interactive flame graph of the folded view) or jsonl\n"
 		     "(one JSON object per event, for scripts: format-spec/JSONL.md)\n"
 		     "pprof: gzipped profile.proto of the folded view, for go tool\n"
-		     "pprof, Pyroscope, Parca (README \"Fleet\")",
+		     "pprof, Pyroscope, Parca (docs/report.md, \"Fleet\")",
 	  .help[1] = "text (default), folded (\"stack base new\" lines, for\n"
 		     "flamegraph.pl and difffolded-style tools) or svg (a\n"
 		     "differential flame graph of NEW: red grew, blue shrank)" },
