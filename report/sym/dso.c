@@ -20,6 +20,7 @@
 #include "base/warn.h"
 #include "sym/dso.h"
 #include "sym/file_lookup.h"
+#include "sym/xpa_key.h"
 
 /* The unresolved files the symbol warning names; the rest are counted. */
 #define UNRESOLVED_NAMED 3
@@ -247,12 +248,14 @@ static void vdso_load(struct dso_table *dt, struct dso_file *f, const struct tr_
 static bool pack_load(struct dso_table *dt, struct dso_file *f, const struct tr_dso *d)
 {
 	char cut[WARN_STR_MAX + 4];
+	struct xpa_file_key key;
 	size_t i;
 
 	/* `archive` writes what this host gives: never an older pack's names */
-	for (i = 0; i < dt->narchives && d->rec.build_id_len && !dt->opts.no_packs; i++) {
-		f->names = xpa__names(dt->archives[i], d->rec.build_id, d->rec.build_id_len,
-				      &dt->archive_budget);
+	if (dt->opts.no_packs || !xpa_key__of(d, &key))
+		return false;
+	for (i = 0; i < dt->narchives; i++) {
+		f->names = xpa__names(dt->archives[i], &key, &dt->archive_budget);
 		if (!f->names)
 			continue;
 		f->state = DSO_PACK;
@@ -584,14 +587,19 @@ size_t dso_table__file_record(struct dso_table *dt, size_t idx)
 	return f->state == DSO_OK && !f->from_trace ? f->found_by : idx;
 }
 
-/* Whether two DSO records name one file: the same build-id, or without one the same path. */
+/*
+ * Whether two DSO records name one file: the same build-id, or without one the same path,
+ * size and mtime (a library rebuilt at its path between two runs of a trace is another file,
+ * and a symbol pack holds each under its own key: xpa_key.h).
+ */
 static bool same_file_rec(const struct tr_dso *a, const struct tr_dso *b)
 {
 	if (a->rec.kind != b->rec.kind || a->rec.build_id_len != b->rec.build_id_len)
 		return false;
 	if (a->rec.build_id_len)
 		return !memcmp(a->rec.build_id, b->rec.build_id, a->rec.build_id_len);
-	return !strcmp(a->path, b->path);
+	return a->rec.size_bytes == b->rec.size_bytes && a->rec.mtime_ns == b->rec.mtime_ns &&
+	       !strcmp(a->path, b->path);
 }
 
 /*
@@ -827,15 +835,15 @@ const struct xpa_names_addr *dso_table__pack_addr(struct dso_table *dt, size_t i
 	const struct dso_file *f = dso_table__file(dt, idx);
 	const struct tr_dso *d = &dt->t->dsos[idx];
 	const struct xpa_names_addr *a = NULL;
+	struct xpa_file_key key;
 	size_t k;
 
 	*names = f->names;
 	if (f->names)
 		a = xpa_names__find(f->names, file_off);
 	/* traces read as one: each pack has the addresses its own trace touched */
-	for (k = 0; f->names && !a && k < dt->narchives; k++) {
-		*names = xpa__names(dt->archives[k], d->rec.build_id, d->rec.build_id_len,
-				    &dt->archive_budget);
+	for (k = 0; f->names && !a && k < dt->narchives && xpa_key__of(d, &key); k++) {
+		*names = xpa__names(dt->archives[k], &key, &dt->archive_budget);
 		a = *names && *names != f->names ? xpa_names__find(*names, file_off) : NULL;
 	}
 	return a;

@@ -2,9 +2,11 @@
 /*
  * Finds the files of a trace DSO on this machine, build-id first, never a file whose
  * build-id differs from the recorded one. Lookup order:
- *   1. the recorded path, if its build-id matches (or the trace has no build-id for it)
+ *   1. the recorded path, if its build-id matches (a file without one: if its size and mtime
+ *      are the recorded ones)
  *   2. /usr/lib/debug/.build-id/xx/rest.debug and ~/.debug/.build-id/xx/rest{,/elf,/debug}
- *   3. --symfs DIR + recorded path, when that stays inside DIR (symlinks resolved)
+ *   3. --symfs DIR + recorded path, when that stays inside DIR (symlinks resolved), checked
+ *      as 1
  *   4. the trace's archive (TRACE.xpa, see format-spec/ARCHIVE.md), by build-id
  *   5. the debuginfod servers of DEBUGINFOD_URLS, by build-id, for the ELF file or the debug
  *      file still missing (debuginfod_fetch.h)
