@@ -357,8 +357,12 @@ static void load_local(struct dso_table *dt, size_t idx)
 			f->state = DSO_MISMATCH;
 			dt->files_mismatch++;
 			/* one summary for all (dso_table__warn_unresolved); each with -v */
-			if (dt->opts.verbose)
+			if (dt->opts.verbose && d->rec.build_id_len)
 				fprintf(stderr, "xpu-report: build-id mismatch for %s: symbols not used\n",
+					warn__cut(d->path, cut));
+			else if (dt->opts.verbose)
+				fprintf(stderr, "xpu-report: %s has no build-id, and the file at its path "
+					"is not the recorded size and mtime: symbols not used\n",
 					warn__cut(d->path, cut));
 		} else {
 			char hex[2 * XPU_BUILD_ID_MAX + 1];
@@ -443,7 +447,9 @@ const char *dso_table__status(const struct dso_table *dt, size_t idx)
 			return "image in the trace";
 		return f->path ? f->path : f->debug_path;
 	case DSO_MISMATCH:
-		return "build-id mismatch";
+		/* without a build-id, the file at its path has another size or mtime */
+		return dt->t->dsos[idx].rec.build_id_len ? "build-id mismatch" :
+							   "changed since recorded";
 	case DSO_NOT_ELF:
 		return "-";
 	default:
@@ -719,16 +725,35 @@ static void appendf(char *buf, size_t size, const char *fmt, ...)
 static void describe_unresolved(const struct unresolved *u, size_t n, bool verbose, char *buf,
 				size_t size)
 {
-	size_t i, nmis = 0;
+	size_t i, nmis = 0, nchg = 0;
 
-	for (i = 0; i < n; i++)
-		nmis += u[i].mismatch;
+	/* a file without build-id that mismatched is one of another size or mtime at its path */
+	for (i = 0; i < n; i++) {
+		nmis += u[i].mismatch && u[i].d->rec.build_id_len;
+		nchg += u[i].mismatch && !u[i].d->rec.build_id_len;
+	}
 	appendf(buf, size, "%zu file%s the stacks go through could not be symbolized (", n,
 		n == 1 ? "" : "s");
-	if (nmis && nmis < n)
-		appendf(buf, size, "%zu not found, %zu with another build-id", n - nmis, nmis);
-	else
-		appendf(buf, size, "%s", nmis ? "another build-id here" : "not found here");
+	if (nmis == n) {
+		appendf(buf, size, "another build-id here");
+	} else if (nchg == n) {
+		appendf(buf, size, "changed since recorded: size or mtime");
+	} else if (!nmis && !nchg) {
+		appendf(buf, size, "not found here");
+	} else {
+		const char *sep = "";
+
+		if (n - nmis - nchg) {
+			appendf(buf, size, "%zu not found", n - nmis - nchg);
+			sep = ", ";
+		}
+		if (nmis) {
+			appendf(buf, size, "%s%zu with another build-id", sep, nmis);
+			sep = ", ";
+		}
+		if (nchg)
+			appendf(buf, size, "%s%zu changed since recorded", sep, nchg);
+	}
 	appendf(buf, size, "): ");
 	for (i = 0; i < n && i < UNRESOLVED_NAMED; i++) {
 		const char *b = strrchr(u[i].d->path, '/');

@@ -21,8 +21,11 @@
  *             bit 5: also diff of the trace against itself; bits 6-7: --archive-max default,
  *             4 KiB, 32 KiB, 256 KiB
  *   then up to 16 entries, each:
- *   u8 kind   bits 0-1: content NAMES, WALKS, whole file, or (bits 5-7) 4 + N, an unknown
- *             kind (0 when N is 7); bits 2-3: key: 0 the real one (NAMES, whole file and
+ *   u8 kind   bits 0-1: content NAMES, WALKS, whole file, or (bits 5-7) 4 + N (0 when N
+ *             is 7): 4 is NAMES_BY_FILE (ARCHIVE.md 2.6), parsed as NAMES, but its key is
+ *             a file's recorded size, mtime and path and every DSO of the committed traces
+ *             has a build-id, so no record matches it (tests/unit/test_xpa_key.c checks the
+ *             match); 5 and up are unknown kinds; bits 2-3: key: 0 the real one (NAMES, whole file and
  *             unknown: the build-id at index `key`; WALKS: the trace's uuid), 1 written out
  *             (`key` bytes, modulo 21, follow), 2 the other kind's (NAMES: the uuid; WALKS:
  *             a build-id, or with key bit 7 the uuid of the next trace), 3 the real one with

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Turns a symbol pack (TRACE.xpu.xpa, format-spec/ARCHIVE.md 1.1) into seeds for fuzz_pack:
- * its NAMES and WALKS entries, decompressed, in fuzz_pack's input form (see fuzz_pack.c), each
+ * Turns a symbol pack (TRACE.xpu.xpa, format-spec/ARCHIVE.md 1.2) into seeds for fuzz_pack:
+ * its NAMES, NAMES_BY_FILE and WALKS entries, decompressed, in fuzz_pack's input form (see fuzz_pack.c), each
  * under its own key written out literally, for the trace at index TRACE of fuzz_pack's list.
  * Writes OUT-all (every such entry, one report) and OUT-eN (entry N alone, the format and
  * --inline varying with N). Whole-file entries (content 1) are left out: they are large and
@@ -22,7 +22,7 @@
 #define PAD8(n) (((n) + 7) & ~(uint64_t)7)
 
 struct seed_entry {
-	uint8_t content;		/* 2 NAMES, 3 WALKS */
+	uint8_t content;		/* 2 NAMES, 3 WALKS, 4 NAMES_BY_FILE */
 	uint8_t key[20], key_len;
 	uint8_t *raw;
 	size_t raw_len;
@@ -39,6 +39,11 @@ static void put_entry(FILE *f, const struct seed_entry *e)
 	if (e->content == 1) {
 		fputc(2, f);
 		fputc(0, f);
+	} else if (e->content == 4) {
+		/* fuzz_pack's kind 3 with N 0 (bits 5-7): content 4 */
+		fputc(3 | 1 << 2, f);
+		fputc(e->key_len, f);
+		fwrite(e->key, 1, e->key_len, f);
 	} else {
 		fputc((e->content == 2 ? 0 : 1) | 1 << 2, f);
 		fputc(e->key_len, f);
@@ -127,7 +132,7 @@ int main(int argc, char **argv)
 		off += entry_size + PAD8(path_len);
 		if (e[8] > 20 || comp_size > 64u << 20 || raw_size > 64u << 20)
 			break;
-		if (e[9] != 2 && e[9] != 3) {
+		if (e[9] != 2 && e[9] != 3 && e[9] != 4) {
 			off += PAD8(comp_size);
 			continue;
 		}
