@@ -349,6 +349,14 @@ static void load_local(struct dso_table *dt, size_t idx)
 		f->elf = file_lookup__elf_fd(&f->fd);
 	} else if (f->path) {
 		f->elf = file_lookup__open_elf(f->path, &f->fd);
+		/* swapped since it was checked: symbols from it would be another file's */
+		if (f->elf && !file_lookup__is_recorded(d, f->fd)) {
+			elf_end(f->elf);
+			f->elf = NULL;
+			close(f->fd);
+			f->fd = -1;
+			ff.mismatch = true;
+		}
 	}
 	if (f->debug_path)
 		f->delf = file_lookup__open_elf(f->debug_path, &f->dfd);

@@ -63,6 +63,17 @@ static bool same_identity(const struct tr_dso *d, int fd)
 					   (uint64_t)st.st_mtim.tv_nsec == d->rec.mtime_ns;
 }
 
+bool file_lookup__is_recorded(const struct tr_dso *d, int fd)
+{
+	uint8_t id[XPU_BUILD_ID_MAX];
+	int n;
+
+	if (!d->rec.build_id_len)
+		return same_identity(d, fd);
+	n = elf_buildid__read_fd(fd, id, sizeof(id));
+	return n == d->rec.build_id_len && !memcmp(id, d->rec.build_id, n);
+}
+
 /*
  * 1: matches, 0: no such file (or one safe_open.h refuses: a device, FIFO, directory, empty
  * or pseudo-filesystem file), -1: exists but its build-id differs (or it has none), or, for a
@@ -70,22 +81,14 @@ static bool same_identity(const struct tr_dso *d, int fd)
  */
 static int check_file(const struct tr_dso *d, const char *path)
 {
-	uint8_t id[XPU_BUILD_ID_MAX];
-	int fd = open_checked(path), n;
+	int fd = open_checked(path);
 	bool same;
 
 	if (fd < 0)
 		return 0;
-	if (!d->rec.build_id_len) {
-		same = same_identity(d, fd);
-		close(fd);
-		return same ? 1 : -1;
-	}
-	n = elf_buildid__read_fd(fd, id, sizeof(id));
+	same = file_lookup__is_recorded(d, fd);
 	close(fd);
-	if (n != d->rec.build_id_len || memcmp(id, d->rec.build_id, n))
-		return -1;
-	return 1;
+	return same ? 1 : -1;
 }
 
 /*

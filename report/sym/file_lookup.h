@@ -59,6 +59,12 @@ Elf *file_lookup__open_elf(const char *path, int *fd);
 /* The same for a descriptor already open (taken over: closed, *fd = -1, when not ELF). */
 Elf *file_lookup__elf_fd(int *fd);
 /*
+ * Whether the open file is DSO record d's: its build-id, or without one the recorded size
+ * and mtime (when recorded). Checked again on the descriptor the symbols are read from, since
+ * the path was looked at before it was opened again and can lead elsewhere by then.
+ */
+bool file_lookup__is_recorded(const struct tr_dso *d, int fd);
+/*
  * A recorded path made canonical for joining to --symfs: "//" and "." components dropped.
  * -EINVAL for a path that is relative, empty or has a ".." component (it could name a file
  * outside the root it is joined to), or that is in /proc, /sys or /dev (it can lead anywhere:
