@@ -7,7 +7,8 @@
 # fail). Then the hostile cases of a key that is a path: the library rebuilt at its path after
 # the recording is not packed (nor read on the host) as if it were the recorded one, and a
 # second trace of the rebuilt library, read with the first trace's pack, does not take the
-# first library's names.
+# first library's names. A library without build-id deleted while it runs is packed from the
+# recorder's copy.
 # Exit 0 pass, 77 skip, anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -110,4 +111,22 @@ grep -q "plugin_inner_loop\|plugin_outer" "$tmp/wrong.folded" &&
 grep -q "main;child_spin" "$tmp/wrong.folded" ||
 	fail "the program (unchanged, same path, size and mtime) lost its names from the pack"
 grep -q "libnoid.so+0x" "$tmp/wrong.folded" || fail "the rebuilt library's frames are not addresses"
+
+# a library without build-id deleted while the program runs: the recorder copies it (at once,
+# or at the last look from the descriptor it kept) with its mtime, which the pack knows it by
+mv "$tmp/gone" "$bin"
+lib=$bin/libdel.so
+$cc -O1 -fPIC -shared -Wl,--build-id=none -o "$lib" tests/e2e/pack/plugin.c || fail "building libdel.so"
+(for _ in $(seq 100); do grep -qs "$lib" /proc/[0-9]*/maps && break; sleep 0.1; done
+	sleep 0.2; rm -f "$lib") &
+waiter=$!
+"$B/xpu-record" --no-gpu -o "$tmp/t3.xpu" -- "$bin/noid_main" "$lib" 1.5 >/dev/null 2>"$tmp/t3.err" ||
+	fail "recording with the library deleted: $(tail -2 "$tmp/t3.err")"
+wait $waiter
+[ -e "$lib" ] && fail "the library was not deleted while the program ran"
+grep -q "not archived" "$tmp/t3.err" && fail "the deleted library was left out: $(grep "not archived" "$tmp/t3.err")"
+cp "$tmp/t3.xpu" "$tmp/t3.xpu.xpa" "$tmp/laptop/" || fail "no pack of the third trace: $(cat "$tmp/t3.err")"
+(cd "$tmp/laptop" && HOME=$tmp/nowhere "$R" -F folded --no-host-files t3.xpu) >"$tmp/del.folded" 2>/dev/null
+grep -q "plugin_outer;plugin_inner_loop" "$tmp/del.folded" ||
+	fail "the deleted library's functions are not named by the pack: $(head -3 "$tmp/del.folded")"
 echo "PASS $NAME ($(wc -l <"$tmp/host.folded") folded lines, pack $(stat -c %s "$tmp/t.pack") bytes)"
