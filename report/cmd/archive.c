@@ -308,9 +308,11 @@ static int pick_files(struct session *ses, bool *used, size_t *keep_of)
 struct archive_plan {
 	size_t needed;		/* ELF files the stacks go through */
 	size_t found, missing, mismatch;
+	size_t changed;		/* without build-id, another size or mtime at the path */
 };
 
-static void plan_count(struct session *ses, const bool *used, struct archive_plan *p)
+/* elf: whole files, which are keyed by build-id only */
+static void plan_count(struct session *ses, const bool *used, bool elf, struct archive_plan *p)
 {
 	size_t i;
 
@@ -323,8 +325,11 @@ static void plan_count(struct session *ses, const bool *used, struct archive_pla
 			continue;
 		p->needed++;
 		/* what a pack can hold: a file known by its build-id or by its recorded identity */
-		if (dso_table__found(&ses->dsos, i) == DSO_FOUND && xpa_key__of(d, &key))
+		if (dso_table__found(&ses->dsos, i) == DSO_FOUND && xpa_key__of(d, &key) &&
+		    (!elf || d->rec.build_id_len))
 			p->found++;
+		else if (dso_table__found(&ses->dsos, i) == DSO_FOUND_MISMATCH && !d->rec.build_id_len)
+			p->changed++;
 		else if (dso_table__found(&ses->dsos, i) == DSO_FOUND_MISMATCH)
 			p->mismatch++;
 		else
@@ -347,10 +352,13 @@ static bool plan_ok(const struct archive_plan *p, const char *trace)
 	if (p->found * 2 >= p->needed)
 		return true;
 	fprintf(stderr, "xpu-report: archive: only %zu of the %zu file%s the stacks of %s go "
-		"through %s on this machine (%zu not found, %zu with another build-id): nothing "
-		"written; run 'xpu-report archive %s' on the recording host\n", p->found, p->needed,
-		p->needed == 1 ? "" : "s", trace, p->found == 1 ? "is" : "are", p->missing,
-		p->mismatch, trace);
+		"through %s on this machine (%zu not found, %zu with another build-id", p->found,
+		p->needed, p->needed == 1 ? "" : "s", trace, p->found == 1 ? "is" : "are",
+		p->missing, p->mismatch);
+	if (p->changed)
+		fprintf(stderr, ", %zu without build-id changed since recorded", p->changed);
+	fprintf(stderr, "): nothing written; run 'xpu-report archive %s' on the recording host\n",
+		trace);
 	return false;
 }
 
@@ -577,9 +585,13 @@ static int write_files(FILE *f, struct session *ses, const bool *used, bool debu
 
 		if (!used[i])
 			continue;
+		if (!d->rec.build_id_len) {
+			left_add(left, LEFT_NO_BUILD_ID, d->path, 0);
+			continue;
+		}
 		file = dso_table__elf(&ses->dsos, i, &fd);
-		if (!file || !d->rec.build_id_len) {
-			left_add(left, file ? LEFT_NO_BUILD_ID : LEFT_NO_FILE, d->path, 0);
+		if (!file) {
+			left_add(left, LEFT_NO_FILE, d->path, 0);
 			continue;
 		}
 		err = write_entry(f, d, fd, debuginfo, raw, comp);
@@ -727,7 +739,7 @@ int archive__main(int argc, char **argv)
 		used[ses.sym.addr_list[i].dso] = true;
 	if (pick_files(&ses, used, keep_of))
 		goto out_nomem;
-	plan_count(&ses, used, &plan);
+	plan_count(&ses, used, elf, &plan);
 	if (!plan_ok(&plan, o.input))
 		goto out;
 	/* a fresh file: never write through a link someone left at the temporary name */
