@@ -10,7 +10,11 @@
  * With an ELF file in place of the pack, writes OUT-elf: the file as a whole-file entry (content
  * 1) under the trace's first build-id, which fuzz_pack extracts and symbolizes with.
  *
- * pack2seed PACK.xpa|FILE.so TRACE OUT     exit 0: seeds written (maybe none), 1: unreadable
+ * With by-file after OUT, each NAMES entry becomes a NAMES_BY_FILE one (content 4) under its
+ * real key in fuzz_pack, with its path: the names of the file without build-id of fuzz_pack's
+ * last trace (their offsets are another file's; the fuzzer moves them).
+ *
+ * pack2seed PACK.xpa|FILE.so TRACE OUT [by-file]   exit 0: seeds written (maybe none), 1: unreadable
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,8 @@
 #include "crc32c.h"
 
 #define PAD8(n) (((n) + 7) & ~(uint64_t)7)
+
+static int by_file;
 
 struct seed_entry {
 	uint8_t content;		/* 2 NAMES, 3 WALKS, 4 NAMES_BY_FILE */
@@ -38,6 +44,10 @@ static void put_entry(FILE *f, const struct seed_entry *e)
 
 	if (e->content == 1) {
 		fputc(2, f);
+		fputc(0, f);
+	} else if (e->content == 2 && by_file) {
+		/* kind 3, N 0 (content 4), the real key (mode 0), with its path (bit 4) */
+		fputc(3 | 1 << 4, f);
 		fputc(0, f);
 	} else if (e->content == 4) {
 		/* fuzz_pack's kind 3 with N 0 (bits 5-7): content 4 */
@@ -87,10 +97,11 @@ int main(int argc, char **argv)
 	FILE *f;
 	int rc = 0;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: pack2seed PACK.xpa TRACE OUT\n");
+	if (argc != 4 && (argc != 5 || strcmp(argv[4], "by-file"))) {
+		fprintf(stderr, "usage: pack2seed PACK.xpa TRACE OUT [by-file]\n");
 		return 2;
 	}
+	by_file = argc == 5;
 	trace = (unsigned int)atoi(argv[2]) & 3;
 	f = fopen(argv[1], "r");
 	if (f && fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr) && !memcmp(hdr, "\177ELF", 4) &&
