@@ -23,7 +23,6 @@
 #include "crc32c.h"
 #include "safe_open.h"
 #include "sym/xpa.h"
-#include "sym/xpa_key.h"
 #include "sym/xpa_pack.h"
 
 /* What became of an entry: extracted once, whatever the number of DSO records naming it. */

@@ -99,7 +99,19 @@ int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len, uint6
  */
 struct xpa_names;
 struct xpa_walks;
-struct xpa_file_key;
+
+/* A recorded path longer than this is not packed by identity (an entry's path_len is a u16). */
+#define XPA_KEY_PATH_MAX 4095
+
+/* Which NAMES entry holds a file: made from its DSO record by sym/xpa_key.h. */
+struct xpa_file_key {
+	uint8_t content;		/* XPA_CONTENT_NAMES or XPA_CONTENT_NAMES_BY_FILE */
+	uint8_t len;			/* bytes of key */
+	uint8_t key[20];
+	const char *path;		/* BY_FILE: the path the entry must hold, byte for byte */
+	uint16_t path_len;		/* of path; 0 for NAMES */
+};
+
 const struct xpa_names *xpa__names(struct xpa *a, const struct xpa_file_key *key,
 				   struct xpa_budget *budget);
 const struct xpa_walks *xpa__walks(struct xpa *a, const uint8_t uuid[16], struct xpa_budget *budget);

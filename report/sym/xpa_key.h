@@ -13,18 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sym/xpa.h"
 #include "trace/trace.h"
-
-/* A recorded path longer than this is not packed by identity (an entry's path_len is a u16). */
-#define XPA_KEY_PATH_MAX 4095
-
-struct xpa_file_key {
-	uint8_t content;		/* XPA_CONTENT_NAMES or XPA_CONTENT_NAMES_BY_FILE */
-	uint8_t len;			/* bytes of key */
-	uint8_t key[20];
-	const char *path;		/* BY_FILE: the path the entry must hold, byte for byte */
-	uint16_t path_len;		/* of path; 0 for NAMES */
-};
 
 /*
  * The key of DSO record d's file. False when no pack entry can stand for it: not an ELF file,
