@@ -5,11 +5,10 @@
 # binaries gone, only the trace and its pack), folded and text equal the recording host's, and
 # name the library's and the program's functions. Without the pack they do not (the check can
 # fail); a byte of the pack damaged is said, and the report still runs. Then the hostile
-# cases of a key that is a path: the library rebuilt at its path after
-# the recording is not packed (nor read on the host) as if it were the recorded one, and a
-# second trace of the rebuilt library, read with the first trace's pack, does not take the
-# first library's names. A library without build-id deleted while it runs is packed from the
-# recorder's copy.
+# cases of a key that is a path: the library rebuilt at its path after the recording is not
+# packed (nor read on the host) as if it were the recorded one, and a second trace of the
+# rebuilt library, read with the first trace's pack, does not take the first library's names.
+# A library without build-id deleted while it runs is packed from the recorder's copy.
 # Exit 0 pass, 77 skip, anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
