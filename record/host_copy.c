@@ -231,8 +231,9 @@ static int parent_of(struct host_copy *hc, char *rel, char **base)
 	return fd < 0 ? -errno : fd;
 }
 
-static int copy_into(struct host_copy *hc, int fd, const char *path, uint64_t size)
+static int copy_into(struct host_copy *hc, int fd, const char *path, const struct stat *src)
 {
+	uint64_t size = (uint64_t)src->st_size;
 	char rel[PATH_MAX], *base = NULL;
 	off_t off = 0;
 	int pfd, out, err = 0;
@@ -257,6 +258,12 @@ static int copy_into(struct host_copy *hc, int fd, const char *path, uint64_t si
 			break;
 		}
 	}
+	/*
+	 * the mapped file's mtime: a file without build-id is known to the pack by its recorded
+	 * size and mtime (format-spec/ARCHIVE.md 2.6), and a copy of another mtime is refused
+	 */
+	if (!err && futimens(out, (const struct timespec[2]){ src->st_atim, src->st_mtim }))
+		err = -errno;
 	if (!err && hc->have_user && fchown(out, hc->user.uid, hc->user.gid))
 		err = -errno;
 	close(out);
@@ -307,7 +314,7 @@ static bool copy_file(struct host_copy *hc, int fd, const char *path)
 			return false;
 		}
 	}
-	err = copy_into(hc, fd, path, (uint64_t)st.st_size);
+	err = copy_into(hc, fd, path, &st);
 	if (err) {
 		skipped(hc, path, strerror(-err));
 		return false;

@@ -6,8 +6,9 @@
  * for a file its path still reached when it was mapped, at the last look before the pack
  * through that descriptor kept open (bounded: HOST_COPY_WATCH_MAX and an eighth of the
  * descriptor limit; the files beyond are counted, not watched): the symbol pack (symbol_pack.h) reads them as its --symfs, by the recorded path, and they are
- * removed with the directory when the pack is made. Bounded in bytes; what is left out is
- * counted. Owned by the drain thread, then the main thread.
+ * removed with the directory when the pack is made. A copy keeps the file's mtime: the pack
+ * knows a file without build-id by its recorded size and mtime. Bounded in bytes; what is left
+ * out is counted. Owned by the drain thread, then the main thread.
  */
 #ifndef XPU_RECORD_HOST_COPY_H
 #define XPU_RECORD_HOST_COPY_H

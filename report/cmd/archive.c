@@ -27,6 +27,7 @@
 #include "model/session.h"
 #include "sym/file_lookup.h"
 #include "sym/xpa.h"
+#include "sym/xpa_key.h"
 #include "sym/xpa_pack.h"
 
 static bool keep_section(const GElf_Shdr *sh, const char *name, bool debuginfo)
@@ -239,8 +240,9 @@ static int name_all_stacks(struct session *ses)
 }
 
 /*
- * A file of the archive is a build-id (without one, a recorded path): a trace can name one
- * file in any number of DSO records, and one entry serves them all.
+ * A file of the archive is a build-id (without one, a recorded path, size and mtime, as
+ * sym/xpa_key.h keys it): a trace can name one file in any number of DSO records, and one
+ * entry serves them all.
  */
 static int cmp_file_key(const struct xpu_rec_dso *x, const struct xpu_rec_dso *y)
 {
@@ -248,7 +250,11 @@ static int cmp_file_key(const struct xpu_rec_dso *x, const struct xpu_rec_dso *y
 		return x->build_id_len < y->build_id_len ? -1 : 1;
 	if (x->build_id_len)
 		return memcmp(x->build_id, y->build_id, x->build_id_len);
-	return (x->path_str > y->path_str) - (x->path_str < y->path_str);
+	if (x->path_str != y->path_str)
+		return x->path_str < y->path_str ? -1 : 1;
+	if (x->size_bytes != y->size_bytes)
+		return x->size_bytes < y->size_bytes ? -1 : 1;
+	return (x->mtime_ns > y->mtime_ns) - (x->mtime_ns < y->mtime_ns);
 }
 
 /* DSO indexes by file, then by index */
@@ -302,21 +308,28 @@ static int pick_files(struct session *ses, bool *used, size_t *keep_of)
 struct archive_plan {
 	size_t needed;		/* ELF files the stacks go through */
 	size_t found, missing, mismatch;
+	size_t changed;		/* without build-id, another size or mtime at the path */
 };
 
-static void plan_count(struct session *ses, const bool *used, struct archive_plan *p)
+/* elf: whole files, which are keyed by build-id only */
+static void plan_count(struct session *ses, const bool *used, bool elf, struct archive_plan *p)
 {
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
 	for (i = 0; i < ses->t->ndsos; i++) {
 		const struct tr_dso *d = &ses->t->dsos[i];
+		struct xpa_file_key key;
 
 		if (!used[i])
 			continue;
 		p->needed++;
-		if (dso_table__found(&ses->dsos, i) == DSO_FOUND && d->rec.build_id_len)
+		/* what a pack can hold: a file known by its build-id or by its recorded identity */
+		if (dso_table__found(&ses->dsos, i) == DSO_FOUND && xpa_key__of(d, &key) &&
+		    (!elf || d->rec.build_id_len))
 			p->found++;
+		else if (dso_table__found(&ses->dsos, i) == DSO_FOUND_MISMATCH && !d->rec.build_id_len)
+			p->changed++;
 		else if (dso_table__found(&ses->dsos, i) == DSO_FOUND_MISMATCH)
 			p->mismatch++;
 		else
@@ -339,10 +352,13 @@ static bool plan_ok(const struct archive_plan *p, const char *trace)
 	if (p->found * 2 >= p->needed)
 		return true;
 	fprintf(stderr, "xpu-report: archive: only %zu of the %zu file%s the stacks of %s go "
-		"through %s on this machine (%zu not found, %zu with another build-id): nothing "
-		"written; run 'xpu-report archive %s' on the recording host\n", p->found, p->needed,
-		p->needed == 1 ? "" : "s", trace, p->found == 1 ? "is" : "are", p->missing,
-		p->mismatch, trace);
+		"through %s on this machine (%zu not found, %zu with another build-id", p->found,
+		p->needed, p->needed == 1 ? "" : "s", trace, p->found == 1 ? "is" : "are",
+		p->missing, p->mismatch);
+	if (p->changed)
+		fprintf(stderr, ", %zu without build-id changed since recorded", p->changed);
+	fprintf(stderr, "): nothing written; run 'xpu-report archive %s' on the recording host\n",
+		trace);
 	return false;
 }
 
@@ -352,7 +368,9 @@ static bool plan_ok(const struct archive_plan *p, const char *trace)
  */
 enum left_out {
 	LEFT_NO_FILE,		/* no local file with the build-id */
-	LEFT_NO_BUILD_ID,
+	LEFT_NO_BUILD_ID,	/* --elf: whole-file entries are keyed by build-id only */
+	LEFT_NO_IDENTITY,	/* no build-id, no size recorded: nothing to know the file by */
+	LEFT_CHANGED,		/* no build-id, and no file here of the recorded size and mtime */
 	LEFT_TOO_BIG,		/* larger than the file the trace recorded */
 	LEFT_UNREADABLE,	/* not an ELF file this could read */
 	LEFT_NCLASSES,
@@ -380,6 +398,8 @@ static void left_say(const struct left_outs *l)
 	static const char *const why[LEFT_NCLASSES] = {
 		[LEFT_NO_FILE] = "no local file with its build-id",
 		[LEFT_NO_BUILD_ID] = "no build-id",
+		[LEFT_NO_IDENTITY] = "no build-id, and no size recorded to tell it from another file",
+		[LEFT_CHANGED] = "no build-id, and no file here with the size and mtime recorded",
 		[LEFT_TOO_BIG] = "larger than the file the trace recorded",
 		[LEFT_UNREADABLE] = "not readable as ELF",
 	};
@@ -444,9 +464,14 @@ static int render(struct session *ses, size_t dso, uint64_t off, bool inline_fra
 	return 0;
 }
 
-/* The NAMES entry of one file: every address of it that the stacks touch (a[0..n)). */
-static int write_names(FILE *f, struct session *ses, size_t dso, const struct sym_addr *a, size_t n,
-		       uint64_t *raw, uint64_t *comp)
+/*
+ * The NAMES entry of one file: every address of it that the stacks touch (a[0..n)), under its
+ * key (sym/xpa_key.h). A file without build-id is keyed by what the trace recorded of it and
+ * holds the recorded path as it is, since a reader compares it byte for byte; a build-id
+ * entry's path is informational and cleaned.
+ */
+static int write_names(FILE *f, struct session *ses, size_t dso, const struct xpa_file_key *key,
+		       const struct sym_addr *a, size_t n, uint64_t *raw, uint64_t *comp)
 {
 	static struct xpa_frame_in plain[XPA_MAX_ADDR_FRAMES], inl[XPA_MAX_ADDR_FRAMES];
 	const struct tr_dso *d = &ses->t->dsos[dso];
@@ -467,16 +492,17 @@ static int write_names(FILE *f, struct session *ses, size_t dso, const struct sy
 	if (!err)
 		err = xpa_names__finish(&b, &buf, &size);
 	if (!err)
-		err = write_payload(f, XPA_CONTENT_NAMES, d->rec.build_id, d->rec.build_id_len,
-				    entry_path(d, clean, sizeof(clean)), 0, buf, size, raw, comp);
+		err = write_payload(f, key->content, key->key, key->len,
+				    key->path ? key->path : entry_path(d, clean, sizeof(clean)), 0, buf,
+				    size, raw, comp);
 	free(buf);
 	xpa_names__free(&b);
 	return err;
 }
 
 /*
- * The symbol pack: a NAMES entry per file the stacks go through, by build-id, and the walks
- * of the trace's stack copies. 0, -ENOMEM or -EIO.
+ * The symbol pack: a NAMES entry per file the stacks go through, by build-id (or by recorded
+ * identity, xpa_key.h), and the walks of the trace's stack copies. 0, -ENOMEM or -EIO.
  */
 static int write_pack(FILE *f, struct session *ses, const size_t *keep_of, struct left_outs *left,
 		      struct pack_counts *pc, uint64_t *raw, uint64_t *comp, uint32_t *entries)
@@ -501,16 +527,20 @@ static int write_pack(FILE *f, struct session *ses, const size_t *keep_of, struc
 	qsort(a, n, sizeof(*a), cmp_sym_addr);
 	for (i = 0; !err && i < n; i = j) {
 		const struct tr_dso *d = &t->dsos[a[i].dso];
+		struct xpa_file_key key;
 
 		for (j = i; j < n && a[j].dso == a[i].dso; j++)
 			;
-		if (!d->rec.build_id_len ||
-		    dso_table__found(&ses->dsos, a[i].dso) != DSO_FOUND) {
-			left_add(left, d->rec.build_id_len ? LEFT_NO_FILE : LEFT_NO_BUILD_ID,
-				 d->path, 0);
+		if (!xpa_key__of(d, &key)) {
+			left_add(left, LEFT_NO_IDENTITY, d->path, 0);
 			continue;
 		}
-		err = write_names(f, ses, a[i].dso, a + i, j - i, raw, comp);
+		/* without build-id, found means at its path with the recorded size and mtime */
+		if (dso_table__found(&ses->dsos, a[i].dso) != DSO_FOUND) {
+			left_add(left, d->rec.build_id_len ? LEFT_NO_FILE : LEFT_CHANGED, d->path, 0);
+			continue;
+		}
+		err = write_names(f, ses, a[i].dso, &key, a + i, j - i, raw, comp);
 		if (!err) {
 			pc->files++;
 			pc->addrs += j - i;
@@ -555,9 +585,13 @@ static int write_files(FILE *f, struct session *ses, const bool *used, bool debu
 
 		if (!used[i])
 			continue;
+		if (!d->rec.build_id_len) {
+			left_add(left, LEFT_NO_BUILD_ID, d->path, 0);
+			continue;
+		}
 		file = dso_table__elf(&ses->dsos, i, &fd);
-		if (!file || !d->rec.build_id_len) {
-			left_add(left, file ? LEFT_NO_BUILD_ID : LEFT_NO_FILE, d->path, 0);
+		if (!file) {
+			left_add(left, LEFT_NO_FILE, d->path, 0);
 			continue;
 		}
 		err = write_entry(f, d, fd, debuginfo, raw, comp);
@@ -612,7 +646,7 @@ int archive__main(int argc, char **argv)
 	struct option lo[NARCHIVE_OPTS + 1];
 	char shorts[CLI_GETOPT_SHORTS(NARCHIVE_OPTS)];
 	struct report_opts o = { .view = VIEW_MERGED };
-	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = 1,
+	struct xpa_header h = { .magic = XPA_MAGIC, .major = 1, .minor = XPA_MINOR,
 				.header_size = sizeof(h) };
 	struct archive_plan plan;
 	struct left_outs left = { 0 };
@@ -705,7 +739,7 @@ int archive__main(int argc, char **argv)
 		used[ses.sym.addr_list[i].dso] = true;
 	if (pick_files(&ses, used, keep_of))
 		goto out_nomem;
-	plan_count(&ses, used, &plan);
+	plan_count(&ses, used, elf, &plan);
 	if (!plan_ok(&plan, o.input))
 		goto out;
 	/* a fresh file: never write through a link someone left at the temporary name */

@@ -20,6 +20,7 @@
 #include "base/warn.h"
 #include "sym/dso.h"
 #include "sym/file_lookup.h"
+#include "sym/xpa_key.h"
 
 /* The unresolved files the symbol warning names; the rest are counted. */
 #define UNRESOLVED_NAMED 3
@@ -247,12 +248,14 @@ static void vdso_load(struct dso_table *dt, struct dso_file *f, const struct tr_
 static bool pack_load(struct dso_table *dt, struct dso_file *f, const struct tr_dso *d)
 {
 	char cut[WARN_STR_MAX + 4];
+	struct xpa_file_key key;
 	size_t i;
 
 	/* `archive` writes what this host gives: never an older pack's names */
-	for (i = 0; i < dt->narchives && d->rec.build_id_len && !dt->opts.no_packs; i++) {
-		f->names = xpa__names(dt->archives[i], d->rec.build_id, d->rec.build_id_len,
-				      &dt->archive_budget);
+	if (dt->opts.no_packs || !xpa_key__of(d, &key))
+		return false;
+	for (i = 0; i < dt->narchives; i++) {
+		f->names = xpa__names(dt->archives[i], &key, &dt->archive_budget);
 		if (!f->names)
 			continue;
 		f->state = DSO_PACK;
@@ -346,6 +349,14 @@ static void load_local(struct dso_table *dt, size_t idx)
 		f->elf = file_lookup__elf_fd(&f->fd);
 	} else if (f->path) {
 		f->elf = file_lookup__open_elf(f->path, &f->fd);
+		/* swapped since it was checked: symbols from it would be another file's */
+		if (f->elf && !file_lookup__is_recorded(d, f->fd)) {
+			elf_end(f->elf);
+			f->elf = NULL;
+			close(f->fd);
+			f->fd = -1;
+			ff.mismatch = true;
+		}
 	}
 	if (f->debug_path)
 		f->delf = file_lookup__open_elf(f->debug_path, &f->dfd);
@@ -354,8 +365,12 @@ static void load_local(struct dso_table *dt, size_t idx)
 			f->state = DSO_MISMATCH;
 			dt->files_mismatch++;
 			/* one summary for all (dso_table__warn_unresolved); each with -v */
-			if (dt->opts.verbose)
+			if (dt->opts.verbose && d->rec.build_id_len)
 				fprintf(stderr, "xpu-report: build-id mismatch for %s: symbols not used\n",
+					warn__cut(d->path, cut));
+			else if (dt->opts.verbose)
+				fprintf(stderr, "xpu-report: %s has no build-id, and the file at its path "
+					"is not the recorded size and mtime: symbols not used\n",
 					warn__cut(d->path, cut));
 		} else {
 			char hex[2 * XPU_BUILD_ID_MAX + 1];
@@ -440,7 +455,9 @@ const char *dso_table__status(const struct dso_table *dt, size_t idx)
 			return "image in the trace";
 		return f->path ? f->path : f->debug_path;
 	case DSO_MISMATCH:
-		return "build-id mismatch";
+		/* without a build-id, the file at its path has another size or mtime */
+		return dt->t->dsos[idx].rec.build_id_len ? "build-id mismatch" :
+							   "changed since recorded";
 	case DSO_NOT_ELF:
 		return "-";
 	default:
@@ -584,14 +601,19 @@ size_t dso_table__file_record(struct dso_table *dt, size_t idx)
 	return f->state == DSO_OK && !f->from_trace ? f->found_by : idx;
 }
 
-/* Whether two DSO records name one file: the same build-id, or without one the same path. */
+/*
+ * Whether two DSO records name one file: the same build-id, or without one the same path,
+ * size and mtime (a library rebuilt at its path between two runs of a trace is another file,
+ * and a symbol pack holds each under its own key: xpa_key.h).
+ */
 static bool same_file_rec(const struct tr_dso *a, const struct tr_dso *b)
 {
 	if (a->rec.kind != b->rec.kind || a->rec.build_id_len != b->rec.build_id_len)
 		return false;
 	if (a->rec.build_id_len)
 		return !memcmp(a->rec.build_id, b->rec.build_id, a->rec.build_id_len);
-	return !strcmp(a->path, b->path);
+	return a->rec.size_bytes == b->rec.size_bytes && a->rec.mtime_ns == b->rec.mtime_ns &&
+	       !strcmp(a->path, b->path);
 }
 
 /*
@@ -711,16 +733,35 @@ static void appendf(char *buf, size_t size, const char *fmt, ...)
 static void describe_unresolved(const struct unresolved *u, size_t n, bool verbose, char *buf,
 				size_t size)
 {
-	size_t i, nmis = 0;
+	size_t i, nmis = 0, nchg = 0;
 
-	for (i = 0; i < n; i++)
-		nmis += u[i].mismatch;
+	/* a file without build-id that mismatched is one of another size or mtime at its path */
+	for (i = 0; i < n; i++) {
+		nmis += u[i].mismatch && u[i].d->rec.build_id_len;
+		nchg += u[i].mismatch && !u[i].d->rec.build_id_len;
+	}
 	appendf(buf, size, "%zu file%s the stacks go through could not be symbolized (", n,
 		n == 1 ? "" : "s");
-	if (nmis && nmis < n)
-		appendf(buf, size, "%zu not found, %zu with another build-id", n - nmis, nmis);
-	else
-		appendf(buf, size, "%s", nmis ? "another build-id here" : "not found here");
+	if (nmis == n) {
+		appendf(buf, size, "another build-id here");
+	} else if (nchg == n) {
+		appendf(buf, size, "changed since recorded: size or mtime");
+	} else if (!nmis && !nchg) {
+		appendf(buf, size, "not found here");
+	} else {
+		const char *sep = "";
+
+		if (n - nmis - nchg) {
+			appendf(buf, size, "%zu not found", n - nmis - nchg);
+			sep = ", ";
+		}
+		if (nmis) {
+			appendf(buf, size, "%s%zu with another build-id", sep, nmis);
+			sep = ", ";
+		}
+		if (nchg)
+			appendf(buf, size, "%s%zu changed since recorded", sep, nchg);
+	}
 	appendf(buf, size, "): ");
 	for (i = 0; i < n && i < UNRESOLVED_NAMED; i++) {
 		const char *b = strrchr(u[i].d->path, '/');
@@ -827,15 +868,15 @@ const struct xpa_names_addr *dso_table__pack_addr(struct dso_table *dt, size_t i
 	const struct dso_file *f = dso_table__file(dt, idx);
 	const struct tr_dso *d = &dt->t->dsos[idx];
 	const struct xpa_names_addr *a = NULL;
+	struct xpa_file_key key;
 	size_t k;
 
 	*names = f->names;
 	if (f->names)
 		a = xpa_names__find(f->names, file_off);
 	/* traces read as one: each pack has the addresses its own trace touched */
-	for (k = 0; f->names && !a && k < dt->narchives; k++) {
-		*names = xpa__names(dt->archives[k], d->rec.build_id, d->rec.build_id_len,
-				    &dt->archive_budget);
+	for (k = 0; f->names && !a && k < dt->narchives && xpa_key__of(d, &key); k++) {
+		*names = xpa__names(dt->archives[k], &key, &dt->archive_budget);
 		a = *names && *names != f->names ? xpa_names__find(*names, file_off) : NULL;
 	}
 	return a;

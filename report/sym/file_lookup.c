@@ -46,25 +46,49 @@ static int open_checked(const char *path)
 }
 
 /*
+ * A file without build-id is the recorded one if it has the size and mtime the trace recorded
+ * for it (when it recorded them: not in traces made by hand). A file rebuilt or replaced at
+ * the path since differs in one of them; taking it would name the trace's addresses from
+ * another file's symbols, and a symbol pack made here would vouch for those names anywhere.
+ */
+static bool same_identity(const struct tr_dso *d, int fd)
+{
+	struct stat st;
+
+	if (!d->rec.size_bytes)
+		return true;	/* nothing to compare against: the recorded path is all we have */
+	if (fstat(fd, &st) || (uint64_t)st.st_size != d->rec.size_bytes)
+		return false;
+	return !d->rec.mtime_ns || (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+					   (uint64_t)st.st_mtim.tv_nsec == d->rec.mtime_ns;
+}
+
+bool file_lookup__is_recorded(const struct tr_dso *d, int fd)
+{
+	uint8_t id[XPU_BUILD_ID_MAX];
+	int n;
+
+	if (!d->rec.build_id_len)
+		return same_identity(d, fd);
+	n = elf_buildid__read_fd(fd, id, sizeof(id));
+	return n == d->rec.build_id_len && !memcmp(id, d->rec.build_id, n);
+}
+
+/*
  * 1: matches, 0: no such file (or one safe_open.h refuses: a device, FIFO, directory, empty
- * or pseudo-filesystem file), -1: exists but its build-id differs (or it has none)
+ * or pseudo-filesystem file), -1: exists but its build-id differs (or it has none), or, for a
+ * DSO without build-id, its size or mtime differs from the recorded ones
  */
 static int check_file(const struct tr_dso *d, const char *path)
 {
-	uint8_t id[XPU_BUILD_ID_MAX];
-	int fd = open_checked(path), n;
+	int fd = open_checked(path);
+	bool same;
 
 	if (fd < 0)
 		return 0;
-	if (!d->rec.build_id_len) {
-		close(fd);
-		return 1;	/* nothing to compare against: the recorded path is all we have */
-	}
-	n = elf_buildid__read_fd(fd, id, sizeof(id));
+	same = file_lookup__is_recorded(d, fd);
 	close(fd);
-	if (n != d->rec.build_id_len || memcmp(id, d->rec.build_id, n))
-		return -1;
-	return 1;
+	return same ? 1 : -1;
 }
 
 /*

@@ -2,9 +2,11 @@
 /*
  * Finds the files of a trace DSO on this machine, build-id first, never a file whose
  * build-id differs from the recorded one. Lookup order:
- *   1. the recorded path, if its build-id matches (or the trace has no build-id for it)
+ *   1. the recorded path, if its build-id matches (a file without one: if its size and mtime
+ *      are the recorded ones)
  *   2. /usr/lib/debug/.build-id/xx/rest.debug and ~/.debug/.build-id/xx/rest{,/elf,/debug}
- *   3. --symfs DIR + recorded path, when that stays inside DIR (symlinks resolved)
+ *   3. --symfs DIR + recorded path, when that stays inside DIR (symlinks resolved), checked
+ *      as 1
  *   4. the trace's archive (TRACE.xpa, see format-spec/ARCHIVE.md), by build-id
  *   5. the debuginfod servers of DEBUGINFOD_URLS, by build-id, for the ELF file or the debug
  *      file still missing (debuginfod_fetch.h)
@@ -56,6 +58,12 @@ void file_lookup__hex(const struct tr_dso *d, char hex[2 * XPU_BUILD_ID_MAX + 1]
 Elf *file_lookup__open_elf(const char *path, int *fd);
 /* The same for a descriptor already open (taken over: closed, *fd = -1, when not ELF). */
 Elf *file_lookup__elf_fd(int *fd);
+/*
+ * Whether the open file is DSO record d's: its build-id, or without one the recorded size
+ * and mtime (when recorded). Checked again on the descriptor the symbols are read from, since
+ * the path was looked at before it was opened again and can lead elsewhere by then.
+ */
+bool file_lookup__is_recorded(const struct tr_dso *d, int fd);
 /*
  * A recorded path made canonical for joining to --symfs: "//" and "." components dropped.
  * -EINVAL for a path that is relative, empty or has a ".." component (it could name a file

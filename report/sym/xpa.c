@@ -149,19 +149,28 @@ static bool entry_below(size_t i, const void *arg)
 	return cmp_key(&k->a->idx[id].e, id, k->content, k->bid, k->len, 0) < 0;
 }
 
+/* The position in by_id of the first entry of this content with this key, or a->n. */
+static size_t find_first(const struct xpa *a, uint8_t content, const uint8_t *bid,
+			 unsigned int len)
+{
+	size_t lo = upper_bound(a->n, entry_below, &(struct entry_key){ a, content, bid, len });
+	const struct xpa_entry *e;
+
+	if (lo == a->n)
+		return a->n;
+	e = &a->idx[a->by_id[lo]].e;
+	if (e->content != content || e->build_id_len != len || memcmp(e->build_id, bid, len))
+		return a->n;
+	return lo;
+}
+
 /* The first entry of this content with this key, or NULL. */
 static struct xpa_index *find_entry(const struct xpa *a, uint8_t content, const uint8_t *bid,
 				    unsigned int len)
 {
-	size_t lo = upper_bound(a->n, entry_below, &(struct entry_key){ a, content, bid, len });
+	size_t lo = find_first(a, content, bid, len);
 
-	if (lo == a->n)
-		return NULL;
-	lo = a->by_id[lo];
-	if (a->idx[lo].e.content != content || a->idx[lo].e.build_id_len != len ||
-	    memcmp(a->idx[lo].e.build_id, bid, len))
-		return NULL;
-	return &a->idx[lo];
+	return lo < a->n ? &a->idx[a->by_id[lo]] : NULL;
 }
 
 int xpa__open_for_trace(struct xpa **out, const char *trace_path)
@@ -479,12 +488,45 @@ static bool parse_walks(struct xpa_index *x)
 	return xpa_walks__parse(&x->view.walks, x->buf, x->e.raw_size);
 }
 
-const struct xpa_names *xpa__names(struct xpa *a, const uint8_t *build_id, unsigned int len,
+/* Whether entry x holds this path (path_len bytes after its header), byte for byte. */
+static bool entry_path_is(const struct xpa *a, const struct xpa_index *x, const char *path,
+			  uint16_t len)
+{
+	char buf[XPA_KEY_PATH_MAX + 1];
+	uint64_t off = x->payload_off - xpa_pad8(x->e.path_len);
+
+	if (x->e.path_len != len || len > XPA_KEY_PATH_MAX)
+		return false;
+	return pread(a->fd, buf, len, (off_t)off) == (ssize_t)len && !memcmp(buf, path, len);
+}
+
+/*
+ * Entries of one key read for a file without build-id, at most: the key holds a CRC of the
+ * path, so two real files share one only by a CRC collision, but a crafted pack can hold
+ * 65,536 entries of one key, and each DSO record would read every path.
+ */
+#define SAME_KEY_TRIED 8
+
+const struct xpa_names *xpa__names(struct xpa *a, const struct xpa_file_key *k,
 				   struct xpa_budget *budget)
 {
-	struct xpa_index *x = a && len ? find_entry(a, XPA_CONTENT_NAMES, build_id, len) : NULL;
+	size_t pos, tried;
 
-	return x && !load_pack_entry(a, x, budget, parse_names) ? &x->view.names : NULL;
+	if (!a || !k->len)
+		return NULL;
+	pos = find_first(a, k->content, k->key, k->len);
+	for (tried = 0; pos < a->n && tried < SAME_KEY_TRIED; pos++, tried++) {
+		struct xpa_index *x = &a->idx[a->by_id[pos]];
+
+		if (x->e.content != k->content || x->e.build_id_len != k->len ||
+		    memcmp(x->e.build_id, k->key, k->len))
+			break;
+		/* a file known by its path: an entry of another path is another file */
+		if (k->path && !entry_path_is(a, x, k->path, k->path_len))
+			continue;
+		return !load_pack_entry(a, x, budget, parse_names) ? &x->view.names : NULL;
+	}
+	return NULL;
 }
 
 const struct xpa_walks *xpa__walks(struct xpa *a, const uint8_t uuid[16], struct xpa_budget *budget)

@@ -20,7 +20,11 @@ enum xpa_content {
 	XPA_CONTENT_ZEROED = 1,		/* unneeded section contents zeroed */
 	XPA_CONTENT_NAMES = 2,		/* since 1.1: the host's frame names of a file's addresses */
 	XPA_CONTENT_WALKS = 3,		/* since 1.1: the host's walks of a trace's stack copies */
+	XPA_CONTENT_NAMES_BY_FILE = 4,	/* since 1.2: NAMES of a file without build-id (xpa_key.h) */
 };
+
+/* The minor version written: 2 since files without build-id are packed (ARCHIVE.md 5). */
+#define XPA_MINOR 2
 
 enum xpa_entry_flags {
 	XPA_ENTRY_DEBUGINFO = 1u << 0,	/* .debug_* sections kept */
@@ -88,12 +92,27 @@ int xpa__extract(struct xpa *a, const uint8_t *build_id, unsigned int len, uint6
 		 struct xpa_budget *budget);
 /*
  * A symbol pack's entries (sym/xpa_pack.h), decompressed and checked on first use, held by the
- * archive until xpa__close: the names of a build-id's file, the walks of the trace with this
- * uuid; NULL when there are none or the entry is damaged or past the budget (said once).
+ * archive until xpa__close: the names of the file with this key (sym/xpa_key.h: by build-id,
+ * or for a file without one by its recorded size, mtime and path, the path compared byte for
+ * byte), the walks of the trace with this uuid; NULL when there are none or the entry is
+ * damaged or past the budget (said once).
  */
 struct xpa_names;
 struct xpa_walks;
-const struct xpa_names *xpa__names(struct xpa *a, const uint8_t *build_id, unsigned int len,
+
+/* A recorded path longer than this is not packed by identity (an entry's path_len is a u16). */
+#define XPA_KEY_PATH_MAX 4095
+
+/* Which NAMES entry holds a file: made from its DSO record by sym/xpa_key.h. */
+struct xpa_file_key {
+	uint8_t content;		/* XPA_CONTENT_NAMES or XPA_CONTENT_NAMES_BY_FILE */
+	uint8_t len;			/* bytes of key */
+	uint8_t key[20];
+	const char *path;		/* BY_FILE: the path the entry must hold, byte for byte */
+	uint16_t path_len;		/* of path; 0 for NAMES */
+};
+
+const struct xpa_names *xpa__names(struct xpa *a, const struct xpa_file_key *key,
 				   struct xpa_budget *budget);
 const struct xpa_walks *xpa__walks(struct xpa *a, const uint8_t uuid[16], struct xpa_budget *budget);
 void xpa__close(struct xpa *a);

@@ -9,8 +9,10 @@
  * walks the stack copies is the pack, or the code that copes with a pack that is damaged.
  *
  * The traces: samples/traces/pipeline{,-graph,-static}.xpu ($XPU_FUZZ_TRACES: another folder
- * holding them), copied into a temporary folder at start. Their DSO build-ids and uuid are
- * read then, so an entry's key can be a real one by index.
+ * holding them), copied into a temporary folder at start, and last a small one written then
+ * whose one file has no build-id (NOID_PATH: every file of the committed traces has one), so
+ * that a NAMES_BY_FILE entry (ARCHIVE.md 2.6) can match a record. Their DSO build-ids and
+ * uuid are read then, so an entry's key can be a real one by index.
  *
  * Input:
  *   u8 ctl0   bits 0-1: format (folded, text, pprof, info); bit 2: --inline; bit 3: two
@@ -21,12 +23,14 @@
  *             bit 5: also diff of the trace against itself; bits 6-7: --archive-max default,
  *             4 KiB, 32 KiB, 256 KiB
  *   then up to 16 entries, each:
- *   u8 kind   bits 0-1: content NAMES, WALKS, whole file, or (bits 5-7) 4 + N, an unknown
- *             kind (0 when N is 7); bits 2-3: key: 0 the real one (NAMES, whole file and
+ *   u8 kind   bits 0-1: content NAMES, WALKS, whole file, or (bits 5-7) 4 + N (0 when N
+ *             is 7): 4 is NAMES_BY_FILE (ARCHIVE.md 2.6), whose real key (modes 0 and 3)
+ *             is the last trace's file's, and whose path (bit 4) is NOID_PATH; 5 and up
+ *             are unknown kinds; bits 2-3: key: 0 the real one (NAMES, whole file and
  *             unknown: the build-id at index `key`; WALKS: the trace's uuid), 1 written out
  *             (`key` bytes, modulo 21, follow), 2 the other kind's (NAMES: the uuid; WALKS:
  *             a build-id, or with key bit 7 the uuid of the next trace), 3 the real one with
- *             its last byte flipped; bit 4: a recorded path
+ *             its last byte flipped (NAMES_BY_FILE: byte `key` % 20); bit 4: a recorded path
  *   u8 key    index, or length (see kind)
  *   u8 damage only with bit 7, each bit one fault: 0 raw_size + 1, 1 raw_size - 1, 2 payload
  *             CRC, 3 comp_size - 1 (its CRC over what is left), 4 no content size in the zstd
@@ -49,9 +53,12 @@
 #include "cmd/cmd.h"
 #include "crc32c.h"
 #include "sym/xpa.h"
+#include "sym/xpa_key.h"
 #include "trace_reader.h"
+#define TRACE_BUILD_PROG "fuzz_pack"
+#include "../lib/trace_build.h"
 
-#define FZ_MAX_TRACES 3
+#define FZ_MAX_TRACES 4
 #define FZ_MAX_KEYS 128
 #define FZ_MAX_ENTRIES 16
 
@@ -71,6 +78,14 @@ struct fz_trace {
 	size_t nids;
 };
 
+/* The last trace's one file, which has no build-id: its pack key is by file (xpa_key.h). */
+#define NOID_PATH "/opt/fuzz/libnoid.so"
+#define NOID_SIZE 8192
+#define NOID_MTIME 1700000000123456789ull
+#define NOID_BASE 0x400000ull
+#define NOID_T0 1000000000ull
+
+static struct xpa_file_key noid_key;
 static struct fz_trace traces[FZ_MAX_TRACES];
 static size_t ntraces;
 static char workdir[PATH_MAX];
@@ -171,6 +186,54 @@ static bool scan_trace(struct fz_trace *t, const uint8_t *bytes, size_t size)
 	return true;
 }
 
+/*
+ * A trace of one process whose stacks are in NOID_PATH only: 64 samples over 8 leaf offsets
+ * (0x100 to 0x170) under two callers, frame-pointer stacks.
+ */
+static void write_noid_trace(const char *path)
+{
+	struct trace_writer_opts wo = { 0 };
+	struct xpu_rec_session ses = { .ncpu = 1, .page_size_bytes = 4096, .sample_freq_hz = 99,
+				       .stack_mode = XPU_STACK_FP, .target_pid = 100,
+				       .start_mono_ns = NOID_T0 };
+	struct xpu_rec_dso dso = { .id = 1, .kind = XPU_DSO_ELF, .size_bytes = NOID_SIZE,
+				   .mtime_ns = NOID_MTIME };
+	struct xpu_rec_task task = { .ts_ns = NOID_T0, .kind = XPU_TASK_EXEC, .pid = 100,
+				     .tid = 100 };
+	struct xpu_rec_mapping m = { .ts_ns = NOID_T0, .pid = 100, .dso_id = 1, .start = NOID_BASE,
+				     .end = NOID_BASE + NOID_SIZE, .prot = 5 };
+	struct xpu_rec_session_end end = { .end_mono_ns = NOID_T0 + 100000000,
+					   .reason = XPU_END_TARGET_EXITED };
+	struct tr_dso d = { .path = NOID_PATH };
+	uint32_t i;
+
+	open_trace(path, &wo);
+	ses.host_str = str("fuzz-host");
+	ses.arch_str = str("x86_64");
+	ses.version_str = str("fuzz");
+	rec(XPU_REC_SESSION, &ses, sizeof(ses), 0);
+	dso.path_str = str(NOID_PATH);
+	rec(XPU_REC_DSO, &dso, sizeof(dso), 0);
+	task.comm_str = str("noid");
+	rec(XPU_REC_TASK, &task, sizeof(task), NOID_T0);
+	rec(XPU_REC_MAPPING, &m, sizeof(m), NOID_T0);
+	for (i = 0; i < 64; i++) {
+		uint64_t ips[] = { NOID_BASE + 0x100 + (i % 8) * 0x10, NOID_BASE + 0x405,
+				   NOID_BASE + 0x805 };
+		uint64_t ts = NOID_T0 + 1000000ull * (i + 1);
+		struct xpu_rec_cpu_sample smp = { .ts_ns = ts, .pid = 100, .tid = 100,
+						  .stack_id = stack(ips, 0, 3) };
+
+		rec(XPU_REC_CPU_SAMPLE, &smp, sizeof(smp), ts);
+	}
+	rec(XPU_REC_SESSION_END, &end, sizeof(end), end.end_mono_ns);
+	if (trace_writer__close(w))
+		die("close");
+	d.rec = dso;
+	if (!xpa_key__of(&d, &noid_key))
+		die("the file's pack key");
+}
+
 static void cleanup(void)
 {
 	size_t i;
@@ -217,6 +280,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		t->pack = read_file(src, &t->pack_size);
 		ntraces++;
 	}
+	/* last: the trace of a file without build-id, written here */
+	{
+		struct fz_trace *t = &traces[ntraces];
+		uint8_t *bytes;
+		size_t size = 0;
+
+		snprintf(t->path, sizeof(t->path), "%s/noid.xpu", workdir);
+		snprintf(t->xpa, sizeof(t->xpa), "%s.xpa", t->path);
+		write_noid_trace(t->path);
+		bytes = read_file(t->path, &size);
+		if (!bytes || !scan_trace(t, bytes, size))
+			__builtin_trap();
+		free(bytes);
+		ntraces++;
+	}
 	cctx = ZSTD_createCCtx();
 	if (!ntraces || !cctx)
 		__builtin_trap();
@@ -238,7 +316,9 @@ enum fz_damage {
 static void put_entry(struct fz_buf *b, uint8_t content, const uint8_t *key, uint8_t key_len,
 		      uint8_t dmg, bool with_path, const uint8_t *raw, size_t raw_len)
 {
-	static const char path[] = "/usr/lib/x86_64-linux-gnu/libfuzz.so.1";
+	/* a by-file entry's path is part of its key: the one of the file it stands for */
+	const char *path = content == XPA_CONTENT_NAMES_BY_FILE ? NOID_PATH :
+				   "/usr/lib/x86_64-linux-gnu/libfuzz.so.1";
 	struct xpa_entry e = { .magic = XPA_ENTRY_MAGIC, .entry_size = sizeof(e),
 			       .content = content, .build_id_len = key_len };
 	size_t cap = ZSTD_compressBound(raw_len), n;
@@ -254,7 +334,7 @@ static void put_entry(struct fz_buf *b, uint8_t content, const uint8_t *key, uin
 	if (ZSTD_isError(n))
 		__builtin_trap();
 	memcpy(e.build_id, key, key_len);
-	e.path_len = with_path ? sizeof(path) - 1 : 0;
+	e.path_len = with_path ? (uint16_t)strlen(path) : 0;
 	e.raw_size = raw_len;
 	e.comp_size = n;
 	if ((dmg & DMG_TRUNCATED) && n)
@@ -308,6 +388,11 @@ static uint32_t build_archive(struct fz_buf *b, const struct fz_trace *t,
 				key_len = (uint8_t)(size - pos);
 			memcpy(key, data + pos, key_len);
 			pos += key_len;
+		} else if (content == XPA_CONTENT_NAMES_BY_FILE && mode != 2) {
+			memcpy(key, noid_key.key, noid_key.len);
+			key_len = noid_key.len;
+			if (mode == 3)
+				key[keyb % key_len] ^= 1;
 		} else {
 			bool walks = content == XPA_CONTENT_WALKS;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Turns a symbol pack (TRACE.xpu.xpa, format-spec/ARCHIVE.md 1.1) into seeds for fuzz_pack:
- * its NAMES and WALKS entries, decompressed, in fuzz_pack's input form (see fuzz_pack.c), each
+ * Turns a symbol pack (TRACE.xpu.xpa, format-spec/ARCHIVE.md 1.2) into seeds for fuzz_pack:
+ * its NAMES, NAMES_BY_FILE and WALKS entries, decompressed, in fuzz_pack's input form (see fuzz_pack.c), each
  * under its own key written out literally, for the trace at index TRACE of fuzz_pack's list.
  * Writes OUT-all (every such entry, one report) and OUT-eN (entry N alone, the format and
  * --inline varying with N). Whole-file entries (content 1) are left out: they are large and
@@ -10,7 +10,11 @@
  * With an ELF file in place of the pack, writes OUT-elf: the file as a whole-file entry (content
  * 1) under the trace's first build-id, which fuzz_pack extracts and symbolizes with.
  *
- * pack2seed PACK.xpa|FILE.so TRACE OUT     exit 0: seeds written (maybe none), 1: unreadable
+ * With by-file after OUT, each NAMES entry becomes a NAMES_BY_FILE one (content 4) under its
+ * real key in fuzz_pack, with its path: the names of the file without build-id of fuzz_pack's
+ * last trace (their offsets are another file's; the fuzzer moves them).
+ *
+ * pack2seed PACK.xpa|FILE.so TRACE OUT [by-file]   exit 0: seeds written (maybe none), 1: unreadable
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +25,10 @@
 
 #define PAD8(n) (((n) + 7) & ~(uint64_t)7)
 
+static int by_file;
+
 struct seed_entry {
-	uint8_t content;		/* 2 NAMES, 3 WALKS */
+	uint8_t content;		/* 2 NAMES, 3 WALKS, 4 NAMES_BY_FILE */
 	uint8_t key[20], key_len;
 	uint8_t *raw;
 	size_t raw_len;
@@ -39,6 +45,15 @@ static void put_entry(FILE *f, const struct seed_entry *e)
 	if (e->content == 1) {
 		fputc(2, f);
 		fputc(0, f);
+	} else if (e->content == 2 && by_file) {
+		/* kind 3, N 0 (content 4), the real key (mode 0), with its path (bit 4) */
+		fputc(3 | 1 << 4, f);
+		fputc(0, f);
+	} else if (e->content == 4) {
+		/* fuzz_pack's kind 3 with N 0 (bits 5-7): content 4 */
+		fputc(3 | 1 << 2, f);
+		fputc(e->key_len, f);
+		fwrite(e->key, 1, e->key_len, f);
 	} else {
 		fputc((e->content == 2 ? 0 : 1) | 1 << 2, f);
 		fputc(e->key_len, f);
@@ -82,10 +97,11 @@ int main(int argc, char **argv)
 	FILE *f;
 	int rc = 0;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: pack2seed PACK.xpa TRACE OUT\n");
+	if (argc != 4 && (argc != 5 || strcmp(argv[4], "by-file"))) {
+		fprintf(stderr, "usage: pack2seed PACK.xpa TRACE OUT [by-file]\n");
 		return 2;
 	}
+	by_file = argc == 5;
 	trace = (unsigned int)atoi(argv[2]) & 3;
 	f = fopen(argv[1], "r");
 	if (f && fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr) && !memcmp(hdr, "\177ELF", 4) &&
@@ -127,7 +143,7 @@ int main(int argc, char **argv)
 		off += entry_size + PAD8(path_len);
 		if (e[8] > 20 || comp_size > 64u << 20 || raw_size > 64u << 20)
 			break;
-		if (e[9] != 2 && e[9] != 3) {
+		if (e[9] != 2 && e[9] != 3 && e[9] != 4) {
 			off += PAD8(comp_size);
 			continue;
 		}

@@ -52,8 +52,8 @@ for f in samples/traces/*.xpu tests/fuzz/seeds/*.xpu build/golden/synthetic.xpu 
 done
 
 # fuzz_pack: the NAMES and WALKS entries of the committed symbol packs, each for its trace (the
-# order of fuzz_pack.c's trace_names), an archive with no entries, and one with a small ELF
-# file as a whole-file entry
+# order of fuzz_pack.c's trace_names), an archive with no entries, one with a small ELF file
+# as a whole-file entry, and NAMES_BY_FILE entries for the trace fuzz_pack writes (index 3)
 mkdir -p "$seeds/pack"
 printf '\0\0' >"$seeds/pack/empty"
 printf 'int f(void) { return 1; }\nint g(void) { return f() + 1; }\n' |
@@ -65,6 +65,9 @@ for b in pipeline pipeline-graph pipeline-static; do
 		"$FB/pack2seed" "samples/traces/$b.xpu.xpa" $i "$seeds/pack/$b" 2>/dev/null
 	i=$((i + 1))
 done
+# the last trace's file has no build-id: the first pack's names as its NAMES_BY_FILE entries
+[ -f samples/traces/pipeline.xpu.xpa ] &&
+	"$FB/pack2seed" samples/traces/pipeline.xpu.xpa 3 "$seeds/pack/noid" by-file 2>/dev/null
 
 # 3. fuzz each target for SECS seconds; the corpus under build-fuzz/corpus/ grows across runs
 [ "$SECS" -gt 0 ] || exit $rc
