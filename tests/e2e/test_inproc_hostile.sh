@@ -26,7 +26,8 @@
 # Checks: the program exits 0 (no signal, no crash) and made its launches; every launch is
 # recorded and every kernel joined (nested: the handler's kernels aside); in the default run
 # exactly the hostile launches fell back (inproc_fallbacks == hostile, inproc_walks == the
-# rest) for one of the reasons expected above (nested: none fell back, the watchpoint fired in
+# rest; on a busy machine, also launches made before the recorder published the process's
+# tables, as no_share, and only those) for one of the reasons expected above (nested: none fell back, the watchpoint fired in
 # every hostile launch's walk: nested == hostile); with --launch-walk=bpf nothing in process
 # (nested: the watchpoint never fired). Stacks, cut below mock_api: every plain launch's is
 # exactly _start..main;launch_fake_kernel;mock_api; every hostile launch's ends in its place's
@@ -125,14 +126,24 @@ for mode in "${modes[@]}"; do
 				v=$(count "$tmp/$label.xpu" inproc_fallback_$r)
 				sum=$((sum + ${v:-0}))
 			done
-			[ "${got_w:-0}" = $((N - fb)) ] && [ "${got_f:-0}" = $fb ] && [ $sum = $fb ] ||
+			# A busy machine: launches made before the recorder had published the
+			# process's tables fall back as no_share (counted, BPF walks them). Those are
+			# the only fallbacks allowed beyond the hostile ones; idle, there are none.
+			ns=0
+			case " ${REASONS[$mode]} " in *" no_share "*) ;; *)
+				ns=$(count "$tmp/$label.xpu" inproc_fallback_no_share); ns=${ns:-0} ;;
+			esac
+			[ "$ns" = 0 ] || echo "note: $label: $ns launches fell back before the recorder" \
+				"published the process's tables (no_share: a busy machine)"
+			[ $(( ${got_w:-0} + ${got_f:-0} )) = $N ] && [ "${got_f:-0}" -ge $fb ] &&
+				[ "${got_f:-0}" -le $((fb + ns)) ] && [ $((sum + ns)) = "${got_f:-0}" ] ||
 				bad "$label: want $((N - fb)) walked in process and $fb fallbacks," \
 					"${REASONS[$mode]:-none} only; got ${got_w:-0} and ${got_f:-0}" \
 					"($(info "$tmp/$label.xpu" | grep -E '^  inproc_fallback_[a-z_]+ +[1-9]' | tr -s ' ' | tr '\n' ','))"
-			[ "$(count "$tmp/$label.xpu" inproc_launches)" = $((N - fb)) ] &&
+			[ "$(count "$tmp/$label.xpu" inproc_launches)" = "${got_w:-0}" ] &&
 				[ "$(count "$tmp/$label.xpu" inproc_events_dropped)" = 0 ] ||
 				bad "$label: $(count "$tmp/$label.xpu" inproc_launches) in-process launches recorded" \
-					"($((N - fb)) walked), $(count "$tmp/$label.xpu" inproc_events_dropped) dropped"
+					"(${got_w:-0} walked), $(count "$tmp/$label.xpu" inproc_events_dropped) dropped"
 		else
 			got_w=$(count "$tmp/$label.xpu" inproc_walks)
 			[ "${got_w:-0}" = 0 ] || bad "$label: $got_w launches walked in process with --launch-walk=bpf"
