@@ -151,6 +151,6 @@ void gpu_graph__warn(const uint64_t fates[GRAPH_FATES])
 			len = sizeof(buf) - 1;
 	}
 	if (n)
-		warn__once("%" PRIu64 " GPU records replayed from CUDA graphs stay under their "
+		warn__once("warning: %" PRIu64 " GPU records replayed from CUDA graphs stay under their "
 			   "replay's stack only (%s); --format=info counts them", n, buf);
 }

@@ -1,41 +1,22 @@
 // SPDX-License-Identifier: MIT
 /* The capture site of replayed graph work (see graph_site.h). */
-#include <string.h>
+#include <errno.h>
 
 #include "model/graph_site.h"
 
-/* "qualname (file.py)" or "qualname (file.py:LINE)": how the symbolizer names Python frames */
-static bool python_frame(const char *name)
+int graph_site__name(struct user_code *uc, const struct gpu_work *w, const char **site)
 {
-	size_t len = strlen(name);
-
-	return len > 5 && name[len - 1] == ')' && strstr(name, ".py");
-}
-
-int graph_site__name(const struct session *s, const struct gpu_work *w, const char **site)
-{
-	const struct xpu_rec_gpu_launch *l;
-	const uint32_t *f;
-	uint32_t n, i;
-	size_t li;
+	struct user_site us;
+	int err;
 
 	*site = NULL;
-	if (!w->capture || w->capture > s->t->nlaunches)
+	if (!w->capture || w->capture > uc->s->t->nlaunches)
 		return 0;
-	li = w->capture - 1;
-	l = &s->t->launches[li];
-	if (!session__stack(s, l->pid, l->ts_ns, session__launch_stack(s, li), false, &f, &n)) {
-		for (i = n; i-- > 0;) {
-			const char *name = strpool__str(&s->pool, f[i]);
-
-			if (python_frame(name)) {
-				*site = name;
-				return 1;
-			}
-		}
-	}
-	if (session__stack(s, l->pid, l->ts_ns, session__launch_stack(s, li), true, &f, &n) || !n)
+	err = user_code__launch(uc, w->capture - 1, &us);
+	if (err == -ENOENT || (!err && !us.site))
 		return 0;
-	*site = strpool__str(&s->pool, f[n - 1]);
+	if (err)
+		return err;
+	*site = user_code__site_name(uc, &us);
 	return 1;
 }

@@ -375,7 +375,7 @@ static int frames_of(const struct profile *p, const struct prof_entry *e,
 {
 	const struct frame_site *ss = e->sites, *cs = e->cap_sites;
 	const uint32_t *sf = e->frames, *cf = e->cap_frames;
-	uint32_t sn = e->nframes, cn = e->cap_nframes, k = 0, all;
+	uint32_t sn = e->nframes, cn = e->cap_nframes, k = 0, all, same;
 	int err;
 
 	/* not named: the lookup says so (or finds it, named for another output's needs) */
@@ -406,15 +406,24 @@ static int frames_of(const struct profile *p, const struct prof_entry *e,
 	}
 	files_buf[k] = 0;
 	frames_buf[k++] = e->comm;
+	/*
+	 * The outer frames both stacks share (the thread's start, main, the serving loop's
+	 * callers) are drawn once, before the first part: after the marker comes only what
+	 * differs, so the flame graph's width under the marker is the graph's own structure.
+	 */
+	for (same = 0; e->mid && same < sn && same < cn && sf[same] == cf[same]; same++)
+		;
 	if (e->mid && p->s->opts->graphs == GRAPHS_CAPTURE_FIRST) {
 		k = put_part(p, k, cf, e->cap_files, cs, !!ss, cn);
 		k = put_mid(e, k);
-		k = put_part(p, k, sf, e->files, ss, !!ss, sn);
+		k = put_part(p, k, sf + same, e->files ? e->files + same : NULL,
+			     ss ? ss + same : NULL, !!ss, sn - same);
 	} else {
 		k = put_part(p, k, sf, e->files, ss, !!ss, sn);
 		if (e->mid) {
 			k = put_mid(e, k);
-			k = put_part(p, k, cf, e->cap_files, cs, !!ss, cn);
+			k = put_part(p, k, cf + same, e->cap_files ? e->cap_files + same : NULL,
+				     cs ? cs + same : NULL, !!ss, cn - same);
 		}
 	}
 	if (e->leaf) {

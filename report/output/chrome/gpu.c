@@ -144,15 +144,18 @@ static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k,
 static void graph_args(struct chrome *c, const struct gpu_work *w)
 {
 	const char *site;
+	int r;
 
 	if (w->graph == GRAPH_NONE)
 		return;
-	if (graph_site__name(c->ses, w, &site) == 1) {
+	r = graph_site__name(&c->uc, w, &site);
+	if (r == 1) {
 		chrome__put(c, ",\"capture_site\":");
 		chrome__cstr(c, site);
 		chrome__put(c, ",\"capture_correlation_id\":%u",
 			    c->t->launches[w->capture - 1].corr_id);
-	} else {
+	} else if (w->graph != GRAPH_MAPPED) {
+		/* (mapped but no site: out of memory naming it, or a stack without frames) */
 		chrome__put(c, ",\"capture_site_unknown\":");
 		chrome__cstr(c, gpu_graph__fate_name(w->graph));
 	}
