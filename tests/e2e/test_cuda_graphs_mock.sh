@@ -59,6 +59,9 @@ warn=$("$B/xpu-report" -F folded "$tmp/g.xpu" 2>&1 >/dev/null)
 [ "$(grep -c "^xpu-report: warning: $unmapped GPU records replayed from CUDA graphs stay under their replay's stack only" <<<"$warn")" = 1 ] ||
 	fail "the unmapped records are not said once: $warn"
 
+rep "$tmp/g.xpu" | grep -q "^# graphs:    $(( 4 * R + 2 )) of $want GPU records replayed from CUDA graphs are under the stack that captured their node" ||
+	fail "text header: $(rep "$tmp/g.xpu" | grep '^# graphs')"
+
 # 2. folded, GPU view, microseconds (each kernel 2 us, the copy 0.7 us): under the replay's
 #    stack, the marker, then the capture stack from where it leaves the replay's
 rep -F folded --view=gpu --weight=time "$tmp/g.xpu" >"$tmp/g.folded"
