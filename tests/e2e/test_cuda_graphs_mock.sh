@@ -7,7 +7,9 @@
 # maps is under its replay's stack, '[graph] captured' and the stack that made its node (and
 # capture-first, replay-only), that nothing else gets a capture site, that what does not map
 # is counted by why (info, STATS, one warning), that chrome and jsonl name the capture site,
-# and that XPU_CUPTI_GRAPH_NODES=0 turns it all off.
+# that XPU_CUPTI_GRAPH_NODES=0 turns it all off, and (with the stand-in libtorch_cpu.so of
+# tests/gpu/mock/fake_libtorch.c) that a captured backward pass's replayed kernels keep their
+# '[backward] NODE' under the forward code that made the node.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -128,4 +130,19 @@ XPU_CUPTI_GRAPH_NODES=0 "$B/xpu-record" -o "$tmp/off.xpu" -- "${app[@]}" $R >/de
 [ "$(info_val "$tmp/off.xpu" "node not recorded")" = $want ] ||
 	fail "XPU_CUPTI_GRAPH_NODES=0: want $want not recorded: $(rep -F info "$tmp/off.xpu" | sed -n '/^cuda graphs/,/^[a-z]/p')"
 ! rep -F folded "$tmp/off.xpu" | grep -q '\[graph\]' || fail "XPU_CUPTI_GRAPH_NODES=0: graph frames"
+
+# 6. a backward pass captured in a graph (8 MmBackward0 evaluations, each launch captured),
+#    replayed R times: each replayed kernel under replay_backward, '[graph] captured', then the
+#    forward stack of its node (forward_ops, fake_op), '[backward] MmBackward0' and the
+#    engine's frames down to the captured launch
+cc -O1 -g -fno-omit-frame-pointer -shared -fPIC -o "$tmp/libtorch_cpu.so" \
+	tests/gpu/mock/fake_libtorch.c || fail "cannot build the fake libtorch_cpu.so"
+FAKE_TORCH="$tmp/libtorch_cpu.so" "$B/xpu-record" -o "$tmp/t.xpu" -- "${app[@]}" $R \
+	>"$tmp/t.out" 2>"$tmp/t.err" || fail "recording the captured backward failed: $(tail -2 "$tmp/t.err")"
+grep -q "^replayed $(( 8 * R )) records$" "$tmp/t.out" || fail "backward replays: $(cat "$tmp/t.out")"
+rep -F folded --view=gpu --weight=time "$tmp/t.xpu" >"$tmp/t.folded"
+expect ";main;replay_backward;\[graph\] captured;forward_ops;fake_op;\[backward\] MmBackward0;torch::autograd::Engine::evaluate_function\(.*\);backward_launch_captured;\[gpu\] bw_kernel $(( 16 * R ))$" \
+	"$tmp/t.folded" "captured backward"
+[ "$(info_val "$tmp/t.xpu" "under the capture stack")" = $(( 8 * R )) ] ||
+	fail "captured backward: $(rep -F info "$tmp/t.xpu" | sed -n '/^cuda graphs/,/^[a-z]/p')"
 echo "ok $NAME"

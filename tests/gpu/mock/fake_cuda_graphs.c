@@ -25,6 +25,14 @@
  *
  *   fake_cuda_graphs LIBXPU_CUPTI MOCK_CUPTI REPLAYS
  * Prints "replayed N records" (kernels and copies of all replays).
+ *
+ * FAKE_TORCH=PATH (fake_libtorch.c built as libtorch_cpu.so): instead, a training step whose
+ * backward pass is captured, as torch.cuda.graph captures a whole step: 300 ms for xpu-record
+ * to probe the file, a warm-up view op, 300 ms, then forward_ops makes K = 8 ops, each
+ * launching its forward kernel (eagerly: mm_fwd_kernel), and capture_backward evaluates their
+ * MmBackward0 nodes, each evaluation's launch captured (node 0x8000 + i); instantiated
+ * (0x9000 + i) and replayed REPLAYS times by replay_backward (bw_kernel). Prints
+ * "replayed N records".
  */
 #define FAKE_CUDA_NO_MAIN
 #include "fake_cuda_app.c"
@@ -203,6 +211,95 @@ __attribute__((noinline)) static void exec_update(void)
 	mock_api_params(CUPTI_CB_DOMAIN_RUNTIME_API, 335, CUPTI_API_EXIT, corr, &params, &ret);
 }
 
+/* ---- FAKE_TORCH: a captured backward pass ------------------------------------------------ */
+#define TORCH_OPS 8
+static void *(*torch_op)(void (*)(void), int);
+static void (*torch_backward)(void **, int, void (*)(void));
+static void *torch_nodes[TORCH_OPS + 1];
+static int torch_nnodes, torch_captured;
+
+__attribute__((noinline)) static void forward_kernel(void)
+{
+	uint32_t corr = corr_next++;
+	CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_ENTER, corr);
+	k.start = mock_now() + 1000;
+	k.end = k.start + 2000;
+	k.correlationId = corr;
+	k.name = "mm_fwd_kernel";
+	k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
+	mock_record(&k, sizeof(k));
+	mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 211, CUPTI_API_EXIT, corr);
+}
+
+/* the launch an evaluation makes, inside the capture: a node, no kernel */
+__attribute__((noinline)) static void backward_launch_captured(void)
+{
+	call_making_node(211, 0x8000 + (uint64_t)torch_captured++, CU_GRAPH_NODE_TYPE_KERNEL);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void forward_ops(void)
+{
+	int i;
+
+	for (i = 0; i < TORCH_OPS; i++)
+		torch_nodes[torch_nnodes++] = torch_op(forward_kernel, 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void capture_backward(void)
+{
+	torch_backward(torch_nodes + 1, TORCH_OPS, backward_launch_captured);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void replay_backward(unsigned long n)
+{
+	unsigned long r;
+	int i;
+
+	for (r = 0; r < n; r++) {
+		uint32_t corr = corr_next++;
+
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 311, CUPTI_API_ENTER, corr);
+		for (i = 0; i < torch_captured; i++)
+			graph_kernel(corr, "bw_kernel", 0x9000 + (uint64_t)i, 0xe3);
+		mock_api(CUPTI_CB_DOMAIN_RUNTIME_API, 311, CUPTI_API_EXIT, corr);
+	}
+	__asm__ volatile("" ::: "memory");
+}
+
+static int fake_torch_graph(const char *path, unsigned long replays)
+{
+	struct timespec ts = { 0, 300 * 1000000 };
+	void *t = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	int i;
+
+	if (!t) {
+		fprintf(stderr, "fake_cuda_graphs: %s\n", dlerror());
+		return 1;
+	}
+	*(void **)&torch_op = dlsym(t, "fake_op");
+	*(void **)&torch_backward = dlsym(t, "fake_backward");
+	if (!torch_op || !torch_backward) {
+		fprintf(stderr, "fake_cuda_graphs: %s is not fake_libtorch.c's\n", path);
+		return 1;
+	}
+	nanosleep(&ts, NULL);
+	torch_nodes[torch_nnodes++] = torch_op(NULL, 0);	/* the counter is located here */
+	nanosleep(&ts, NULL);
+	forward_ops();
+	capture_backward();
+	for (i = 0; i < torch_captured; i++)
+		node_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 0x9000 + (uint64_t)i,
+			   0x8000 + (uint64_t)i, CU_GRAPH_NODE_TYPE_KERNEL, 0xe3);
+	replay_backward(replays);
+	printf("replayed %lu records\n", replayed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n;
@@ -224,6 +321,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fake_cuda_graphs: %s has no mock_resource\n", argv[2]);
 		return 1;
 	}
+	if (getenv("FAKE_TORCH"))
+		return fake_torch_graph(getenv("FAKE_TORCH"), n);
 	capture_model();
 	build_by_node_api();
 	driver_made_node();
