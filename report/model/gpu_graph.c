@@ -16,7 +16,7 @@ const char *gpu_graph__fate_name(enum graph_fate f)
 	case GRAPH_NO_NODE: return "node not recorded";
 	case GRAPH_NO_SITE: return "node made outside a traced call";
 	case GRAPH_UPDATED: return "node updated after capture";
-	case GRAPH_BAD_CHAIN: return "bad node records";
+	case GRAPH_BAD_CHAIN: return "copies that loop or nest too deep";
 	default: return "not in a graph";
 	}
 }

@@ -57,12 +57,12 @@ static void print_graphs(const struct session *ses, FILE *out)
 	if (!replayed && !ses->t->ngraph_nodes)
 		return;
 	fprintf(out, "cuda graphs\n");
-	fprintf(out, "  %-32s %zu\n", "node records", ses->t->ngraph_nodes);
+	fprintf(out, "  %-34s %zu\n", "node records", ses->t->ngraph_nodes);
 	if (j->graph.bad_records)
-		fprintf(out, "  %-32s %" PRIu64 "\n", "bad node records", j->graph.bad_records);
-	fprintf(out, "  %-32s %" PRIu64 "\n", "replayed records", replayed);
+		fprintf(out, "  %-34s %" PRIu64 "\n", "bad node records", j->graph.bad_records);
+	fprintf(out, "  %-34s %" PRIu64 "\n", "replayed records", replayed);
 	for (f = GRAPH_MAPPED; f < GRAPH_FATES; f++)
-		fprintf(out, "  %-32s %" PRIu64 "\n", gpu_graph__fate_name(f), j->graph_fates[f]);
+		fprintf(out, "  %-34s %" PRIu64 "\n", gpu_graph__fate_name(f), j->graph_fates[f]);
 }
 
 static void print_lost(const struct session *ses, FILE *out)
