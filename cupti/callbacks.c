@@ -395,8 +395,7 @@ static bool graph_node_call(const char *n, size_t len, const char *prefix)
 {
 	size_t i;
 
-	if (!name_has_prefix(n, len, prefix) ||
-	    (getenv("XPU_CUPTI_GRAPH_NODES") && !strcmp(getenv("XPU_CUPTI_GRAPH_NODES"), "0")))
+	if (!name_has_prefix(n, len, prefix) || !graph_nodes__wanted())
 		return false;
 	for (i = strlen(prefix); i + 4 <= len; i++)
 		if (!strncmp(n + i, "Node", 4))

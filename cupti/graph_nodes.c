@@ -28,6 +28,20 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xpu_rec_gpu_graph_node q[GRAPH_QUEUE];
 static unsigned int q_n;
 static bool enabled;
+/* XPU_CUDA_GRAPHS=replay (xpu-record --cuda-graphs=replay): never enabled */
+static bool off;
+
+void graph_nodes__off(void)
+{
+	off = true;
+}
+
+bool graph_nodes__wanted(void)
+{
+	const char *env = getenv("XPU_CUPTI_GRAPH_NODES");
+
+	return !off && !(env && !strcmp(env, "0"));
+}
 
 void graph_nodes__drain(void)
 {
@@ -151,12 +165,11 @@ bool graph_nodes__enable(CUpti_SubscriberHandle sub)
 		CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
 		CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED, CUPTI_CBID_RESOURCE_GRAPH_NODE_SET_PARAMS,
 	};
-	const char *env = getenv("XPU_CUPTI_GRAPH_NODES");
 	bool ok[sizeof(ids) / sizeof(ids[0])];
 	size_t i;
 
 	enabled = false;
-	if (env && !strcmp(env, "0"))
+	if (!graph_nodes__wanted())
 		return false;
 	if (!cupti.cuptiGetGraphNodeId) {
 		xc_info("no cuptiGetGraphNodeId in this libcupti: graph kernels stay under their replay");

@@ -200,6 +200,10 @@ uint32_t callbacks__map_corr(uint32_t corr_id);
  * libcupti lacks the node id calls. Whether they are on.
  */
 bool graph_nodes__enable(CUpti_SubscriberHandle sub);
+/* XPU_CUDA_GRAPHS=replay: the node callbacks stay off. */
+void graph_nodes__off(void);
+/* Whether the node callbacks are to be on (neither replay mode nor XPU_CUPTI_GRAPH_NODES=0). */
+bool graph_nodes__wanted(void);
 /* A resource callback of the graph ids; call_corr: the traced API call this thread is in, 0: none. */
 void graph_nodes__resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd, uint32_t call_corr);
 /* ENTER of cudaGraphExecUpdate / cuGraphExecUpdate: the exec graph's capture sites end here. */

@@ -7,7 +7,7 @@
 # maps is under its replay's stack, '[graph] captured' and the stack that made its node (and
 # capture-first, replay-only), that nothing else gets a capture site, that what does not map
 # is counted by why (info, STATS, one warning), that chrome and jsonl name the capture site,
-# that XPU_CUPTI_GRAPH_NODES=0 turns it all off, and (with the stand-in libtorch_cpu.so of
+# that XPU_CUPTI_GRAPH_NODES=0 and xpu-record --cuda-graphs=replay turn it all off, and (with the stand-in libtorch_cpu.so of
 # tests/gpu/mock/fake_libtorch.c) that a captured backward pass's replayed kernels keep their
 # '[backward] NODE' under the forward code that made the node.
 set -u
@@ -130,6 +130,14 @@ XPU_CUPTI_GRAPH_NODES=0 "$B/xpu-record" -o "$tmp/off.xpu" -- "${app[@]}" $R >/de
 [ "$(info_val "$tmp/off.xpu" "node not recorded")" = $want ] ||
 	fail "XPU_CUPTI_GRAPH_NODES=0: want $want not recorded: $(rep -F info "$tmp/off.xpu" | sed -n '/^cuda graphs/,/^[a-z]/p')"
 ! rep -F folded "$tmp/off.xpu" | grep -q '\[graph\]' || fail "XPU_CUPTI_GRAPH_NODES=0: graph frames"
+# the same from xpu-record's option, which the target gets as XPU_CUDA_GRAPHS=replay
+"$B/xpu-record" --cuda-graphs=replay -o "$tmp/rp.xpu" -- "${app[@]}" $R >/dev/null 2>"$tmp/rp.err" ||
+	fail "recording with --cuda-graphs=replay failed: $(tail -2 "$tmp/rp.err")"
+[ -z "$(info_val "$tmp/rp.xpu" gpu_graph_node)" ] && [ "$(info_val "$tmp/rp.xpu" gpu_kernel)" = $(( want - R - 1 )) ] ||
+	fail "--cuda-graphs=replay: $(info_val "$tmp/rp.xpu" gpu_graph_node) node records, $(info_val "$tmp/rp.xpu" gpu_kernel) kernels"
+"$B/xpu-record" --cuda-graphs=bogus -o "$tmp/x.xpu" -- true 2>&1 | grep -q "expected node, replay or graph" ||
+	fail "xpu-record --cuda-graphs=bogus is not refused"
+
 
 # 6. a backward pass captured in a graph (8 MmBackward0 evaluations, each launch captured),
 #    replayed R times: each replayed kernel under replay_backward, '[graph] captured', then the
