@@ -395,7 +395,8 @@ static bool graph_node_call(const char *n, size_t len, const char *prefix)
 {
 	size_t i;
 
-	if (!name_has_prefix(n, len, prefix) || !graph_nodes__wanted())
+	/* without the node callbacks (off, or an old libcupti) their stacks would join nothing */
+	if (!graph_nodes || !name_has_prefix(n, len, prefix))
 		return false;
 	for (i = strlen(prefix); i + 4 <= len; i++)
 		if (!strncmp(n + i, "Node", 4))
