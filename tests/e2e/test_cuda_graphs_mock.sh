@@ -153,4 +153,6 @@ expect ";main;replay_backward;\[graph\] captured;forward_ops;fake_op;\[backward\
 	"$tmp/t.folded" "captured backward"
 [ "$(info_val "$tmp/t.xpu" "under the capture stack")" = $(( 8 * R )) ] ||
 	fail "captured backward: $(rep -F info "$tmp/t.xpu" | sed -n '/^cuda graphs/,/^[a-z]/p')"
+[ "$(rep -F chrome "$tmp/t.xpu" | grep -c '"name":"bw_kernel".*"capture_site":"backward_launch_captured".*"backward_node":"MmBackward0"')" = $(( 8 * R )) ] ||
+	fail "captured backward: chrome lacks the capture site or the backward node"
 echo "ok $NAME"
