@@ -72,6 +72,8 @@ int gpu_graph__build(struct gpu_graph *g, const struct trace *t)
 			break;
 		case XPU_GRAPH_EXEC_UPDATED:
 			err = put_earliest(t, &g->exec_changed, r->pid, r->exec_id, i);
+			if (!err)
+				err = put_earliest(t, &g->exec_changed, r->pid, GRAPH_ANY_EXEC, i);
 			break;
 		default:
 			g->bad_records++;
@@ -93,6 +95,7 @@ enum graph_fate gpu_graph__resolve(const struct gpu_graph *g, uint32_t pid, uint
 				   uint64_t start_ns, uint32_t *corr)
 {
 	uint64_t id = node_id;
+	bool exec_known = false;
 	int depth;
 
 	*corr = 0;
@@ -108,15 +111,24 @@ enum graph_fate gpu_graph__resolve(const struct gpu_graph *g, uint32_t pid, uint
 			return GRAPH_UPDATED;
 		v = kmap__get(&g->made, pid, id);
 		if (v) {
+			/*
+			 * Which exec graph ran it is not known (no copy record named one): any
+			 * cudaGraphExecUpdate of the process before may have been of its graph
+			 */
+			if (!exec_known && changed_by(g, &g->exec_changed, pid, GRAPH_ANY_EXEC, start_ns))
+				return GRAPH_UPDATED;
 			*corr = g->t->graph_nodes[*v].corr_id;
 			return *corr ? GRAPH_MAPPED : GRAPH_NO_SITE;
 		}
 		v = kmap__get(&g->copied, pid, id);
 		if (!v)
 			return GRAPH_NO_NODE;
-		if (g->t->graph_nodes[*v].exec_id &&
-		    changed_by(g, &g->exec_changed, pid, g->t->graph_nodes[*v].exec_id, start_ns))
-			return GRAPH_UPDATED;
+		if (g->t->graph_nodes[*v].exec_id) {
+			exec_known = true;
+			if (changed_by(g, &g->exec_changed, pid, g->t->graph_nodes[*v].exec_id,
+				       start_ns))
+				return GRAPH_UPDATED;
+		}
 		id = g->t->graph_nodes[*v].orig_node_id;
 		if (!id)
 			return GRAPH_NO_NODE;

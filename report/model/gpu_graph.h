@@ -32,13 +32,19 @@ enum graph_fate {
 
 /* Copies of copies followed at most (instantiate of a cudaGraphClone of a child graph ...) */
 #define GRAPH_MAX_CHAIN 16
+/* exec_changed's key for "some exec graph of the process" (exec ids are u32) */
+#define GRAPH_ANY_EXEC UINT64_MAX
 
 struct gpu_graph {
 	const struct trace *t;
 	struct kmap made;		/* {pid, node id} -> graph_nodes index of its CREATED */
 	struct kmap copied;		/* {pid, node id} -> index of the CLONED that made it */
 	struct kmap changed;		/* {pid, node id} -> index of its earliest UPDATED */
-	struct kmap exec_changed;	/* {pid, exec id} -> earliest EXEC_UPDATED; exec 0: any */
+	/*
+	 * {pid, exec id} -> earliest EXEC_UPDATED of that exec graph; exec 0: of one the library
+	 * could not name; GRAPH_ANY_EXEC: of any (for work whose exec graph is not known)
+	 */
+	struct kmap exec_changed;
 	uint64_t bad_records;		/* unknown op, node id 0, a second CREATED of a node */
 };
 

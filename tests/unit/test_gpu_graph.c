@@ -102,6 +102,26 @@ int main(void)
 		gpu_graph__free(&g);
 	}
 
+	/*
+	 * a copy record without its exec graph's id (or work on the original node): after any
+	 * exec update of the process it may have been updated, so it no longer maps
+	 */
+	{
+		struct xpu_rec_gpu_graph_node r[] = {
+			made(10, 0x101, 41), copied(20, 0x201, 0x101, 0), copied(20, 0x301, 0x101, 0xe2),
+			{ .ts_ns = 50, .pid = PID, .exec_id = 0xe1, .op = XPU_GRAPH_EXEC_UPDATED },
+		};
+
+		t.graph_nodes = r;
+		t.ngraph_nodes = N(r);
+		CHECK(gpu_graph__build(&g, &t) == 0, "build");
+		CHECK(fate(&g, PID, 0x201, 49, &corr) == GRAPH_MAPPED, "exec unknown, before");
+		CHECK(fate(&g, PID, 0x201, 50, &corr) == GRAPH_UPDATED, "exec unknown, after any");
+		CHECK(fate(&g, PID, 0x101, 50, &corr) == GRAPH_UPDATED, "the original, after any");
+		CHECK(fate(&g, PID, 0x301, 60, &corr) == GRAPH_MAPPED, "another exec graph's copy");
+		gpu_graph__free(&g);
+	}
+
 	/* copies GRAPH_MAX_CHAIN deep still map; one deeper is a bad chain, not a site */
 	for (i = 0; i < N(deep); i++)
 		deep[i] = 0x1000 + i;
