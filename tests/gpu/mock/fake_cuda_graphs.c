@@ -309,6 +309,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	n = strtoul(argv[3], NULL, 10);
+	(void)launch_fake_kernel;	/* fake_cuda_app.c's own launches are not used here */
 	if (fake_inject(argv[1], argv[2]))
 		return 1;
 	{
