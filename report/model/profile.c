@@ -155,29 +155,47 @@ static int add_samples(struct profile *p)
  * and the frame between it and the replay's, as --cuda-graphs orders them; NULL to leave the
  * work under its replay's stack alone.
  */
-static const struct cap_part *capture_part(struct profile *p, struct session *s,
-					   const struct gpu_work *w, struct cap_part *cp)
+static const struct cap_part *capture_part(const struct profile *p, const struct gpu_work *w,
+					   uint32_t mid, struct cap_part *cp)
 {
-	const char *mid;
-
-	if (!w->capture || p->s->opts->graphs == GRAPHS_REPLAY_ONLY)
+	if (!w->capture || !mid)
 		return NULL;
-	mid = p->s->opts->graphs == GRAPHS_CAPTURE_FIRST ? "[graph] replayed" : "[graph] captured";
 	cp->stack = session__launch_stack(p->s, w->capture - 1);
 	cp->ts = p->s->t->launches[w->capture - 1].ts_ns;
-	cp->mid = frame_intern(&s->pool, mid, strlen(mid));
+	cp->mid = mid;
 	return cp;
+}
+
+/* The marker frame --cuda-graphs puts between the two stacks; 0 for replay-only. */
+static int graph_marker(struct session *s, uint32_t *mid)
+{
+	const char *name = s->opts->graphs == GRAPHS_CAPTURE_FIRST ? "[graph] replayed" :
+									"[graph] captured";
+
+	*mid = 0;
+	if (s->opts->graphs == GRAPHS_REPLAY_ONLY)
+		return 0;
+	*mid = frame_intern(&s->pool, name, strlen(name));
+	return *mid ? 0 : -ENOMEM;
 }
 
 /* GPU work under the stack of its launch; without one, under "[no stack]" (stack 0). */
 static int add_gpu(struct profile *p, struct session *s)
 {
 	const struct gpu_join *j;
+	uint32_t mid;
 	size_t i;
 	int err;
 
 	err = session__join_gpu(s);
 	if (err)
+		return err;
+	/* interned only for a trace with graph work: frame ids order text's ties */
+	mid = 0;
+	for (i = 0; i < session__gpu(s)->n; i++)
+		if (session__gpu(s)->w[i].capture)
+			break;
+	if (i < session__gpu(s)->n && (err = graph_marker(s, &mid)))
 		return err;
 	j = session__gpu(s);
 	for (i = 0; i < j->n; i++) {
@@ -191,9 +209,7 @@ static int add_gpu(struct profile *p, struct session *s)
 			p->filtered_out++;
 			continue;
 		}
-		cap = capture_part(p, s, w, &cp);
-		if (cap && !cap->mid)
-			return -ENOMEM;
+		cap = capture_part(p, w, mid, &cp);
 		err = profile_add_ctx(p, w->pid, w->tid, w->device + 1, l ? l->ts_ns : w->start,
 				      l ? session__launch_stack(p->s, w->launch - 1) : 0, w->leaf,
 				      true, 0, w->end > w->start ? w->end - w->start : 0, false, cap);
