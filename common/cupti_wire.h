@@ -23,7 +23,9 @@
 #include "xpu_format.h"
 
 #define XPU_CUPTI_WIRE_MAGIC 0x31574358u	/* "XCW1" read as little-endian bytes */
-#define XPU_CUPTI_WIRE_VERSION 3	/* 2: PROCESS_ENV records; 3: the in-process walk */
+/* 2: PROCESS_ENV records; 3: the in-process walk; 4: GPU_GRAPH_NODE records (an older
+ * recorder would drop each batch holding one) */
+#define XPU_CUPTI_WIRE_VERSION 4
 #define XPU_CUPTI_SOCKET_ENV "XPU_CUPTI_SOCKET"
 
 /*

@@ -65,11 +65,14 @@ static const struct xpu_record_desc rows[XPU_REC_TYPE_MAX_KNOWN + 1] = {
 	[XPU_REC_GPU_KERNEL] = ROW(gpu_kernel, CUPTI,
 		F(gpu_kernel, TS, start_ns), F(gpu_kernel, TS, end_ns), F(gpu_kernel, PID, pid),
 		F(gpu_kernel, STR, name_str), F(gpu_kernel, DEVICE, device)),
-	[XPU_REC_GPU_MEMCPY] = ROW(gpu_memcpy, CUPTI,
+	/* 1.12 appended graph_node_id to both */
+	[XPU_REC_GPU_MEMCPY] = ROW_MIN(gpu_memcpy, offsetof(struct xpu_rec_gpu_memcpy, graph_node_id),
+		CUPTI,
 		F(gpu_memcpy, TS, start_ns), F(gpu_memcpy, TS, end_ns), F(gpu_memcpy, PID, pid),
 		F(gpu_memcpy, DEVICE, device), F(gpu_memcpy, DEVICE, src_device),
 		F(gpu_memcpy, DEVICE, dst_device)),
-	[XPU_REC_GPU_MEMSET] = ROW(gpu_memset, CUPTI,
+	[XPU_REC_GPU_MEMSET] = ROW_MIN(gpu_memset, offsetof(struct xpu_rec_gpu_memset, graph_node_id),
+		CUPTI,
 		F(gpu_memset, TS, start_ns), F(gpu_memset, TS, end_ns), F(gpu_memset, PID, pid),
 		F(gpu_memset, DEVICE, device)),
 	[XPU_REC_GPU_SYNC] = ROW(gpu_sync, CUPTI,
@@ -112,6 +115,9 @@ static const struct xpu_record_desc rows[XPU_REC_TYPE_MAX_KNOWN + 1] = {
 	[XPU_REC_AUTOGRAD_PROBE] = ROW(autograd_probe, RECORDER,
 		F(autograd_probe, TS, ts_ns), F(autograd_probe, PID, pid),
 		F(autograd_probe, DSO, dso_id), F(autograd_probe, STR, reason_str)),
+	[XPU_REC_GPU_GRAPH_NODE] = ROW(gpu_graph_node, CUPTI,
+		F(gpu_graph_node, TS, ts_ns), F(gpu_graph_node, PID, pid),
+		F(gpu_graph_node, TID, tid)),
 };
 
 const struct xpu_record_desc *xpu_record_desc(uint16_t type)

@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 11
+#define XPU_FORMAT_MINOR 12
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -120,7 +120,8 @@ enum xpu_record_type {
 	XPU_REC_AUTOGRAD_NODE = 41,	/* since 1.10: PyTorch autograd node set on an output */
 	XPU_REC_AUTOGRAD_EVAL = 42,	/* since 1.10: PyTorch autograd evaluated a node */
 	XPU_REC_AUTOGRAD_PROBE = 43,	/* since 1.10: autograd probes of a file, or why none */
-	XPU_REC_TYPE_MAX_KNOWN = 43,
+	XPU_REC_GPU_GRAPH_NODE = 44,	/* since 1.12: a CUDA graph node made, copied or changed */
+	XPU_REC_TYPE_MAX_KNOWN = 44,
 };
 
 /* ---- recording context ---------------------------------------------------------------- */
@@ -605,8 +606,9 @@ struct xpu_rec_gpu_memcpy {
 	uint16_t flags;			/* enum xpu_gpu_flags */
 	uint16_t reserved1;
 	uint32_t graph_id;
+	uint64_t graph_node_id;		/* since 1.12: CUPTI's id of the node that ran it, 0: none */
 };
-_Static_assert(sizeof(struct xpu_rec_gpu_memcpy) == 64, "gpu memcpy size");
+_Static_assert(sizeof(struct xpu_rec_gpu_memcpy) == 72, "gpu memcpy size");
 
 struct xpu_rec_gpu_memset {
 	uint64_t start_ns;
@@ -622,8 +624,9 @@ struct xpu_rec_gpu_memset {
 	uint8_t reserved0;
 	uint16_t flags;			/* enum xpu_gpu_flags */
 	uint32_t graph_id;
+	uint64_t graph_node_id;		/* since 1.12: CUPTI's id of the node that ran it, 0: none */
 };
-_Static_assert(sizeof(struct xpu_rec_gpu_memset) == 56, "gpu memset size");
+_Static_assert(sizeof(struct xpu_rec_gpu_memset) == 64, "gpu memset size");
 
 enum xpu_sync_kind {
 	XPU_SYNC_UNKNOWN = 0,
@@ -737,6 +740,38 @@ struct xpu_rec_autograd_probe {
 	uint32_t reason_str;		/* UNAVAILABLE: why, one line */
 };
 _Static_assert(sizeof(struct xpu_rec_autograd_probe) == 24, "autograd probe size");
+
+/*
+ * Since 1.12, CUDA graphs (CUPTI's resource callbacks for graph nodes, format-spec/gpu-records.md):
+ * what lets a kernel, copy or memset a graph replays be put under the code that captured it.
+ * A node made inside a traced API call (a launch, copy or memset captured from a stream, or
+ * cudaGraphAdd*Node) is CREATED with that call's corr_id, whose GPU_LAUNCH holds the stack.
+ * Instantiation (and cudaGraphClone) copies nodes: CLONED maps the copy's id to the node it was
+ * copied from. A node whose parameters were replaced afterwards (UPDATED: cudaGraphExecUpdate,
+ * cudaGraphExec*NodeSetParams) or every node of an exec graph given to cudaGraphExecUpdate
+ * (EXEC_UPDATED) no longer runs what its capture site asked for: from ts_ns on, a reader keeps
+ * its work under the replay's stack only.
+ */
+enum xpu_graph_node_op {
+	XPU_GRAPH_NODE_CREATED = 1,
+	XPU_GRAPH_NODE_CLONED = 2,
+	XPU_GRAPH_NODE_UPDATED = 3,
+	XPU_GRAPH_EXEC_UPDATED = 4,
+};
+
+struct xpu_rec_gpu_graph_node {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t tid;			/* the thread whose call made the change */
+	uint64_t node_id;		/* CUPTI's node id; 0 for EXEC_UPDATED */
+	uint64_t orig_node_id;		/* CLONED: the node it is a copy of; else 0 */
+	uint32_t graph_id;		/* the graph that holds node_id, 0: unknown or an exec graph */
+	uint32_t exec_id;		/* CLONED into an exec graph, EXEC_UPDATED: its id; else 0 */
+	uint32_t corr_id;		/* CREATED: the traced API call it was made in; 0: none */
+	uint16_t op;			/* enum xpu_graph_node_op */
+	uint16_t node_type;		/* CUgraphNodeType: 0 kernel, 1 memcpy, 2 memset, 5 child graph, ... */
+};
+_Static_assert(sizeof(struct xpu_rec_gpu_graph_node) == 48, "gpu graph node size");
 
 enum xpu_nvtx_kind {
 	XPU_NVTX_RANGE = 1,		/* push/pop or start/end range */

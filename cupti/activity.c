@@ -40,6 +40,7 @@ SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, start);
 SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, correlationId);
 SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, runtimeCorrelationId);
 SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, graphId);
+SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, graphNodeId);
 SAME_OFFSET(CUpti_ActivitySynchronization2, CUpti_ActivitySynchronization, cudaEventId);
 SAME_OFFSET(CUpti_ActivityMarkerData2, CUpti_ActivityMarkerData, color);
 SAME_OFFSET(CUpti_ActivityOverhead3, CUpti_ActivityOverhead2, correlationId);
@@ -284,6 +285,7 @@ static void convert_memcpy(const CUpti_ActivityMemcpy6 *m)
 		.dst_device = m->deviceId,
 		.flags = m->graphId ? XPU_GPU_IN_GRAPH : 0,
 		.graph_id = m->graphId,
+		.graph_node_id = m->graphNodeId,
 	};
 
 	transport__append(XPU_REC_GPU_MEMCPY, &r, sizeof(r));
@@ -307,6 +309,7 @@ static void convert_peer(const CUpti_ActivityMemcpyPtoP4 *m)
 		.dst_device = m->dstDeviceId,
 		.flags = m->graphId ? XPU_GPU_IN_GRAPH : 0,
 		.graph_id = m->graphId,
+		.graph_node_id = m->graphNodeId,
 	};
 
 	transport__append(XPU_REC_GPU_MEMCPY, &r, sizeof(r));
@@ -327,6 +330,7 @@ static void convert_memset(const CUpti_ActivityMemset4 *m)
 		.mem_kind = mem_kind(m->memoryKind),
 		.flags = m->graphId ? XPU_GPU_IN_GRAPH : 0,
 		.graph_id = m->graphId,
+		.graph_node_id = m->graphNodeId,
 	};
 
 	transport__append(XPU_REC_GPU_MEMSET, &r, sizeof(r));
@@ -490,6 +494,7 @@ static void buffer_convert(uint8_t *buffer, size_t valid, size_t dropped)
 						 xc_clock_offset_ns);
 		}
 		callbacks__drain_syncs();
+		graph_nodes__drain();
 		api_records__drain();
 		transport__flush();
 	}
@@ -594,6 +599,7 @@ void activity__flush(bool forced)
 	transport__lock();
 	if (transport__connected()) {
 		callbacks__drain_syncs();
+		graph_nodes__drain();
 		api_records__drain();
 		transport__flush();
 	}

@@ -75,6 +75,11 @@ static __thread unsigned int rt_epoch;
 /* XPU_CUPTI_NO_MARKER=1 (diagnosis only): callbacks run but the probed marker is not called */
 static bool no_marker;
 static __thread uint32_t rt_corr;
+/*
+ * The traced call (one that takes a launch stack) this thread is in, 0 outside: a graph node
+ * made during it (graph_nodes.c) gets its id, so its capture stack is that call's launch stack.
+ */
+static __thread uint32_t call_corr;
 /* set by callbacks__hold_new_calls() once a fatal signal's final flush begins */
 static int hold_calls;
 
@@ -141,12 +146,14 @@ uint32_t callbacks__map_corr(uint32_t corr_id)
  * Per callback id: whether its ENTER calls the marker (a launch, copy, memset, sync or
  * allocation: what the launch stacks are taken for), and which synchronization it is.
  */
-enum { CB_MARKER = 1u << 0, CB_SYNC_PTSZ = 1u << 1 };
+enum { CB_MARKER = 1u << 0, CB_SYNC_PTSZ = 1u << 1, CB_GRAPH_UPDATE = 1u << 2 };
 struct cb_info {
 	uint8_t flags;
 	uint8_t sync;		/* enum xpu_sync_kind, XPU_SYNC_UNKNOWN: not a synchronization */
 };
 static struct cb_info rt_info[RUNTIME_MAX_CBID], drv_info[DRIVER_MAX_CBID];
+/* the graph node callbacks are on (graph_nodes.c): cudaGraphExecUpdate is watched too */
+static bool graph_nodes;
 
 /*
  * Synchronization records without CUPTI's synchronization activity: that kind makes CUPTI
@@ -281,24 +288,34 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			if (rt_depth++ == 0) {
 				rt_corr = cb->correlationId;
+				call_corr = info && (info->flags & CB_MARKER) ? cb->correlationId : 0;
 				if (api_cb_records && info && (info->flags & CB_MARKER))
 					api_records__begin(cb->correlationId, cbid, XPU_API_RUNTIME);
+				if (info && (info->flags & CB_GRAPH_UPDATE))
+					graph_nodes__exec_update(cb);
 				if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
 					launch_stack(cb->correlationId, cbid, XPU_API_RUNTIME);
 				if (info && info->sync && sync_cb)
 					sync_begin(domain, cbid, cb, info);
 			}
 		} else if (rt_depth > 0) {
+			if (rt_depth == 1)
+				call_corr = 0;
 			if (--rt_depth == 0 && api_cb_records)
 				api_records__end(cb->correlationId, return_code(cb));
 			if (rt_depth == 0 && sync_open.start_ns && sync_cbid == cbid &&
 			    sync_domain == domain)
 				sync_end(cb);
 		}
+	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		/* only the graph node ids are enabled in this domain (graph_nodes__enable) */
+		graph_nodes__resource(cbid, cbdata, call_corr);
 	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		const struct cb_info *info = cbid < DRIVER_MAX_CBID ? &drv_info[cbid] : NULL;
 
 		if (cb->callbackSite != CUPTI_API_ENTER) {
+			if (rt_depth == 0)
+				call_corr = 0;
 			if (rt_depth == 0 && api_cb_records)
 				api_records__end(cb->correlationId, return_code(cb));
 			if (rt_depth == 0 && sync_open.start_ns && sync_cbid == cbid &&
@@ -310,8 +327,11 @@ static void CUPTIAPI api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 			corr_map_put(cb->correlationId, rt_corr);
 			return;
 		}
+		call_corr = info && (info->flags & CB_MARKER) ? cb->correlationId : 0;
 		if (api_cb_records && info && (info->flags & CB_MARKER))
 			api_records__begin(cb->correlationId, cbid, XPU_API_DRIVER);
+		if (info && (info->flags & CB_GRAPH_UPDATE))
+			graph_nodes__exec_update(cb);
 		if (info && (info->flags & CB_MARKER) && !no_marker && !holding())
 			launch_stack(cb->correlationId, cbid, XPU_API_DRIVER);
 		if (info && info->sync && sync_cb)
@@ -365,6 +385,31 @@ static bool memory_wanted(const char *n, size_t len, const char *const *prefixes
 	return false;
 }
 
+/*
+ * A call that adds a node to a graph (cudaGraphAddKernelNode, cudaGraphAddMemcpyNode1D,
+ * cudaGraphAddNode, ...: the prefix and "Node" in the name; not cudaGraphAddDependencies):
+ * its launch stack is the capture stack of the node it makes (graph_nodes.c). Captured
+ * launches, copies and memsets are wanted already.
+ */
+static bool graph_node_call(const char *n, size_t len, const char *prefix)
+{
+	size_t i;
+
+	/* without the node callbacks (off, or an old libcupti) their stacks would join nothing */
+	if (!graph_nodes || !name_has_prefix(n, len, prefix))
+		return false;
+	for (i = strlen(prefix); i + 4 <= len; i++)
+		if (!strncmp(n + i, "Node", 4))
+			return true;
+	return false;
+}
+
+/* cudaGraphExecUpdate, cuGraphExecUpdate: the exec graph's nodes may now run other work */
+static bool graph_update_call(const char *n, size_t len)
+{
+	return name_is(n, len, "cudaGraphExecUpdate") || name_is(n, len, "cuGraphExecUpdate");
+}
+
 static bool runtime_wanted(const char *n, size_t len)
 {
 	static const char *const exact[] = {
@@ -380,7 +425,7 @@ static bool runtime_wanted(const char *n, size_t len)
 		if (name_is(n, len, exact[i]))
 			return true;
 	return name_has_prefix(n, len, "cudaMemcpy") || name_has_prefix(n, len, "cudaMemset") ||
-	       memory_wanted(n, len, runtime_memory);
+	       graph_node_call(n, len, "cudaGraphAdd") || memory_wanted(n, len, runtime_memory);
 }
 
 /* Which synchronization a call is, by name (the version suffix cut); XPU_SYNC_UNKNOWN: none. */
@@ -420,7 +465,7 @@ static bool driver_wanted(const char *n, size_t len)
 		if (name_is(n, len, exact[i]))
 			return true;
 	return name_has_prefix(n, len, "cuMemcpy") || name_has_prefix(n, len, "cuMemset") ||
-	       memory_wanted(n, len, driver_memory);
+	       graph_node_call(n, len, "cuGraphAdd") || memory_wanted(n, len, driver_memory);
 }
 
 /*
@@ -462,6 +507,8 @@ static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain
 		len = base_len(name);
 		if (markers && wanted(name, len))
 			in.flags |= CB_MARKER;
+		if (markers && graph_nodes && graph_update_call(name, len))
+			in.flags |= CB_GRAPH_UPDATE;
 		if (sync_cb && (in.sync = sync_kind_of(name, len, &ptsz)) && ptsz)
 			in.flags |= CB_SYNC_PTSZ;
 		if (!in.flags && !in.sync)
@@ -567,12 +614,15 @@ int callbacks__subscribe(void)
 		corr_map = calloc(1u << CORR_MAP_BITS, sizeof(*corr_map));
 	memset(rt_info, 0, sizeof(rt_info));
 	memset(drv_info, 0, sizeof(drv_info));
+	/* a node's capture stack is its call's launch stack: nothing to join without markers */
+	graph_nodes = markers && graph_nodes__enable(sub);
 	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted,
 			    rt_info, markers);
 	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted,
 			     drv_info, markers);
-	xc_info("launch callbacks: %d runtime, %d driver API ids; synchronization records from %s",
-		nrt, ndrv, sync_cb ? "callbacks" : "CUPTI's activity");
+	xc_info("launch callbacks: %d runtime, %d driver API ids; synchronization records from %s; "
+		"graph nodes %s", nrt, ndrv, sync_cb ? "callbacks" : "CUPTI's activity",
+		graph_nodes ? "traced" : "not traced");
 	if (markers && !nrt && !ndrv)
 		xc_err_once("no launch callback could be enabled: no launch stacks for pid %d",
 			    (int)xc_pid);

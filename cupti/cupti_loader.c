@@ -193,6 +193,9 @@ int cupti_loader__load(void)
 	RESOLVE(cuptiActivityEnableHWTrace, false);
 	RESOLVE(cuptiGetStreamIdEx, false);
 	RESOLVE(cuptiGetContextId, false);
+	RESOLVE(cuptiGetGraphNodeId, false);
+	RESOLVE(cuptiGetGraphId, false);
+	RESOLVE(cuptiGetGraphExecId, false);
 	RESOLVE(InitializeInjectionNvtx2, false);
 	cupti.handle = h;
 	return 0;

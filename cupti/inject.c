@@ -400,8 +400,11 @@ static int start_collection(uint32_t flags)
 	if (env && !strcmp(env, "graph")) {
 		mode = XC_GRAPH_WHOLE;
 		flags |= XPU_CUPTI_HELLO_GRAPH_MODE;
+	} else if (env && !strcmp(env, "replay")) {
+		/* per-node records under the replay's stack only: no graph node callbacks */
+		graph_nodes__off();
 	} else if (env && *env && strcmp(env, "node")) {
-		xc_log("XPU_CUDA_GRAPHS=%s is neither 'node' nor 'graph': using 'node'", env);
+		xc_log("XPU_CUDA_GRAPHS=%s is not 'node', 'replay' or 'graph': using 'node'", env);
 	}
 
 	err = cupti_loader__load();

@@ -60,6 +60,9 @@ struct cupti_fns {
 	XC_FN(cuptiActivityEnableHWTrace);
 	XC_FN(cuptiGetStreamIdEx);
 	XC_FN(cuptiGetContextId);
+	XC_FN(cuptiGetGraphNodeId);
+	XC_FN(cuptiGetGraphId);
+	XC_FN(cuptiGetGraphExecId);
 	/* NVTX injection entry of libcupti, forwarded to from our own */
 	int (*InitializeInjectionNvtx2)(void *get_export_table);
 };
@@ -190,6 +193,23 @@ void callbacks__hold_new_calls(void);
 void callbacks__drain_syncs(void);
 /* Kernel/memcpy/memset correlation id as CUPTI tagged it -> the id the marker saw. */
 uint32_t callbacks__map_corr(uint32_t corr_id);
+
+/* ---- graph_nodes.c: where each CUDA graph node came from (GPU_GRAPH_NODE records) --------- */
+/*
+ * Subscribes sub to the graph-node resource callbacks, unless XPU_CUPTI_GRAPH_NODES=0 or this
+ * libcupti lacks the node id calls. Whether they are on.
+ */
+bool graph_nodes__enable(CUpti_SubscriberHandle sub);
+/* XPU_CUDA_GRAPHS=replay: the node callbacks stay off. */
+void graph_nodes__off(void);
+/* Whether the node callbacks are to be on (neither replay mode nor XPU_CUPTI_GRAPH_NODES=0). */
+bool graph_nodes__wanted(void);
+/* A resource callback of the graph ids; call_corr: the traced API call this thread is in, 0: none. */
+void graph_nodes__resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd, uint32_t call_corr);
+/* ENTER of cudaGraphExecUpdate / cuGraphExecUpdate: the exec graph's capture sites end here. */
+void graph_nodes__exec_update(const CUpti_CallbackData *cb);
+/* With the transport's lock held: appends the records queued so far. */
+void graph_nodes__drain(void);
 
 /* ---- api_records.c -------------------------------------------------------------------------- */
 /* XPU_CUPTI_API=callbacks: API records from the launch callbacks, none from CUPTI's activity. */

@@ -317,6 +317,38 @@ static bool handle_events(struct cupti_rx *rx, struct rx_client *c, uint8_t *pay
 }
 
 /* Handles one message; returns false when the connection should be closed. */
+/* The STATS counts of a batch's GPU_GRAPH_NODE records (xpu_cupti_wire_fix_batch checked it). */
+static void count_graph_nodes(struct cupti_rx *rx, const uint8_t *p, size_t len)
+{
+	uint64_t made = 0, no_call = 0, clones = 0, updates = 0;
+	size_t off = 0;
+
+	while (off + sizeof(struct xpu_record_header) <= len) {
+		struct xpu_record_header h;
+		struct xpu_rec_gpu_graph_node g;
+
+		memcpy(&h, p + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			break;
+		if (h.type == XPU_REC_GPU_GRAPH_NODE && h.size - sizeof(h) >= sizeof(g)) {
+			memcpy(&g, p + off + sizeof(h), sizeof(g));
+			made += g.op == XPU_GRAPH_NODE_CREATED;
+			no_call += g.op == XPU_GRAPH_NODE_CREATED && !g.corr_id;
+			clones += g.op == XPU_GRAPH_NODE_CLONED;
+			updates += g.op == XPU_GRAPH_NODE_UPDATED || g.op == XPU_GRAPH_EXEC_UPDATED;
+		}
+		off += h.size;
+	}
+	if (made || clones || updates) {
+		pthread_mutex_lock(&rx->stats_lock);
+		rx->stats.graph_nodes += made;
+		rx->stats.graph_nodes_no_call += no_call;
+		rx->stats.graph_clones += clones;
+		rx->stats.graph_updates += updates;
+		pthread_mutex_unlock(&rx->stats_lock);
+	}
+}
+
 static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 {
 	struct xpu_cupti_msg_header h;
@@ -367,6 +399,7 @@ static bool handle_msg(struct cupti_rx *rx, struct rx_client *c, size_t n)
 		if (nrec && writer_thread__submit_foreign(rx->wt, c->source_id, payload, h.len) == 0) {
 			STAT_ADD(rx, batches, 1);
 			STAT_ADD(rx, records, (uint64_t)nrec);
+			count_graph_nodes(rx, payload, h.len);
 		}
 		return true;
 	}

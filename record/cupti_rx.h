@@ -40,6 +40,12 @@ struct cupti_rx_stats {
 	uint64_t shares_other_ns;	/* ... not: in another pid namespace */
 	uint64_t share_errors;		/* ... not: the share could not be made or sent */
 	/*
+	 * GPU_GRAPH_NODE records passed on (issue 39): nodes made, of them those made outside a
+	 * traced call (no capture stack: their work stays under the replay's), nodes copied
+	 * (instantiation), nodes and exec graphs whose parameters changed (cudaGraphExecUpdate)
+	 */
+	uint64_t graph_nodes, graph_nodes_no_call, graph_clones, graph_updates;
+	/*
 	 * The sum of every client's last WALK_STATS, those that left too: the in-process walk's
 	 * counters (cnt[] as the BPF counters) since the recording started.
 	 */

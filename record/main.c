@@ -128,8 +128,10 @@ static const struct cli_opt options[] = {
 		     "implies --off-cpu" },
 	{ .val = OPT_CUDA_GRAPHS, .name = "cuda-graphs", .arg = "MODE",
 	  .help[0] = "how CUDA graph launches are recorded: node (default; every\n"
-		     "kernel, copy and memset of the graph) or graph (one record\n"
-		     "per graph launch, cheaper for large graphs)" },
+		     "kernel, copy and memset of the graph, under the replay's\n"
+		     "stack and the stack that captured its node), replay (the\n"
+		     "same, without capture sites: no graph node callbacks) or\n"
+		     "graph (one record per graph launch, cheaper for large graphs)" },
 	{ .short_name = 'd', .name = "duration", .arg = "SECS",
 	  .help[0] = "stop after SECS seconds (decimals allowed): the command gets\n"
 		     "SIGINT, as from ^C, and SIGTERM 5 s later if still running;\n"
@@ -460,8 +462,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_CUDA_GRAPHS:
 			/* checked here: the injected library only logs and falls back to node */
-			if (strcmp(optarg, "node") && strcmp(optarg, "graph"))
-				return bad_arg("invalid --cuda-graphs mode '%s': expected node or graph",
+			if (strcmp(optarg, "node") && strcmp(optarg, "graph") && strcmp(optarg, "replay"))
+				return bad_arg("invalid --cuda-graphs mode '%s': expected node, replay or graph",
 					       optarg);
 			cfg.cuda_graphs = optarg;
 			break;

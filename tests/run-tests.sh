@@ -27,7 +27,7 @@ TIER=${TEST_TIER:-all}
 # the e2e tests of the quick tier: each covers a path the edit loop breaks most (record and
 # report a C program, the recorder's output files, a DWARF unwind, frame names, diff, the GPU
 # mock) in seconds; test_python_frames (20 recordings, minutes) is left to make test
-CHECK_E2E=" test_record_cpu test_record_output test_dwarf test_names test_diff test_gpu_mock_record "
+CHECK_E2E=" test_record_cpu test_record_output test_dwarf test_names test_diff test_gpu_mock_record test_cuda_graphs_mock "
 pass=0 fail=0 skip=0 failed=()
 logs=$(mktemp -d) || exit 1
 # the tests' own children are theirs to end; ours are only the test jobs we started

@@ -53,6 +53,7 @@ enum {
 	OPT_NO_INLINE,
 	OPT_NO_UNWIND,
 	OPT_NO_BACKWARD,
+	OPT_CUDA_GRAPHS,
 	OPT_DIFF_ORDER,		/* xpu-report diff */
 	/* multi-trace: --host, --rank */
 	OPT_HOST,
@@ -149,6 +150,11 @@ static const struct cli_opt options[] = {
 	  .help[0] = "leave PyTorch's backward work on the autograd engine's own\n"
 		     "stacks (by default it goes under the forward code that created\n"
 		     "each node, below a '[backward] NODE' frame)" },
+	{ .val = OPT_CUDA_GRAPHS, .name = "cuda-graphs", .arg = "ORDER",
+	  .help[0] = "work a CUDA graph replayed: replay-first (default: the replay's\n"
+		     "stack, '[graph] captured', the stack that captured its node),\n"
+		     "capture-first (capture stack, '[graph] replayed', replay\n"
+		     "stack) or replay-only (the replay's stack alone)" },
 	{ .val = OPT_STRICT, .name = "strict",
 	  .help[0] = "fail (exit 2) when the trace is truncated or corrupt" },
 	{ .val = OPT_MAX_OUTPUT, .name = "max-output", .arg = "SIZE",
@@ -418,6 +424,19 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_NO_BACKWARD:
 			o->no_backward = true;
+			break;
+		case OPT_CUDA_GRAPHS:
+			if (!strcmp(optarg, "replay-first")) {
+				o->graphs = GRAPHS_REPLAY_FIRST;
+			} else if (!strcmp(optarg, "capture-first")) {
+				o->graphs = GRAPHS_CAPTURE_FIRST;
+			} else if (!strcmp(optarg, "replay-only")) {
+				o->graphs = GRAPHS_REPLAY_ONLY;
+			} else {
+				fprintf(stderr, "xpu-report: unknown --cuda-graphs '%s' (replay-first, "
+					"capture-first or replay-only)\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_NO_UNWIND:
 			o->no_unwind = true;

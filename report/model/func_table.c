@@ -18,6 +18,9 @@ static uint32_t dso_id(struct func_table *ft, uint32_t frame, uint32_t file)
 		return strpool__intern(&ft->dsos, "[gpu]", 5);
 	if (!strncmp(name, "[off-cpu] ", 10))
 		return strpool__intern(&ft->dsos, "[off-cpu]", 9);
+	/* the marker between a replay's stack and its capture's (profile.c) */
+	if (!strncmp(name, "[graph] ", 8))
+		return strpool__intern(&ft->dsos, "[graph]", 7);
 	v = kmap__put(&ft->file_idx, file, 0, 0, &ins);
 	if (v && ins) {
 		d = session__file_name(ft->p->s, file);

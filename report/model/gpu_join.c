@@ -62,8 +62,31 @@ static int index_calls(struct gpu_join *j, const struct trace *t)
 	return 0;
 }
 
+/* A replayed record's capture launch, and what became of its node (gpu_graph.h). */
+static void join_graph(struct gpu_join *j, struct gpu_work *w, uint64_t node_id)
+{
+	uint32_t corr;
+	long c;
+
+	/*
+	 * before 1.12 no recorder took graph nodes: the work is under its replay as it always
+	 * was, not something that failed to map
+	 */
+	if (!j->graph_tracked)
+		return;
+	w->graph = (uint8_t)gpu_graph__resolve(&j->graph, w->pid, node_id, w->start, &corr);
+	if (w->graph != GRAPH_MAPPED)
+		return;
+	c = gpu_join__launch(j, w->pid, corr);
+	/* the call that made the node took no stack (lost, or launch stacks off) */
+	if (c < 0)
+		w->graph = GRAPH_NO_SITE;
+	else
+		w->capture = (uint32_t)c + 1;
+}
+
 static int add_work(struct gpu_join *j, const struct trace *t, const struct filter *f,
-		    struct gpu_work w)
+		    struct gpu_work w, uint64_t graph_node_id)
 {
 	long l = gpu_join__launch(j, w.pid, w.corr), a = gpu_join__api(j, w.pid, w.corr);
 
@@ -73,6 +96,9 @@ static int add_work(struct gpu_join *j, const struct trace *t, const struct filt
 	w.api = a >= 0 ? a + 1 : 0;
 	w.tid = a >= 0 ? t->apis[a].tid : l >= 0 ? t->launches[l].tid : 0;
 	w.keep = filter__span(f, w.pid, w.tid, w.start, w.end);
+	join_graph(j, &w, graph_node_id);
+	if (w.keep)
+		j->graph_fates[w.graph]++;
 	if (w.kind != GPU_WORK_KERNEL && !kmap__put(&j->copy_idx, w.pid, w.corr, j->n, NULL))
 		return -ENOMEM;
 	return VEC_PUSH(j->w, j->n, j->cap, w);
@@ -86,13 +112,18 @@ int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filt
 
 	memset(j, 0, sizeof(*j));
 	err = index_calls(j, t);
+	if (!err)
+		err = gpu_graph__build(&j->graph, t);
+	j->graph_tracked = t->ngraph_nodes ||
+			   (t->hdr.major == 1 && t->hdr.minor >= 12) || t->hdr.major > 1;
 	for (i = 0; !err && i < t->nkernels; i++) {
 		const struct xpu_rec_gpu_kernel *k = &t->kernels[i];
 
 		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_KERNEL, .index = i, .pid = k->pid, .corr = k->corr_id,
 			.device = k->device, .start = k->start_ns, .end = k->end_ns,
-			.name_str = k->name_str, .leaf = kernel_leaf(j, kn, names, k->name_str) });
+			.name_str = k->name_str, .leaf = kernel_leaf(j, kn, names, k->name_str) },
+			k->graph_node_id);
 	}
 	for (i = 0; !err && i < t->nmemcpys; i++) {
 		const struct xpu_rec_gpu_memcpy *m = &t->memcpys[i];
@@ -101,7 +132,7 @@ int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filt
 			.kind = GPU_WORK_MEMCPY, .index = i, .pid = m->pid, .corr = m->corr_id,
 			.device = m->device, .start = m->start_ns, .end = m->end_ns,
 			.bytes = m->bytes, .copy_kind = m->copy_kind,
-			.leaf = copy_leaf(names, memcpy_kind_name(m->copy_kind)) });
+			.leaf = copy_leaf(names, memcpy_kind_name(m->copy_kind)) }, m->graph_node_id);
 	}
 	for (i = 0; !err && i < t->nmemsets; i++) {
 		const struct xpu_rec_gpu_memset *m = &t->memsets[i];
@@ -109,7 +140,7 @@ int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filt
 		err = add_work(j, t, f, (struct gpu_work){
 			.kind = GPU_WORK_MEMSET, .index = i, .pid = m->pid, .corr = m->corr_id,
 			.device = m->device, .start = m->start_ns, .end = m->end_ns,
-			.bytes = m->bytes, .leaf = copy_leaf(names, "memset") });
+			.bytes = m->bytes, .leaf = copy_leaf(names, "memset") }, m->graph_node_id);
 	}
 	return err;
 }
@@ -142,5 +173,6 @@ void gpu_join__free(struct gpu_join *j)
 	kmap__free(&j->api_idx);
 	kmap__free(&j->copy_idx);
 	kmap__free(&j->leaf_idx);
+	gpu_graph__free(&j->graph);
 	memset(j, 0, sizeof(*j));
 }

@@ -13,6 +13,7 @@
 
 #include "base/containers.h"
 #include "model/filter.h"
+#include "model/gpu_graph.h"
 #include "model/names.h"
 #include "trace/trace.h"
 
@@ -36,6 +37,12 @@ struct gpu_work {
 	/* the launching thread: of the API record, else of the launch record, else 0 */
 	uint32_t tid;
 	uint32_t launch;		/* launch index + 1, 0 without a launch record */
+	/*
+	 * Replayed from a CUDA graph node (gpu_graph.h): the launch of the call that made the
+	 * node (index + 1) when graph is GRAPH_MAPPED, else 0; graph is enum graph_fate
+	 */
+	uint32_t capture;
+	uint8_t graph;
 	uint32_t api;			/* API record index + 1, 0 without one */
 	uint32_t leaf;			/* "[gpu] name" in the session's name pool */
 	uint32_t name_str;		/* a kernel's name, a string id of the trace; else 0 */
@@ -50,6 +57,9 @@ struct gpu_join {
 	struct kmap api_idx;		/* {pid, corr} -> API record index */
 	struct kmap copy_idx;		/* {pid, corr} -> work index of its memcpy, else memset */
 	struct kmap leaf_idx;		/* kernel name string id -> leaf frame id */
+	struct gpu_graph graph;		/* the trace's graph nodes */
+	bool graph_tracked;		/* a 1.12+ trace, or one with graph node records */
+	uint64_t graph_fates[GRAPH_FATES];	/* of the work the filter keeps */
 };
 
 /*

@@ -39,6 +39,8 @@ static int name_profile(struct naming *nm, struct profile *p, bool cpu)
 			continue;
 		comm = trace__comm(t, e->pid, buf, sizeof(buf));
 		err = name_one(nm, e->pid, e->ts, e->stack_id, e->trim);
+		if (!err && e->mid)
+			err = name_one(nm, e->pid, e->cap_ts, e->cap_stack, e->trim);
 		if (err)
 			return err;
 		e->comm = frame_intern(&nm->s->pool, comm, strlen(comm));
@@ -161,6 +163,25 @@ static int name_launch(struct naming *nm, long li, bool trim)
 	return name_one(nm, l->pid, l->ts_ns, session__launch_stack(nm->s, (size_t)li), trim);
 }
 
+/* The capture launches of the graph work kept, trimmed (text, jsonl) and not (chrome). */
+static int name_graph_sites(struct naming *nm)
+{
+	const struct gpu_join *j = session__gpu(nm->s);
+	size_t i;
+	int err = 0;
+
+	if (!j)
+		return -ENOMEM;
+	for (i = 0; !err && i < j->n; i++) {
+		if (!j->w[i].keep || !j->w[i].capture)
+			continue;
+		err = name_launch(nm, (long)j->w[i].capture - 1, true);
+		if (!err)
+			err = name_launch(nm, (long)j->w[i].capture - 1, false);
+	}
+	return err;
+}
+
 /* The trimmed launch stacks of the GPU work kept and of the calls and syncs kept. */
 static int name_gpu_sites(struct naming *nm)
 {
@@ -211,6 +232,14 @@ static int fix_profile(const struct session *s, struct profile *p)
 			return err;
 		e->files = session__files(s, e->frames);
 		e->sites = session__sites(s, e->frames);
+		if (!e->mid)
+			continue;
+		err = session__stack(s, e->pid, e->cap_ts, e->cap_stack, e->trim, &e->cap_frames,
+				     &e->cap_nframes);
+		if (err)
+			return err;
+		e->cap_files = session__files(s, e->cap_frames);
+		e->cap_sites = session__sites(s, e->cap_frames);
 	}
 	return 0;
 }
@@ -236,13 +265,15 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 	if ((sets & NAME_PROFILE) && p->cpu_samples)
 		sets &= ~(unsigned int)NAME_SAMPLES;
 	/* the progress line's total: an upper bound (the filter leaves some out) */
-	nm.total = (sets & NAME_PROFILE ? p->n : 0) + (sets & NAME_SAMPLES ? t->nsamples : 0) +
+	/* a profile entry of graph work names two stacks */
+	nm.total = (sets & NAME_PROFILE ? 2 * p->n : 0) + (sets & NAME_SAMPLES ? t->nsamples : 0) +
 		   (sets & NAME_LAUNCHES ? t->nlaunches : 0) +
 		   (sets & NAME_LAUNCH_SITES ? t->nlaunches : 0) +
 		   (sets & NAME_OFF_CPU ? t->noffcpus : 0) +
 		   (sets & NAME_STOPS ? s->uw.nstop_recs : 0) +
 		   (sets & NAME_ALLOC_SITES ? t->nmemories : 0) +
 		   (sets & NAME_BACKWARD ? t->nlaunches : 0) +
+		   (sets & NAME_GRAPH_SITES ? 2 * (t->nkernels + t->nmemcpys + t->nmemsets) : 0) +
 		   (sets & NAME_GPU_SITES ? t->nkernels + t->nmemcpys + t->nmemsets + t->napis +
 						    t->nsyncs : 0);
 	/*
@@ -264,6 +295,8 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		err = name_gpu_sites(&nm);
 	if (!err && (sets & NAME_ALLOC_SITES))
 		err = name_alloc_sites(&nm);
+	if (!err && (sets & NAME_GRAPH_SITES))
+		err = name_graph_sites(&nm);
 	if (!err && (sets & NAME_PROFILE))
 		err = fix_profile(s, p);
 	for (i = 0; !err && (sets & NAME_DSOS) && i < t->ndsos; i++)

@@ -25,6 +25,11 @@ enum naming_set {
 	NAME_GPU_SITES = 1 << 7,
 	NAME_DSOS = 1 << 8,		/* every DSO's file looked up (info lists where it came from) */
 	NAME_LAUNCH_SITES = 1 << 9,	/* the launches the filter keeps, trimmed (jsonl) */
+	/*
+	 * the capture launches of the graph work kept (model/gpu_graph.h), trimmed and not,
+	 * wherever they fall: a replay inside --time-range may have been captured before it
+	 */
+	NAME_GRAPH_SITES = 1 << 10,
 };
 
 /*

@@ -35,6 +35,13 @@ enum report_weight {
 };
 
 /* --sort keys of the function tables, in the order given */
+/* --cuda-graphs: where work replayed from a CUDA graph goes (model/gpu_graph.h) */
+enum report_graphs {
+	GRAPHS_REPLAY_FIRST = 0,	/* replay stack, "[graph] captured", capture stack (default) */
+	GRAPHS_CAPTURE_FIRST,		/* capture stack, "[graph] replayed", replay stack */
+	GRAPHS_REPLAY_ONLY,		/* the replay's stack only, as before 1.12 */
+};
+
 enum report_sort_key {
 	SORT_SYM = 1,
 	SORT_DSO,
@@ -67,6 +74,7 @@ struct report_opts {
 	bool inline_frames;	/* --inline */
 	bool no_unwind;		/* --no-unwind: keep recorded stacks, ignore stack copies */
 	bool no_backward;	/* --no-backward: PyTorch backward work on the engine's stacks */
+	enum report_graphs graphs;	/* --cuda-graphs */
 	bool no_host_files;	/* only --symfs and the archive: reproducible anywhere */
 	bool pack_writer;	/* `archive`: list the addresses named, keep the DWARF walks */
 	bool no_packs;		/* `archive`: this host's names, never an older pack's */

@@ -19,16 +19,39 @@ static size_t files_cap;
  * and device too: {pid, tid, device} then gets a key id of its own, in place of the pid.
  * block: the weight is an off-CPU block's time (gpu_ns holds it), counted in off_n.
  */
+/* The capture half of a graph work's entry (prof_entry.cap_*), NULL for any other. */
+struct cap_part {
+	uint32_t stack, mid;
+	uint64_t ts;
+};
+
 static int profile_add_ctx(struct profile *p, uint32_t pid, uint32_t tid, uint32_t device,
 			   uint64_t ts, uint32_t stack_id, uint32_t leaf, bool trim,
-			   uint64_t samples, uint64_t gpu_ns, bool block)
+			   uint64_t samples, uint64_t gpu_ns, bool block, const struct cap_part *cap)
 {
 	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff, key = pid;
 	uint64_t b = (uint64_t)stack_id << 32 | leaf;
 	struct prof_entry e = { .pid = pid, .stack_id = stack_id, .leaf = leaf, .trim = trim,
 				.ts = ts };
+	struct kmap *idx = &p->idx;
 	uint32_t *v;
 	bool ins;
+
+	if (cap) {
+		/*
+		 * Keyed apart (cap_idx), by the pair of stacks in place of the stack: the key
+		 * of an ordinary entry has no bit to spare
+		 */
+		v = kmap__put(&p->cap_pairs, stack_id, cap->stack, p->ncap_pairs, &ins);
+		if (!v)
+			return -ENOMEM;
+		p->ncap_pairs += ins;
+		b = (uint64_t)*v << 32 | leaf;
+		idx = &p->cap_idx;
+		e.cap_stack = cap->stack;
+		e.cap_ts = cap->ts;
+		e.mid = cap->mid;
+	}
 
 	if (p->per_thread) {
 		v = kmap__put(&p->ctx_idx, pid, (uint64_t)tid << 32 | device, p->nctx, &ins);
@@ -39,7 +62,7 @@ static int profile_add_ctx(struct profile *p, uint32_t pid, uint32_t tid, uint32
 		e.tid = tid;
 		e.device = device;
 	}
-	v = kmap__put(&p->idx, key << 32 | gen << 1 | trim, b, p->n, &ins);
+	v = kmap__put(idx, key << 32 | gen << 1 | trim, b, p->n, &ins);
 	if (!v)
 		return -ENOMEM;
 	if (ins && VEC_PUSH(p->e, p->n, p->cap, e))
@@ -96,7 +119,7 @@ static int add_off_cpu(struct profile *p, struct session *s)
 			return -ENOMEM;
 		err = profile_add_ctx(p, o->pid, o->tid, 0, o->ts_ns,
 				      session__offcpu_stack(p->s, i), leaf, false, 0, b > a ? b - a : 0,
-				      true);
+				      true, NULL);
 		if (err)
 			return err;
 		p->off_blocks++;
@@ -119,7 +142,7 @@ static int add_samples(struct profile *p)
 			continue;
 		}
 		err = profile_add_ctx(p, s->pid, s->tid, 0, s->ts_ns, session__sample_stack(p->s, i),
-				      0, false, 1, 0, false);
+				      0, false, 1, 0, false, NULL);
 		if (err)
 			return err;
 		p->cpu_samples++;
@@ -127,29 +150,69 @@ static int add_samples(struct profile *p)
 	return 0;
 }
 
+/*
+ * Work replayed from a CUDA graph node whose capture stack is known (gpu_graph.h): that stack
+ * and the frame between it and the replay's, as --cuda-graphs orders them; NULL to leave the
+ * work under its replay's stack alone.
+ */
+static const struct cap_part *capture_part(const struct profile *p, const struct gpu_work *w,
+					   uint32_t mid, struct cap_part *cp)
+{
+	if (!w->capture || !mid)
+		return NULL;
+	cp->stack = session__launch_stack(p->s, w->capture - 1);
+	cp->ts = p->s->t->launches[w->capture - 1].ts_ns;
+	cp->mid = mid;
+	return cp;
+}
+
+/* The marker frame --cuda-graphs puts between the two stacks; 0 for replay-only. */
+static int graph_marker(struct session *s, uint32_t *mid)
+{
+	const char *name = s->opts->graphs == GRAPHS_CAPTURE_FIRST ? "[graph] replayed" :
+									"[graph] captured";
+
+	*mid = 0;
+	if (s->opts->graphs == GRAPHS_REPLAY_ONLY)
+		return 0;
+	*mid = frame_intern(&s->pool, name, strlen(name));
+	return *mid ? 0 : -ENOMEM;
+}
+
 /* GPU work under the stack of its launch; without one, under "[no stack]" (stack 0). */
 static int add_gpu(struct profile *p, struct session *s)
 {
 	const struct gpu_join *j;
+	uint32_t mid;
 	size_t i;
 	int err;
 
 	err = session__join_gpu(s);
 	if (err)
 		return err;
+	/* interned only for a trace with graph work: frame ids order text's ties */
+	mid = 0;
+	for (i = 0; i < session__gpu(s)->n; i++)
+		if (session__gpu(s)->w[i].capture)
+			break;
+	if (i < session__gpu(s)->n && (err = graph_marker(s, &mid)))
+		return err;
 	j = session__gpu(s);
 	for (i = 0; i < j->n; i++) {
 		const struct gpu_work *w = &j->w[i];
 		const struct xpu_rec_gpu_launch *l = w->launch ? &p->s->t->launches[w->launch - 1] :
 								 NULL;
+		struct cap_part cp;
+		const struct cap_part *cap;
 
 		if (!w->keep) {
 			p->filtered_out++;
 			continue;
 		}
+		cap = capture_part(p, w, mid, &cp);
 		err = profile_add_ctx(p, w->pid, w->tid, w->device + 1, l ? l->ts_ns : w->start,
 				      l ? session__launch_stack(p->s, w->launch - 1) : 0, w->leaf,
-				      true, 0, w->end > w->start ? w->end - w->start : 0, false);
+				      true, 0, w->end > w->start ? w->end - w->start : 0, false, cap);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -219,6 +282,7 @@ int profile__filter_dsos(struct profile *p)
 	}
 	p->n = k;
 	kmap__free(&p->idx);	/* indexes moved; nothing is added after this */
+	kmap__free(&p->cap_idx);
 	return 0;
 }
 
@@ -262,7 +326,7 @@ static int add_memory(struct profile *p, struct session *s)
 			return -ENOMEM;
 		err = profile_add_ctx(p, x->pid, 0, x->device + 1, l ? l->ts_ns : x->ts_ns,
 				      l ? session__launch_stack(p->s, m->r[i].launch - 1) : 0, leaf,
-				      true, 0, x->bytes, false);
+				      true, 0, x->bytes, false, NULL);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -299,40 +363,85 @@ int profile__frames(const struct profile *p, const struct prof_entry *e, const u
 	return profile__frames_sites(p, e, frames, &sites, n);
 }
 
+/* Appends n frames (files, and sites with use_sites) at k; the new k. */
+static uint32_t put_part(const struct profile *p, uint32_t k, const uint32_t *f,
+			 const uint32_t *files, const struct frame_site *sites, bool use_sites,
+			 uint32_t n)
+{
+	if (!n)
+		return k;
+	memcpy(frames_buf + k, f, n * sizeof(*f));
+	memcpy(files_buf + k, files ? files : session__files(p->s, f), n * sizeof(*files_buf));
+	if (use_sites && sites)
+		memcpy(sites_buf + k, sites, n * sizeof(*sites));
+	return k + n;
+}
+
+static uint32_t put_mid(const struct prof_entry *e, uint32_t k)
+{
+	files_buf[k] = 0;
+	frames_buf[k] = e->mid;
+	return k + 1;
+}
+
 /* An entry's frames, with their sites (NULL without) and files: profile__frames_*(). */
 static int frames_of(const struct profile *p, const struct prof_entry *e,
 		     const uint32_t **frames, const struct frame_site **sites,
 		     const uint32_t **files, uint32_t *n)
 {
-	const struct frame_site *ss = e->sites;
-	const uint32_t *sf = e->frames;
-	uint32_t sn = e->nframes, k = 0;
+	const struct frame_site *ss = e->sites, *cs = e->cap_sites;
+	const uint32_t *sf = e->frames, *cf = e->cap_frames;
+	uint32_t sn = e->nframes, cn = e->cap_nframes, k = 0, all, same;
+	int err;
 
 	/* not named: the lookup says so (or finds it, named for another output's needs) */
 	if (!sf) {
-		int err = session__stack(p->s, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
-
+		err = session__stack(p->s, e->pid, e->ts, e->stack_id, e->trim, &sf, &sn);
 		if (err)
 			return err;
 		ss = session__sites(p->s, sf);
 	}
-	if (vec_reserve((void **)&frames_buf, &frames_cap, sn + 2, sizeof(*frames_buf)) ||
-	    vec_reserve((void **)&files_buf, &files_cap, sn + 2, sizeof(*files_buf)))
+	if (e->mid && !cf) {
+		err = session__stack(p->s, e->pid, e->cap_ts, e->cap_stack, e->trim, &cf, &cn);
+		if (err)
+			return err;
+		cs = session__sites(p->s, cf);
+	}
+	if (!e->mid)
+		cn = 0;
+	all = sn + cn + 3;	/* comm, mid, leaf */
+	if (vec_reserve((void **)&frames_buf, &frames_cap, all, sizeof(*frames_buf)) ||
+	    vec_reserve((void **)&files_buf, &files_cap, all, sizeof(*files_buf)))
 		return -ENOMEM;
 	*sites = NULL;
 	if (ss) {
-		if (vec_reserve((void **)&sites_buf, &sites_cap, sn + 2, sizeof(*sites_buf)))
+		if (vec_reserve((void **)&sites_buf, &sites_cap, all, sizeof(*sites_buf)))
 			return -ENOMEM;
-		memset(sites_buf, 0, (sn + 2) * sizeof(*sites_buf));
-		memcpy(sites_buf + 1, ss, sn * sizeof(*ss));
+		memset(sites_buf, 0, all * sizeof(*sites_buf));
 		*sites = sites_buf;
 	}
 	files_buf[k] = 0;
 	frames_buf[k++] = e->comm;
-	memcpy(frames_buf + k, sf, sn * sizeof(*sf));
-	memcpy(files_buf + k, e->files ? e->files : session__files(p->s, sf),
-	       sn * sizeof(*files_buf));
-	k += sn;
+	/*
+	 * The outer frames both stacks share (the thread's start, main, the serving loop's
+	 * callers) are drawn once, before the first part: after the marker comes only what
+	 * differs, so the flame graph's width under the marker is the graph's own structure.
+	 */
+	for (same = 0; e->mid && same < sn && same < cn && sf[same] == cf[same]; same++)
+		;
+	if (e->mid && p->s->opts->graphs == GRAPHS_CAPTURE_FIRST) {
+		k = put_part(p, k, cf, e->cap_files, cs, !!ss, cn);
+		k = put_mid(e, k);
+		k = put_part(p, k, sf + same, e->files ? e->files + same : NULL,
+			     ss ? ss + same : NULL, !!ss, sn - same);
+	} else {
+		k = put_part(p, k, sf, e->files, ss, !!ss, sn);
+		if (e->mid) {
+			k = put_mid(e, k);
+			k = put_part(p, k, cf + same, e->cap_files ? e->cap_files + same : NULL,
+				     cs ? cs + same : NULL, !!ss, cn - same);
+		}
+	}
 	if (e->leaf) {
 		files_buf[k] = 0;
 		frames_buf[k++] = e->leaf;
@@ -383,6 +492,8 @@ double profile__total_weight(const struct profile *p)
 void profile__free(struct profile *p)
 {
 	kmap__free(&p->idx);
+	kmap__free(&p->cap_idx);
+	kmap__free(&p->cap_pairs);
 	kmap__free(&p->ctx_idx);
 	free(p->e);
 	free(p->dso_buf);

@@ -25,6 +25,16 @@ struct prof_entry {
 	uint32_t tid, device;
 	uint64_t off_n;		/* off-CPU blocks; their time is in gpu_ns, under an [off-cpu] leaf */
 	/*
+	 * GPU work replayed from a CUDA graph (model/gpu_graph.h): the capture stack, of the
+	 * call that made the node, joined to the replay's stack (stack_id) by the frame mid
+	 * ("[graph] captured", or "[graph] replayed" with capture first); 0: not such work
+	 */
+	uint32_t cap_stack, mid;
+	uint64_t cap_ts;
+	uint32_t cap_nframes;
+	const uint32_t *cap_frames, *cap_files;
+	const struct frame_site *cap_sites;
+	/*
 	 * The stack's frames as the naming pass named them, root first, with their files and
 	 * (pprof) sites; NULL before it. They stay where they are once the naming is over.
 	 */
@@ -43,6 +53,9 @@ struct profile {
 	uint32_t nctx;
 	uint64_t cpu_samples, gpu_records, gpu_unmatched, filtered_out;
 	uint64_t off_blocks, off_ns;	/* --view=off-cpu and wall */
+	/* {stack, capture stack} -> pair number, the key of graph work's entries (gpu_graph.h) */
+	struct kmap cap_pairs, cap_idx;	/* cap_idx: those entries, as idx the others */
+	uint32_t ncap_pairs;
 	char *dso_buf;		/* --dso, split at the commas */
 	const char *dsos[FILTER_MAX_COMMS];
 	int ndsos;

@@ -175,6 +175,7 @@ int session__join_gpu(struct session *s)
 			return -ENOMEM;
 		}
 		s->gpu_built = true;
+		gpu_graph__warn(s->gpu.graph_fates);
 	}
 	if (!s->mem_built) {
 		if (gpu_mem__build(&s->mem, s->t, &s->gpu, &s->filter)) {

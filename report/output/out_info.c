@@ -43,6 +43,28 @@ static const char *reason_name(uint32_t r)
  * One line per loss source (a long recording of many short processes has hundreds of LOST
  * records); -v adds every record.
  */
+/* CUDA graph capture sites (model/gpu_graph.h): what became of the replayed work kept. */
+static void print_graphs(const struct session *ses, FILE *out)
+{
+	const struct gpu_join *j = session__gpu(ses);
+	uint64_t replayed = 0;
+	int f;
+
+	if (!j || !j->graph_tracked)
+		return;
+	for (f = GRAPH_MAPPED; f < GRAPH_FATES; f++)
+		replayed += j->graph_fates[f];
+	if (!replayed && !ses->t->ngraph_nodes)
+		return;
+	fprintf(out, "cuda graphs\n");
+	fprintf(out, "  %-34s %zu\n", "node records", ses->t->ngraph_nodes);
+	if (j->graph.bad_records)
+		fprintf(out, "  %-34s %" PRIu64 "\n", "bad node records", j->graph.bad_records);
+	fprintf(out, "  %-34s %" PRIu64 "\n", "replayed records", replayed);
+	for (f = GRAPH_MAPPED; f < GRAPH_FATES; f++)
+		fprintf(out, "  %-34s %" PRIu64 "\n", gpu_graph__fate_name(f), j->graph_fates[f]);
+}
+
 static void print_lost(const struct session *ses, FILE *out)
 {
 	const struct trace *t = ses->t;
@@ -367,6 +389,7 @@ int out_info(const struct session *ses, FILE *out)
 		if (backward_share__print(ses, out, "  ", "  "))
 			return -ENOMEM;
 	}
+	print_graphs(ses, out);
 	print_lost(ses, out);
 	if (text__gpu_procs(t, out))
 		return -ENOMEM;

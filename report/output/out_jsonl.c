@@ -13,6 +13,7 @@
 
 #include "base/sort.h"
 #include "model/backward_share.h"
+#include "model/graph_site.h"
 #include "model/clock_map.h"
 #include "model/profile.h"
 #include "model/user_code.h"
@@ -230,7 +231,32 @@ static void put_kernel(struct jl *l, const struct gpu_work *w)
 		k->registers_per_thread, k->static_smem_bytes, k->dynamic_smem_bytes, k->graph_id);
 }
 
-static void put_gpu(struct jl *l, const struct gpu_work *w)
+/*
+ * Work a CUDA graph replayed (1.12, model/gpu_graph.h): its node, and where the node was
+ * captured (the capture launch's correlation id and site), or why that is not known.
+ */
+static int graph_keys(struct jl *l, const struct gpu_work *w, uint64_t node_id)
+{
+	const char *site;
+	int r;
+
+	if (w->graph == GRAPH_NONE)
+		return 0;
+	fprintf(l->out, ",\"graph_node_id\":%" PRIu64, node_id);
+	r = graph_site__name(&l->uc, w, &site);
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		fprintf(l->out, ",\"capture_correlation_id\":%u",
+			l->t->launches[w->capture - 1].corr_id);
+		key_str(l, "capture_site", site);
+	} else {
+		key_str(l, "capture_site_unknown", gpu_graph__fate_name(w->graph));
+	}
+	return 0;
+}
+
+static int put_gpu(struct jl *l, const struct gpu_work *w)
 {
 	static const char *const type[] = { "kernel", "memcpy", "memset" };
 
@@ -238,6 +264,7 @@ static void put_gpu(struct jl *l, const struct gpu_work *w)
 	dur(l, w->start, w->end);
 	if (w->kind == GPU_WORK_KERNEL) {
 		put_kernel(l, w);
+		return graph_keys(l, w, l->t->kernels[w->index].graph_node_id);
 	} else if (w->kind == GPU_WORK_MEMCPY) {
 		const struct xpu_rec_gpu_memcpy *m = &l->t->memcpys[w->index];
 		const char *kind = memcpy_kind_name(m->copy_kind);
@@ -248,12 +275,14 @@ static void put_gpu(struct jl *l, const struct gpu_work *w)
 			m->bytes, m->src_device, m->dst_device);
 		key_str(l, "src_kind", memory_kind_name(m->src_kind));
 		key_str(l, "dst_kind", memory_kind_name(m->dst_kind));
+		return graph_keys(l, w, m->graph_node_id);
 	} else {
 		const struct xpu_rec_gpu_memset *m = &l->t->memsets[w->index];
 
 		gpu_common(l, w, m->context, m->stream);
 		fprintf(l->out, ",\"bytes\":%" PRIu64 ",\"value\":%u", m->bytes, m->value);
 		key_str(l, "mem_kind", memory_kind_name(m->mem_kind));
+		return graph_keys(l, w, m->graph_node_id);
 	}
 }
 
@@ -326,7 +355,7 @@ static int put_event(struct jl *l, const struct ev *e)
 		break;
 	}
 	case EV_GPU:
-		put_gpu(l, &l->j->w[e->idx]);
+		err = put_gpu(l, &l->j->w[e->idx]);
 		break;
 	case EV_SYNC: {
 		const struct xpu_rec_gpu_sync *s = &t->syncs[e->idx];

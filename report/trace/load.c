@@ -422,6 +422,7 @@ static const struct keep keeps[XPU_REC_TYPE_MAX_KNOWN + 1] = {
 	[XPU_REC_AUTOGRAD_NODE] = ARRAY(autograd_node, ag_nodes),
 	[XPU_REC_AUTOGRAD_EVAL] = ARRAY(autograd_eval, ag_evals),
 	[XPU_REC_AUTOGRAD_PROBE] = ARRAY(autograd_probe, ag_probes),
+	[XPU_REC_GPU_GRAPH_NODE] = ARRAY(gpu_graph_node, graph_nodes),
 };
 
 static int push(struct trace *t, const struct keep *k, const void *fixed)

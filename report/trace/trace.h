@@ -163,6 +163,8 @@ struct trace {
 	struct xpu_rec_autograd_node *ag_nodes;		size_t nag_nodes, ag_nodes_cap;
 	struct xpu_rec_autograd_eval *ag_evals;		size_t nag_evals, ag_evals_cap;
 	struct xpu_rec_autograd_probe *ag_probes;	size_t nag_probes, ag_probes_cap;
+	/* 1.12, file order: CUDA graph nodes made, copied and changed (model/gpu_graph.c) */
+	struct xpu_rec_gpu_graph_node *graph_nodes;	size_t ngraph_nodes, graph_nodes_cap;
 	/* 1.6, file order: RANK and friends of processes with the injected library */
 	struct xpu_rec_process_env *penvs;	size_t npenvs, penvs_cap;
 	struct kmap penv_ids;			/* pid -> its last penvs index */

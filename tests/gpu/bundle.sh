@@ -25,6 +25,14 @@ mkdir -p "$DEST/build/samples" "$DEST/build/tests/gpu" "$DEST/lib" "$DEST/lib-cu
 cp -a "$B/xpu-record" "$B/xpu-report" "$B/libxpu-cupti.so" "$DEST/build/"
 cp -a "$B/samples/cuda_pipeline" "$B/samples/cuda_pipeline_static" "$DEST/build/samples/"
 cp -a "$B/tests/gpu/check_trace" "$DEST/build/tests/gpu/"
+# tests/gpu/cuda_graphs.sh's CUDA C graphs, the samples' architecture; cudart static: no
+# library to carry (launch sites are then found by symbol, as static_cudart.sh checks)
+if [ -x "$CUDA_HOME/bin/nvcc" ]; then
+	"$CUDA_HOME/bin/nvcc" -O1 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
+		-Xcompiler -fno-omit-frame-pointer,-fno-optimize-sibling-calls,-g \
+		-o "$DEST/build/tests/gpu/graph_nodes" tests/gpu/graphs/graph_nodes.cu ||
+		echo "bundle: tests/gpu/graphs/graph_nodes.cu did not build" >&2
+fi
 mkdir -p "$DEST/build/bench"
 cp -a "$B/bench/cfi_tables" "$DEST/build/bench/"
 [ -x "$B/bench/launch_bench" ] && cp -a "$B/bench/launch_bench" "$DEST/build/bench/"

@@ -78,6 +78,12 @@
  *   ctlnames OUT          a thread name, a host, a JIT symbol and a DSO path holding terminal
  *                         escapes, a C1 control, a newline and bytes that are no UTF-8:
  *                         text, folded, info and the messages wrote them raw (issue 41)
+ *   graphs OUT [N]        CUDA graph node records (1.12) that no library would write: a chain of
+ *                         N copies (100,000) of one captured node, copies in a loop, copies of
+ *                         node 0 and of nodes never made, a node made twice, node 0, unknown
+ *                         ops, a capture call without a launch; N replayed kernels on the
+ *                         chain's far end and one on each of the others: none may get a
+ *                         capture site but the one kernel on the chain's second node
  * Every DSO is mapped by pid 100 and sampled once (spanmaps, threads and pids map their own).
  */
 #include <elf.h>
@@ -792,6 +798,60 @@ static void long_names(void)
 	cmdline = str(a);
 }
 
+static void graph_node(uint16_t op, uint64_t node, uint64_t orig, uint32_t corr, uint64_t ts)
+{
+	struct xpu_rec_gpu_graph_node g = { .ts_ns = ts, .pid = 100, .tid = 100, .node_id = node,
+					    .orig_node_id = orig, .corr_id = corr, .op = op };
+
+	rec(XPU_REC_GPU_GRAPH_NODE, &g, sizeof(g), ts);
+}
+
+static void graph_kernel(uint64_t node, uint64_t ts)
+{
+	struct xpu_rec_gpu_kernel k = { .start_ns = ts, .end_ns = ts + 100, .pid = 100,
+					.corr_id = 2, .flags = XPU_GPU_IN_GRAPH, .graph_id = 1,
+					.graph_node_id = node };
+
+	k.name_str = str("graph_kernel");
+	rec(XPU_REC_GPU_KERNEL, &k, sizeof(k), ts);
+}
+
+static void graphs(uint32_t n)
+{
+	struct xpu_rec_gpu_launch l = { .ts_ns = T0 + 100, .pid = 100, .tid = 100, .corr_id = 1,
+					.cbid = 211, .domain = XPU_API_RUNTIME };
+	uint64_t ips[2] = { 0x401000, 0x401100 }, ts = T0 + 1000;
+	uint32_t i;
+
+	l.stack_id = stack(ips, 0, 2);
+	rec(XPU_REC_GPU_LAUNCH, &l, sizeof(l), l.ts_ns);	/* the capture call */
+	l.ts_ns = T0 + 500000000ull;
+	l.corr_id = 2;
+	l.cbid = 311;
+	l.stack_id = stack(ips + 1, 0, 1);
+	rec(XPU_REC_GPU_LAUNCH, &l, sizeof(l), l.ts_ns);	/* the replay */
+	graph_node(XPU_GRAPH_NODE_CREATED, 0x10, 0, 1, ts);
+	for (i = 0; i < n; i++)
+		graph_node(XPU_GRAPH_NODE_CLONED, 0x100000 + i, i ? 0x100000 + i - 1 : 0x10, 0, ts);
+	graph_node(XPU_GRAPH_NODE_CLONED, 0x21, 0x22, 0, ts);	/* a loop */
+	graph_node(XPU_GRAPH_NODE_CLONED, 0x22, 0x21, 0, ts);
+	graph_node(XPU_GRAPH_NODE_CLONED, 0x23, 0x23, 0, ts);	/* its own copy */
+	graph_node(XPU_GRAPH_NODE_CLONED, 0x24, 0, 0, ts);	/* of node 0 */
+	graph_node(XPU_GRAPH_NODE_CLONED, 0x25, 0x7777777, 0, ts);	/* of a node never made */
+	graph_node(XPU_GRAPH_NODE_CREATED, 0x10, 0, 3, ts);	/* 0x10 made again: bad */
+	graph_node(XPU_GRAPH_NODE_CREATED, 0, 0, 1, ts);	/* node 0: bad */
+	graph_node(0, 0x26, 0, 1, ts);				/* unknown ops: bad */
+	graph_node(0xffff, 0x27, 0, 1, ts);
+	graph_node(XPU_GRAPH_NODE_CREATED, 0x28, 0, 0x9999, ts);	/* a call with no launch */
+	ts = T0 + 600000000ull;
+	for (i = 0; i < n; i++)
+		graph_kernel(0x100000 + n - 1, ts + i);
+	graph_kernel(0x100000, ts + n);		/* the chain's first copy: maps */
+	for (i = 0x21; i <= 0x28; i++)
+		graph_kernel(i, ts + n + i);
+	sample(T0 + 700000000ull, l.stack_id);
+}
+
 static void names(void)
 {
 	struct xpu_rec_gpu_launch l = { .ts_ns = T0 + 100, .pid = 100, .tid = 100, .corr_id = 1,
@@ -814,7 +874,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: make_hostile longname|files|escape|deep|spanmaps|archive|"
 			"names|threads|dsowarn|samefile|procpaths|pids|records|ksyms|calltree|pidset|"
-			"refs|pyruntimes|hashkeys|packruns|backward|ctlnames OUT [ARG]\n");
+			"refs|pyruntimes|hashkeys|packruns|backward|ctlnames|graphs OUT [ARG]\n");
 		return 2;
 	}
 	/* the largest frames the writer makes: the most records per byte of file */
@@ -853,6 +913,8 @@ int main(int argc, char **argv)
 		     argc >= 5 ? strtoul(argv[4], NULL, 10) : 250,
 		     argc >= 6 ? strtoul(argv[5], NULL, 10) : 20000,
 		     argc >= 7 ? strtoul(argv[6], NULL, 10) : 190);
+	else if (!strcmp(argv[1], "graphs"))
+		graphs(argc >= 4 ? strtoul(argv[3], NULL, 10) : 100000);
 	else if (!strcmp(argv[1], "records"))
 		records(argc >= 4 ? strtoul(argv[3], NULL, 10) : 1024);
 	else if (!strcmp(argv[1], "pyruntimes"))

@@ -542,5 +542,28 @@ for f in chrome jsonl; do
 	grep -q 'jit\\u001b\[31mred\\ufffd' "$T/ctl.$f" || bad "control names: -F $f: not JSON escapes"
 done
 
+# 24. issue 39: CUDA graph node records no library writes (a chain of 100,000 copies, loops,
+#     copies of node 0 and of nodes never made, a node made twice, node 0, unknown ops, a
+#     capture call without a launch) and 100,009 replayed kernels on them: every output within
+#     the limits, only the one kernel on a resolvable node under '[graph] captured', every
+#     other counted as not mapped, the bad records counted
+"$T/make_hostile" graphs "$T/graphs.xpu" || exit 1
+for f in folded text info chrome jsonl perfetto svg; do
+	lim "$R" -F $f -o "$T/graphs.$f" "$T/graphs.xpu" 2>"$T/err" ||
+		bad "graph records: -F $f: exit $?: $(head -c 300 "$T/err")"
+done
+[ "$(grep -c '\[graph\] captured' "$T/graphs.folded")" = 1 ] &&
+	grep -q '\[graph\] captured;.*\[gpu\] graph_kernel 1$' "$T/graphs.folded" ||
+	bad "graph records: folded: $(head -c 600 "$T/graphs.folded")"
+for want in "bad node records:4" "replayed records:100009" "under the capture stack:1" \
+	"node not recorded:4" "node made outside a traced call:1" \
+	"copies that loop or nest too deep:100003"; do
+	grep -qE "^  ${want%%:*} +${want##*:}$" "$T/graphs.info" ||
+		bad "graph records: info: want ${want%%:*} ${want##*:}: $(sed -n '/^cuda graphs/,/^[a-z]/p' "$T/graphs.info")"
+done
+# the loops and the far end of the chain: bad chains, never a site
+[ "$(grep -c '"capture_site_unknown":"copies that loop or nest too deep"' "$T/graphs.jsonl")" = 100003 ] ||
+	bad "graph records: jsonl: $(grep -o '"capture_site[a-z_]*":"[^"]*"' "$T/graphs.jsonl" | sort | uniq -c)"
+
 [ $fail = 0 ] && echo "PASS $NAME"
 exit $fail

@@ -151,6 +151,7 @@ int out_chrome(const struct session *ses, FILE *out)
 			       strtoull(getenv("XPU_REPORT_CHROME_WARN_BYTES"), NULL, 10) :
 			       SIZE_WARN_BYTES;
 	c.period_ns = 1000000000ull / (ses->freq_hz ? ses->freq_hz : 1000);
+	user_code__init(&c.uc, ses);
 	err = clock_map__init(&c.clk, c.t);
 	if (!err)
 		err = build_maps(&c);
@@ -197,6 +198,7 @@ int out_chrome(const struct session *ses, FILE *out)
 			(unsigned long long)c.events, (unsigned long long)c.bytes,
 			(unsigned long long)c.next_flow);
 out:
+	user_code__free(&c.uc);
 	for (i = 0; i < c.nth; i++)
 		free(c.th[i].runs);
 	free(c.th);

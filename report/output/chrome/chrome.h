@@ -19,6 +19,7 @@
 #include "model/clock_map.h"
 #include "model/gpu_interval.h"
 #include "model/profile.h"
+#include "model/user_code.h"
 #include "output/out.h"
 
 /* Pseudo ids above PID_MAX_LIMIT (2^22), below 2^31 (viewers read pid/tid as 32-bit). */
@@ -91,6 +92,7 @@ struct chrome {
 	/* each drawn kernel (key GPU << 1), copy or memset (key GPU << 1 | 1), for counters.c */
 	struct gpu_interval *iv;
 	size_t niv, iv_cap;
+	struct user_code uc;	/* the capture sites of graph work (model/graph_site.h) */
 
 };
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "model/backward_share.h"
+#include "model/graph_site.h"
 #include "model/gpu_mem.h"
 #include "output/chrome/chrome.h"
 
@@ -102,12 +103,16 @@ static void gpu_flow(struct chrome *c, const struct stream_track *s, uint32_t pi
 	}
 }
 
-/* Backward work put under its forward stack: the node and the forward site, in args. */
+/*
+ * Backward work put under its forward stack: the node and the forward site, in args. Work a
+ * graph replayed is the backward work of its capture's launch, if any.
+ */
 static void backward_args(struct chrome *c, const struct gpu_work *w)
 {
 	const char *node, *site;
+	uint32_t launch = w->capture ? w->capture : w->launch;
 
-	if (!w->launch || backward_share__site(c->ses, w->launch - 1, &node, &site) != 1)
+	if (!launch || backward_share__site(c->ses, launch - 1, &node, &site) != 1)
 		return;
 	chrome__put(c, ",\"backward_node\":");
 	chrome__cstr(c, node + 11);
@@ -130,8 +135,30 @@ static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k,
 	if (k->flags & XPU_GPU_IN_GRAPH)
 		chrome__put(c, ",\"graph_id\":%u,\"graph_node_id\":%llu", k->graph_id,
 			    (unsigned long long)k->graph_node_id);
-	backward_args(c, w);
-	chrome__put(c, "}");
+}
+
+/*
+ * Work a CUDA graph replayed: where its node was captured, or why that is not known (it is
+ * then under the replay's call alone).
+ */
+static void graph_args(struct chrome *c, const struct gpu_work *w)
+{
+	const char *site;
+	int r;
+
+	if (w->graph == GRAPH_NONE)
+		return;
+	r = graph_site__name(&c->uc, w, &site);
+	if (r == 1) {
+		chrome__put(c, ",\"capture_site\":");
+		chrome__cstr(c, site);
+		chrome__put(c, ",\"capture_correlation_id\":%u",
+			    c->t->launches[w->capture - 1].corr_id);
+	} else if (w->graph != GRAPH_MAPPED) {
+		/* (mapped but no site: out of memory naming it, or a stack without frames) */
+		chrome__put(c, ",\"capture_site_unknown\":");
+		chrome__cstr(c, gpu_graph__fate_name(w->graph));
+	}
 }
 
 static void memcpy_args(struct chrome *c, const struct xpu_rec_gpu_memcpy *m)
@@ -146,14 +173,20 @@ static void memcpy_args(struct chrome *c, const struct xpu_rec_gpu_memcpy *m)
 		chrome__put(c, ",\"GB/s\":%.3f", (double)m->bytes / dur);
 	if (m->copy_kind == XPU_MEMCPY_PTOP)
 		chrome__put(c, ",\"src_device\":%u,\"dst_device\":%u", m->src_device, m->dst_device);
-	chrome__put(c, ",\"stream\":%u}", m->stream);
+	chrome__put(c, ",\"stream\":%u", m->stream);
+	if (m->flags & XPU_GPU_IN_GRAPH)
+		chrome__put(c, ",\"graph_id\":%u,\"graph_node_id\":%llu", m->graph_id,
+			    (unsigned long long)m->graph_node_id);
 }
 
 static void memset_args(struct chrome *c, const struct xpu_rec_gpu_memset *m)
 {
-	chrome__put(c, ",\"cat\":\"memset\",\"name\":\"memset\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"value\":%u,\"memory\":\"%s\",\"stream\":%u}",
+	chrome__put(c, ",\"cat\":\"memset\",\"name\":\"memset\",\"args\":{\"correlation_id\":%u,\"bytes\":%llu,\"value\":%u,\"memory\":\"%s\",\"stream\":%u",
 		    m->corr_id, (unsigned long long)m->bytes, m->value, memory_kind_name(m->mem_kind),
 		    m->stream);
+	if (m->flags & XPU_GPU_IN_GRAPH)
+		chrome__put(c, ",\"graph_id\":%u,\"graph_node_id\":%llu", m->graph_id,
+			    (unsigned long long)m->graph_node_id);
 }
 
 /* The stream a work item ran on, and its name and args after gpu_begin(). */
@@ -180,6 +213,10 @@ static void work_args(struct chrome *c, const struct gpu_work *w)
 		memcpy_args(c, &c->t->memcpys[w->index]);
 	else
 		memset_args(c, &c->t->memsets[w->index]);
+	graph_args(c, w);
+	if (w->kind == GPU_WORK_KERNEL)
+		backward_args(c, w);
+	chrome__put(c, "}");
 }
 
 /* Kernels, then copies, then memsets, each in trace order: the join's order. */

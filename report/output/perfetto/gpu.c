@@ -60,11 +60,13 @@ static int flow_start(struct perfetto *pf, uint32_t pid, uint32_t corr, uint64_t
 	return pf__slice(pf, &s);
 }
 
+/* work a CUDA graph replayed is the backward work of its capture's launch, if any */
 static void backward_args(struct perfetto *pf, struct pf_slice *s, const struct gpu_work *w)
 {
 	const char *node, *site;
+	uint32_t launch = w->capture ? w->capture : w->launch;
 
-	if (!w->launch || backward_share__site(pf->ses, w->launch - 1, &node, &site) != 1)
+	if (!launch || backward_share__site(pf->ses, launch - 1, &node, &site) != 1)
 		return;
 	pf__arg_s(s, ARG_BACKWARD_NODE, node + 11);
 	pf__arg_s(s, ARG_FORWARD_SITE, site);

@@ -93,6 +93,24 @@ static void print_parts(const struct trace *t, FILE *out)
  * Where the names came from, when not all from one place: a report read with part of its
  * files from a pack and part from this machine, or some missing, is not the recording host's.
  */
+/* CUDA graphs (model/gpu_graph.h): how much replayed work is under its capture stack. */
+static void graphs_line(FILE *out, const struct session *s)
+{
+	const struct gpu_join *j = session__gpu(s);
+	uint64_t all = 0;
+	int f;
+
+	if (!j || !j->graph_tracked)
+		return;
+	for (f = GRAPH_MAPPED; f < GRAPH_FATES; f++)
+		all += j->graph_fates[f];
+	if (all)
+		fprintf(out, "# graphs:    %" PRIu64 " of %" PRIu64 " GPU records replayed from CUDA "
+			"graphs are under the stack that captured their node%s\n",
+			j->graph_fates[GRAPH_MAPPED], all,
+			j->graph_fates[GRAPH_MAPPED] < all ? " (info says why not the others)" : "");
+}
+
 static void print_sources(FILE *out, const struct session *ses)
 {
 	struct sym_sources src;
@@ -213,6 +231,7 @@ static void print_header(const struct profile *p, FILE *out)
 	}
 	if (backward_share__print(p->s, out, "# backward:  ", "#            "))
 		return;
+	graphs_line(out, p->s);
 	if (p->filtered_out)
 		fprintf(out, "# filtered:  %" PRIu64 " records left out by --pid/--tid/--comm/--time-range/--dso\n",
 			p->filtered_out);

@@ -16,6 +16,8 @@ static CUpti_BuffersCallbackRequestFunc buf_req;
 static CUpti_BuffersCallbackCompleteFunc buf_done;
 static CUpti_TimestampCallbackFunc ts_cb;
 static int enabled_cb[2][1024];
+/* CUPTI_CB_DOMAIN_RESOURCE's ids (the graph node callbacks), apart from the API domains' */
+static int enabled_res[64];
 static int enabled_kind[64];
 /* per-API activity switches of CUPTI 12+ (cuptiActivityEnable{Runtime,Driver}Api) */
 static int api_records[2][1024];
@@ -44,6 +46,13 @@ static const struct name names[] = {
 	{ CUPTI_CB_DOMAIN_DRIVER_API, 17, "cuCtxGetDevice" },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, 514, "cuGraphLaunch" },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, 127, "cuStreamSynchronize" },
+	/* CUDA graphs (tests/gpu/mock/fake_cuda_graphs.c): real ids of CUDA 13's headers */
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 289, "cudaGraphAddKernelNode_v10000" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 298, "cudaGraphAddChildGraphNode_v10000" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 307, "cudaGraphAddDependencies_v10000" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 310, "cudaGraphInstantiate_v10000" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 315, "cudaStreamBeginCapture_v10000" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, 335, "cudaGraphExecUpdate_v10020" },
 };
 
 CUptiResult cuptiGetVersion(uint32_t *v) { *v = 130001; return CUPTI_SUCCESS; }
@@ -59,8 +68,13 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, voi
 CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
 				CUpti_CallbackId cbid)
 {
-	if (cbid < 1024)
+	if (d == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid >= 64)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+		enabled_res[cbid] = en;
+	} else if (cbid < 1024) {
 		enabled_cb[d == CUPTI_CB_DOMAIN_DRIVER_API][cbid] = en;
+	}
 	return CUPTI_SUCCESS;
 }
 CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
@@ -161,6 +175,7 @@ CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
 	api_cb = NULL;
 	memset(enabled_cb, 0, sizeof(enabled_cb));
+	memset(enabled_res, 0, sizeof(enabled_res));
 	return CUPTI_SUCCESS;
 }
 int mock_finalized;
@@ -214,6 +229,43 @@ CUptiResult cuptiGetContextId(CUcontext ctx, uint32_t *id)
 {
 	*id = ctx == (CUcontext)0x1000 ? 3 : 0;
 	return CUPTI_SUCCESS;
+}
+
+/*
+ * CUDA graphs: a handle's id is its value (node 0x1001 has id 0x1001), as cuptiGetGraphNodeId
+ * and friends give ids; a NULL handle is refused as CUPTI refuses it.
+ */
+CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *id)
+{
+	if (!node)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*id = (uint64_t)(uintptr_t)node;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t *id)
+{
+	if (!graph)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*id = (uint32_t)(uintptr_t)graph;
+	return CUPTI_SUCCESS;
+}
+CUptiResult cuptiGetGraphExecId(CUgraphExec exec, uint32_t *id)
+{
+	if (!exec)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*id = (uint32_t)(uintptr_t)exec;
+	return CUPTI_SUCCESS;
+}
+
+/* A graph resource callback (GRAPHNODE_CREATED, _CLONED, ...), as CUPTI makes it inside the
+ * API call that changes the graph, on that call's thread. */
+void mock_resource(uint32_t cbid, const CUpti_GraphData *g)
+{
+	CUpti_ResourceData rd = { .resourceDescriptor = (void *)g };
+	CUpti_CallbackFunc f = api_cb;
+
+	if (f && cbid < 64 && enabled_res[cbid])
+		f(NULL, CUPTI_CB_DOMAIN_RESOURCE, cbid, &rd);
 }
 
 void mock_record(const void *rec, uint32_t size)

@@ -1,0 +1,114 @@
+#!/bin/bash
+# On the GPU machine (issue 39, not yet run: written without a GPU): replayed CUDA graph work
+# under the code that captured it. Uses the prebuilt bundle (tests/gpu/bundle.sh), from the
+# repo root as root:
+#   tests/gpu/cuda_graphs.sh [OUT_DIR]
+# Three programs, recorded with the default options, each report's GPU folded view
+# (--weight=time) and info checked:
+#   cuda    tests/gpu/graphs/graph_nodes.cu (built by bundle.sh, else nvcc here): a graph captured from a stream
+#           (capture_attention: attn_kernel + memset, capture_mlp: mlp_kernel + copy) and one
+#           built with the node API (build_node_api: node_api_kernel + memset; add_child: a
+#           child graph with child_kernel), REPLAYS replays each, then cudaGraphExecUpdate of
+#           the captured exec graph and REPLAYS/10 more. Checks: every attn_kernel replayed
+#           before the update is under replay_captured;...;[graph] captured;...;capture_attention,
+#           every mlp_kernel under capture_mlp, node_api_kernel under build_node_api, and never
+#           under another capture function; the kernels replayed after the update are under
+#           replay_after_update with no [graph] frame; info's counts (printed: how CUPTI
+#           numbers a child graph's kernels is one thing this run finds out: child_kernel must
+#           be either under add_child or under no capture site at all).
+#   eager   tests/gpu/graphs/decode_graph.py eager: torch.cuda.graph capture of decode_step,
+#           STEPS replays from infer_loop: at least 95% of the GPU time under infer_loop is
+#           under '[graph] captured' with decode_step below it, the attention kernels' time
+#           under Attention.forward and the MLP's under MLP.forward (the two shares printed),
+#           none of either layer's GEMMs under the other.
+#   compile the same model with torch.compile(mode="reduce-overhead"): at least 90% of the GPU
+#           time under infer_loop has a capture site ('[graph] captured'), and the capture
+#           stacks reach Block.forward / decode_step.
+# Also, for cost (printed, not checked): the eager loop's wall time with XPU_CUPTI_GRAPH_NODES=0
+# against the default, and info's graph_* stats. Exits 1 when any check failed.
+set -u
+cd "$(dirname "$0")/../.."
+O=${1:-${OUT:-/tmp/xpu-graphs}}
+B=.device/bundle/build
+LIB=.device/bundle/lib
+REPLAYS=${REPLAYS:-200}
+STEPS=${STEPS:-200}
+mkdir -p "$O"
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/xpu-inductor-cache}
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$TORCHINDUCTOR_CACHE_DIR/triton}
+tool() { LD_LIBRARY_PATH="$LIB" "$@"; }
+rc=0
+fail() { echo "FAIL: $*"; rc=1; }
+rec() { # NAME ARGS...: record, fold, info
+	local n=$1
+	shift
+	tool "$B/xpu-record" -o "$O/$n.xpu" -- "$@" >"$O/$n.log" 2>&1 || { fail "$n: record: $(tail -2 "$O/$n.log")"; return 1; }
+	tool "$B/xpu-report" -F folded --view=gpu --weight=time "$O/$n.xpu" >"$O/$n.folded" 2>"$O/$n.err"
+	tool "$B/xpu-report" -F info "$O/$n.xpu" >"$O/$n.info" 2>/dev/null
+	sed -n '/^cuda graphs/,/^[a-z]/p' "$O/$n.info" | sed '$d'
+	grep -E '^  graph_' "$O/$n.info"
+	cat "$O/$n.err"
+}
+# share PATTERN_ALL PATTERN_PART FOLDED: % of the weight of lines matching ALL that match PART
+share() { awk -v a="$1" -v p="$2" '$0 ~ a { t += $NF; if ($0 ~ p) s += $NF }
+	END { printf "%.1f", t ? 100 * s / t : -1 }' "$3"; }
+ge() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; }
+
+echo "##### cuda"
+# built by tests/gpu/bundle.sh (the GPU machine may have no nvcc), else here
+if [ -x "$B/tests/gpu/graph_nodes" ]; then
+	cp "$B/tests/gpu/graph_nodes" "$O/graph_nodes"
+else
+	nvcc -O1 -g -Xcompiler -fno-omit-frame-pointer -o "$O/graph_nodes" \
+		tests/gpu/graphs/graph_nodes.cu || fail "nvcc"
+fi
+if [ -x "$O/graph_nodes" ] && rec cuda "$O/graph_nodes" "$REPLAYS"; then
+	f=$O/cuda.folded
+	for k in attn_kernel:capture_attention mlp_kernel:capture_mlp node_api_kernel:build_node_api; do
+		kern=${k%%:*} site=${k#*:}
+		s=$(share "replay_(captured|built);.*\\[gpu\\] $kern" "\\[graph\\] captured;(.*;)?$site;" "$f")
+		echo "  $kern under $site: $s%"
+		ge "$s" 99.9 || fail "cuda: $kern: only $s% under its capture site $site"
+		grep -E "\\[graph\\] captured;.*\\[gpu\\] $kern " "$f" | grep -vE ";$site;" &&
+			fail "cuda: $kern under another capture site"
+	done
+	s=$(share "replay_after_update;" "\\[graph\\]" "$f")
+	[ "$s" = 0.0 ] || fail "cuda: $s% of the work replayed after cudaGraphExecUpdate has a capture site"
+	grep -E "\\[graph\\] captured;.*\\[gpu\\] child_kernel " "$f" | grep -vE ';add_child;' &&
+		fail "cuda: child_kernel under a wrong capture site"
+	echo "  child_kernel: $(share '\[gpu\] child_kernel ' '\[graph\] captured' "$f")% under a capture site"
+	grep -E '\[graph\] captured;.*\[gpu\] memset' "$f" | grep -vE ';(capture_attention|build_node_api);' &&
+		fail "cuda: a memset under a wrong capture site"
+fi
+
+echo "##### eager"
+if rec eager python3 tests/gpu/graphs/decode_graph.py eager "$STEPS"; then
+	f=$O/eager.folded
+	s=$(share 'infer_loop' '\[graph\] captured;(.*;)?decode_step' "$f")
+	echo "  under [graph] captured > decode_step: $s% of infer_loop's GPU time"
+	ge "$s" 95 || fail "eager: only $s% of the replayed work under its capture site"
+	a=$(share 'infer_loop' '\[graph\] captured;.*Attention\.forward' "$f")
+	m=$(share 'infer_loop' '\[graph\] captured;.*MLP\.forward' "$f")
+	echo "  Attention.forward $a%, MLP.forward $m%"
+	ge "$a" 1 && ge "$m" 1 || fail "eager: a layer has no replayed work"
+	grep -E '\[graph\] captured;.*Attention\.forward.*MLP\.forward|\[graph\] captured;.*MLP\.forward.*Attention\.forward' "$f" &&
+		fail "eager: a stack under both layers"
+	# cost: the same loop with the node callbacks off
+	for v in 1 0; do
+		/usr/bin/time -f "%e" -o "$O/eager-time-$v" env XPU_CUPTI_GRAPH_NODES=$v \
+			LD_LIBRARY_PATH="$LIB" "$B/xpu-record" -o "$O/eager-$v.xpu" -- \
+			python3 tests/gpu/graphs/decode_graph.py eager "$STEPS" >/dev/null 2>&1
+	done
+	echo "  wall: node callbacks on $(cat "$O/eager-time-1") s, off $(cat "$O/eager-time-0") s"
+fi
+
+echo "##### compile"
+if rec compile python3 tests/gpu/graphs/decode_graph.py compile "$STEPS"; then
+	f=$O/compile.folded
+	s=$(share 'infer_loop' '\[graph\] captured' "$f")
+	echo "  under a capture site: $s% of infer_loop's GPU time"
+	ge "$s" 90 || fail "compile: only $s% of the replayed work under a capture site"
+	grep -qE '\[graph\] captured;.*(Block\.forward|decode_step)' "$f" ||
+		fail "compile: no capture stack reaches the model's code"
+fi
+exit $rc
