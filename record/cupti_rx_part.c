@@ -59,8 +59,8 @@ static void inproc_slots_cb(void *ctx, uint32_t pid, uint64_t addr, uint32_t nsl
 {
 	struct rx_part *p = ctx;
 
-	if (!p->c->cfg->no_autograd && bpf_state__set_autograd_inproc(p->c->bpf, pid, addr, nslots) &&
-	    addr)
+	if (!p->c->cfg->no_autograd &&
+	    bpf_state__set_autograd_inproc(p->c->bpf, pid, addr, nslots) && addr)
 		log_info("pid %u: autograd cannot see its in-process launches", pid);
 }
 
@@ -107,6 +107,7 @@ static int build_env(struct rx_part *p)
 {
 	const struct record_config *cfg = p->c->cfg;
 	const char *lib = p->c->gpu_lib, *nvtx = getenv("NVTX_INJECTION64_PATH");
+	const char *graphs = cfg->cuda_graphs ? cfg->cuda_graphs : "node";
 	char **env = p->env;
 	size_t k;
 
@@ -114,11 +115,11 @@ static int build_env(struct rx_part *p)
 	    asprintf(&env[1], "XPU_CUPTI_SOCKET=%s", cupti_rx__socket_path(p->rx)) < 0 ||
 	    /* NVTX calls reach CUPTI only through the NVTX injection hook. */
 	    asprintf(&env[2], "NVTX_INJECTION64_PATH=%s", nvtx ? nvtx : lib) < 0 ||
-	    asprintf(&env[3], "XPU_CUDA_GRAPHS=%s", cfg->cuda_graphs ? cfg->cuda_graphs : "node") < 0)
+	    asprintf(&env[3], "XPU_CUDA_GRAPHS=%s", graphs) < 0)
 		return -1;
 	/* no launch callbacks, and no API records, which only launch stacks use */
-	if (cfg->no_launch_stacks &&
-	    (!(env[4] = strdup("XPU_CUPTI_LAUNCH_STACKS=0")) || !(env[5] = strdup("XPU_CUPTI_API=none"))))
+	if (cfg->no_launch_stacks && (!(env[4] = strdup("XPU_CUPTI_LAUNCH_STACKS=0")) ||
+				      !(env[5] = strdup("XPU_CUPTI_API=none"))))
 		return -1;
 	/*
 	 * How long the library waits at connect for the SHARE sent in answer to its HELLO
@@ -128,8 +129,8 @@ static int build_env(struct rx_part *p)
 	 */
 	for (k = 0; env[k]; k++)
 		;
-	if (k + 1 < CHILD_ENV_MAX &&
-	    !(env[k] = strdup(p->c->ws ? "XPU_CUPTI_SHARE_WAIT_MS=5000" : "XPU_CUPTI_SHARE_WAIT_MS=0")))
+	if (k + 1 < CHILD_ENV_MAX && !(env[k] = strdup(p->c->ws ? "XPU_CUPTI_SHARE_WAIT_MS=5000" :
+							    "XPU_CUPTI_SHARE_WAIT_MS=0")))
 		return -1;
 	return 0;
 }
@@ -298,7 +299,7 @@ static void put_inproc(struct stat_sink *sink, const struct cupti_rx_stats *st,
 	stat_sink__put(sink, XPU_STAT_INPROC_LAUNCHES_LOST, st->inproc_refused);
 }
 
-static void rx_part__stats(void *state, struct rec_ctx *c, struct stat_sink *sink)
+static void rx_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)
 {
 	struct rx_part *p = state;
 

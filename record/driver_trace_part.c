@@ -55,7 +55,7 @@ static void driver_part__start(void *state, struct rec_ctx *c)
 }
 
 /* Its ring-buffer losses as LOST records, then its rows. */
-static void driver_part__stats(void *state, struct rec_ctx *c, struct stat_sink *sink)
+static void driver_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)
 {
 	struct driver_part *p = state;
 	struct xpu_stat_entry e[4];

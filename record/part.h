@@ -43,13 +43,13 @@ struct writer_thread;
 /* All a part may use of the recording; never struct session (parts must not see it). */
 struct rec_ctx {
 	const struct record_config *cfg;
-	struct bpf_state *bpf;			/* loaded, from before the first setup */
-	struct writer_thread *wt;		/* the trace's writer, from before the first setup */
+	struct bpf_state *bpf;			/* loaded before the first setup */
+	struct writer_thread *wt;		/* the trace's writer, started before it */
 	struct proc_table *pt;			/* the traced processes */
 	struct procmaps *pm;			/* their mappings' reader */
 	const char *gpu_lib;			/* libxpu-cupti.so to inject; NULL: CPU only */
-	const char *trace_path;			/* the trace's final path; NULL: standard output */
-	struct rb_drain *drain;			/* from start to the drain's stop; else NULL */
+	const char *trace_path;			/* the trace's final path; NULL: stdout */
+	struct rb_drain *drain;			/* from start to the drain's stop, else NULL */
 	/* the tables the injected libraries walk launches with (a part sets it); NULL: none */
 	struct walk_share *ws;
 	/* added to the launched command's environment, NULL-terminated (one part sets it) */
@@ -61,7 +61,7 @@ struct rec_ctx {
 	 */
 	uint64_t cnt[XPU_CNT_NR];
 	const struct rb_drain_stats *drained;	/* the drain's, from collect on */
-	bool aborted;				/* setup or launch failed: stop waits on nothing */
+	bool aborted;				/* setup or launch failed: stop waits on none */
 };
 
 /* What the last lines on stderr say, that parts know. */
@@ -86,8 +86,8 @@ struct rec_part {
 	void (*quiesce)(void *state, struct rec_ctx *c);
 	void (*stop)(void *state, struct rec_ctx *c);
 	void (*collect)(void *state, struct rec_ctx *c);
-	/* its rows of the STATS record (xpu_stats.def), by id; it may also write its last records */
-	void (*stats)(void *state, struct rec_ctx *c, struct stat_sink *sink);
+	/* its rows of the STATS record (xpu_stats.def), by id; it may write its last records */
+	void (*stats)(void *state, const struct rec_ctx *c, struct stat_sink *sink);
 	void (*committed)(void *state, struct rec_ctx *c);
 	void (*summary)(void *state, struct rec_summary *sum);
 	void (*free)(void *state);

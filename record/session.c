@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * One recording session: sets up the pieces in an order that loses nothing (probes attached
- * and the pid traced before the child may exec), runs the main loop (signals, periodic clock
- * and loss records) and tears down in an order that writes everything (sampling stopped, ring
- * buffer drained, CUPTI clients flushed, then the end records).
+ * One recording session: sets up the core (BPF, the writer, the process table, the mapping
+ * reader) and then the parts (parts.c) in an order that loses nothing (probes attached and the
+ * pid traced before the child may exec), runs the main loop (signals, periodic clock and loss
+ * records) and tears down in an order that writes everything (sampling stopped, the parts that
+ * feed the ring buffer's drain stopped, the drain, then the end records). It names no part:
+ * each verb is a loop over the table.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -667,7 +666,8 @@ static void session__stats(struct session *s, struct stat_sink *sink,
 
 	stat_sink__put(sink, XPU_STAT_SAMPLES, ds->samples);
 	stat_sink__put(sink, XPU_STAT_RINGBUF_LOST, cnt[XPU_CNT_RB_LOST]);
-	stat_sink__put(sink, XPU_STAT_STACK_ERRORS, cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]);
+	stat_sink__put(sink, XPU_STAT_STACK_ERRORS,
+		       cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]);
 	stat_sink__put(sink, XPU_STAT_TASK_EVENTS, ds->task_events);
 	stat_sink__put(sink, XPU_STAT_MAPPING_SCANS, ps->scans);
 	stat_sink__put(sink, XPU_STAT_MAPPING_SCAN_FAILURES, ps->scan_failures);
@@ -681,7 +681,8 @@ static void session__stats(struct session *s, struct stat_sink *sink,
 		stat_sink__put(sink, XPU_STAT_STACK_COPIES, cnt[XPU_CNT_USTACK_COPIES]);
 		stat_sink__put(sink, XPU_STAT_STACK_COPY_ERRORS, cnt[XPU_CNT_USTACK_COPY_ERR]);
 		if (cfg->dwarf_top_bytes)
-			stat_sink__put(sink, XPU_STAT_STACK_TOP_ERRORS, cnt[XPU_CNT_USTACK_TOP_ERR]);
+			stat_sink__put(sink, XPU_STAT_STACK_TOP_ERRORS,
+				       cnt[XPU_CNT_USTACK_TOP_ERR]);
 	}
 	if (cfg->off_cpu) {
 		stat_sink__put(sink, XPU_STAT_OFF_CPU_MIN_NS, cfg->off_cpu_min_ns);
@@ -698,10 +699,9 @@ static void session__stats(struct session *s, struct stat_sink *sink,
 static unsigned int collect_stats(struct session *s, const struct procmaps_stats *ps,
 				  struct xpu_stat_entry *stats, unsigned int room)
 {
-	static struct stat_sink sink;	/* a few KiB, once per recording */
+	struct stat_sink sink = { 0 };
 	size_t i;
 
-	memset(&sink, 0, sizeof(sink));
 	session__stats(s, &sink, ps);
 	for (i = 0; i < rec_parts_nr; i++) {
 		if (s->part_on[i] && rec_parts[i]->stats)
@@ -810,6 +810,7 @@ static int session__finish(struct session *s)
 	struct xpu_stat_entry stats[XPU_STATS_MAX];
 	struct wt_summary sum = { 0 };
 	struct rec_summary said = { 0 };
+	const uint64_t *cnt = s->ctx.cnt;
 	bool discard, committed = false;
 	unsigned int n;
 	size_t i;
@@ -851,8 +852,8 @@ static int session__finish(struct session *s)
 	}
 	log_info("%llu samples, %llu lost in the ring buffer, %llu stack errors, %llu mappings, "
 		 "%llu processes with unreadable mappings",
-		 (unsigned long long)s->drained.samples, (unsigned long long)s->ctx.cnt[XPU_CNT_RB_LOST],
-		 (unsigned long long)(s->ctx.cnt[XPU_CNT_USTACK_ERR] + s->ctx.cnt[XPU_CNT_KSTACK_ERR]),
+		 (unsigned long long)s->drained.samples, (unsigned long long)cnt[XPU_CNT_RB_LOST],
+		 (unsigned long long)(cnt[XPU_CNT_USTACK_ERR] + cnt[XPU_CNT_KSTACK_ERR]),
 		 (unsigned long long)ps.mappings, (unsigned long long)ps.scan_failures);
 	return ret;
 }

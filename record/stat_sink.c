@@ -39,8 +39,10 @@ unsigned int stat_sink__entries(const struct stat_sink *s, struct xpu_stat_entry
 	int i;
 
 	for (i = 0; i < XPU_STATS_MAX && n < room; i++) {
-		if (s->put[i])
-			out[n++] = (struct xpu_stat_entry){ .id = row_ids[i], .value = s->value[i] };
+		if (!s->put[i])
+			continue;
+		out[n].id = row_ids[i];
+		out[n++].value = s->value[i];
 	}
 	return n;
 }

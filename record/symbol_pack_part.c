@@ -53,7 +53,7 @@ static void pack_part__collect(void *state, struct rec_ctx *c)
 	host_copy__get_stats(p->copies, &p->st);
 }
 
-static void pack_part__stats(void *state, struct rec_ctx *c, struct stat_sink *sink)
+static void pack_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)
 {
 	struct pack_part *p = state;
 

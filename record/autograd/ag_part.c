@@ -33,7 +33,7 @@ static struct map_handler *ag_part__handler(void *state)
 	return autograd_probe__handler(state);
 }
 
-static void ag_part__stats(void *state, struct rec_ctx *c, struct stat_sink *sink)
+static void ag_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)
 {
 	struct autograd_probe_stats st = { 0 };
 

@@ -132,7 +132,7 @@ static void put_builder(struct stat_sink *sink, const struct cfi_loader_stats *s
 	stat_sink__put(sink, XPU_STAT_CFI_FDS_PEAK, st->fds_peak);
 }
 
-static void cfi_part__stats(void *state, struct rec_ctx *c, struct stat_sink *sink)
+static void cfi_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)
 {
 	struct cfi_part *p = state;
 	struct cfi_loader_stats st = { 0 };

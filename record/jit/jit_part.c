@@ -46,7 +46,7 @@ static void jit_part__collect(void *state, struct rec_ctx *c)
 	jit_maps__collect(p->jit, &p->st);
 }
 
-static void jit_part__stats(void *state, struct rec_ctx *c, struct stat_sink *sink)
+static void jit_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)
 {
 	struct jit_part *p = state;
 

@@ -13,7 +13,8 @@
 
 static int py_part__setup(struct rec_ctx *c, void **state)
 {
-	struct py_procs *py = py_procs__new(c->wt, bpf_state__py_map_fd(c->bpf), !c->cfg->no_python);
+	int layout_fd = bpf_state__py_map_fd(c->bpf);
+	struct py_procs *py = py_procs__new(c->wt, layout_fd, !c->cfg->no_python);
 
 	if (!py) {
 		log_err("cannot start the Python frame reader");
@@ -30,7 +31,7 @@ static struct map_handler *py_part__handler(void *state)
 	return py_procs__handler(state);
 }
 
-static void py_part__stats(void *state, struct rec_ctx *c, struct stat_sink *sink)
+static void py_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)
 {
 	struct py_procs_stats st = { 0 };
 

@@ -47,17 +47,17 @@ int main(void)
 			stat_sink__put(&sink, (enum xpu_stat_id)table_ids[i], 1);
 	}
 	stat_sink__put(&sink, (enum xpu_stat_id)table_ids[0], 7);	/* the last value wins */
-	stat_sink__put(&sink, (enum xpu_stat_id)100000, 1);		/* no such row: ignored */
+	stat_sink__put(&sink, (enum xpu_stat_id)100000, 1);	/* no such row: ignored */
 	n = stat_sink__entries(&sink, out, XPU_STATS_MAX);
 	CHECK(n == (XPU_STATS_MAX + 1) / 2, "%u entries, want %u", n, (XPU_STATS_MAX + 1) / 2);
 	for (i = 0, k = 0; i < n; i++, k += 2)
-		CHECK(out[i].id == table_ids[k], "entry %u: id %u, want row %u's %u", i, out[i].id, k,
-		      table_ids[k]);
+		CHECK(out[i].id == table_ids[k], "entry %u: id %u, want row %u's %u", i,
+		      out[i].id, k, table_ids[k]);
 	CHECK(n && out[0].value == 7, "first value %llu, want the last put, 7",
 	      n ? (unsigned long long)out[0].value : 0ull);
 	CHECK(stat_sink__entries(&sink, out, 3) == 3, "room respected");
 	for (i = 0; i < XPU_STATS_MAX; i++)
-		CHECK(known_part(table_parts[i]), "row %u (id %u): no part named %s", i, table_ids[i],
-		      table_parts[i]);
+		CHECK(known_part(table_parts[i]), "row %u (id %u): no part named %s", i,
+		      table_ids[i], table_parts[i]);
 	return unit_finish();
 }
