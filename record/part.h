@@ -67,6 +67,7 @@ struct rec_ctx {
 /* What the last lines on stderr say, that parts know. */
 struct rec_summary {
 	uint64_t gpu_records;
+	char counts[96];			/* more counts, each "N things, " */
 	const char *pack_path;			/* the symbol pack written; NULL: none */
 	uint64_t pack_bytes;
 	double pack_seconds;

@@ -14,6 +14,7 @@ extern const struct rec_part driver_part;
 extern const struct rec_part cupti_rx_part;
 extern const struct rec_part kallsyms_part;
 extern const struct rec_part symbol_pack_part;
+extern const struct rec_part off_cpu_part;
 
 /*
  * Why this order:
@@ -33,8 +34,10 @@ extern const struct rec_part symbol_pack_part;
  * - cupti_rx before the command is forked: its setup writes the environment that injects the
  *   library (every setup runs before the launch).
  * - kallsyms writes among the first records, before the drain thread starts.
- * - symbol_pack last: it reads the trace once it is committed, and its copies were taken by
+ * - symbol_pack late: it reads the trace once it is committed, and its copies were taken by
  *   the mapping reader through the whole recording.
+ * - off_cpu last, so first to collect: the blocks left open are written (as LOST) as soon as
+ *   the drain is gone, before the others' last records.
  */
 const struct rec_part *const rec_parts[] = {
 	&walk_share_part,
@@ -46,6 +49,7 @@ const struct rec_part *const rec_parts[] = {
 	&cupti_rx_part,
 	&kallsyms_part,
 	&symbol_pack_part,
+	&off_cpu_part,
 };
 
 const size_t rec_parts_nr = sizeof(rec_parts) / sizeof(rec_parts[0]);

@@ -59,7 +59,6 @@ struct session {
 	int sfd;
 	char *gpu_lib;
 	uint64_t reported[XPU_CNT_NR];	/* counter values already written as LOST */
-	uint64_t off_cpu_pending, off_cpu_open;	/* --off-cpu: left in the table at the end */
 	uint64_t start_mono_ns;
 	int got_signal;
 	bool hard_stop;
@@ -137,8 +136,6 @@ static void submit_session(struct session *s, uint64_t start_mono, uint64_t star
 	if (cfg->attach_pid)
 		rec.flags |= XPU_SESSION_ATTACHED;
 	rec.flags |= s->ctx.session_flags;
-	if (cfg->off_cpu)
-		rec.flags |= XPU_SESSION_OFF_CPU;
 	if (cfg->copy_short_walks)
 		rec.flags |= XPU_SESSION_CFI_SHORT_COPIES;
 	if (!cfg->no_autograd)
@@ -655,7 +652,7 @@ static int session__start(struct session *s)
 
 /*
  * The session's own counters of the STATS record (xpu_stats.def, part "session"): the drain's,
- * the mapping reader's, BPF's of each stack mode and of --off-cpu that is on.
+ * the mapping reader's, and BPF's of the stack mode.
  */
 static void session__stats(struct session *s, struct stat_sink *sink,
 			   const struct procmaps_stats *ps)
@@ -683,15 +680,6 @@ static void session__stats(struct session *s, struct stat_sink *sink,
 		if (cfg->dwarf_top_bytes)
 			stat_sink__put(sink, XPU_STAT_STACK_TOP_ERRORS,
 				       cnt[XPU_CNT_USTACK_TOP_ERR]);
-	}
-	if (cfg->off_cpu) {
-		stat_sink__put(sink, XPU_STAT_OFF_CPU_MIN_NS, cfg->off_cpu_min_ns);
-		stat_sink__put(sink, XPU_STAT_OFF_CPU_BLOCKS, ds->off_cpu_blocks);
-		stat_sink__put(sink, XPU_STAT_OFF_CPU_SHORT, cnt[XPU_CNT_OFFCPU_SHORT]);
-		stat_sink__put(sink, XPU_STAT_OFF_CPU_NO_STACK, cnt[XPU_CNT_OFFCPU_NO_STACK]);
-		stat_sink__put(sink, XPU_STAT_OFF_CPU_LOST,
-			       cnt[XPU_CNT_OFFCPU_LOST] + s->off_cpu_pending);
-		stat_sink__put(sink, XPU_STAT_OFF_CPU_OPEN, s->off_cpu_open);
 	}
 }
 
@@ -741,7 +729,7 @@ static void say_summary(const struct session *s, const struct wt_summary *sum,
 {
 	char pack_bytes[32], pack_said[4200] = "";
 	uint64_t lost = 0;
-	char bytes[32], blocks[48] = "";
+	char bytes[32];
 	unsigned int i;
 
 	for (i = 0; i < WT_LOST_SOURCES; i++) {
@@ -752,16 +740,13 @@ static void say_summary(const struct session *s, const struct wt_summary *sum,
 			lost_what[i] ? lost_what[i] : lost_what[0]);
 	}
 	format_bytes(bytes, sizeof(bytes), sum->file_bytes);
-	if (s->cfg->off_cpu)
-		snprintf(blocks, sizeof(blocks), "%llu off-CPU blocks, ",
-			 (unsigned long long)s->drained.off_cpu_blocks);
 	if (parts->pack_path) {
 		format_bytes(pack_bytes, sizeof(pack_bytes), parts->pack_bytes);
 		snprintf(pack_said, sizeof(pack_said), " and its symbol pack %s (%s, %.1f s)",
 			 parts->pack_path, pack_bytes, parts->pack_seconds);
 	}
 	log_err("%llu samples, %llu GPU records, %s%llu lost; wrote %s to %s%s",
-		(unsigned long long)sum->samples, (unsigned long long)parts->gpu_records, blocks,
+		(unsigned long long)sum->samples, (unsigned long long)parts->gpu_records, parts->counts,
 		(unsigned long long)lost, bytes,
 		s->out.partial ? s->out.partial : s->out.shown, pack_said);
 }
@@ -772,7 +757,6 @@ static void say_summary(const struct session *s, const struct wt_summary *sum,
  */
 static void session__stop(struct session *s)
 {
-	const struct record_config *cfg = s->cfg;
 	uint64_t cnt[XPU_CNT_NR] = { 0 };
 	unsigned int n;
 
@@ -787,14 +771,6 @@ static void session__stop(struct session *s)
 	report_bpf_losses(s, cnt);
 	for (n = 0; n < XPU_CNT_NR; n++)
 		s->ctx.cnt[n] += cnt[n];
-	/*
-	 * Blocks that ended but still waited for their thread to run its own code (to take the
-	 * stack) are lost; threads still blocked are counted, not closed: their block has no end.
-	 */
-	if (cfg->off_cpu &&
-	    !bpf_state__off_cpu_leftover(s->bpf, &s->off_cpu_pending, &s->off_cpu_open) &&
-	    s->off_cpu_pending)
-		submit_lost(s, XPU_LOST_OFF_CPU, s->off_cpu_pending, clock_mono_ns());
 	parts__each(s, PART_VERB(collect), true);
 }
 
