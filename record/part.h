@@ -68,9 +68,7 @@ struct rec_ctx {
 struct rec_summary {
 	uint64_t gpu_records;
 	char counts[96];			/* more counts, each "N things, " */
-	const char *pack_path;			/* the symbol pack written; NULL: none */
-	uint64_t pack_bytes;
-	double pack_seconds;
+	char beside[4200];			/* " and its ...": what was written beside it */
 };
 
 struct rec_part {

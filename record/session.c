@@ -25,6 +25,7 @@
 #include "config.h"
 #include "fd_limit.h"
 #include "gpu_lib.h"
+#include "human_bytes.h"
 #include "output.h"
 #include "part.h"
 #include "parts.h"
@@ -707,18 +708,6 @@ static const char *const lost_what[WT_LOST_SOURCES] = {
 };
 _Static_assert(XPU_LOST_SOURCES <= WT_LOST_SOURCES, "the writer counts every LOST source");
 
-static void format_bytes(char *buf, size_t size, uint64_t b)
-{
-	if (b >= 10ull << 20)
-		snprintf(buf, size, "%.0f MiB", (double)b / (1 << 20));
-	else if (b >= 1 << 20)
-		snprintf(buf, size, "%.1f MiB", (double)b / (1 << 20));
-	else if (b >= 1 << 10)
-		snprintf(buf, size, "%.1f KiB", (double)b / (1 << 10));
-	else
-		snprintf(buf, size, "%llu bytes", (unsigned long long)b);
-}
-
 /*
  * After every recording that wrote a trace: a line per loss class that is not zero (the
  * counts of the trace's LOST records, which the report shows too), then one line saying what
@@ -727,7 +716,6 @@ static void format_bytes(char *buf, size_t size, uint64_t b)
 static void say_summary(const struct session *s, const struct wt_summary *sum,
 			const struct rec_summary *parts)
 {
-	char pack_bytes[32], pack_said[4200] = "";
 	uint64_t lost = 0;
 	char bytes[32];
 	unsigned int i;
@@ -739,16 +727,11 @@ static void say_summary(const struct session *s, const struct wt_summary *sum,
 		log_err("lost %llu %s", (unsigned long long)sum->lost[i],
 			lost_what[i] ? lost_what[i] : lost_what[0]);
 	}
-	format_bytes(bytes, sizeof(bytes), sum->file_bytes);
-	if (parts->pack_path) {
-		format_bytes(pack_bytes, sizeof(pack_bytes), parts->pack_bytes);
-		snprintf(pack_said, sizeof(pack_said), " and its symbol pack %s (%s, %.1f s)",
-			 parts->pack_path, pack_bytes, parts->pack_seconds);
-	}
+	human_bytes(bytes, sizeof(bytes), sum->file_bytes);
 	log_err("%llu samples, %llu GPU records, %s%llu lost; wrote %s to %s%s",
 		(unsigned long long)sum->samples, (unsigned long long)parts->gpu_records, parts->counts,
 		(unsigned long long)lost, bytes,
-		s->out.partial ? s->out.partial : s->out.shown, pack_said);
+		s->out.partial ? s->out.partial : s->out.shown, parts->beside);
 }
 
 /*

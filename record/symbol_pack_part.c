@@ -6,9 +6,11 @@
  * (--no-pack, a trace to standard output).
  */
 #include <stdio.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "host_copy.h"
+#include "human_bytes.h"
 #include "part.h"
 #include "procmaps.h"
 #include "stat_sink.h"
@@ -80,12 +82,13 @@ static void pack_part__committed(void *state, struct rec_ctx *c)
 static void pack_part__summary(void *state, struct rec_summary *sum)
 {
 	struct pack_part *p = state;
+	char bytes[32];
 
 	if (!p->packed)
 		return;
-	sum->pack_path = p->done.path;
-	sum->pack_bytes = p->done.bytes;
-	sum->pack_seconds = p->done.seconds;
+	human_bytes(bytes, sizeof(bytes), p->done.bytes);
+	snprintf(sum->beside, sizeof(sum->beside), " and its symbol pack %s (%s, %.1f s)",
+		 p->done.path, bytes, p->done.seconds);
 }
 
 static void pack_part__free(void *state)
