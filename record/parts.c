@@ -17,25 +17,22 @@ extern const struct rec_part symbol_pack_part;
 extern const struct rec_part off_cpu_part;
 
 /*
- * Why this order:
+ * Why this order (every setup runs before the command is forked; start, after the drain
+ * thread starts, before the command leaves its gate):
  * - walk_share first: the frame readers and the unwind-table builder fill it from their setup
  *   on (the vdso's table is queued as the builder starts) and the receiver hands it out; freed
  *   last, after the builder's workers and the receiver, its last writer and reader.
- * - python before autograd: the process table calls its handlers in this order, and a
- *   launch's Python frames must be joined before autograd keeps its stack for the nodes of the
- *   same op.
- * - jit and cfi after them: they only read the process's files; cfi last of the handlers, so
- *   its start, the wait for the command's first tables, is the last thing before the command
- *   runs that takes time.
- * - driver before cupti_rx: none between them, but both start once the drain runs (the
- *   tracer is routed there before its programs attach; the receiver hands the drain the
- *   launches walked in process), and the receiver, started last, is stopped first, before
- *   the drain it feeds.
- * - cupti_rx before the command is forked: its setup writes the environment that injects the
- *   library (every setup runs before the launch).
- * - kallsyms writes among the first records, before the drain thread starts.
- * - symbol_pack late: it reads the trace once it is committed, and its copies were taken by
- *   the mapping reader through the whole recording.
+ * - python before autograd: the process table calls its handlers in the table's order, and a
+ *   launch's Python frames must be joined before autograd keeps its stack for the nodes of
+ *   the same op. jit and cfi then: they only read the processes' files.
+ * - cfi last of the handlers: its start holds a launched command for its first tables.
+ * - driver before cupti_rx: the tracer is routed to the drain and attached before the receiver
+ *   starts CUPTI in attached processes (-p), so the ioctls of CUPTI's start are traced. The
+ *   receiver's stop, first in reverse, comes before the drain's (session.c stops the drain
+ *   after every part's stop): its last launches walked in process go to the drain's queue.
+ * - kallsyms: among the first records, before the drain thread starts; anywhere in the table.
+ * - symbol_pack late: it reads the trace once it is committed; its copies were taken by the
+ *   mapping reader through the whole recording, and at its collect.
  * - off_cpu last, so first to collect: the blocks left open are written (as LOST) as soon as
  *   the drain is gone, before the others' last records.
  */
