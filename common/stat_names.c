@@ -4,7 +4,7 @@
 const char *xpu_stat_name(uint32_t id)
 {
 	static const char *const names[] = {
-#define XPU_STAT(name, id, info_name, when, value) [id] = info_name,
+#define XPU_STAT(name, id, info_name, part) [id] = info_name,
 #include "xpu_stats.def"
 #undef XPU_STAT
 	};

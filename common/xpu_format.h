@@ -335,14 +335,14 @@ _Static_assert(sizeof(struct xpu_rec_lost) == 24, "lost size");
 
 /* XPU_STAT_SAMPLES = 1, ...: the counters, a row each in xpu_stats.def */
 enum xpu_stat_id {
-#define XPU_STAT(name, id, info_name, when, value) XPU_STAT_##name = id,
+#define XPU_STAT(name, id, info_name, part) XPU_STAT_##name = id,
 #include "xpu_stats.def"
 #undef XPU_STAT
 };
 /* The counters there are: the most entries one STATS record holds */
 enum {
 	XPU_STATS_MAX = 0
-#define XPU_STAT(name, id, info_name, when, value) + 1
+#define XPU_STAT(name, id, info_name, part) + 1
 #include "xpu_stats.def"
 #undef XPU_STAT
 };

@@ -25,7 +25,6 @@
 #include "driver_trace.h"
 #include "map_handler.h"
 #include "writer_thread.h"
-#include "xpu_stats_when.h"
 
 /* Character devices of this major are NVIDIA's whatever /proc/devices says. */
 #define NVIDIA_MAJOR 195
@@ -445,16 +444,16 @@ unsigned int driver_trace__finish(struct driver_trace *dt, struct writer_thread 
 		log_err("warning: %llu ioctl events lost (ring buffer full; try --ringbuf-mb)",
 			(unsigned long long)cnt[XPU_DRV_CNT_RB_LOST]);
 	}
-	/* its rows of xpu_stats.def (WHEN DRIVER) */
-#undef XPU_STATS_DRIVER
-#define XPU_STATS_DRIVER(i, v)                                                            \
-	do {                                                                              \
-		if (n < room)                                                             \
-			stats[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) };  \
-	} while (0);
-#define XPU_STAT XPU_STAT_WRITE
-#include "xpu_stats.def"
-#undef XPU_STAT
+	/* its rows of xpu_stats.def */
+	if (n + 3 <= room) {
+		stats[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_DRIVER_IOCTLS,
+						      .value = cnt[XPU_DRV_CNT_IOCTLS] };
+		stats[n++] = (struct xpu_stat_entry){
+			.id = XPU_STAT_DRIVER_IOCTL_LOST,
+			.value = cnt[XPU_DRV_CNT_RB_LOST] + cnt[XPU_DRV_CNT_INFLIGHT_FULL] };
+		stats[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_DRIVER_ENTRY_POINTS,
+						      .value = dt->entry_points };
+	}
 	return n;
 }
 

@@ -15,7 +15,6 @@
 #include "record_fields.h"
 #include "trace_writer.h"
 #include "writer_thread.h"
-#include "xpu_stats_when.h"
 
 #define WT_FLUSH_AGE_NS (500ull * 1000 * 1000)
 #define WT_WAIT_MS 100
@@ -451,18 +450,15 @@ static void write_stats(struct writer_thread *wt, struct wt_msg *m)
 	unsigned int n = 0, i;
 
 	trace_writer__get_stats(wt->w, &st);
-	/* the others' counters, then the writer's own (xpu_stats.def, WHEN WRITER) */
+	/* the others' counters, then the writer's own, its rows being the last written ones */
 	for (i = 0; i < m->nr_extra && n < XPU_STATS_MAX; i++)
 		rec.e[n++] = m->extra[i];
-#undef XPU_STATS_WRITER
-#define XPU_STATS_WRITER(i, v)                                                           \
-	do {                                                                             \
-		if (n < XPU_STATS_MAX)                                                   \
-			rec.e[n++] = (struct xpu_stat_entry){ .id = (i), .value = (v) }; \
-	} while (0);
-#define XPU_STAT XPU_STAT_WRITE
-#include "xpu_stats.def"
-#undef XPU_STAT
+	if (n + 2 <= XPU_STATS_MAX) {
+		rec.e[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_WRITER_BYTES_RAW,
+						      .value = st.raw_bytes };
+		rec.e[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_WRITER_BYTES_COMPRESSED,
+						      .value = st.file_bytes };
+	}
 	rec.hdr.count = n;
 	rec.hdr.reserved = 0;
 	trace_writer__append(wt->w, XPU_REC_STATS, &rec,

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Checks record/'s structure (docs/layout.md): the core (record/*.c, *.h) includes no header of
-# a handler (record/HANDLER/), but session.c, which wires them to the process table; a handler
-# includes none of another handler's, nor those of the modules above the handlers (procmaps.h,
-# rb_drain.h, session.h); no file includes a .c file; and no two modules include each other,
-# directly or around a circle. Prints each violation; exit 1 if any.
+# a handler (record/HANDLER/): the part in the handler's folder wires it; a handler includes
+# none of another handler's, nor those of the modules above the handlers (procmaps.h,
+# rb_drain.h, session.h, parts.h); only record/parts.c names a part (a const struct rec_part,
+# defined beside its code), and the lifecycle (session.c, main.c) includes no part's header
+# (X.h of a part record/X_part.c; a handler's by the rule above); no file includes a .c file;
+# and no two modules include each other, directly or around a circle. Prints each violation;
+# exit 1 if any.
 set -u
 cd "$(dirname "$0")/.."
 handlers=(cfi python jit autograd)
-above=(procmaps.h rb_drain.h session.h)
+above=(procmaps.h rb_drain.h session.h parts.h)
+lifecycle=(session.c main.c)
 is_handler() {
 	local h
 	for h in "${handlers[@]}"; do [ "$h" = "$1" ] && return 0; done
@@ -34,8 +38,8 @@ for f in record/*.[ch] record/*/*.[ch]; do
 			hd=${inc%%/*}
 			if ! is_handler "$hd" || [ ! -f "record/$inc" ]; then
 				echo "$f: includes \"$inc\", not a handler's header"; bad=1
-			elif [ "$dir" = . ] && [ "$rel" != session.c ]; then
-				echo "$f: the core includes the handler header \"$inc\" (only session.c wires handlers)"; bad=1
+			elif [ "$dir" = . ]; then
+				echo "$f: the core includes the handler header \"$inc\" (only the part in its folder wires it)"; bad=1
 			elif [ "$dir" != . ] && [ "$hd" != "$dir" ]; then
 				echo "$f: handler $dir includes \"$inc\" of handler $hd"; bad=1
 			fi
@@ -52,9 +56,26 @@ for f in record/*.[ch] record/*/*.[ch]; do
 		esac
 	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
 done
+# the parts: NAME defined in FILE as "const struct rec_part NAME = {"
+parts=$(grep -HE '^const struct rec_part [a-z_0-9]+ = \{' record/*.c record/*/*.c 2>/dev/null |
+	sed -E 's/^([^:]*):const struct rec_part ([a-z_0-9]+) .*/\2 \1/')
+while read -r name file; do
+	[ -n "$name" ] || continue
+	for f in $(grep -lw "$name" record/*.[ch] record/*/*.[ch] 2>/dev/null); do
+		[ "$f" = "$file" ] || [ "$f" = record/parts.c ] ||
+			{ echo "$f: names the part $name (only record/parts.c names a part)"; bad=1; }
+	done
+	case $file in record/*/*) continue ;; esac
+	hdr=${file%_part.c}.h
+	[ -f "$hdr" ] || continue
+	for l in "${lifecycle[@]}"; do
+		[ -f "record/$l" ] && grep -q "^#include \"${hdr#record/}\"" "record/$l" &&
+			{ echo "record/$l: includes the part header \"${hdr#record/}\" of $name"; bad=1; }
+	done
+done <<<"$parts"
 # a module's own header is not an edge; tsort reports any circle left
 if ! awk '$1 != $2' "$edges" | tsort >/dev/null 2>"$edges.err"; then
 	echo "include circle among record/ modules:"; sed 's/^/  /' "$edges.err"; bad=1
 fi
-[ "$bad" -eq 0 ] && echo "record/ layers: ok (handlers: ${handlers[*]})"
+[ "$bad" -eq 0 ] && echo "record/ layers: ok (handlers: ${handlers[*]}; parts: $(echo "$parts" | awk '{ print $1 }' | paste -sd ' '))"
 exit "$bad"
