@@ -44,11 +44,15 @@ for mode in fp dwarf cfi; do
 	awk -v a="$share" -v b="$measured" 'BEGIN { d = a - b; exit !(d <= 10 && d >= -10 && a >= 10) }' ||
 		fail "-g $mode: sleep_phase is ${share}% of wall time, the program measured ${measured}%"
 	grep -q ';burn_cpu' "$tmp/wall" || fail "-g $mode: no on-CPU samples under burn_cpu in the wall view"
-	# the off-cpu view holds only blocked time, in microseconds: ~20 x 50 ms
+	# the off-cpu view holds only blocked time, in microseconds: 20 x 50 ms at least, and no
+	# more than the program measured around its sleeps (a busy machine wakes it late: more)
+	slept=$(awk '/slept_us/ { print $2 }' "$tmp/out")
 	"$B/xpu-report" -F folded --view=off-cpu "$tmp/alt.xpu" >"$tmp/off" ||
 		fail "--view=off-cpu ($mode) failed"
-	awk '/;sleep_phase;.*\[off-cpu\] sleeping / { s += $NF } END { exit !(s >= 900000 && s <= 1300000) }' \
-		"$tmp/off" || fail "-g $mode: sleep_phase's blocked time is not about 1 s: $(grep sleep_phase "$tmp/off")"
+	awk -v m="${slept:-0}" '/;sleep_phase;.*\[off-cpu\] sleeping / { s += $NF }
+		END { exit !(s >= 900000 && s <= m * 1.02 + 20000) }' "$tmp/off" ||
+		fail "-g $mode: sleep_phase's blocked time is not 1 s to the ${slept:-?} us measured:" \
+			"$(grep sleep_phase "$tmp/off")"
 	grep -v '\[off-cpu\]' "$tmp/off" && fail "-g $mode: the off-cpu view holds on-CPU stacks"
 
 	# 2. a held mutex and an empty pipe: their waiting stacks
@@ -82,7 +86,7 @@ assert len(off) >= 3 and all(e["ph"] == "X" and e["tid"] < 1000000000 for e in o
 assert any("read_from_pipe" in e["args"]["stack"] for e in off), off
 PY
 "$B/xpu-report" -F info "$tmp/wait.xpu" >"$tmp/info" || fail "info failed"
-grep -Eq '^  off_cpu +[3-9]' "$tmp/info" || fail "info: no OFF_CPU records counted"
+grep -Eq '^  off_cpu +([3-9]|[1-9][0-9]+)$' "$tmp/info" || fail "info: no OFF_CPU records counted"
 grep -Eq '^  sleeping +[3-9]' "$tmp/info" || fail "info: no sleeping blocks"
 "$B/xpu-report" "$tmp/wait.xpu" | grep -q '^# off-cpu: ' || fail "text: no off-cpu header line"
 # pprof: go tool pprof reads the same per-function shares as folded, in both views

@@ -110,6 +110,7 @@ int main(int argc, char **argv)
 			slept += now_s(CLOCK_MONOTONIC) - t;
 		}
 		printf("sleep share %.1f\n", 100 * slept / (now_s(CLOCK_MONOTONIC) - t0));
+		printf("slept_us %.0f\n", slept * 1e6);
 		return 0;
 	}
 	if (argc == 2 && !strcmp(argv[1], "wait")) {
