@@ -167,11 +167,11 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 now = 0;
 
 	/* a dead thread's last switch: on_exit already sent and forgot its state */
-	if (is_traced(prev->tgid) && !(prev_state & OFF_TASK_DEAD)) {
+	if (is_sampled(prev->tgid) && !(prev_state & OFF_TASK_DEAD)) {
 		now = bpf_ktime_get_ns();
 		off_cpu_out(ctx, prev, preempt, prev_state, now);
 	}
-	if (is_traced(next->tgid))
+	if (is_sampled(next->tgid))
 		off_cpu_in(next, now ? now : bpf_ktime_get_ns());
 	return 0;
 }

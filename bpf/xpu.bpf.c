@@ -27,7 +27,10 @@ const volatile __u32 ustack_top_bytes = 0;
  */
 const volatile bool copy_short_walks = false;
 
-/* tgid -> 1. Seeded by user space, grown on fork, shrunk on exit. Sized before load. */
+/*
+ * tgid -> enum xpu_traced. Seeded by user space, grown on fork, shrunk on exit. Sized before
+ * load.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -111,6 +114,14 @@ static __always_inline void count_n(__u32 idx, __u64 n)
 static __always_inline bool is_traced(__u32 tgid)
 {
 	return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+}
+
+/* Traced, and running its own image (not the launched command before its exec). */
+static __always_inline bool is_sampled(__u32 tgid)
+{
+	__u8 *v = bpf_map_lookup_elem(&traced_tgids, &tgid);
+
+	return v && *v != XPU_TRACED_BEFORE_EXEC;
 }
 
 /* ts: the event's time when the stack events sent ahead of it took one already; 0: now */
@@ -314,7 +325,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct xpu_ev_sample *ev;
 	__u64 ts = 0;
 
-	if (!is_traced(tgid))
+	if (!is_sampled(tgid))
 		return 0;
 	count(XPU_CNT_SAMPLES);
 	if (ustack_bytes && !copy_short_walks)
@@ -402,8 +413,13 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	__u32 tgid = p->tgid;
 
-	if (!is_traced(tgid))
+	__u8 *v = bpf_map_lookup_elem(&traced_tgids, &tgid);
+
+	if (!v)
 		return 0;
+	/* the launched command runs its own image from here: sampled */
+	if (*v == XPU_TRACED_BEFORE_EXEC)
+		*v = XPU_TRACED;
 	/* a new image: xpu-record looks for an interpreter in it again */
 	bpf_map_delete_elem(&py_procs, &tgid);
 	emit_task(XPU_EV_TASK_EXEC, p->tgid, p->pid, 0, 0, old_pid, p->comm);

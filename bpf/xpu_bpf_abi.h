@@ -111,6 +111,16 @@ struct xpu_ev_hdr {
 };
 
 /*
+ * traced_tgids values: a traced process; the launched command between its fork from
+ * xpu-record and its exec (its pc is still in xpu-record's image, whose mappings the trace
+ * does not hold: its samples and blocks are not taken; the exec makes it XPU_TRACED)
+ */
+enum xpu_traced {
+	XPU_TRACED = 1,
+	XPU_TRACED_BEFORE_EXEC = 2,
+};
+
+/*
  * -g cfi: the walk reached a frame whose CFI says it has no caller (a thread's first); a
  * walk that fell short where a stack copy can help the report (bpf/cfi_walk.bpf.h copy_pays)
  */

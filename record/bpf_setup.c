@@ -379,13 +379,13 @@ int bpf_state__attach(struct bpf_state *st, char *err, size_t errlen)
 	return open_perf_events(st, err, errlen);
 }
 
-int bpf_state__trace_pid(struct bpf_state *st, pid_t pid)
+int bpf_state__trace_pid(struct bpf_state *st, pid_t pid, bool before_exec)
 {
 	uint32_t key = (uint32_t)pid;
-	uint8_t one = 1;
+	uint8_t v = before_exec ? XPU_TRACED_BEFORE_EXEC : XPU_TRACED;
 
-	if (bpf_map__update_elem(st->skel->maps.traced_tgids, &key, sizeof(key), &one,
-				 sizeof(one), BPF_ANY))
+	if (bpf_map__update_elem(st->skel->maps.traced_tgids, &key, sizeof(key), &v,
+				 sizeof(v), BPF_ANY))
 		return -errno;
 	return 0;
 }

@@ -31,7 +31,7 @@ int bpf_state__load(struct bpf_state **out, const struct bpf_setup_opts *opts, c
 		    size_t errlen);
 /* Attaches every program and opens the sampling perf events on all online CPUs. */
 int bpf_state__attach(struct bpf_state *st, char *err, size_t errlen);
-int bpf_state__trace_pid(struct bpf_state *st, pid_t pid);
+int bpf_state__trace_pid(struct bpf_state *st, pid_t pid, bool before_exec);
 /* Whether pid is, or was until it exited, a process of the traced tree. */
 bool bpf_state__is_traced(struct bpf_state *st, pid_t pid);
 int bpf_state__events_fd(struct bpf_state *st);

@@ -599,11 +599,12 @@ static int session__launch(struct session *s)
 		log_err("cannot track pid %d: %s", s->pid, strerror(ENOMEM));
 		return -1;
 	}
-	e = bpf_state__trace_pid(s->bpf, s->pid);
+	/* the launched command: sampled from its exec on (before it, it is xpu-record's image) */
+	e = bpf_state__trace_pid(s->bpf, s->pid, !cfg->attach_pid);
 	for (i = 1; !e && i < cfg->nattach; i++) {
 		e = proc_table__add_live(s->pt, cfg->attach_pids[i]);
 		if (!e)
-			e = bpf_state__trace_pid(s->bpf, cfg->attach_pids[i]);
+			e = bpf_state__trace_pid(s->bpf, cfg->attach_pids[i], false);
 	}
 	if (e) {
 		log_err("cannot trace pid %d: %s", i ? cfg->attach_pids[i - 1] : s->pid, strerror(-e));
