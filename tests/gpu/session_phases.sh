@@ -1,0 +1,54 @@
+#!/bin/bash
+# One device call running several phases in turn, each under its own time limit, after
+# tests/gpu/bundle.sh (PERF=1 for the profile phase). The device returns at most 8 files from
+# $OUT, so each phase's text results (logs, tables, folded stacks, info; never perf data or
+# traces over 2 MiB) are packed into $OUT/PHASE.tar.gz and its output goes to stdout too.
+#   tests/gpu/session_phases.sh PHASE:SECONDS...
+# Phases:
+#   split      the split profile (tests/gpu/inproc_split_profile.sh) on torch_bench
+#   splitlad   the split ladder (bench/gpu/ladder_inproc_split.rungs), 4 reps, torch_bench
+#   final-S    the final ladder (bench/gpu/ladder_inproc_final.rungs), 8 reps, on loop S:
+#              torch (torch_bench), attn (torch_attn_bench), small (torch_small_bench)
+#   same       tests/gpu/same_launch_stacks.sh default against --launch-walk=bpf
+#   check      tests/gpu/session_inproc.sh check (launches walked, completeness, memory)
+#   graphs     tests/gpu/cuda_graphs.sh (issue 39)
+#   attach     tests/gpu/attach.sh (issue 40)
+set -u
+cd "$(dirname "$0")/../.."
+OUTD=${OUT:-/tmp/xpu-phases-out}
+W=/tmp/xpu-phases
+mkdir -p "$OUTD" "$W"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1
+echo "cpus $(nproc), kernel $(uname -r)"
+rc=0
+for spec in "$@"; do
+	ph=${spec%%:*} lim=${spec#*:}
+	[ "$lim" = "$spec" ] && lim=300
+	d=$W/$ph
+	rm -rf "$d"
+	mkdir -p "$d"
+	s=$SECONDS
+	echo "######## $ph (limit ${lim}s)"
+	case $ph in
+	split) cmd=(tests/gpu/inproc_split_profile.sh "$d" bench/gpu/torch_bench.py 300) ;;
+	splitlad) cmd=(tests/gpu/ladder.sh "$d" bench/gpu/ladder_inproc_split.rungs 4 300
+		bench/gpu/torch_bench.py $((lim - 20))) ;;
+	final-torch|final-attn|final-small)
+		n=${ph#final-}
+		case $n in torch) sc=torch_bench ;; attn) sc=torch_attn_bench ;; small) sc=torch_small_bench ;; esac
+		cmd=(tests/gpu/ladder.sh "$d" bench/gpu/ladder_inproc_final.rungs 8 300
+			"bench/gpu/$sc.py" $((lim - 20))) ;;
+	same) cmd=(tests/gpu/same_launch_stacks.sh "$d" flags:--launch-walk=bpf 100) ;;
+	check) cmd=(tests/gpu/session_inproc.sh check "$d") ;;
+	graphs) cmd=(tests/gpu/cuda_graphs.sh "$d") ;;
+	attach) cmd=(tests/gpu/attach.sh "$d") ;;
+	*) echo "unknown phase $ph"; rc=1; continue ;;
+	esac
+	timeout -k 5 "$lim" "${cmd[@]}" 2>&1 | tee "$d/phase.log"
+	prc=${PIPESTATUS[0]}
+	echo "######## $ph: exit $prc after $((SECONDS - s))s"
+	[ "$prc" = 0 ] || rc=1
+	(cd "$W" && find "$ph" -type f ! -name '*.data' ! -name '*.data.old' -size -2048k -print0 |
+		tar --null -czf "$OUTD/$ph.tar.gz" -T -)
+done
+exit $rc
