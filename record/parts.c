@@ -25,7 +25,9 @@ extern const struct rec_part off_cpu_part;
  * - python before autograd: the process table calls its handlers in the table's order, and a
  *   launch's Python frames must be joined before autograd keeps its stack for the nodes of
  *   the same op. jit and cfi then: they only read the processes' files.
- * - cfi last of the handlers: its start holds a launched command for its first tables.
+ * - cfi last of the handlers: its start holds a launched command for its first tables, and
+ *   (before cupti_rx's start) CUPTI's start in an attached process for the tables of the files
+ *   it maps.
  * - driver before cupti_rx: the tracer is routed to the drain and attached before the receiver
  *   starts CUPTI in attached processes (-p), so the ioctls of CUPTI's start are traced. The
  *   receiver's stop, first in reverse, comes before the drain's (session.c stops the drain
