@@ -49,6 +49,6 @@ for spec in "$@"; do
 	echo "######## $ph: exit $prc after $((SECONDS - s))s"
 	[ "$prc" = 0 ] || rc=1
 	(cd "$W" && find "$ph" -type f ! -name '*.data' ! -name '*.data.old' -size -2048k -print0 |
-		tar --null -czf "$OUTD/$ph.tar.gz" -T -)
+		tar --null --ignore-failed-read -czf "$OUTD/$ph.tar.gz" -T -)
 done
 exit $rc
