@@ -78,15 +78,16 @@ static struct map_handler *cfi_part__handler(void *state)
 }
 
 /* A launched command is still behind its gate: it starts once its first tables are in. */
-static void cfi_part__start(void *state, struct rec_ctx *c)
+static int cfi_part__start(void *state, struct rec_ctx *c)
 {
 	struct cfi_part *p = state;
 	uint64_t held;
 
 	if (c->cfg->attach_pid)
-		return;
+		return 0;
 	held = cfi_loader__wait(p->cfi, XPU_CFI_START_WAIT_NS);
 	log_info("cfi: start held %.1f ms for the first tables", held / 1e6);
+	return 0;
 }
 
 /* The walk's counters (BPF's and the libraries'), then the builder's. */
@@ -156,6 +157,7 @@ static void cfi_part__free(void *state)
 const struct rec_part cfi_part = {
 	.name = "cfi",
 	.required = true,
+	.threads = true,
 	.wanted = cfi_part__wanted,
 	.setup = cfi_part__setup,
 	.handler = cfi_part__handler,
