@@ -2,13 +2,13 @@
 /*
  * A part of the recorder: a piece of the core (BPF, the trace's writer, the mapping reader, the
  * drain) or a feature (Python frames, JIT maps, the unwind tables, the CUPTI receiver...) that
- * session.c runs through its lifecycle without knowing it. A part is a row, a const struct
+ * recording.c runs through its lifecycle without knowing it. A part is a row, a const struct
  * rec_part beside its code; record/parts.c lists the rows in the order every verb walks them,
  * and says why that order. Every hook may be NULL, and every hook but wanted and setup is
- * called only for a part whose setup succeeded (it "runs"). All calls come from the session's
+ * called only for a part whose setup succeeded (it "runs"). All calls come from the recording's
  * thread, in this order:
  *
- *   wanted, setup (table order; signals go to the session's signalfd before the first part
+ *   wanted, setup (table order; signals go to the recording's signalfd before the first part
  *   that starts a thread) -> handler (table order, into the process table)
  *   -> the command forked behind its gate, its pids in the process table (c->pid)
  *   -> attach (table order; the probes attached)
@@ -48,8 +48,8 @@ struct walk_share;
 struct writer_thread;
 
 /*
- * All a part may use of the recording; never struct session (parts must not see it). The
- * session sets cfg, pt, pid, the times, end, discard and stats; the rest the parts set, each
+ * All a part may use of the recording; never struct recording (parts must not see it). The
+ * recording sets cfg, pt, pid, the times, end, discard and stats; the rest the parts set, each
  * at its setup unless said (a later row finds what an earlier one set).
  */
 struct rec_ctx {

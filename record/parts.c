@@ -84,4 +84,4 @@ const struct rec_part *const rec_parts[] = {
 const size_t rec_parts_nr = sizeof(rec_parts) / sizeof(rec_parts[0]);
 
 _Static_assert(sizeof(rec_parts) / sizeof(rec_parts[0]) <= REC_PARTS_MAX,
-	       "the session keeps room for every part");
+	       "the recording keeps room for every part");

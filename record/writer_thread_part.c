@@ -171,8 +171,8 @@ static void writer_part__first_records(void *state, struct rec_ctx *c)
 
 /*
  * The trace cannot grow (full disk, quota, I/O error): said once; the BPF part stops sampling
- * (its tick comes after this one) and the session stops an attached recording. A launched
- * target is left to run to completion, still the session's child (its status and ^C work as
+ * (its tick comes after this one) and the recording stops an attached one. A launched
+ * target is left to run to completion, still the recording's child (its status and ^C work as
  * before); xpu-record then exits non-zero. Else a CLOCK_SYNC every 10 s.
  */
 static void writer_part__tick(void *state, struct rec_ctx *c)

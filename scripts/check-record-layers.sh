@@ -2,8 +2,8 @@
 # Checks record/'s structure (docs/layout.md): the core (record/*.c, *.h) includes no header of
 # a handler (record/HANDLER/): the part in the handler's folder wires it; a handler includes
 # none of another handler's, nor those of the modules above the handlers (procmaps.h,
-# rb_drain.h, session.h, parts.h); only record/parts.c names a part (a const struct rec_part,
-# defined beside its code), and the lifecycle (session.c, main.c) includes no part's header
+# rb_drain.h, recording.h, parts.h); only record/parts.c names a part (a const struct rec_part,
+# defined beside its code), and the lifecycle (recording.c, main.c) includes no part's header
 # (X.h of a part record/X_part.c; a handler's by the rule above) and of record/'s headers only
 # those it is allowed (the table, and what the signals and the child use: a module a part
 # wires is the part's to include); no file includes a .c file; and no two modules include
@@ -11,12 +11,12 @@
 set -u
 cd "$(dirname "$0")/.."
 handlers=(cfi python jit autograd)
-above=(procmaps.h rb_drain.h session.h parts.h)
-lifecycle=(session.c main.c)
+above=(procmaps.h rb_drain.h recording.h parts.h)
+lifecycle=(recording.c main.c)
 # the record/ headers each lifecycle file may include
 declare -A lifecycle_may=(
-	[session.c]="session.h config.h part.h parts.h stat_sink.h proc_table.h target.h clock.h"
-	[main.c]="session.h config.h fd_limit.h"
+	[recording.c]="recording.h config.h part.h parts.h stat_sink.h proc_table.h target.h clock.h"
+	[main.c]="recording.h config.h fd_limit.h"
 )
 is_handler() {
 	local h

@@ -19,7 +19,7 @@ printf '#include "rb_drain.h"\n#include "a.c"\n' >"$tmp/record/b.h"
 printf 'const struct rec_part cfi_part = {\n};\n' >"$tmp/record/cfi/cfi_part.c"
 printf 'const struct rec_part kallsyms_part = {\n};\n' >"$tmp/record/kallsyms_part.c"
 : >"$tmp/record/kallsyms.h"
-printf '#include "kallsyms.h"\n#include "trace_writer.h"\n' >"$tmp/record/session.c"
+printf '#include "kallsyms.h"\n#include "trace_writer.h"\n' >"$tmp/record/recording.c"
 : >"$tmp/record/trace_writer.h"
 printf 'static const void *p = &cfi_part;\n' >>"$tmp/record/procmaps.c"
 if "$tmp/scripts/check-record-layers.sh" >"$tmp/out" 2>&1; then
@@ -28,7 +28,7 @@ fi
 for what in 'the core includes the handler header' 'handler cfi includes' \
 	    'above the handlers' 'source file' 'circle' 'names the part cfi_part' \
 	    'includes the part header "kallsyms.h"' \
-	    'session.c: includes "trace_writer.h"; the lifecycle includes only'; do
+	    'recording.c: includes "trace_writer.h"; the lifecycle includes only'; do
 	grep -q "$what" "$tmp/out" || { echo "FAIL: no '$what' in the checker's output:"; cat "$tmp/out"; exit 1; }
 done
 echo "ok"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * One recording session: the parts (parts.c: BPF, the trace and its writer, the mapping
+ * One recording: the parts (parts.c: BPF, the trace and its writer, the mapping
  * reader, the drain, then the features) set up in an order that loses nothing (probes attached
  * and the pid traced before the child may exec), the main loop (signals, the child, the parts'
  * periodic work) and the teardown in an order that writes everything (sampling stopped, the
@@ -23,11 +23,11 @@
 #include "part.h"
 #include "parts.h"
 #include "proc_table.h"
-#include "session.h"
+#include "recording.h"
 #include "stat_sink.h"
 #include "target.h"
 
-struct session {
+struct recording {
 	const struct record_config *cfg;
 	struct proc_table *pt;		/* the traced processes, with the parts' handlers */
 	struct rec_ctx ctx;		/* what the parts see of the recording */
@@ -60,7 +60,7 @@ typedef int (*part_step_fn)(void *state, struct rec_ctx *c);
 #define PART_VERB(hook) offsetof(struct rec_part, hook)
 
 /* Calls one verb of every part that runs, in the table's order or in reverse. */
-static void parts__each(struct session *s, size_t verb, bool reverse)
+static void parts__each(struct recording *s, size_t verb, bool reverse)
 {
 	size_t k, i;
 	part_verb_fn fn;
@@ -76,7 +76,7 @@ static void parts__each(struct session *s, size_t verb, bool reverse)
 }
 
 /* A verb that may fail (attach, start), in the table's order: 0, or -1 at the first failure. */
-static int parts__step(struct session *s, size_t verb)
+static int parts__step(struct recording *s, size_t verb)
 {
 	part_step_fn fn;
 	size_t i;
@@ -91,7 +91,7 @@ static int parts__step(struct session *s, size_t verb)
 	return 0;
 }
 
-static void reap_child(struct session *s)
+static void reap_child(struct recording *s)
 {
 	int status;
 	pid_t p;
@@ -109,7 +109,7 @@ static void reap_child(struct session *s)
  * does for a stopped job: a stopped process (SIGSTOP, ^Z, a debugger's) would hold it pending
  * and outlive the grace periods without ever seeing it.
  */
-static void signal_tree(struct session *s, int sig)
+static void signal_tree(struct recording *s, int sig)
 {
 	proc_table__signal(s->pt, sig);
 	proc_table__signal(s->pt, SIGCONT);
@@ -117,9 +117,9 @@ static void signal_tree(struct session *s, int sig)
 
 /*
  * Stop signal for a launched command: the command gets it, and a line says so, so a target
- * that ignores it never leaves the user waiting in silence; session__escalate() follows up.
+ * that ignores it never leaves the user waiting in silence; recording__escalate() follows up.
  */
-static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
+static void forward_stop(struct recording *s, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
 
@@ -146,7 +146,7 @@ static void forward_stop(struct session *s, const struct signalfd_siginfo *si)
 		s->escalate_at_ns = clock_mono_ns() + STOP_GRACE_NS;
 }
 
-static void handle_signals(struct session *s)
+static void handle_signals(struct recording *s)
 {
 	struct signalfd_siginfo si;
 
@@ -169,7 +169,7 @@ static void handle_signals(struct session *s)
 	}
 }
 
-static bool tree_done(struct session *s)
+static bool tree_done(struct recording *s)
 {
 	if (s->hard_stop)
 		return true;
@@ -182,7 +182,7 @@ static bool tree_done(struct session *s)
  * --duration ran out: an attached process is left alone and recording stops now; a launched
  * command's tree is stopped as ^C would (its CUPTI library flushes on SIGINT).
  */
-static void duration_check(struct session *s, uint64_t now)
+static void duration_check(struct recording *s, uint64_t now)
 {
 	if (!s->deadline_ns || now < s->deadline_ns || s->duration_hit)
 		return;
@@ -204,7 +204,7 @@ static void duration_check(struct session *s, uint64_t now)
  * outlives SIGTERM too is left running and recording stops, so neither ^C nor --duration
  * can wait forever.
  */
-static void session__escalate(struct session *s, uint64_t now)
+static void recording__escalate(struct recording *s, uint64_t now)
 {
 	unsigned int live;
 
@@ -230,7 +230,7 @@ static void session__escalate(struct session *s, uint64_t now)
 	s->hard_stop = true;
 }
 
-static void main_loop(struct session *s)
+static void main_loop(struct recording *s)
 {
 	while (!tree_done(s)) {
 		struct pollfd pfd = { .fd = s->sfd, .events = POLLIN };
@@ -242,7 +242,7 @@ static void main_loop(struct session *s)
 			reap_child(s);
 		s->ctx.now_ns = clock_mono_ns();
 		duration_check(s, s->ctx.now_ns);
-		session__escalate(s, s->ctx.now_ns);
+		recording__escalate(s, s->ctx.now_ns);
 		parts__each(s, PART_VERB(tick), true);
 		/* the trace cannot grow: an attached process is left alone, recording stops now */
 		if (s->ctx.write_failed && s->cfg->attach_pid)
@@ -263,7 +263,7 @@ static int exit_status_of(int status)
  * How the command ended, for SESSION_END (c->end), once the drain is gone (an attached
  * process's exit comes through it); returns xpu-record's exit status.
  */
-static int session__ended(struct session *s)
+static int recording__ended(struct recording *s)
 {
 	struct xpu_rec_session_end *end = &s->ctx.end;
 	int status, exit_code;
@@ -299,7 +299,7 @@ static int session__ended(struct session *s)
 	return exit_code;
 }
 
-static int setup_signals(struct session *s)
+static int setup_signals(struct recording *s)
 {
 	sigset_t set;
 
@@ -321,7 +321,7 @@ static int setup_signals(struct session *s)
  * routed to the signalfd before the first part that starts a thread. A required part that
  * fails stops the recording; another is off (it said why). 0, or -1 with the error said.
  */
-static int session__setup(struct session *s)
+static int recording__setup(struct recording *s)
 {
 	const struct record_config *cfg = s->cfg;
 	struct map_handler *h;
@@ -364,7 +364,7 @@ static int session__setup(struct session *s)
  * Forks the command behind its start gate (or takes the attached pids), puts its pids in the
  * traced tree and has the parts attach (every probe). 0, or -1 with the error said.
  */
-static int session__launch(struct session *s)
+static int recording__launch(struct recording *s)
 {
 	const struct record_config *cfg = s->cfg;
 	unsigned int i;
@@ -402,7 +402,7 @@ static int session__launch(struct session *s)
  * The first records (the session's, the clocks, the parts' first ones), the parts' start (the
  * drain thread first), then the command's first instruction. 0, or -1.
  */
-static int session__start(struct session *s)
+static int recording__start(struct recording *s)
 {
 	const struct record_config *cfg = s->cfg;
 
@@ -423,7 +423,7 @@ static int session__start(struct session *s)
 }
 
 /* The STATS entries of every part that ran, in xpu_stats.def's order. */
-static unsigned int collect_stats(struct session *s, struct xpu_stat_entry *stats,
+static unsigned int collect_stats(struct recording *s, struct xpu_stat_entry *stats,
 				  unsigned int room)
 {
 	struct stat_sink sink = { 0 };
@@ -441,7 +441,7 @@ static unsigned int collect_stats(struct session *s, struct xpu_stat_entry *stat
  * stopped (the drain once those that feed it are), their last records and the end records,
  * STATS; the trace committed, then what the parts make of it. Returns xpu-record's exit status.
  */
-static int session__finish(struct session *s)
+static int recording__finish(struct recording *s)
 {
 	const struct record_config *cfg = s->cfg;
 	struct xpu_stat_entry stats[XPU_STATS_MAX];
@@ -451,7 +451,7 @@ static int session__finish(struct session *s)
 
 	parts__each(s, PART_VERB(quiesce), true);
 	parts__each(s, PART_VERB(stop), true);
-	ret = session__ended(s);
+	ret = recording__ended(s);
 	/* The command never ran (the child said why, in one line): no trace of it is kept. */
 	s->ctx.discard = !cfg->attach_pid && s->child_reaped && target__exec_failed(&s->target);
 	parts__each(s, PART_VERB(collect), true);
@@ -474,7 +474,7 @@ static int session__finish(struct session *s)
  * Setup failed somewhere: a command still behind its gate exits 127 without running, and a
  * trace that recorded nothing is removed rather than left looking like an empty profile.
  */
-static void session__abort(struct session *s)
+static void recording__abort(struct recording *s)
 {
 	if (!s->cfg->attach_pid && s->target.pid > 0) {
 		target__release(&s->target, 0);
@@ -485,7 +485,7 @@ static void session__abort(struct session *s)
 	parts__each(s, PART_VERB(stop), true);
 }
 
-static void session__free(struct session *s)
+static void recording__free(struct recording *s)
 {
 	size_t i;
 
@@ -501,17 +501,17 @@ static void session__free(struct session *s)
 		close(s->sfd);
 }
 
-int session__run(const struct record_config *cfg)
+int recording__run(const struct record_config *cfg)
 {
-	struct session s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1, .exec_fd = -1 } };
+	struct recording s = { .cfg = cfg, .sfd = -1, .target = { .gate_fd = -1, .exec_fd = -1 } };
 	int ret = 1;
 
-	if (session__setup(&s) || session__launch(&s) || session__start(&s)) {
-		session__abort(&s);
+	if (recording__setup(&s) || recording__launch(&s) || recording__start(&s)) {
+		recording__abort(&s);
 	} else {
 		main_loop(&s);
-		ret = session__finish(&s);
+		ret = recording__finish(&s);
 	}
-	session__free(&s);
+	recording__free(&s);
 	return ret;
 }
