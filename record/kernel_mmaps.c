@@ -62,7 +62,8 @@ struct kernel_mmaps {
 	unsigned int nr_rings;
 	size_t page;
 	struct km_proc *buckets[KM_BUCKETS];
-	struct km_proc lru;		/* the list's head: lru.lru_next the oldest, lru_prev the newest */
+	/* the list's head: lru.lru_next the oldest, lru.lru_prev the newest */
+	struct km_proc lru;
 	size_t entries;
 	uint64_t last_prune_ns;
 	uint8_t rec[KM_MAX_RECORD];	/* a record that wraps the ring's end, made whole */

@@ -67,10 +67,11 @@ struct rec_ctx {
 	/* added to the launched command's environment, NULL-terminated (one part sets it) */
 	char **child_env;
 	uint32_t session_flags;			/* XPU_SESSION_* the parts add, at setup */
-	pid_t pid;				/* the command's, or the first attached; from attach on */
-	uint64_t start_mono_ns, start_realtime_ns;	/* the session's start, from first_records */
+	pid_t pid;				/* the command's, or the first attached */
+	/* the session's start, from first_records on */
+	uint64_t start_mono_ns, start_realtime_ns;
 	uint64_t now_ns;			/* at tick: this turn's monotonic time */
-	bool write_failed;			/* the trace cannot grow (the trace's tick said so) */
+	bool write_failed;			/* the trace cannot grow (the trace's tick said) */
 	/*
 	 * From the drain's stop on: the walk counters of the whole recording, those of BPF plus
 	 * those a part adds at its stop (a library that walks in process counts as BPF does)
@@ -78,11 +79,11 @@ struct rec_ctx {
 	uint64_t cnt[XPU_CNT_NR];
 	const struct rb_drain_stats *drained;	/* the drain's, from its stop on */
 	struct xpu_rec_session_end end;		/* from collect on: how the command ended */
-	bool discard;				/* from collect on: it never ran, keep no trace */
+	bool discard;				/* from collect on: it never ran: no trace */
 	const struct xpu_stat_entry *stats;	/* at close: the STATS record's entries */
 	unsigned int nr_stats;
-	bool committed;				/* from close on: the trace whole and in place */
-	bool failed;				/* from close on: it could not be written whole */
+	bool committed;				/* from close: the trace whole and in place */
+	bool failed;				/* from close: it could not be written whole */
 	bool aborted;				/* setup or launch failed: stop waits on none */
 };
 

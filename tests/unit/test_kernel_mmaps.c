@@ -37,7 +37,8 @@ static size_t put_sample_id(uint8_t *at, uint32_t pid, uint64_t ts)
 
 static void map(struct kernel_mmaps *km, uint32_t pid, uint64_t addr)
 {
-	static const char path[] = "/usr/lib/libtest.so";	/* NUL included: 20 bytes, pad 24 */
+	/* 20 bytes with its NUL, padded to 24 */
+	static const char path[] = "/usr/lib/libtest.so";
 	uint8_t rec[256] = { 0 };
 	struct perf_event_header h = { .type = PERF_RECORD_MMAP2 };
 	struct mmap2_body b = {
