@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * One recording: the parts (parts.c: BPF, the trace and its writer, the mapping
- * reader, the drain, then the features) set up in an order that loses nothing (probes attached
- * and the pid traced before the child may exec), the main loop (signals, the child, the parts'
- * periodic work) and the teardown in an order that writes everything (sampling stopped, the
- * parts that feed the drain stopped, the drain, then the end records). It names no part: each
- * verb is a loop over the table; what stays here is the signals, the child and the loops.
+ * One recording: the parts (parts.c: BPF, the trace and its writer, the mapping reader, the
+ * drain, then the features) set up in an order that loses nothing (probes attached and the pid
+ * traced before the child may exec), the main loop (signals, the child, the parts' periodic
+ * work) and the teardown in an order that writes everything (sampling stopped, the parts that
+ * feed the drain stopped, the drain, then the end records). It names no part: each verb is a
+ * loop over the table; what stays here is the signals, the child and the loops.
  */
 #include <errno.h>
 #include <poll.h>
@@ -54,7 +54,7 @@ struct recording {
 #define STOP_GRACE_S 5
 #define STOP_GRACE_NS (STOP_GRACE_S * 1000000000ull)
 
-/* A verb of part.h whose hooks all take (state, ctx): its offset in struct rec_part. */
+/* A verb of part.h whose hooks all take (state, ctx), by its offset in struct rec_part. */
 typedef void (*part_verb_fn)(void *state, struct rec_ctx *c);
 typedef int (*part_step_fn)(void *state, struct rec_ctx *c);
 #define PART_VERB(hook) offsetof(struct rec_part, hook)
