@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* xpu-record's options, filled by main.c and read by the session. */
+/* xpu-record's options, filled by main.c and read by the recording (recording.c) and its parts. */
 #ifndef XPU_RECORD_CONFIG_H
 /* -p takes this many processes at most */
 #define XPU_MAX_ATTACH 64

@@ -219,7 +219,7 @@ static void attach_gpu(struct rx_part *p, pid_t pid)
 }
 
 /* The drain runs: in-process launches go to it; attached processes get CUPTI from now on. */
-static void rx_part__start(void *state, struct rec_ctx *c)
+static int rx_part__start(void *state, struct rec_ctx *c)
 {
 	struct rx_part *p = state;
 	struct cupti_rx_sink sink = {
@@ -229,10 +229,11 @@ static void rx_part__start(void *state, struct rec_ctx *c)
 	unsigned int i;
 
 	if (!p->rx)
-		return;
+		return 0;
 	cupti_rx__set_sink(p->rx, &sink);
 	for (i = 0; i < c->cfg->nattach; i++)
 		attach_gpu(p, c->cfg->attach_pids[i]);
+	return 0;
 }
 
 /* processes that run on (-p, -d) stop collecting while their launches are still taken */
@@ -324,6 +325,7 @@ static void rx_part__summary(void *state, struct rec_summary *sum)
 const struct rec_part cupti_rx_part = {
 	.name = "cupti_rx",
 	.required = true,
+	.threads = true,
 	.setup = rx_part__setup,
 	.start = rx_part__start,
 	.quiesce = rx_part__quiesce,

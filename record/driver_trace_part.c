@@ -40,7 +40,8 @@ static int driver_part__setup(struct rec_ctx *c, void **state)
 	return 0;
 }
 
-static void driver_part__start(void *state, struct rec_ctx *c)
+/* Whatever fails is said, and the recording goes on without the tracer. */
+static int driver_part__start(void *state, struct rec_ctx *c)
 {
 	struct driver_part *p = state;
 	char err[512] = "";
@@ -52,6 +53,7 @@ static void driver_part__start(void *state, struct rec_ctx *c)
 		driver_trace__destroy(p->dt);
 		p->dt = NULL;
 	}
+	return 0;
 }
 
 /* Its ring-buffer losses as LOST records, then its rows. */

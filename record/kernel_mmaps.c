@@ -2,7 +2,10 @@
 /*
  * The kernel's mmap and exec records (see kernel_mmaps.h): one dummy software event a CPU,
  * its ring buffer read without wakeups, each record bounds-checked (the ring is the kernel's,
- * but a wrong size would walk us off the buffer), kept per process in a small hash table.
+ * but a wrong size would walk us off the buffer), kept per process in a small hash table, and
+ * the processes that keep mappings in a list by their last mapping, oldest first: at the bound
+ * the oldest goes, unlinked from its bucket's short chain, and a burst of mappings past it
+ * costs no scan of the table (which took 1 ms a mapping at the bound).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +40,8 @@ struct km_map {
 
 struct km_proc {
 	struct km_proc *next;
+	/* in kernel_mmaps.lru while it keeps mappings (nr > 0), by its last one, oldest first */
+	struct km_proc *lru_prev, *lru_next;
 	pid_t pid;
 	uint64_t exec_ns;		/* the image's exec; mappings stamped before it are the old one's */
 	uint64_t last_ns;
@@ -57,6 +62,8 @@ struct kernel_mmaps {
 	unsigned int nr_rings;
 	size_t page;
 	struct km_proc *buckets[KM_BUCKETS];
+	/* the list's head: lru.lru_next the oldest, lru.lru_prev the newest */
+	struct km_proc lru;
 	size_t entries;
 	uint64_t last_prune_ns;
 	uint8_t rec[KM_MAX_RECORD];	/* a record that wraps the ring's end, made whole */
@@ -80,6 +87,25 @@ static struct km_proc *find(struct kernel_mmaps *km, pid_t pid)
 	return NULL;
 }
 
+static void lru_unlink(struct km_proc *p)
+{
+	if (!p->lru_next)
+		return;
+	p->lru_prev->lru_next = p->lru_next;
+	p->lru_next->lru_prev = p->lru_prev;
+	p->lru_prev = p->lru_next = NULL;
+}
+
+/* p mapped last of all: the newest, last to go. */
+static void lru_touch(struct kernel_mmaps *km, struct km_proc *p)
+{
+	lru_unlink(p);
+	p->lru_prev = km->lru.lru_prev;
+	p->lru_next = &km->lru;
+	km->lru.lru_prev->lru_next = p;
+	km->lru.lru_prev = p;
+}
+
 static void clear_maps(struct kernel_mmaps *km, struct km_proc *p)
 {
 	size_t i;
@@ -88,6 +114,7 @@ static void clear_maps(struct kernel_mmaps *km, struct km_proc *p)
 		free(p->maps[i].path);
 	km->entries -= p->nr;
 	p->nr = 0;
+	lru_unlink(p);
 }
 
 static void drop(struct kernel_mmaps *km, struct km_proc **link)
@@ -115,21 +142,20 @@ static struct km_proc *get(struct kernel_mmaps *km, pid_t pid)
 	return p;
 }
 
-/* Past the bound: the process mapped least recently goes (counted). */
+/*
+ * Past the bound: the process mapped least recently goes (counted), the head of the list.
+ * "Least recently" in the order the records were read: the rings are read a CPU at a time, so
+ * two processes that mapped within one turn of the drain may go in either order.
+ */
 static void make_room(struct kernel_mmaps *km)
 {
-	while (km->entries >= KERNEL_MMAPS_MAX_ENTRIES) {
-		struct km_proc **oldest = NULL, **link;
-		unsigned int b;
+	while (km->entries >= KERNEL_MMAPS_MAX_ENTRIES && km->lru.lru_next != &km->lru) {
+		struct km_proc *oldest = km->lru.lru_next, **link = bucket_of(km, oldest->pid);
 
-		for (b = 0; b < KM_BUCKETS; b++)
-			for (link = &km->buckets[b]; *link; link = &(*link)->next)
-				if ((*link)->nr && (!oldest || (*link)->last_ns < (*oldest)->last_ns))
-					oldest = link;
-		if (!oldest)
-			return;
-		km->st.dropped += (*oldest)->nr;
-		drop(km, oldest);
+		while (*link != oldest)
+			link = &(*link)->next;
+		km->st.dropped += oldest->nr;
+		drop(km, link);
 	}
 }
 
@@ -158,6 +184,7 @@ static void add_map(struct kernel_mmaps *km, pid_t pid, const struct km_map *m, 
 	p->nr++;
 	km->entries++;
 	p->last_ns = m->ts_ns;
+	lru_touch(km, p);
 }
 
 /* An exec: what pid mapped before belongs to the image it left. */
@@ -314,6 +341,18 @@ static void poll_ring(struct kernel_mmaps *km, struct km_ring *r)
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+void kernel_mmaps__take(struct kernel_mmaps *km, const void *rec, size_t size)
+{
+	struct perf_event_header h;
+
+	if (size < sizeof(h) || size > KM_MAX_RECORD)
+		return;
+	memcpy(&h, rec, sizeof(h));
+	if (h.size != size)
+		return;
+	take_record(km, rec, size, (uint16_t)h.type, h.misc);
+}
+
 void kernel_mmaps__poll(struct kernel_mmaps *km)
 {
 	unsigned int i;
@@ -363,6 +402,18 @@ static int open_ring(struct kernel_mmaps *km, struct km_ring *r, int cpu)
 	return 0;
 }
 
+struct kernel_mmaps *kernel_mmaps__new(const struct proc_table *pt)
+{
+	struct kernel_mmaps *km = calloc(1, sizeof(*km));
+
+	if (!km)
+		return NULL;
+	km->pt = pt;
+	km->page = (size_t)sysconf(_SC_PAGESIZE);
+	km->lru.lru_next = km->lru.lru_prev = &km->lru;
+	return km;
+}
+
 struct kernel_mmaps *kernel_mmaps__open(const struct proc_table *pt)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -371,11 +422,9 @@ struct kernel_mmaps *kernel_mmaps__open(const struct proc_table *pt)
 
 	if (ncpu < 1)
 		return NULL;
-	km = calloc(1, sizeof(*km));
+	km = kernel_mmaps__new(pt);
 	if (!km)
 		return NULL;
-	km->pt = pt;
-	km->page = (size_t)sysconf(_SC_PAGESIZE);
 	km->rings = calloc((size_t)ncpu, sizeof(*km->rings));
 	if (!km->rings) {
 		free(km);

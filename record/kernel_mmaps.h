@@ -8,7 +8,8 @@
  *
  * Kept per process, from its last exec on (the kernel's comm record of an exec starts a new
  * image), in the order mapped; only processes the process table knows are kept past a short
- * grace (the events come before the drain hears of the fork), and within a bound on entries.
+ * grace (the events come before the drain hears of the fork), and within a bound on entries:
+ * past it, the process that mapped least recently goes, found without a scan of the store.
  * Owned by the drain thread.
  */
 #ifndef XPU_RECORD_KERNEL_MMAPS_H
@@ -37,7 +38,14 @@ struct kernel_mmaps_stats {
  * recording goes on without them). pt: whose processes are kept.
  */
 struct kernel_mmaps *kernel_mmaps__open(const struct proc_table *pt);
+/* The store alone, fed by kernel_mmaps__take() (the unit test), or NULL. */
+struct kernel_mmaps *kernel_mmaps__new(const struct proc_table *pt);
 void kernel_mmaps__free(struct kernel_mmaps *km);
+/*
+ * One record as the kernel writes it to the ring (perf_event_header first, the sample_id's
+ * TID and TIME last): mmap2 of executable mappings and comm of an exec are kept.
+ */
+void kernel_mmaps__take(struct kernel_mmaps *km, const void *rec, size_t size);
 /* Takes what the kernel wrote since the last call; cheap when nothing was. */
 void kernel_mmaps__poll(struct kernel_mmaps *km);
 /*

@@ -15,7 +15,7 @@
 #include "cli_opts.h"
 #include "config.h"
 #include "fd_limit.h"
-#include "session.h"
+#include "recording.h"
 
 static const char usage_head[] =
 "Usage: xpu-record [OPTION...] -- COMMAND [ARG...]\n"
@@ -522,5 +522,5 @@ int main(int argc, char **argv)
 	/* a closed pipe (-o - | head) is a write error to report, not a reason to die */
 	signal(SIGPIPE, SIG_IGN);
 	libbpf_set_print(libbpf_print);
-	return session__run(&cfg);
+	return recording__run(&cfg);
 }

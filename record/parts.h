@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The recorder's parts (part.h), in the order every verb of the session walks them (reversed
+ * The recorder's parts (part.h), in the order every verb of the recording walks them (reversed
  * for stop, collect and free); record/parts.c says why that order.
  */
 #ifndef XPU_RECORD_PARTS_H
@@ -10,7 +10,7 @@
 
 #include "part.h"
 
-/* Room the session keeps for each part's state */
+/* Room the recording keeps for each part's state */
 #define REC_PARTS_MAX 16
 
 extern const struct rec_part *const rec_parts[];

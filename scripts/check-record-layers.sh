@@ -2,16 +2,22 @@
 # Checks record/'s structure (docs/layout.md): the core (record/*.c, *.h) includes no header of
 # a handler (record/HANDLER/): the part in the handler's folder wires it; a handler includes
 # none of another handler's, nor those of the modules above the handlers (procmaps.h,
-# rb_drain.h, session.h, parts.h); only record/parts.c names a part (a const struct rec_part,
-# defined beside its code), and the lifecycle (session.c, main.c) includes no part's header
-# (X.h of a part record/X_part.c; a handler's by the rule above); no file includes a .c file;
-# and no two modules include each other, directly or around a circle. Prints each violation;
-# exit 1 if any.
+# rb_drain.h, recording.h, parts.h); only record/parts.c names a part (a const struct rec_part,
+# defined beside its code), and the lifecycle (recording.c, main.c) includes no part's header
+# (X.h of a part record/X_part.c; a handler's by the rule above) and of record/'s headers only
+# those it is allowed (the table, and what the signals and the child use: a module a part
+# wires is the part's to include); no file includes a .c file; and no two modules include
+# each other, directly or around a circle. Prints each violation; exit 1 if any.
 set -u
 cd "$(dirname "$0")/.."
 handlers=(cfi python jit autograd)
-above=(procmaps.h rb_drain.h session.h parts.h)
-lifecycle=(session.c main.c)
+above=(procmaps.h rb_drain.h recording.h parts.h)
+lifecycle=(recording.c main.c)
+# the record/ headers each lifecycle file may include
+declare -A lifecycle_may=(
+	[recording.c]="recording.h config.h part.h parts.h stat_sink.h proc_table.h target.h clock.h"
+	[main.c]="recording.h config.h fd_limit.h"
+)
 is_handler() {
 	local h
 	for h in "${handlers[@]}"; do [ "$h" = "$1" ] && return 0; done
@@ -73,6 +79,14 @@ while read -r name file; do
 			{ echo "record/$l: includes the part header \"${hdr#record/}\" of $name"; bad=1; }
 	done
 done <<<"$parts"
+for l in "${lifecycle[@]}"; do
+	[ -f "record/$l" ] || continue
+	while read -r inc; do
+		[ -f "record/$inc" ] || continue
+		[[ " ${lifecycle_may[$l]} " == *" $inc "* ]] ||
+			{ echo "record/$l: includes \"$inc\"; the lifecycle includes only ${lifecycle_may[$l]}"; bad=1; }
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "record/$l")
+done
 # a module's own header is not an edge; tsort reports any circle left
 if ! awk '$1 != $2' "$edges" | tsort >/dev/null 2>"$edges.err"; then
 	echo "include circle among record/ modules:"; sed 's/^/  /' "$edges.err"; bad=1

@@ -79,12 +79,12 @@ static struct map_handler *cfi_part__handler(void *state)
 
 /*
  * A launched command is still behind its gate: it starts once its first tables are in. An
- * attached process (-p) has had its mappings read (session.c, before the parts' start), so
+ * attached process (-p) has had its mappings read (the procmaps part, before this start), so
  * its files' tables are queued: CUPTI is started there (cupti_rx's start, after this one) only
  * once they are built, or the wait ran out (counted), so that its first launches are not
  * walked without tables (each then a stack copy for the report to unwind, issue 40).
  */
-static void cfi_part__start(void *state, struct rec_ctx *c)
+static int cfi_part__start(void *state, struct rec_ctx *c)
 {
 	struct cfi_part *p = state;
 	uint64_t held;
@@ -92,6 +92,7 @@ static void cfi_part__start(void *state, struct rec_ctx *c)
 	held = cfi_loader__wait(p->cfi, XPU_CFI_START_WAIT_NS);
 	log_info("cfi: %s held %.1f ms for the first tables",
 		 c->cfg->attach_pid ? "GPU collection" : "start", held / 1e6);
+	return 0;
 }
 
 /* The walk's counters (BPF's and the libraries'), then the builder's. */
@@ -161,6 +162,7 @@ static void cfi_part__free(void *state)
 const struct rec_part cfi_part = {
 	.name = "cfi",
 	.required = true,
+	.threads = true,
 	.wanted = cfi_part__wanted,
 	.setup = cfi_part__setup,
 	.handler = cfi_part__handler,

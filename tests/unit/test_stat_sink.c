@@ -2,7 +2,7 @@
 /*
  * record/stat_sink.c: the counters come back in xpu_stats.def's order whatever the order they
  * were put in, only those put, the last value of each; and every row's PART column names a
- * part of record/parts.c (or the session, the writer, none).
+ * part of record/parts.c (or none).
  */
 #include <string.h>
 
@@ -26,7 +26,7 @@ static bool known_part(const char *name)
 {
 	size_t i;
 
-	if (!strcmp(name, "session") || !strcmp(name, "writer") || !strcmp(name, "none"))
+	if (!strcmp(name, "none"))
 		return true;
 	for (i = 0; i < rec_parts_nr; i++) {
 		if (!strcmp(rec_parts[i]->name, name))
