@@ -17,8 +17,8 @@
 #include "cmd/cmd.h"
 #include "cmd/formats.h"
 #include "model/profile.h"
-#include "model/trace_parts.h"
 #include "output/out.h"
+#include "trace/merge.h"
 
 #ifndef XPU_VERSION
 #define XPU_VERSION "unknown"
@@ -864,7 +864,7 @@ int report__load(struct trace *t, const char *path, const struct report_opts *o)
 	bool truncated;
 
 	progress__init(true);
-	if (many ? trace_parts__load(t, o->inputs, (size_t)o->ninputs, o->max_records_bytes, err,
+	if (many ? trace_merge__load(t, o->inputs, (size_t)o->ninputs, o->max_records_bytes, err,
 				     sizeof(err)) :
 		   trace__load_max(t, path, o->max_records_bytes, err, sizeof(err))) {
 		progress__end();

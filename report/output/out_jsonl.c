@@ -14,7 +14,7 @@
 #include "base/sort.h"
 #include "model/backward_share.h"
 #include "model/graph_site.h"
-#include "model/clock_map.h"
+#include "trace/clock_map.h"
 #include "model/profile.h"
 #include "model/user_code.h"
 #include "output/ioctl_names.h"

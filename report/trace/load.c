@@ -11,6 +11,7 @@
 
 #include "base/progress.h"
 #include "base/sort.h"
+#include "trace/load.h"
 #include "trace/trace.h"
 
 #define PUSH(t, field, val)                                                             \
@@ -831,12 +832,9 @@ static void count_bad_refs(struct trace *t)
 	}
 }
 
-/*
- * Reads the records of path into t (through t->rm), at most max_records bytes of them (see
- * load_records); the reader is returned in *rp.
- */
-static int load_file(struct trace *t, const char *path, uint64_t max_records,
-		     struct trace_reader **rp, char *err, size_t errlen)
+/* Reads one file's records (see load.h); load_records bounds them. */
+int load__file(struct trace *t, const char *path, uint64_t max_records,
+	       struct trace_reader **rp, char *err, size_t errlen)
 {
 	struct trace_reader *r;
 	int ret;
@@ -857,8 +855,8 @@ static int load_file(struct trace *t, const char *path, uint64_t max_records,
 	return ret;
 }
 
-/* After every record is in: paths, time order, reference counts, processes and threads. */
-static int load_finish(struct trace *t, const char *path, char *err, size_t errlen)
+/* After every record is in (see load.h). */
+int load__finish(struct trace *t, const char *path, char *err, size_t errlen)
 {
 	bool ins;
 	size_t i;
@@ -906,12 +904,12 @@ static int load_one(struct trace *t, const char *path, struct tr_remap *rm, uint
 
 	memset(t, 0, sizeof(*t));
 	t->rm = rm;
-	ret = load_file(t, path, max_records, &t->reader, err, errlen);	/* trace__free closes */
+	ret = load__file(t, path, max_records, &t->reader, err, errlen);	/* trace__free closes */
 	if (t->reader)
 		t->st = *trace_reader__status(t->reader);
 	t->rm = NULL;
 	if (!ret)
-		ret = load_finish(t, path, err, errlen);
+		ret = load__finish(t, path, err, errlen);
 	if (ret)
 		trace__free(t);
 	return ret;
@@ -932,6 +930,24 @@ int trace__load_max(struct trace *t, const char *path, uint64_t max_records, cha
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 {
 	return load_one(t, path, NULL, 0, err, errlen);
+}
+
+uint64_t trace__start(const struct trace *t)
+{
+	uint64_t lo = UINT64_MAX;
+	size_t i;
+
+	if (t->has_session && t->session.start_mono_ns)
+		return t->session.start_mono_ns;
+	if (t->nsamples)
+		lo = t->samples[0].ts_ns;
+	if (t->nkernels && t->kernels[0].start_ns < lo)
+		lo = t->kernels[0].start_ns;
+	for (i = 0; i < t->napis; i++)
+		lo = t->apis[i].start_ns < lo ? t->apis[i].start_ns : lo;
+	for (i = 0; i < t->nmemcpys; i++)
+		lo = t->memcpys[i].start_ns < lo ? t->memcpys[i].start_ns : lo;
+	return lo == UINT64_MAX ? 0 : lo;
 }
 
 void trace__free(struct trace *t)
@@ -979,99 +995,6 @@ void trace__free(struct trace *t)
 	kmap__free(&t->proc_ids);
 	kmap__free(&t->thread_ids);
 	memset(t, 0, sizeof(*t));
-}
-
-/* The merged status: counts summed, the worst end (with its reason) of any part. */
-static void merge_status(struct trace *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nparts; i++) {
-		const struct trace_reader_status *s = &t->parts[i].st;
-		enum trace_reader_end end = t->st.end;
-
-		if (!i || s->end > end) {
-			t->st.end = s->end;
-			snprintf(t->st.reason, sizeof(t->st.reason), "%.60s%s%.97s",
-				 s->end != TRACE_END_CLEAN ? t->parts[i].path : "",
-				 s->end != TRACE_END_CLEAN ? ": " : "", s->reason);
-		}
-		if (!i) {
-			t->st.major = s->major;
-			t->st.minor = s->minor;
-		}
-		t->st.frames_ok += s->frames_ok;
-		t->st.records += s->records;
-		t->st.bytes_valid += s->bytes_valid;
-		t->st.file_bytes += s->file_bytes;
-		t->st.unknown_records += s->unknown_records;
-		if (s->last_ts_ns > t->st.last_ts_ns)
-			t->st.last_ts_ns = s->last_ts_ns;
-	}
-}
-
-/* The session of the part whose clocks map the axis; the end of the part that ended last. */
-static void merge_session(struct trace *t, const struct tr_remap *rms)
-{
-	size_t i;
-
-	for (i = 0; i < t->nparts; i++) {
-		const struct tr_part *p = &t->parts[i];
-
-		if (p->has_session && (!t->has_session || !rms[i].drop_clocks)) {
-			t->session = p->session;
-			t->has_session = true;
-		}
-		if (p->has_end && (!t->has_end || p->end.end_mono_ns > t->end.end_mono_ns)) {
-			t->end = p->end;
-			t->has_end = true;
-		}
-	}
-}
-
-int trace__load_parts(struct trace *t, const char *const *paths, struct tr_remap *rms, size_t n,
-		      char *err, size_t errlen)
-{
-	size_t i, j;
-	bool ins;
-	int ret = 0;
-
-	memset(t, 0, sizeof(*t));
-	t->parts = calloc(n ? n : 1, sizeof(*t->parts));
-	if (!t->parts)
-		return -ENOMEM;
-	t->nparts = n;
-	for (i = 0; i < n && !ret; i++) {
-		struct tr_part *p = &t->parts[i];
-
-		p->path = paths[i];
-		p->rm = rms[i];
-		p->rm.collect = false;
-		memset(&p->rm.tasks, 0, sizeof(p->rm.tasks));	/* the caller's, not ours */
-		t->cur_part = (uint32_t)i;
-		t->rm = &rms[i];
-		ret = load_file(t, paths[i], rms[i].max_records, &p->reader, err, errlen);
-		if (p->reader)
-			p->st = *trace_reader__status(p->reader);
-		/* every pid and tid the part uses: which part a merged one came from */
-		for (j = 0; !ret && j < rms[i].tasks.cap; j++) {
-			if (rms[i].tasks.used[j] &&
-			    !kmap__put(&t->part_of_task, rms[i].tasks.ka[j] + rms[i].task_base, 0,
-				       (uint32_t)i, &ins))
-				ret = -ENOMEM;
-		}
-	}
-	t->rm = NULL;
-	if (!ret) {
-		merge_status(t);
-		merge_session(t, rms);
-		ret = load_finish(t, paths[0], err, errlen);
-	}
-	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory while loading %zu traces", n);
-	if (ret)
-		trace__free(t);
-	return ret;
 }
 
 const struct xpu_rec_process_env *trace__process_env(const struct trace *t, uint32_t pid)

@@ -21,7 +21,7 @@
 #ifndef XPU_REPORT_OUTPUT_PERFETTO_H
 #define XPU_REPORT_OUTPUT_PERFETTO_H
 
-#include "model/clock_map.h"
+#include "trace/clock_map.h"
 #include "model/gpu_interval.h"
 #include "model/profile.h"
 #include "output/out.h"
