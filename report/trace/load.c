@@ -14,12 +14,6 @@
 #include "trace/load.h"
 #include "trace/trace.h"
 
-#define PUSH(t, field, val)                                                             \
-	({                                                                              \
-		int __r = VEC_PUSH((t)->field, (t)->n##field, (t)->field##_cap, (val)); \
-		__r;                                                                    \
-	})
-
 /*
  * A loader gets a record's fixed part (its struct, zero-filled when the body is shorter and
  * remapped when traces are merged) and the bytes after it.
@@ -578,258 +572,18 @@ static int cmp_kernel(const void *a, const void *b)
 	return CMP(x->start_ns, y->start_ns);
 }
 
-const struct tr_proc *trace__proc(const struct trace *t, uint32_t pid)
+size_t load__kept(const struct trace *t, uint16_t type, const uint8_t **recs, size_t *stride)
 {
-	uint32_t *v = kmap__get(&t->proc_ids, pid, 0);
-
-	return v ? &t->procs[*v] : NULL;
-}
-
-const struct tr_thread *trace__thread(const struct trace *t, uint32_t tid)
-{
-	uint32_t *v = kmap__get(&t->thread_ids, tid, 0);
-
-	return v ? &t->threads[*v] : NULL;
-}
-
-static struct tr_proc *proc_get(struct trace *t, uint32_t pid)
-{
-	struct tr_proc p = { .pid = pid };
-	uint32_t *v;
-	bool ins;
-
-	v = kmap__put(&t->proc_ids, pid, 0, t->nprocs, &ins);
-	if (!v)
-		return NULL;
-	if (ins && PUSH(t, procs, p)) {
-		/* leave the map consistent: point at nothing valid is worse than no entry */
-		*v = 0;
-		return NULL;
-	}
-	return &t->procs[*v];
-}
-
-static struct tr_thread *thread_get(struct trace *t, uint32_t pid, uint32_t tid)
-{
-	struct tr_thread th = { .pid = pid, .tid = tid };
-	uint32_t *v;
-	bool ins;
-
-	v = kmap__put(&t->thread_ids, tid, 0, t->nthreads, &ins);
-	if (!v)
-		return NULL;
-	if (ins && PUSH(t, threads, th)) {
-		*v = 0;
-		return NULL;
-	}
-	return &t->threads[*v];
-}
-
-/* Builds per-process names and exec generations from TASK records (sorted by ts). */
-static int build_tasks(struct trace *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->ntasks; i++) {
-		const struct xpu_rec_task *k = &t->tasks[i];
-		struct tr_proc *p = proc_get(t, k->pid);
-		struct tr_thread *th = thread_get(t, k->pid, k->tid ? k->tid : k->pid);
-
-		if (!p || !th)
-			return -ENOMEM;
-		bool comm_ok = k->comm_str && trace__string(t, k->comm_str);
-
-		if (k->kind == XPU_TASK_FORK && k->parent_pid != k->pid && !p->parent_pid)
-			p->parent_pid = k->parent_pid;
-		switch (k->kind) {
-		case XPU_TASK_EXEC:
-			if (VEC_PUSH(p->exec_ts, p->nexec, p->exec_cap, k->ts_ns))
-				return -ENOMEM;
-			/* fallthrough */
-		case XPU_TASK_COMM:
-			if (comm_ok && (k->kind == XPU_TASK_EXEC || !k->tid || k->tid == k->pid)) {
-				p->comm_str = k->comm_str;
-				p->comm_ts = k->ts_ns;
-			}
-			/* fallthrough */
-		case XPU_TASK_THREAD:
-		case XPU_TASK_FORK:
-			if (comm_ok) {
-				th->comm_str = k->comm_str;
-				th->comm_ts = k->ts_ns;
-				/* a forked child carries its parent's name until it execs */
-				if (k->kind == XPU_TASK_FORK && !p->comm_str)
-					p->comm_str = k->comm_str;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	for (i = 0; i < t->nsamples; i++) {
-		struct tr_proc *p = proc_get(t, t->samples[i].pid);
-		struct tr_thread *th = thread_get(t, t->samples[i].pid, t->samples[i].tid);
-
-		if (!p || !th)
-			return -ENOMEM;
-		p->samples++;
-		th->samples++;
-	}
-	/* a thread that only ever blocked still has a name and a track */
-	for (i = 0; i < t->noffcpus; i++) {
-		if (!proc_get(t, t->offcpus[i].pid) ||
-		    !thread_get(t, t->offcpus[i].pid, t->offcpus[i].tid))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-struct exec_at {
-	const struct tr_proc *p;
-	uint64_t ts;
-};
-
-static bool exec_at_most(size_t i, const void *arg)
-{
-	const struct exec_at *at = arg;
-
-	return at->p->exec_ts[i] <= at->ts;
-}
-
-uint32_t trace__generation(const struct trace *t, uint32_t pid, uint64_t ts)
-{
-	const struct tr_proc *p = trace__proc(t, pid);
-
-	if (!p || !p->nexec)
-		return 0;
-	return upper_bound(p->nexec, exec_at_most, &(struct exec_at){ p, ts });
-}
-
-const char *trace__comm(const struct trace *t, uint32_t pid, char *buf, size_t len)
-{
-	const struct tr_proc *p = trace__proc(t, pid);
-	const char *s = p ? trace__string(t, p->comm_str) : NULL;
-
-	if (s && *s)
-		return s;
-	snprintf(buf, len, "[pid %u]", pid);
-	return buf;
-}
-
-const char *trace__string(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
-
-	return v ? t->strings[*v].s : NULL;
-}
-
-const struct tr_stack *trace__stack(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->stack_ids, id, 0) : NULL;
-
-	return v ? &t->stacks[*v] : NULL;
-}
-
-const struct tr_py_stack *trace__py_stack(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->py_stack_ids, id, 0) : NULL;
-
-	return v ? &t->py_stacks[*v] : NULL;
-}
-
-const struct tr_py_code *trace__py_code(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->py_code_ids, id, 0) : NULL;
-
-	return v ? &t->py_codes[*v] : NULL;
-}
-
-const struct tr_dso *trace__dso(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->dso_ids, id, 0) : NULL;
-
-	return v ? &t->dsos[*v] : NULL;
-}
-
-/* 1 when id is set but names no string (a reference to count), else 0 */
-static int bad_str(const struct trace *t, uint32_t id)
-{
-	return id && !kmap__get(&t->string_ids, id, 0);
-}
-
-/* The fields of d that refer to ids of a table (strings, stacks, files), at most max. */
-static size_t ref_fields(const struct xpu_record_desc *d, const struct xpu_record_field **refs,
-			 size_t max)
-{
-	const struct xpu_record_field *f;
-	size_t n = 0;
-
-	xpu_record_for_each_field(f, d) {
-		if (!f->defines && n < max &&
-		    (f->kind == XPU_FIELD_STR || f->kind == XPU_FIELD_STACK ||
-		     f->kind == XPU_FIELD_PY_STACK || f->kind == XPU_FIELD_DSO))
-			refs[n++] = f;
-	}
-	return n;
-}
-
-/*
- * The references of one record's struct (refs: its row's reference fields) to ids nothing
- * defines. A mapping's file is never 0: there id 0 is a reference to nothing, elsewhere none.
- */
-static void count_record_refs(struct trace *t, const struct xpu_record_field *const *refs,
-			      size_t nrefs, bool zero_dso_is_ref, const uint8_t *r)
-{
-	size_t k;
-
-	for (k = 0; k < nrefs; k++) {
-		uint32_t id;
-
-		memcpy(&id, r + refs[k]->offset, sizeof(id));
-		if (refs[k]->kind == XPU_FIELD_STR)
-			t->bad_string_refs += bad_str(t, id);
-		else if (refs[k]->kind == XPU_FIELD_STACK)
-			t->bad_stack_refs += id && !kmap__get(&t->stack_ids, id, 0);
-		else if (refs[k]->kind == XPU_FIELD_PY_STACK)
-			t->bad_stack_refs += id && !kmap__get(&t->py_stack_ids, id, 0);
-		else
-			t->bad_dso_refs += (id || zero_dso_is_ref) && !kmap__get(&t->dso_ids, id, 0);
-	}
-}
-
-/*
- * Counts every reference to an id no record defines, once, by the table of record types over
- * the records kept as their structs (keeps[]); lookups then only answer. The SESSION record
- * is kept alone, and a PY_CODE as struct tr_py_code (its two strings).
- */
-static void count_bad_refs(struct trace *t)
-{
-	const struct xpu_record_field *refs[XPU_RECORD_FIELDS_MAX];
+	const struct keep *k = type <= XPU_REC_TYPE_MAX_KNOWN ? &keeps[type] : NULL;
 	const uint8_t *base = (const uint8_t *)t;
-	size_t i, type, nrefs;
+	size_t n;
 
-	if (t->has_session) {
-		nrefs = ref_fields(xpu_record_desc(XPU_REC_SESSION), refs, XPU_RECORD_FIELDS_MAX);
-		count_record_refs(t, refs, nrefs, false, (const uint8_t *)&t->session);
-	}
-	for (i = 0; i < t->npy_codes; i++)
-		t->bad_string_refs += bad_str(t, t->py_codes[i].name_str) +
-				      bad_str(t, t->py_codes[i].filename_str);
-	for (type = 1; type <= XPU_REC_TYPE_MAX_KNOWN; type++) {
-		const struct keep *k = &keeps[type];
-		const struct xpu_record_desc *d = xpu_record_desc(type);
-		size_t stride = k->elem ? k->elem : k->view_elem, off = k->elem ? 0 : k->view_rec;
-		const uint8_t *arr;
-		size_t n;
-
-		if (!d || !stride || !(nrefs = ref_fields(d, refs, XPU_RECORD_FIELDS_MAX)))
-			continue;
-		arr = *(const uint8_t *const *)(base + k->arr);
-		n = *(const size_t *)(base + k->n);
-		for (i = 0; i < n; i++)
-			count_record_refs(t, refs, nrefs, type == XPU_REC_MAPPING,
-					  arr + i * stride + off);
-	}
+	*recs = NULL;
+	*stride = k ? (k->elem ? k->elem : k->view_elem) : 0;
+	n = *stride ? *(const size_t *)(base + k->n) : 0;
+	if (n)
+		*recs = *(const uint8_t *const *)(base + k->arr) + (k->elem ? 0 : k->view_rec);
+	return n;
 }
 
 /* Reads one file's records (see load.h); load_records bounds them. */
@@ -858,7 +612,6 @@ int load__file(struct trace *t, const char *path, uint64_t max_records,
 /* After every record is in (see load.h). */
 int load__finish(struct trace *t, const char *path, char *err, size_t errlen)
 {
-	bool ins;
 	size_t i;
 	int ret;
 
@@ -880,17 +633,8 @@ int load__finish(struct trace *t, const char *path, char *err, size_t errlen)
 		qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
 	if (t->nkernels)
 		qsort(t->kernels, t->nkernels, sizeof(*t->kernels), cmp_kernel);
-	count_bad_refs(t);
-	ret = build_tasks(t);
-	/* a process's last PROCESS_ENV says its rank */
-	for (i = 0; !ret && i < t->npenvs; i++) {
-		uint32_t *v = kmap__put(&t->penv_ids, t->penvs[i].pid, 0, (uint32_t)i, &ins);
-
-		if (!v)
-			ret = -ENOMEM;
-		else
-			*v = (uint32_t)i;
-	}
+	load__count_bad_refs(t);
+	ret = load__tasks(t);
 	if (ret)
 		snprintf(err, errlen, "%s: out of memory while loading", path);
 	return ret;
@@ -995,23 +739,4 @@ void trace__free(struct trace *t)
 	kmap__free(&t->proc_ids);
 	kmap__free(&t->thread_ids);
 	memset(t, 0, sizeof(*t));
-}
-
-const struct xpu_rec_process_env *trace__process_env(const struct trace *t, uint32_t pid)
-{
-	const struct tr_proc *p;
-	uint32_t *v;
-	int depth;
-
-	/* its own record, else its parent's (a DataLoader worker runs no CUDA, has the rank) */
-	for (depth = 0; t->npenvs && depth < 64 && pid; depth++) {
-		v = kmap__get(&t->penv_ids, pid, 0);
-		if (v)
-			return &t->penvs[*v];
-		p = trace__proc(t, pid);
-		if (!p || p->parent_pid == pid)
-			break;
-		pid = p->parent_pid;
-	}
-	return NULL;
 }
