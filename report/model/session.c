@@ -54,6 +54,8 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	if (err)
 		return err;
 	err = names__build(&s->names, t);
+	if (!err)
+		err = clock_map__init(&s->clk, t);
 	if (err)
 		return err;
 	err = derived_stacks__init(&s->stacks, t);
@@ -326,6 +328,7 @@ void session__teardown(struct session *s)
 	derived_stacks__free(&s->stacks);
 	filter__free(&s->filter);
 	names__free(&s->names);
+	clock_map__free(&s->clk);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));
 }

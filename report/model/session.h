@@ -23,6 +23,7 @@
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/unwind.h"
+#include "trace/clock_map.h"
 #include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
@@ -32,6 +33,7 @@ struct session {
 	struct filter filter;		/* the one filter every output applies */
 	struct strpool pool;		/* frame names */
 	struct names names;		/* kernel names, demangled once (names.h) */
+	struct clock_map clk;		/* monotonic to realtime: timelines and jsonl */
 	struct dso_table dsos;		/* the unwinder and the symbolizer read it */
 	struct symbolizer sym;
 	struct derived_stacks stacks;	/* DWARF-unwound and Python-spliced stacks */

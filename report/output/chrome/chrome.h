@@ -16,7 +16,6 @@
 #ifndef XPU_REPORT_OUTPUT_CHROME_H
 #define XPU_REPORT_OUTPUT_CHROME_H
 
-#include "trace/clock_map.h"
 #include "model/gpu_interval.h"
 #include "model/profile.h"
 #include "model/user_code.h"
@@ -66,7 +65,7 @@ struct chrome {
 	bool warned;
 	uint64_t warn_bytes;
 
-	struct clock_map clk;
+	const struct clock_map *clk;	/* the session's */
 
 	const struct filter *f;	/* its --time-range clips the counters */
 	uint64_t period_ns;
@@ -114,7 +113,7 @@ void chrome__dur(struct chrome *c, uint64_t start, uint64_t end);
 /* CLOCK_REALTIME of a monotonic time, through the trace's CLOCK_SYNC pairs */
 static inline uint64_t chrome__realtime(const struct chrome *c, uint64_t mono)
 {
-	return clock_map__realtime(&c->clk, mono);
+	return clock_map__realtime(c->clk, mono);
 }
 
 /*
