@@ -53,7 +53,7 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	err = filter__init(&s->filter, t, opts);
 	if (err)
 		return err;
-	err = names__build(&s->names, t);
+	err = kernel_names__build(&s->kernel_names, t);
 	if (!err)
 		err = clock_map__init(&s->clk, t);
 	if (err)
@@ -172,7 +172,7 @@ bool session__selects_any(struct session *s)
 int session__join_gpu(struct session *s)
 {
 	if (!s->gpu_built) {
-		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->names, &s->pool)) {
+		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->kernel_names, &s->pool)) {
 			gpu_join__free(&s->gpu);
 			return -ENOMEM;
 		}
@@ -327,7 +327,7 @@ void session__teardown(struct session *s)
 	backward__free(&s->bw);
 	derived_stacks__free(&s->stacks);
 	filter__free(&s->filter);
-	names__free(&s->names);
+	kernel_names__free(&s->kernel_names);
 	clock_map__free(&s->clk);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));

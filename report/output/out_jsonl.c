@@ -220,7 +220,7 @@ static void gpu_common(struct jl *l, const struct gpu_work *w, uint32_t context,
 static void put_kernel(struct jl *l, const struct gpu_work *w)
 {
 	const struct xpu_rec_gpu_kernel *k = &l->t->kernels[w->index];
-	const char *name = names__kernel(&l->s->names, k->name_str);
+	const char *name = kernel_names__get(&l->s->kernel_names, k->name_str);
 
 	key_str(l, "name", name);
 	gpu_common(l, w, k->context, k->stream);
