@@ -15,6 +15,7 @@
 #include "cli_opts.h"
 #include "cmd/cmd.h"
 #include "cmd/formats.h"
+#include "model/view.h"
 
 #ifndef XPU_VERSION
 #define XPU_VERSION "unknown"
@@ -468,26 +469,17 @@ int report__parse_options(int argc, char **argv, struct report_opts *o)
 			o->format = fd->format;
 			break;
 		}
-		case OPT_VIEW:
-			if (!strcmp(optarg, "merged"))
-				o->view = VIEW_MERGED;
-			else if (!strcmp(optarg, "cpu"))
-				o->view = VIEW_CPU;
-			else if (!strcmp(optarg, "gpu"))
-				o->view = VIEW_GPU;
-			else if (!strcmp(optarg, "memory"))
-				o->view = VIEW_MEMORY;
-			/* off-CPU */
-			else if (!strcmp(optarg, "off-cpu"))
-				o->view = VIEW_OFF_CPU;
-			else if (!strcmp(optarg, "wall"))
-				o->view = VIEW_WALL;
-			else {
-				fprintf(stderr, "xpu-report: unknown view '%s' (merged, cpu, gpu, memory, "
-					"off-cpu or wall)\n", optarg);
+		case OPT_VIEW: {
+			const struct view_def *vd = view__by_name(optarg);
+
+			if (!vd) {
+				fprintf(stderr, "xpu-report: unknown view '%s' (%s)\n", optarg,
+					view__names());
 				return -EINVAL;
 			}
+			o->view = vd->view;
 			break;
+		}
 		case OPT_WEIGHT:
 			if (!strcmp(optarg, "samples"))
 				o->weight = WEIGHT_SAMPLES;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/profile.h"
+#include "model/view.h"
 
 static uint32_t *frames_buf;
 static size_t frames_cap;
@@ -337,6 +338,7 @@ static int add_memory(struct profile *p, struct session *s)
 
 int profile__build(struct profile *p, struct session *s)
 {
+	unsigned int adds = view__def(s->opts->view)->adds;
 	int err = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -344,13 +346,13 @@ int profile__build(struct profile *p, struct session *s)
 	p->per_thread = s->opts->format == FMT_PPROF;
 	if (s->opts->dsos)
 		err = parse_dsos(p, s->opts->dsos);
-	if (!err && s->opts->view == VIEW_MEMORY)
+	if (!err && (adds & VIEW_ADDS_MEMORY))
 		err = add_memory(p, s);
-	else if (!err && s->opts->view != VIEW_GPU && s->opts->view != VIEW_OFF_CPU)
+	if (!err && (adds & VIEW_ADDS_SAMPLES))
 		err = add_samples(p);
-	if (!err && (s->opts->view == VIEW_OFF_CPU || s->opts->view == VIEW_WALL))
+	if (!err && (adds & VIEW_ADDS_OFF_CPU))
 		err = add_off_cpu(p, s);
-	else if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
+	if (!err && (adds & VIEW_ADDS_GPU))
 		err = add_gpu(p, s);
 	return err;
 }
