@@ -112,14 +112,15 @@ static int64_t value_of(const struct pp *pp, enum view_value v, const struct pro
 	case VIEW_VALUE_CPU_NS:
 		return llround(e->samples * period_ns);
 	case VIEW_VALUE_GPU_NS:
-	case VIEW_VALUE_BYTES:
 		return e->gpu_ns;
+	case VIEW_VALUE_BYTES:
+		return e->bytes;
 	case VIEW_VALUE_TIME_NS:
-		return llround(e->samples * period_ns) + (int64_t)e->gpu_ns;
+		return llround(e->samples * period_ns) + (int64_t)(e->gpu_ns + e->off_ns);
 	case VIEW_VALUE_RECORDS:
 		return e->gpu_n;
 	case VIEW_VALUE_OFF_NS:
-		return e->off_n ? (int64_t)e->gpu_ns : 0;
+		return e->off_ns;
 	case VIEW_VALUE_BLOCKS:
 		return e->off_n;
 	}
@@ -449,7 +450,7 @@ static int sample_of(struct pp *pp, const struct prof_entry *e, uint32_t l[LK_NR
 /* Folded output leaves these out too. */
 static bool has_weight(const struct prof_entry *e)
 {
-	return e->samples || e->gpu_ns;
+	return e->samples || prof_entry__measured(e);
 }
 
 /* The pid with the most weight in the profile, 0 when it is empty. */
@@ -465,7 +466,7 @@ static uint32_t heaviest_pid(const struct profile *p)
 		v = kmap__put(&idx, p->e[i].pid, 0, n, &ins);
 		if (!v || (ins && VEC_PUSH(w, n, cap, 0.0)))
 			break;
-		w[*v] += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		w[*v] += profile__weight(p, p->e[i].samples, prof_entry__measured(&p->e[i]));
 		if (w[*v] > best) {
 			best = w[*v];
 			pid = p->e[i].pid;
