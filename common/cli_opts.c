@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Command-line option tables (see cli_opts.h). */
+#include <errno.h>
 #include <string.h>
 
 #include "cli_opts.h"
@@ -26,6 +27,26 @@ void cli_opts__getopt(const struct cli_opt *opts, size_t n, const char *prefix,
 	}
 	shorts[at] = '\0';
 	lo[n] = (struct option){ 0 };
+}
+
+const struct cli_opt *cli_opts__find(const struct cli_opt *opts, size_t n, int c)
+{
+	size_t i;
+
+	for (i = 0; c && i < n; i++) {
+		if (val_of(&opts[i]) == c)
+			return &opts[i];
+	}
+	return NULL;
+}
+
+int cli_opts__parse(const struct cli_opt *opt, void *ctx, const char *arg, const char *prog)
+{
+	if (!opt->parse(ctx, arg))
+		return 0;
+	fprintf(stderr, "%s: bad --%s '%s': expected %s\n", prog, opt->name, arg ? arg : "",
+		opt->expect ? opt->expect : opt->arg ? opt->arg : "no value");
+	return -EINVAL;
 }
 
 bool cli_opts__short_takes_value(const struct cli_opt *opts, size_t n, int c)

@@ -21,6 +21,14 @@ struct cli_opt {
 	const char *arg;	/* the value's name (--NAME=ARG); NULL: the option takes none */
 	/* its lines in each usage, '\n' between them; NULL: not listed there (an alias, say) */
 	const char *help[CLI_USAGES];
+	/*
+	 * The value's parser, where the table takes the option (cli_opts__parse): it sets the
+	 * command's options ctx from the value, or returns negative errno for a value it refuses,
+	 * and expect says what the option takes, so that every refusal reads the same:
+	 * "PROG: bad --NAME 'VALUE': expected EXPECT". NULL: the command's own code takes it.
+	 */
+	int (*parse)(void *ctx, const char *arg);
+	const char *expect;
 };
 
 /* Room for the getopt tables of n options. */
@@ -32,6 +40,13 @@ struct cli_opt {
  */
 void cli_opts__getopt(const struct cli_opt *opts, size_t n, const char *prefix,
 		      struct option *lo, char *shorts);
+/* The option getopt_long returns c for (its short name, else its val); NULL if none. */
+const struct cli_opt *cli_opts__find(const struct cli_opt *opts, size_t n, int c);
+/*
+ * Gives arg to opt's parser, for ctx: 0, or -EINVAL after one line on stderr that says what
+ * the option expects (see struct cli_opt).
+ */
+int cli_opts__parse(const struct cli_opt *opt, void *ctx, const char *arg, const char *prog);
 /* Whether c is the short name of an option that takes a value. */
 bool cli_opts__short_takes_value(const struct cli_opt *opts, size_t n, int c);
 /*

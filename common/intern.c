@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv1a.h"
 #include "intern.h"
 
 struct intern_slot {
@@ -20,24 +21,26 @@ struct intern_table {
 	size_t arena_len, arena_cap;
 };
 
-/* FNV-1a over 8-byte words then bytes, with a final mix: fast, and good enough for a table
- * whose keys are the program's own strings and stacks. */
+/*
+ * FNV-1a's steps (fnv1a.h) over 8-byte words, each mixed, then over the bytes left, with a
+ * final mix: fast, and good enough for a table whose keys are the program's own strings and
+ * stacks. Not FNV-1a's values: the words and the mixing make it a hash of its own.
+ */
 uint64_t xpu_hash64(const void *data, size_t len)
 {
 	const uint8_t *p = data;
-	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	uint64_t h = FNV1A64_OFFSET ^ len;
 
 	while (len >= 8) {
 		uint64_t w;
 
 		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x100000001b3ull;
+		h = (h ^ w) * FNV1A64_PRIME;
 		h ^= h >> 29;
 		p += 8;
 		len -= 8;
 	}
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ull;
+	h = fnv1a64(h, p, len);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;

@@ -3,9 +3,14 @@
 # (report/output/chrome/) includes report headers only of its own layer or one below, always
 # as "LAYER/name.h" (or "LAYER/folder/name.h"), and no two modules (x.c with
 # x.h) include each other, directly or around a circle. Prints each violation; exit 1 if any.
+# One layer is narrower: output/ includes only model/, base/ and its own headers, never a sym/
+# or trace/ one: the naming phase (model/naming.c) names every stack an output prints before
+# it runs, and the outputs read what the model made.
 set -u
+shopt -s nullglob	# a tree without folders in its layers (the tests' own) globs to nothing
 cd "$(dirname "$0")/.."
 layers=(base trace sym model output cmd)
+output_may="base model output"
 rank() {
 	local i
 	for i in "${!layers[@]}"; do
@@ -32,6 +37,9 @@ for f in report/*/*.[ch] report/*/*/*.[ch]; do
 				echo "$f: includes \"$inc\", not a report header"; bad=1
 			elif [ "$ir" -gt "$r" ]; then
 				echo "$f: $layer includes \"$inc\" from the higher layer $il"; bad=1
+			elif [ "$layer" = output ] && [[ " $output_may " != *" $il "* ]]; then
+				echo "$f: output includes \"$inc\": output/ includes only $output_may" \
+					"headers (names and the trace come through model/)"; bad=1
 			fi
 			echo "$mod ${inc%.h}" >>"$edges" ;;
 		*)
@@ -46,5 +54,5 @@ if ! awk '$1 != $2' "$edges" | tsort >/dev/null 2>"$edges.err"; then
 	echo "include circle among report/ modules:"; sed 's/^/  /' "$edges.err"; bad=1
 fi
 rm -f "$edges.err"
-[ "$bad" -eq 0 ] && echo "report/ layers: ok (${layers[*]})"
+[ "$bad" -eq 0 ] && echo "report/ layers: ok (${layers[*]}; output/ includes $output_may)"
 exit "$bad"

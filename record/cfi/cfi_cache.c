@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cfi_cache.h"
+#include "fnv1a.h"
 #include "xpu_format.h"
 
 #define ENTRY_MAGIC "XPUCFI\0\1"
@@ -47,21 +48,12 @@ struct cfi_cache {
 	struct cfi_cache_stats st;
 };
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t entry_checksum(const struct entry_header *h, const struct xpu_cfi_row *rows)
 {
 	struct entry_header z = *h;
 
 	z.checksum = 0;
-	return fnv1a(fnv1a(0xcbf29ce484222325ull, &z, sizeof(z)), rows, h->nr * sizeof(*rows));
+	return fnv1a64(fnv1a64(FNV1A64_OFFSET, &z, sizeof(z)), rows, h->nr * sizeof(*rows));
 }
 
 static void count(struct cfi_cache *c, uint64_t *field)

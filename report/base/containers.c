@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/containers.h"
+#include "fnv1a.h"
 
 int vec_reserve(void **p, size_t *cap, size_t n, size_t elem)
 {
@@ -137,13 +138,7 @@ void kmap__free(struct kmap *m)
 
 uint64_t hash_bytes(const void *p, size_t len)
 {
-	const uint8_t *s = p;
-	uint64_t h = 0xcbf29ce484222325ull ^ hash_seed;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ s[i]) * 0x100000001b3ull;
-	return h;
+	return fnv1a64(FNV1A64_OFFSET ^ hash_seed, p, len);
 }
 
 uint32_t strpool__intern(struct strpool *sp, const char *s, size_t len)

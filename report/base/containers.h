@@ -25,7 +25,7 @@ uint32_t *kmap__get(const struct kmap *m, uint64_t a, uint64_t b);
 uint32_t *kmap__put(struct kmap *m, uint64_t a, uint64_t b, uint32_t val, bool *inserted);
 void kmap__free(struct kmap *m);
 
-/* FNV-1a of len bytes: the maps' and the pool's keys. */
+/* FNV-1a (fnv1a.h) of len bytes from a per-process seed: the maps' and the pool's keys. */
 uint64_t hash_bytes(const void *p, size_t len);
 
 /* Grows a vector to hold at least n + 1 elements; returns 0 or -ENOMEM. */

@@ -7,6 +7,7 @@
 
 #include "base/progress.h"
 #include "base/warn.h"
+#include "fnv1a.h"
 
 /*
  * Lines are remembered by a 64-bit hash, in a fixed table: a report prints a handful of
@@ -19,19 +20,10 @@ static struct {
 	unsigned int n;
 } seen;
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* Whether the line was printed before; remembers it if not. */
 static bool seen_before(const char *line)
 {
-	uint64_t h = fnv1a(line);
+	uint64_t h = fnv1a64_str(FNV1A64_OFFSET, line);
 	unsigned int i;
 
 	for (i = 0; i < seen.n; i++) {

@@ -24,6 +24,7 @@
 #include "cli_opts.h"
 #include "cmd/cmd.h"
 #include "crc32c.h"
+#include "model/naming.h"
 #include "model/session.h"
 #include "sym/file_lookup.h"
 #include "sym/xpa.h"
@@ -213,31 +214,11 @@ static int write_entry(FILE *f, const struct tr_dso *d, int fd, bool debuginfo,
 }
 
 /*
- * Names every stack the trace's events use, as the outputs would (the symbolizer lists each
- * address it names): what a pack must hold is exactly what this touches.
+ * Every stack the trace's events use, named as the outputs name them (the symbolizer lists each
+ * address it names): what a pack must hold is exactly what this touches. archive takes no
+ * filter, so the naming phase's sets are every event of each kind.
  */
-static int name_all_stacks(struct session *ses)
-{
-	const struct trace *t = ses->t;
-	const uint32_t *f;
-	uint32_t n;
-	size_t i;
-	int err = 0;
-
-	for (i = 0; !err && i < t->nsamples; i++)
-		err = symbolizer__stack(&ses->sym, t->samples[i].pid, t->samples[i].ts_ns,
-					session__sample_stack(ses, i), false, &f, &n);
-	for (i = 0; !err && i < t->nlaunches; i++)
-		err = symbolizer__stack(&ses->sym, t->launches[i].pid, t->launches[i].ts_ns,
-					session__launch_stack(ses, i), false, &f, &n);
-	for (i = 0; !err && i < t->noffcpus; i++)
-		err = symbolizer__stack(&ses->sym, t->offcpus[i].pid, t->offcpus[i].ts_ns,
-					session__offcpu_stack(ses, i), false, &f, &n);
-	for (i = 0; !err && i < t->nag_nodes; i++)
-		err = symbolizer__stack(&ses->sym, t->ag_nodes[i].pid, t->ag_nodes[i].ts_ns,
-					ses->stacks.ag_node_stack[i], false, &f, &n);
-	return err;
-}
+#define ARCHIVE_NAMING (NAME_SAMPLES | NAME_LAUNCHES | NAME_OFF_CPU | NAME_AG_NODES)
 
 /*
  * A file of the archive is a build-id (without one, a recorded path, size and mtime, as
@@ -733,7 +714,8 @@ int archive__main(int argc, char **argv)
 		goto out_nomem;
 	used = calloc(t.ndsos ? t.ndsos : 1, sizeof(*used));
 	keep_of = calloc(t.ndsos ? t.ndsos : 1, sizeof(*keep_of));
-	if (!used || !keep_of || asprintf(&tmp_path, "%s.tmp", output) < 0 || name_all_stacks(&ses))
+	if (!used || !keep_of || asprintf(&tmp_path, "%s.tmp", output) < 0 ||
+	    session__name(&ses, NULL, ARCHIVE_NAMING))
 		goto out_nomem;
 	for (i = 0; i < ses.sym.naddr_list; i++)
 		used[ses.sym.addr_list[i].dso] = true;

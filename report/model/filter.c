@@ -7,24 +7,6 @@
 
 #include "model/filter.h"
 
-uint64_t filter__trace_start(const struct trace *t)
-{
-	uint64_t lo = UINT64_MAX;
-	size_t i;
-
-	if (t->has_session && t->session.start_mono_ns)
-		return t->session.start_mono_ns;
-	if (t->nsamples)
-		lo = t->samples[0].ts_ns;
-	if (t->nkernels && t->kernels[0].start_ns < lo)
-		lo = t->kernels[0].start_ns;
-	for (i = 0; i < t->napis; i++)
-		lo = t->apis[i].start_ns < lo ? t->apis[i].start_ns : lo;
-	for (i = 0; i < t->nmemcpys; i++)
-		lo = t->memcpys[i].start_ns < lo ? t->memcpys[i].start_ns : lo;
-	return lo == UINT64_MAX ? 0 : lo;
-}
-
 static int split_names(char **buf, const char **names, int *n, const char *arg)
 {
 	char *tok, *save = NULL;
@@ -77,7 +59,7 @@ int filter__init(struct filter *f, const struct trace *t, const struct report_op
 	f->has_tid = o->has_tid;
 	f->tid = o->tid;
 	if (o->has_range) {
-		uint64_t s0 = filter__trace_start(t);
+		uint64_t s0 = trace__start(t);
 
 		f->has_range = true;
 		f->r0 = s0 + (uint64_t)(o->range_start_s * 1e9);

@@ -54,8 +54,6 @@ bool filter__at(const struct filter *f, uint32_t pid, uint32_t tid, uint64_t ts)
 /* An interval (API call, GPU work, NVTX range): the task, and overlapping --time-range. */
 bool filter__span(const struct filter *f, uint32_t pid, uint32_t tid, uint64_t start,
 		  uint64_t end);
-/* Where a trace starts: the session's start, else its first event; what --time-range counts from. */
-uint64_t filter__trace_start(const struct trace *t);
 void filter__free(struct filter *f);
 
 #endif

@@ -60,7 +60,7 @@ static int fill(struct func_table *ft)
 	int err;
 
 	for (i = 0; i < p->n; i++) {
-		double w = profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		double w = profile__weight(p, p->e[i].samples, prof_entry__measured(&p->e[i]));
 		const uint32_t *f, *files;
 		uint32_t n, k, self;
 		struct func_row *r;

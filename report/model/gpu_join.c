@@ -22,12 +22,12 @@ const char *memcpy_kind_name(uint8_t kind)
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "memcpy";
 }
 
-/* "[gpu] name", demangled (names.h): once per distinct name string, however many kernels. */
-static uint32_t kernel_leaf(struct gpu_join *j, const struct names *kn, struct strpool *names,
-			    uint32_t name_str)
+/* "[gpu] name", demangled (kernel_names.h): once per name string, however many kernels. */
+static uint32_t kernel_leaf(struct gpu_join *j, const struct kernel_names *kn,
+			    struct strpool *names, uint32_t name_str)
 {
 	char buf[DEMANGLE_MAX_OUTPUT + 8];
-	const char *n = names__kernel(kn, name_str);
+	const char *n = kernel_names__get(kn, name_str);
 	uint32_t *v = kmap__get(&j->leaf_idx, name_str, 0), leaf;
 
 	if (v)
@@ -105,7 +105,7 @@ static int add_work(struct gpu_join *j, const struct trace *t, const struct filt
 }
 
 int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filter *f,
-		    const struct names *kn, struct strpool *names)
+		    const struct kernel_names *kn, struct strpool *names)
 {
 	size_t i;
 	int err;

@@ -14,7 +14,7 @@
 #include "base/containers.h"
 #include "model/filter.h"
 #include "model/gpu_graph.h"
-#include "model/names.h"
+#include "model/kernel_names.h"
 #include "trace/trace.h"
 
 enum gpu_work_kind {
@@ -67,7 +67,7 @@ struct gpu_join {
  * go into names. 0 or -ENOMEM (free either way).
  */
 int gpu_join__build(struct gpu_join *j, const struct trace *t, const struct filter *f,
-		    const struct names *kn, struct strpool *names);
+		    const struct kernel_names *kn, struct strpool *names);
 /* Index of the launch (API record) of (pid, corr), or -1. */
 long gpu_join__launch(const struct gpu_join *j, uint32_t pid, uint32_t corr);
 long gpu_join__api(const struct gpu_join *j, uint32_t pid, uint32_t corr);

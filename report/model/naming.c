@@ -50,7 +50,10 @@ static int name_profile(struct naming *nm, struct profile *p, bool cpu)
 	return 0;
 }
 
-/* The samples, launches and blocks the filter keeps (untrimmed: text, info, jsonl). */
+/*
+ * The samples, launches, blocks and autograd nodes the filter keeps (untrimmed: text, info,
+ * jsonl, archive).
+ */
 static int name_events(struct naming *nm, unsigned int sets)
 {
 	const struct filter *f = &nm->s->filter;
@@ -81,6 +84,12 @@ static int name_events(struct naming *nm, unsigned int sets)
 
 		if (filter__span(f, o->pid, o->tid, o->ts_ns, o->ts_ns + o->dur_ns))
 			err = name_one(nm, o->pid, o->ts_ns, session__offcpu_stack(nm->s, i), false);
+	}
+	for (i = 0; !err && (sets & NAME_AG_NODES) && i < t->nag_nodes; i++) {
+		const struct xpu_rec_autograd_node *a = &t->ag_nodes[i];
+
+		if (filter__at(f, a->pid, a->tid, a->ts_ns))
+			err = name_one(nm, a->pid, a->ts_ns, nm->s->stacks.ag_node_stack[i], false);
 	}
 	return err;
 }
@@ -270,6 +279,7 @@ int session__name(struct session *s, struct profile *p, unsigned int sets)
 		   (sets & NAME_LAUNCHES ? t->nlaunches : 0) +
 		   (sets & NAME_LAUNCH_SITES ? t->nlaunches : 0) +
 		   (sets & NAME_OFF_CPU ? t->noffcpus : 0) +
+		   (sets & NAME_AG_NODES ? t->nag_nodes : 0) +
 		   (sets & NAME_STOPS ? s->uw.nstop_recs : 0) +
 		   (sets & NAME_ALLOC_SITES ? t->nmemories : 0) +
 		   (sets & NAME_BACKWARD ? t->nlaunches : 0) +

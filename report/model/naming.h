@@ -30,6 +30,8 @@ enum naming_set {
 	 * wherever they fall: a replay inside --time-range may have been captured before it
 	 */
 	NAME_GRAPH_SITES = 1 << 10,
+	/* the forward stacks of PyTorch's autograd nodes the filter keeps, untrimmed (archive) */
+	NAME_AG_NODES = 1 << 11,
 };
 
 /*

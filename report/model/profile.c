@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/profile.h"
+#include "model/view.h"
 
 static uint32_t *frames_buf;
 static size_t frames_cap;
@@ -17,8 +18,10 @@ static size_t files_cap;
 /*
  * Adds to the entry of (pid, exec generation, stack, leaf), and with per_thread of the thread
  * and device too: {pid, tid, device} then gets a key id of its own, in place of the pid.
- * block: the weight is an off-CPU block's time (gpu_ns holds it), counted in off_n.
+ * amount is of kind: GPU time, an off-CPU block's time (counted in off_n) or bytes.
  */
+enum measure { MEASURE_NONE, MEASURE_GPU_NS, MEASURE_OFF_NS, MEASURE_BYTES };
+
 /* The capture half of a graph work's entry (prof_entry.cap_*), NULL for any other. */
 struct cap_part {
 	uint32_t stack, mid;
@@ -27,7 +30,8 @@ struct cap_part {
 
 static int profile_add_ctx(struct profile *p, uint32_t pid, uint32_t tid, uint32_t device,
 			   uint64_t ts, uint32_t stack_id, uint32_t leaf, bool trim,
-			   uint64_t samples, uint64_t gpu_ns, bool block, const struct cap_part *cap)
+			   uint64_t samples, enum measure kind, uint64_t amount,
+			   const struct cap_part *cap)
 {
 	uint64_t gen = trace__generation(p->s->t, pid, ts) & 0x7fffffff, key = pid;
 	uint64_t b = (uint64_t)stack_id << 32 | leaf;
@@ -68,9 +72,14 @@ static int profile_add_ctx(struct profile *p, uint32_t pid, uint32_t tid, uint32
 	if (ins && VEC_PUSH(p->e, p->n, p->cap, e))
 		return -ENOMEM;
 	p->e[*v].samples += samples;
-	p->e[*v].gpu_ns += gpu_ns;
-	p->e[*v].gpu_n += !samples && !block;
-	p->e[*v].off_n += block;
+	if (kind == MEASURE_GPU_NS)
+		p->e[*v].gpu_ns += amount;
+	else if (kind == MEASURE_OFF_NS)
+		p->e[*v].off_ns += amount;
+	else if (kind == MEASURE_BYTES)
+		p->e[*v].bytes += amount;
+	p->e[*v].gpu_n += !samples && kind != MEASURE_OFF_NS;
+	p->e[*v].off_n += kind == MEASURE_OFF_NS;
 	return 0;
 }
 
@@ -118,8 +127,8 @@ static int add_off_cpu(struct profile *p, struct session *s)
 		if (!leaf)
 			return -ENOMEM;
 		err = profile_add_ctx(p, o->pid, o->tid, 0, o->ts_ns,
-				      session__offcpu_stack(p->s, i), leaf, false, 0, b > a ? b - a : 0,
-				      true, NULL);
+				      session__offcpu_stack(p->s, i), leaf, false, 0, MEASURE_OFF_NS,
+				      b > a ? b - a : 0, NULL);
 		if (err)
 			return err;
 		p->off_blocks++;
@@ -142,7 +151,7 @@ static int add_samples(struct profile *p)
 			continue;
 		}
 		err = profile_add_ctx(p, s->pid, s->tid, 0, s->ts_ns, session__sample_stack(p->s, i),
-				      0, false, 1, 0, false, NULL);
+				      0, false, 1, MEASURE_NONE, 0, NULL);
 		if (err)
 			return err;
 		p->cpu_samples++;
@@ -212,7 +221,8 @@ static int add_gpu(struct profile *p, struct session *s)
 		cap = capture_part(p, w, mid, &cp);
 		err = profile_add_ctx(p, w->pid, w->tid, w->device + 1, l ? l->ts_ns : w->start,
 				      l ? session__launch_stack(p->s, w->launch - 1) : 0, w->leaf,
-				      true, 0, w->end > w->start ? w->end - w->start : 0, false, cap);
+				      true, 0, MEASURE_GPU_NS, w->end > w->start ? w->end - w->start : 0,
+				      cap);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -277,8 +287,7 @@ int profile__filter_dsos(struct profile *p)
 		p->cpu_samples -= p->e[i].samples;
 		p->gpu_records -= p->e[i].gpu_n;
 		p->off_blocks -= p->e[i].off_n;
-		if (p->e[i].off_n)
-			p->off_ns -= p->e[i].gpu_ns;
+		p->off_ns -= p->e[i].off_ns;
 	}
 	p->n = k;
 	kmap__free(&p->idx);	/* indexes moved; nothing is added after this */
@@ -326,7 +335,7 @@ static int add_memory(struct profile *p, struct session *s)
 			return -ENOMEM;
 		err = profile_add_ctx(p, x->pid, 0, x->device + 1, l ? l->ts_ns : x->ts_ns,
 				      l ? session__launch_stack(p->s, m->r[i].launch - 1) : 0, leaf,
-				      true, 0, x->bytes, false, NULL);
+				      true, 0, MEASURE_BYTES, x->bytes, NULL);
 		if (err)
 			return err;
 		p->gpu_unmatched += !l;
@@ -337,6 +346,7 @@ static int add_memory(struct profile *p, struct session *s)
 
 int profile__build(struct profile *p, struct session *s)
 {
+	unsigned int adds = view__def(s->opts->view)->adds;
 	int err = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -344,13 +354,13 @@ int profile__build(struct profile *p, struct session *s)
 	p->per_thread = s->opts->format == FMT_PPROF;
 	if (s->opts->dsos)
 		err = parse_dsos(p, s->opts->dsos);
-	if (!err && s->opts->view == VIEW_MEMORY)
+	if (!err && (adds & VIEW_ADDS_MEMORY))
 		err = add_memory(p, s);
-	else if (!err && s->opts->view != VIEW_GPU && s->opts->view != VIEW_OFF_CPU)
+	if (!err && (adds & VIEW_ADDS_SAMPLES))
 		err = add_samples(p);
-	if (!err && (s->opts->view == VIEW_OFF_CPU || s->opts->view == VIEW_WALL))
+	if (!err && (adds & VIEW_ADDS_OFF_CPU))
 		err = add_off_cpu(p, s);
-	else if (!err && s->opts->view != VIEW_CPU && s->opts->view != VIEW_MEMORY)
+	if (!err && (adds & VIEW_ADDS_GPU))
 		err = add_gpu(p, s);
 	return err;
 }
@@ -468,15 +478,15 @@ int profile__frames_files(const struct profile *p, const struct prof_entry *e,
 	return frames_of(p, e, frames, &sites, files, n);
 }
 
-double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns)
+double profile__weight(const struct profile *p, uint64_t samples, uint64_t measured)
 {
 	uint32_t hz = p->s->freq_hz;
 
 	if (p->s->opts->view == VIEW_MEMORY)
-		return (double)gpu_ns;
+		return (double)measured;
 	if (p->s->weight == WEIGHT_TIME)
-		return ((double)samples * 1e9 / hz + (double)gpu_ns) / 1e3;
-	return (double)samples + (double)gpu_ns * hz / 1e9;
+		return ((double)samples * 1e9 / hz + (double)measured) / 1e3;
+	return (double)samples + (double)measured * hz / 1e9;
 }
 
 double profile__total_weight(const struct profile *p)
@@ -485,7 +495,7 @@ double profile__total_weight(const struct profile *p)
 	size_t i;
 
 	for (i = 0; i < p->n; i++)
-		w += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		w += profile__weight(p, p->e[i].samples, prof_entry__measured(&p->e[i]));
 	return w;
 }
 

@@ -19,11 +19,17 @@ struct prof_entry {
 	bool trim;		/* launch stack: CUDA/CUPTI frames are dropped */
 	uint64_t ts;		/* first time seen: picks the mappings used to symbolize */
 	uint64_t samples;
-	uint64_t gpu_ns;	/* GPU time; in the memory view, bytes held at the peak */
-	uint64_t gpu_n;		/* GPU records */
+	/*
+	 * What it weighs besides its samples, by kind: an entry holds one of the three, which its
+	 * leaf says (prof_entry__measured sums them)
+	 */
+	uint64_t gpu_ns;	/* GPU work's time, under a [gpu] leaf */
+	uint64_t off_ns;	/* off-CPU blocks' time, under an [off-cpu] leaf */
+	uint64_t bytes;		/* the memory view: GPU memory held at the peak */
+	uint64_t gpu_n;		/* GPU records (allocations in the memory view) */
 	/* with per_thread only (else 0): the sampled or launching thread, the GPU device + 1 */
 	uint32_t tid, device;
-	uint64_t off_n;		/* off-CPU blocks; their time is in gpu_ns, under an [off-cpu] leaf */
+	uint64_t off_n;		/* off-CPU blocks */
 	/*
 	 * GPU work replayed from a CUDA graph (model/gpu_graph.h): the capture stack, of the
 	 * call that made the node, joined to the replay's stack (stack_id) by the frame mid
@@ -93,13 +99,18 @@ int profile__frames_sites(const struct profile *p, const struct prof_entry *e,
  */
 int profile__frames_files(const struct profile *p, const struct prof_entry *e,
 			  const uint32_t **frames, const uint32_t **files, uint32_t *n);
+/* An entry's weight besides its samples: time measured (GPU work, blocks) or bytes held. */
+static inline uint64_t prof_entry__measured(const struct prof_entry *e)
+{
+	return e->gpu_ns + e->off_ns + e->bytes;
+}
 /* Whether a frame in file (profile__frames_files) passes --dso (every frame does without it). */
 bool profile__dso_match(const struct profile *p, uint32_t file);
 /*
- * Entry weight in the session's unit (samples, or microseconds), not rounded; in the memory
- * view, bytes (gpu_ns holds them), whatever --weight says.
+ * The weight of samples and measured (prof_entry__measured) in the session's unit (samples,
+ * or microseconds), not rounded; in the memory view, bytes, whatever --weight says.
  */
-double profile__weight(const struct profile *p, uint64_t samples, uint64_t gpu_ns);
+double profile__weight(const struct profile *p, uint64_t samples, uint64_t measured);
 /* The sum of every entry's weight: what the shares of the text tables and diff divide by. */
 double profile__total_weight(const struct profile *p);
 void profile__free(struct profile *p);

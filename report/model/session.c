@@ -7,6 +7,7 @@
 
 #include "base/warn.h"
 #include "model/session.h"
+#include "model/view.h"
 #include "sym/jitsyms.h"
 
 /* Without a SESSION record the rate is unknown; GPU time then converts at this rate. */
@@ -42,18 +43,22 @@ int session__setup(struct session *s, const struct trace *t, const struct report
 	/*
 	 * GPU work is measured in nanoseconds; counted in sampling periods a short kernel is a
 	 * tiny fraction of one, which integer weights (folded, svg) cannot hold. So a view with
-	 * GPU work is weighed in time unless samples are asked for.
+	 * GPU work is weighed in time unless samples are asked for; and blocked time is time
+	 * (model/view.c says which view is which).
 	 */
-	/* blocked time is time: these views weigh in microseconds unless samples are asked for */
-	if (s->weight == WEIGHT_AUTO && (opts->view == VIEW_OFF_CPU || opts->view == VIEW_WALL))
-		s->weight = WEIGHT_TIME;
-	if (s->weight == WEIGHT_AUTO)
-		s->weight = opts->view != VIEW_CPU && (t->nkernels || t->nmemcpys || t->nmemsets) ?
+	if (s->weight == WEIGHT_AUTO) {
+		enum view_auto_weight aw = view__def(opts->view)->auto_weight;
+
+		s->weight = aw == VIEW_AUTO_TIME || (aw == VIEW_AUTO_TIME_WITH_GPU &&
+						     (t->nkernels || t->nmemcpys || t->nmemsets)) ?
 				    WEIGHT_TIME : WEIGHT_SAMPLES;
+	}
 	err = filter__init(&s->filter, t, opts);
 	if (err)
 		return err;
-	err = names__build(&s->names, t);
+	err = kernel_names__build(&s->kernel_names, t);
+	if (!err)
+		err = clock_map__init(&s->clk, t);
 	if (err)
 		return err;
 	err = derived_stacks__init(&s->stacks, t);
@@ -112,8 +117,7 @@ bool session__has_gpu(const struct session *s)
 
 const char *session__weight_unit(const struct session *s, char *buf, size_t size)
 {
-	bool gpu = s->opts->view != VIEW_CPU && s->opts->view != VIEW_OFF_CPU &&
-		   s->opts->view != VIEW_WALL &&
+	bool gpu = (view__def(s->opts->view)->adds & (VIEW_ADDS_GPU | VIEW_ADDS_MEMORY)) &&
 		   (s->t->nkernels || s->t->nmemcpys || s->t->nmemsets);
 
 	if (s->opts->view == VIEW_OFF_CPU && s->weight == WEIGHT_TIME)
@@ -170,7 +174,7 @@ bool session__selects_any(struct session *s)
 int session__join_gpu(struct session *s)
 {
 	if (!s->gpu_built) {
-		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->names, &s->pool)) {
+		if (gpu_join__build(&s->gpu, s->t, &s->filter, &s->kernel_names, &s->pool)) {
 			gpu_join__free(&s->gpu);
 			return -ENOMEM;
 		}
@@ -325,7 +329,8 @@ void session__teardown(struct session *s)
 	backward__free(&s->bw);
 	derived_stacks__free(&s->stacks);
 	filter__free(&s->filter);
-	names__free(&s->names);
+	kernel_names__free(&s->kernel_names);
+	clock_map__free(&s->clk);
 	strpool__free(&s->pool);
 	memset(s, 0, sizeof(*s));
 }

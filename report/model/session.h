@@ -15,7 +15,7 @@
 #include "model/filter.h"
 #include "model/gpu_join.h"
 #include "model/gpu_mem.h"
-#include "model/names.h"
+#include "model/kernel_names.h"
 #include "model/opts.h"
 #include "sym/backward.h"
 #include "sym/debuginfod_fetch.h"
@@ -23,6 +23,7 @@
 #include "sym/pyframes.h"
 #include "sym/symbolize.h"
 #include "sym/unwind.h"
+#include "trace/clock_map.h"
 #include "trace/derived_stacks.h"
 #include "trace/trace.h"
 
@@ -31,7 +32,8 @@ struct session {
 	const struct report_opts *opts;
 	struct filter filter;		/* the one filter every output applies */
 	struct strpool pool;		/* frame names */
-	struct names names;		/* kernel names, demangled once (names.h) */
+	struct kernel_names kernel_names;	/* demangled once (kernel_names.h) */
+	struct clock_map clk;		/* monotonic to realtime: timelines and jsonl */
 	struct dso_table dsos;		/* the unwinder and the symbolizer read it */
 	struct symbolizer sym;
 	struct derived_stacks stacks;	/* DWARF-unwound and Python-spliced stacks */

@@ -85,7 +85,7 @@ const char *out__fit(const char *s, int w, char *buf);
 struct folded_row {
 	uint32_t comm;		/* frame id of the process name */
 	uint32_t stack;		/* folded.stacks index: the frames after comm, leaf included */
-	uint64_t samples, gpu_ns;
+	uint64_t samples, measured;	/* prof_entry's, summed */
 	double weight;		/* rounded to an integer in the session's unit, >= 1 */
 };
 

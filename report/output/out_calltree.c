@@ -159,7 +159,7 @@ static int make_level(struct ctree *t, uint32_t d, size_t *live)
 		if (!v || (ins && VEC_PUSH(t->c, t->ncand, t->cand_cap,
 					   ((struct cand){ .parent = t->cur[i], .frame = frame }))))
 			return -ENOMEM;
-		t->c[*v].w += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		t->c[*v].w += profile__weight(p, p->e[i].samples, prof_entry__measured(&p->e[i]));
 		t->cur[i] = *v;
 	}
 	if (err)
@@ -399,7 +399,7 @@ int out_calltree(const struct profile *p, FILE *out)
 	}
 	err = find_matches(&t);
 	for (i = 0; i < p->n && !err; i++) {
-		double w = profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		double w = profile__weight(p, p->e[i].samples, prof_entry__measured(&p->e[i]));
 		const uint32_t *f;
 		uint32_t n;
 

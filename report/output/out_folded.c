@@ -123,7 +123,7 @@ static int collect_rows(const struct profile *p, struct folded *f)
 		if (!v || (ins && VEC_PUSH(f->rows, f->n, f->rows_cap, r)))
 			return -ENOMEM;
 		f->rows[*v].samples += p->e[i].samples;
-		f->rows[*v].gpu_ns += p->e[i].gpu_ns;
+		f->rows[*v].measured += prof_entry__measured(&p->e[i]);
 	}
 	return 0;
 }
@@ -146,10 +146,10 @@ int folded__build(const struct profile *p, struct folded *f)
 	for (i = 0; i < f->n; i++) {
 		struct folded_row *r = &f->rows[i];
 
-		if (!r->samples && !r->gpu_ns)
+		if (!r->samples && !r->measured)
 			continue;
-		r->weight = folded__round(&carry[r->gpu_ns > 0],
-					  profile__weight(p, r->samples, r->gpu_ns));
+		r->weight = folded__round(&carry[r->measured > 0],
+					  profile__weight(p, r->samples, r->measured));
 		f->rows[k++] = *r;
 	}
 	f->n = k;

@@ -14,7 +14,6 @@
 #include "base/sort.h"
 #include "model/backward_share.h"
 #include "model/graph_site.h"
-#include "model/clock_map.h"
 #include "model/profile.h"
 #include "model/user_code.h"
 #include "output/ioctl_names.h"
@@ -45,7 +44,7 @@ struct jl {
 	FILE *out;
 	const struct gpu_join *j;
 	const struct gpu_mem *m;
-	struct clock_map clk;
+	const struct clock_map *clk;	/* the session's */
 	struct user_code uc;		/* launch sites (model/user_code.h) */
 	struct ev *ev;
 	size_t n, cap;
@@ -133,7 +132,7 @@ static int collect(struct jl *l)
 static void head(struct jl *l, const char *type, uint64_t mono, uint32_t pid, uint32_t tid)
 {
 	fprintf(l->out, "{\"type\":\"%s\",\"ts\":%" PRIu64 ",\"pid\":%u,\"tid\":%u", type,
-		clock_map__realtime(&l->clk, mono), pid, tid);
+		clock_map__realtime(l->clk, mono), pid, tid);
 }
 
 static void key_str(struct jl *l, const char *key, const char *v)
@@ -221,7 +220,7 @@ static void gpu_common(struct jl *l, const struct gpu_work *w, uint32_t context,
 static void put_kernel(struct jl *l, const struct gpu_work *w)
 {
 	const struct xpu_rec_gpu_kernel *k = &l->t->kernels[w->index];
-	const char *name = names__kernel(&l->s->names, k->name_str);
+	const char *name = kernel_names__get(&l->s->kernel_names, k->name_str);
 
 	key_str(l, "name", name);
 	gpu_common(l, w, k->context, k->stream);
@@ -405,7 +404,7 @@ static int put_event(struct jl *l, const struct ev *e)
 
 int out_jsonl(const struct session *ses, FILE *out)
 {
-	struct jl l = { .s = ses, .t = ses->t, .out = out };
+	struct jl l = { .s = ses, .t = ses->t, .clk = &ses->clk, .out = out };
 	size_t i;
 	int err;
 
@@ -414,15 +413,12 @@ int out_jsonl(const struct session *ses, FILE *out)
 	if (!l.j || !l.m)
 		return -ENOMEM;
 	user_code__init(&l.uc, ses);
-	err = clock_map__init(&l.clk, l.t);
-	if (!err)
-		err = collect(&l);
+	err = collect(&l);
 	if (!err && l.n)
 		qsort(l.ev, l.n, sizeof(*l.ev), cmp_ev);
 	for (i = 0; !err && i < l.n; i++)
 		err = out__failed(out) ? -EIO : put_event(&l, &l.ev[i]);
 	free(l.ev);
-	clock_map__free(&l.clk);
 	user_code__free(&l.uc);
 	return err;
 }

@@ -22,6 +22,7 @@
 
 #include "base/progress.h"
 #include "model/user_code.h"
+#include "model/view.h"
 #include "output/out.h"
 
 #ifdef XPU_HAVE_PPROF
@@ -36,50 +37,6 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
-
-/* What a sample type counts, from an entry of the profile. */
-enum pp_value {
-	PV_SAMPLES,	/* CPU samples */
-	PV_CPU_NS,	/* CPU samples times the sampling period */
-	PV_GPU_NS,	/* GPU work's duration */
-	PV_TIME_NS,	/* both: the merged view's weight */
-	PV_RECORDS,	/* GPU records (kernels, copies, memsets; allocations in the memory view) */
-	PV_BYTES,	/* the memory view's bytes held at the peak */
-	PV_OFF_NS,	/* off-CPU blocks' time */
-	PV_BLOCKS,	/* off-CPU blocks */
-};
-
-#define PP_MAX_TYPES 4
-
-/*
- * The sample types of each view, table-driven so that a view added to the report adds a
- * row. def_samples and def_time pick the default type for --weight=samples and time: the one
- * whose shares folded output shows.
- */
-static const struct pp_view {
-	enum report_view view;
-	struct pp_type {
-		const char *type, *unit;
-		enum pp_value v;
-	} types[PP_MAX_TYPES];
-	int ntypes, def_samples, def_time;
-	bool sampled;		/* the period is the CPU sampling period */
-} pp_views[] = {
-	{ VIEW_MERGED, { { "samples", "count", PV_SAMPLES }, { "cpu", "nanoseconds", PV_CPU_NS },
-			 { "gpu", "nanoseconds", PV_GPU_NS }, { "time", "nanoseconds", PV_TIME_NS } },
-	  4, 3, 3, true },
-	{ VIEW_GPU, { { "gpu", "nanoseconds", PV_GPU_NS }, { "gpu_records", "count", PV_RECORDS } },
-	  2, 0, 0, false },
-	{ VIEW_CPU, { { "samples", "count", PV_SAMPLES }, { "cpu", "nanoseconds", PV_CPU_NS } },
-	  2, 0, 1, true },
-	{ VIEW_MEMORY, { { "space", "bytes", PV_BYTES }, { "allocations", "count", PV_RECORDS } },
-	  2, 0, 0, false },
-	{ VIEW_OFF_CPU, { { "off_cpu", "nanoseconds", PV_OFF_NS }, { "blocks", "count", PV_BLOCKS } },
-	  2, 0, 0, false },
-	{ VIEW_WALL, { { "samples", "count", PV_SAMPLES }, { "cpu", "nanoseconds", PV_CPU_NS },
-		       { "off_cpu", "nanoseconds", PV_OFF_NS }, { "wall", "nanoseconds", PV_TIME_NS } },
-	  4, 3, 3, true },
-};
 
 /*
  * label keys, in the order a sample lists them; tid and device only where known, site and op
@@ -112,7 +69,7 @@ struct pp_map {
 
 struct pp {
 	const struct profile *p;
-	const struct pp_view *v;
+	const struct view_def *v;		/* the view's sample types (model/view.h) */
 	struct user_code uc;		/* the main binary, launch sites */
 	struct strpool strs;		/* the string table: id = index, 0 is "" */
 	struct kmap loc_idx;		/* {0, frame id} or {1 << 32 | dso + 1, offset} -> index */
@@ -145,36 +102,26 @@ static uint32_t str_idn(struct pp *pp, const char *s, size_t len)
 	return len ? strpool__intern(&pp->strs, s, len) : 0;
 }
 
-static const struct pp_view *view_of(enum report_view view)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(pp_views) / sizeof(pp_views[0]); i++) {
-		if (pp_views[i].view == view)
-			return &pp_views[i];
-	}
-	return NULL;
-}
-
-static int64_t value_of(const struct pp *pp, enum pp_value v, const struct prof_entry *e)
+static int64_t value_of(const struct pp *pp, enum view_value v, const struct prof_entry *e)
 {
 	double period_ns = 1e9 / pp->p->s->freq_hz;
 
 	switch (v) {
-	case PV_SAMPLES:
+	case VIEW_VALUE_SAMPLES:
 		return e->samples;
-	case PV_CPU_NS:
+	case VIEW_VALUE_CPU_NS:
 		return llround(e->samples * period_ns);
-	case PV_GPU_NS:
-	case PV_BYTES:
+	case VIEW_VALUE_GPU_NS:
 		return e->gpu_ns;
-	case PV_TIME_NS:
-		return llround(e->samples * period_ns) + (int64_t)e->gpu_ns;
-	case PV_RECORDS:
+	case VIEW_VALUE_BYTES:
+		return e->bytes;
+	case VIEW_VALUE_TIME_NS:
+		return llround(e->samples * period_ns) + (int64_t)(e->gpu_ns + e->off_ns);
+	case VIEW_VALUE_RECORDS:
 		return e->gpu_n;
-	case PV_OFF_NS:
-		return e->off_n ? (int64_t)e->gpu_ns : 0;
-	case PV_BLOCKS:
+	case VIEW_VALUE_OFF_NS:
+		return e->off_ns;
+	case VIEW_VALUE_BLOCKS:
 		return e->off_n;
 	}
 	return 0;
@@ -503,7 +450,7 @@ static int sample_of(struct pp *pp, const struct prof_entry *e, uint32_t l[LK_NR
 /* Folded output leaves these out too. */
 static bool has_weight(const struct prof_entry *e)
 {
-	return e->samples || e->gpu_ns;
+	return e->samples || prof_entry__measured(e);
 }
 
 /* The pid with the most weight in the profile, 0 when it is empty. */
@@ -519,7 +466,7 @@ static uint32_t heaviest_pid(const struct profile *p)
 		v = kmap__put(&idx, p->e[i].pid, 0, n, &ins);
 		if (!v || (ins && VEC_PUSH(w, n, cap, 0.0)))
 			break;
-		w[*v] += profile__weight(p, p->e[i].samples, p->e[i].gpu_ns);
+		w[*v] += profile__weight(p, p->e[i].samples, prof_entry__measured(&p->e[i]));
 		if (w[*v] > best) {
 			best = w[*v];
 			pid = p->e[i].pid;
@@ -637,7 +584,7 @@ static void gz_close(struct gz *g)
 /* Every array of the message, allocated at once now that nothing grows any more. */
 struct pp_msg {
 	pb_profile prof;
-	pb_value_type types[PP_MAX_TYPES], *type_ptrs[PP_MAX_TYPES], period_type;
+	pb_value_type types[VIEW_PPROF_TYPES_MAX], *type_ptrs[VIEW_PPROF_TYPES_MAX], period_type;
 	pb_label *labels, **label_ptrs;
 	pb_mapping *maps, **map_ptrs;
 	pb_location *locs, **loc_ptrs;
@@ -720,7 +667,7 @@ static int write_samples(struct pp *pp, const struct pp_msg *m, struct gz *g)
 {
 	const struct profile *p = pp->p;
 	pb_label *lp[LK_NR];
-	int64_t values[PP_MAX_TYPES];
+	int64_t values[VIEW_PPROF_TYPES_MAX];
 	uint32_t l[LK_NR];
 	size_t i, k, len;
 	int err, nl, t;
@@ -738,14 +685,14 @@ static int write_samples(struct pp *pp, const struct pp_msg *m, struct gz *g)
 			return err;
 		for (k = 0; k < pp->nrun; k++)
 			pp->ids[k] = pp->run[pp->nrun - 1 - k];
-		for (t = 0; t < pp->v->ntypes; t++)
-			values[t] = value_of(pp, pp->v->types[t].v, &p->e[i]);
+		for (t = 0; t < pp->v->npprof; t++)
+			values[t] = value_of(pp, pp->v->pprof[t].v, &p->e[i]);
 		for (t = 0; t < nl; t++)
 			lp[t] = m->label_ptrs[l[t] - 1];
 		s.location_id = pp->ids;
 		s.n_location_id = pp->nrun;
 		s.value = values;
-		s.n_value = pp->v->ntypes;
+		s.n_value = pp->v->npprof;
 		s.label = lp;
 		s.n_label = nl;
 		err = pack_field(pp, &s.base, 2, &len);
@@ -825,15 +772,15 @@ static int pp_write(struct pp *pp, FILE *out)
 	int err, def;
 
 	/* strings first: nothing is interned once the arrays point into the table */
-	period.type = str_id(pp, pp->v->sampled ? "cpu" : pp->v->types[0].type);
-	period.unit = str_id(pp, pp->v->sampled ? "nanoseconds" : pp->v->types[0].unit);
-	for (i = 0; i < (size_t)pp->v->ntypes; i++) {
+	period.type = str_id(pp, pp->v->pprof_sampled ? "cpu" : pp->v->pprof[0].type);
+	period.unit = str_id(pp, pp->v->pprof_sampled ? "nanoseconds" : pp->v->pprof[0].unit);
+	for (i = 0; i < (size_t)pp->v->npprof; i++) {
 		m.types[i] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-		m.types[i].type = str_id(pp, pp->v->types[i].type);
-		m.types[i].unit = str_id(pp, pp->v->types[i].unit);
+		m.types[i].type = str_id(pp, pp->v->pprof[i].type);
+		m.types[i].unit = str_id(pp, pp->v->pprof[i].unit);
 		m.type_ptrs[i] = &m.types[i];
 	}
-	def = s->weight == WEIGHT_TIME ? pp->v->def_time : pp->v->def_samples;
+	def = s->weight == WEIGHT_TIME ? pp->v->pprof_def_time : pp->v->pprof_def_samples;
 	m.comment = str_id(pp, session__weight_unit(s, unit, sizeof(unit)));
 	err = msg_alloc(&m, pp);
 	if (err)
@@ -844,7 +791,7 @@ static int pp_write(struct pp *pp, FILE *out)
 	msg_labels(&m, pp);
 	msg_locations(&m, pp);
 	head.sample_type = m.type_ptrs;
-	head.n_sample_type = pp->v->ntypes;
+	head.n_sample_type = pp->v->npprof;
 	prof.mapping = m.map_ptrs;
 	prof.n_mapping = pp->nmaps;
 	prof.location = m.loc_ptrs;
@@ -856,7 +803,7 @@ static int pp_write(struct pp *pp, FILE *out)
 	prof.time_nanos = s->t->has_session ? (int64_t)s->t->session.start_realtime_ns : 0;
 	prof.duration_nanos = duration_ns(pp->p->s);
 	prof.period_type = &period;
-	prof.period = pp->v->sampled ? llround(1e9 / s->freq_hz) : 0;
+	prof.period = pp->v->pprof_sampled ? llround(1e9 / s->freq_hz) : 0;
 	prof.comment = &m.comment;
 	prof.n_comment = m.comment ? 1 : 0;
 	prof.default_sample_type = m.types[def].type;
@@ -915,8 +862,8 @@ int out_pprof(const struct profile *p, FILE *out)
 	int err;
 
 	user_code__init(&pp.uc, p->s);
-	pp.v = view_of(p->s->opts->view);
-	if (!pp.v) {
+	pp.v = view__def(p->s->opts->view);
+	if (!pp.v->npprof) {
 		fprintf(stderr, "xpu-report: --format=pprof has no sample type for this view\n");
 		return -ENODATA;
 	}

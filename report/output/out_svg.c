@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/sort.h"
+#include "model/view.h"
 #include "output/out.h"
 
 #define IMG_WIDTH 1200
@@ -636,14 +637,11 @@ static const char svg_script[] =
 /* The subtitle: what the graph shows (the merged view of a trace without GPU work: samples). */
 static const char *view_name(const struct session *s)
 {
-	enum report_view v = s->opts->view;
+	const char *title = view__def(s->opts->view)->svg_title;
 
-	return v == VIEW_MEMORY ? "GPU memory held at the peak (bytes) under its allocating stacks" :
-	       v == VIEW_GPU ? "GPU work under its launch stacks" :
-	       v == VIEW_CPU ? "CPU samples" :
-	       v == VIEW_OFF_CPU ? "Off-CPU time under the stacks that blocked" :
-	       v == VIEW_WALL ? "Wall time: CPU samples and off-CPU time" :
-	       session__has_gpu(s) ? "CPU samples and GPU work under launch stacks" : "CPU samples";
+	if (title)
+		return title;
+	return session__has_gpu(s) ? "CPU samples and GPU work under launch stacks" : "CPU samples";
 }
 
 static const char *base_name(const char *path)
@@ -780,10 +778,7 @@ int out_svg(const struct profile *p, FILE *out)
 		goto out;
 	if (!fo.n)
 		fprintf(stderr, "xpu-report: warning: nothing to draw: the %s view of this trace is empty\n",
-			p->s->opts->view == VIEW_GPU ? "gpu" : p->s->opts->view == VIEW_CPU ? "cpu" :
-			p->s->opts->view == VIEW_MEMORY ? "memory" :
-			p->s->opts->view == VIEW_OFF_CPU ? "off-cpu" :
-			p->s->opts->view == VIEW_WALL ? "wall" : "merged");
+			view__def(p->s->opts->view)->name);
 	session__weight_unit(p->s, t.unit, sizeof(t.unit));
 	/* a legend only where both kinds can be drawn */
 	if (p->s->opts->view == VIEW_MERGED && session__has_gpu(p->s)) {

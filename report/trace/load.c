@@ -11,13 +11,8 @@
 
 #include "base/progress.h"
 #include "base/sort.h"
+#include "trace/load.h"
 #include "trace/trace.h"
-
-#define PUSH(t, field, val)                                                             \
-	({                                                                              \
-		int __r = VEC_PUSH((t)->field, (t)->n##field, (t)->field##_cap, (val)); \
-		__r;                                                                    \
-	})
 
 /*
  * A loader gets a record's fixed part (its struct, zero-filled when the body is shorter and
@@ -577,266 +572,23 @@ static int cmp_kernel(const void *a, const void *b)
 	return CMP(x->start_ns, y->start_ns);
 }
 
-const struct tr_proc *trace__proc(const struct trace *t, uint32_t pid)
+size_t load__kept(const struct trace *t, uint16_t type, const uint8_t **recs, size_t *stride)
 {
-	uint32_t *v = kmap__get(&t->proc_ids, pid, 0);
+	const struct keep *k = type <= XPU_REC_TYPE_MAX_KNOWN ? &keeps[type] : NULL;
+	const uint8_t *base = (const uint8_t *)t;
+	size_t n;
 
-	return v ? &t->procs[*v] : NULL;
-}
-
-const struct tr_thread *trace__thread(const struct trace *t, uint32_t tid)
-{
-	uint32_t *v = kmap__get(&t->thread_ids, tid, 0);
-
-	return v ? &t->threads[*v] : NULL;
-}
-
-static struct tr_proc *proc_get(struct trace *t, uint32_t pid)
-{
-	struct tr_proc p = { .pid = pid };
-	uint32_t *v;
-	bool ins;
-
-	v = kmap__put(&t->proc_ids, pid, 0, t->nprocs, &ins);
-	if (!v)
-		return NULL;
-	if (ins && PUSH(t, procs, p)) {
-		/* leave the map consistent: point at nothing valid is worse than no entry */
-		*v = 0;
-		return NULL;
-	}
-	return &t->procs[*v];
-}
-
-static struct tr_thread *thread_get(struct trace *t, uint32_t pid, uint32_t tid)
-{
-	struct tr_thread th = { .pid = pid, .tid = tid };
-	uint32_t *v;
-	bool ins;
-
-	v = kmap__put(&t->thread_ids, tid, 0, t->nthreads, &ins);
-	if (!v)
-		return NULL;
-	if (ins && PUSH(t, threads, th)) {
-		*v = 0;
-		return NULL;
-	}
-	return &t->threads[*v];
-}
-
-/* Builds per-process names and exec generations from TASK records (sorted by ts). */
-static int build_tasks(struct trace *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->ntasks; i++) {
-		const struct xpu_rec_task *k = &t->tasks[i];
-		struct tr_proc *p = proc_get(t, k->pid);
-		struct tr_thread *th = thread_get(t, k->pid, k->tid ? k->tid : k->pid);
-
-		if (!p || !th)
-			return -ENOMEM;
-		bool comm_ok = k->comm_str && trace__string(t, k->comm_str);
-
-		if (k->kind == XPU_TASK_FORK && k->parent_pid != k->pid && !p->parent_pid)
-			p->parent_pid = k->parent_pid;
-		switch (k->kind) {
-		case XPU_TASK_EXEC:
-			if (VEC_PUSH(p->exec_ts, p->nexec, p->exec_cap, k->ts_ns))
-				return -ENOMEM;
-			/* fallthrough */
-		case XPU_TASK_COMM:
-			if (comm_ok && (k->kind == XPU_TASK_EXEC || !k->tid || k->tid == k->pid)) {
-				p->comm_str = k->comm_str;
-				p->comm_ts = k->ts_ns;
-			}
-			/* fallthrough */
-		case XPU_TASK_THREAD:
-		case XPU_TASK_FORK:
-			if (comm_ok) {
-				th->comm_str = k->comm_str;
-				th->comm_ts = k->ts_ns;
-				/* a forked child carries its parent's name until it execs */
-				if (k->kind == XPU_TASK_FORK && !p->comm_str)
-					p->comm_str = k->comm_str;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	for (i = 0; i < t->nsamples; i++) {
-		struct tr_proc *p = proc_get(t, t->samples[i].pid);
-		struct tr_thread *th = thread_get(t, t->samples[i].pid, t->samples[i].tid);
-
-		if (!p || !th)
-			return -ENOMEM;
-		p->samples++;
-		th->samples++;
-	}
-	/* a thread that only ever blocked still has a name and a track */
-	for (i = 0; i < t->noffcpus; i++) {
-		if (!proc_get(t, t->offcpus[i].pid) ||
-		    !thread_get(t, t->offcpus[i].pid, t->offcpus[i].tid))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-struct exec_at {
-	const struct tr_proc *p;
-	uint64_t ts;
-};
-
-static bool exec_at_most(size_t i, const void *arg)
-{
-	const struct exec_at *at = arg;
-
-	return at->p->exec_ts[i] <= at->ts;
-}
-
-uint32_t trace__generation(const struct trace *t, uint32_t pid, uint64_t ts)
-{
-	const struct tr_proc *p = trace__proc(t, pid);
-
-	if (!p || !p->nexec)
-		return 0;
-	return upper_bound(p->nexec, exec_at_most, &(struct exec_at){ p, ts });
-}
-
-const char *trace__comm(const struct trace *t, uint32_t pid, char *buf, size_t len)
-{
-	const struct tr_proc *p = trace__proc(t, pid);
-	const char *s = p ? trace__string(t, p->comm_str) : NULL;
-
-	if (s && *s)
-		return s;
-	snprintf(buf, len, "[pid %u]", pid);
-	return buf;
-}
-
-const char *trace__string(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->string_ids, id, 0) : NULL;
-
-	return v ? t->strings[*v].s : NULL;
-}
-
-const struct tr_stack *trace__stack(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->stack_ids, id, 0) : NULL;
-
-	return v ? &t->stacks[*v] : NULL;
-}
-
-const struct tr_py_stack *trace__py_stack(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->py_stack_ids, id, 0) : NULL;
-
-	return v ? &t->py_stacks[*v] : NULL;
-}
-
-const struct tr_py_code *trace__py_code(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->py_code_ids, id, 0) : NULL;
-
-	return v ? &t->py_codes[*v] : NULL;
-}
-
-const struct tr_dso *trace__dso(const struct trace *t, uint32_t id)
-{
-	uint32_t *v = id ? kmap__get(&t->dso_ids, id, 0) : NULL;
-
-	return v ? &t->dsos[*v] : NULL;
-}
-
-/* 1 when id is set but names no string (a reference to count), else 0 */
-static int bad_str(const struct trace *t, uint32_t id)
-{
-	return id && !kmap__get(&t->string_ids, id, 0);
-}
-
-/* The fields of d that refer to ids of a table (strings, stacks, files), at most max. */
-static size_t ref_fields(const struct xpu_record_desc *d, const struct xpu_record_field **refs,
-			 size_t max)
-{
-	const struct xpu_record_field *f;
-	size_t n = 0;
-
-	xpu_record_for_each_field(f, d) {
-		if (!f->defines && n < max &&
-		    (f->kind == XPU_FIELD_STR || f->kind == XPU_FIELD_STACK ||
-		     f->kind == XPU_FIELD_PY_STACK || f->kind == XPU_FIELD_DSO))
-			refs[n++] = f;
-	}
+	*recs = NULL;
+	*stride = k ? (k->elem ? k->elem : k->view_elem) : 0;
+	n = *stride ? *(const size_t *)(base + k->n) : 0;
+	if (n)
+		*recs = *(const uint8_t *const *)(base + k->arr) + (k->elem ? 0 : k->view_rec);
 	return n;
 }
 
-/*
- * The references of one record's struct (refs: its row's reference fields) to ids nothing
- * defines. A mapping's file is never 0: there id 0 is a reference to nothing, elsewhere none.
- */
-static void count_record_refs(struct trace *t, const struct xpu_record_field *const *refs,
-			      size_t nrefs, bool zero_dso_is_ref, const uint8_t *r)
-{
-	size_t k;
-
-	for (k = 0; k < nrefs; k++) {
-		uint32_t id;
-
-		memcpy(&id, r + refs[k]->offset, sizeof(id));
-		if (refs[k]->kind == XPU_FIELD_STR)
-			t->bad_string_refs += bad_str(t, id);
-		else if (refs[k]->kind == XPU_FIELD_STACK)
-			t->bad_stack_refs += id && !kmap__get(&t->stack_ids, id, 0);
-		else if (refs[k]->kind == XPU_FIELD_PY_STACK)
-			t->bad_stack_refs += id && !kmap__get(&t->py_stack_ids, id, 0);
-		else
-			t->bad_dso_refs += (id || zero_dso_is_ref) && !kmap__get(&t->dso_ids, id, 0);
-	}
-}
-
-/*
- * Counts every reference to an id no record defines, once, by the table of record types over
- * the records kept as their structs (keeps[]); lookups then only answer. The SESSION record
- * is kept alone, and a PY_CODE as struct tr_py_code (its two strings).
- */
-static void count_bad_refs(struct trace *t)
-{
-	const struct xpu_record_field *refs[XPU_RECORD_FIELDS_MAX];
-	const uint8_t *base = (const uint8_t *)t;
-	size_t i, type, nrefs;
-
-	if (t->has_session) {
-		nrefs = ref_fields(xpu_record_desc(XPU_REC_SESSION), refs, XPU_RECORD_FIELDS_MAX);
-		count_record_refs(t, refs, nrefs, false, (const uint8_t *)&t->session);
-	}
-	for (i = 0; i < t->npy_codes; i++)
-		t->bad_string_refs += bad_str(t, t->py_codes[i].name_str) +
-				      bad_str(t, t->py_codes[i].filename_str);
-	for (type = 1; type <= XPU_REC_TYPE_MAX_KNOWN; type++) {
-		const struct keep *k = &keeps[type];
-		const struct xpu_record_desc *d = xpu_record_desc(type);
-		size_t stride = k->elem ? k->elem : k->view_elem, off = k->elem ? 0 : k->view_rec;
-		const uint8_t *arr;
-		size_t n;
-
-		if (!d || !stride || !(nrefs = ref_fields(d, refs, XPU_RECORD_FIELDS_MAX)))
-			continue;
-		arr = *(const uint8_t *const *)(base + k->arr);
-		n = *(const size_t *)(base + k->n);
-		for (i = 0; i < n; i++)
-			count_record_refs(t, refs, nrefs, type == XPU_REC_MAPPING,
-					  arr + i * stride + off);
-	}
-}
-
-/*
- * Reads the records of path into t (through t->rm), at most max_records bytes of them (see
- * load_records); the reader is returned in *rp.
- */
-static int load_file(struct trace *t, const char *path, uint64_t max_records,
-		     struct trace_reader **rp, char *err, size_t errlen)
+/* Reads one file's records (see load.h); load_records bounds them. */
+int load__file(struct trace *t, const char *path, uint64_t max_records,
+	       struct trace_reader **rp, char *err, size_t errlen)
 {
 	struct trace_reader *r;
 	int ret;
@@ -857,10 +609,9 @@ static int load_file(struct trace *t, const char *path, uint64_t max_records,
 	return ret;
 }
 
-/* After every record is in: paths, time order, reference counts, processes and threads. */
-static int load_finish(struct trace *t, const char *path, char *err, size_t errlen)
+/* After every record is in (see load.h). */
+int load__finish(struct trace *t, const char *path, char *err, size_t errlen)
 {
-	bool ins;
 	size_t i;
 	int ret;
 
@@ -882,17 +633,8 @@ static int load_finish(struct trace *t, const char *path, char *err, size_t errl
 		qsort(t->tasks, t->ntasks, sizeof(*t->tasks), cmp_ts_task);
 	if (t->nkernels)
 		qsort(t->kernels, t->nkernels, sizeof(*t->kernels), cmp_kernel);
-	count_bad_refs(t);
-	ret = build_tasks(t);
-	/* a process's last PROCESS_ENV says its rank */
-	for (i = 0; !ret && i < t->npenvs; i++) {
-		uint32_t *v = kmap__put(&t->penv_ids, t->penvs[i].pid, 0, (uint32_t)i, &ins);
-
-		if (!v)
-			ret = -ENOMEM;
-		else
-			*v = (uint32_t)i;
-	}
+	load__count_bad_refs(t);
+	ret = load__tasks(t);
 	if (ret)
 		snprintf(err, errlen, "%s: out of memory while loading", path);
 	return ret;
@@ -906,12 +648,12 @@ static int load_one(struct trace *t, const char *path, struct tr_remap *rm, uint
 
 	memset(t, 0, sizeof(*t));
 	t->rm = rm;
-	ret = load_file(t, path, max_records, &t->reader, err, errlen);	/* trace__free closes */
+	ret = load__file(t, path, max_records, &t->reader, err, errlen);	/* trace__free closes */
 	if (t->reader)
 		t->st = *trace_reader__status(t->reader);
 	t->rm = NULL;
 	if (!ret)
-		ret = load_finish(t, path, err, errlen);
+		ret = load__finish(t, path, err, errlen);
 	if (ret)
 		trace__free(t);
 	return ret;
@@ -932,6 +674,24 @@ int trace__load_max(struct trace *t, const char *path, uint64_t max_records, cha
 int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 {
 	return load_one(t, path, NULL, 0, err, errlen);
+}
+
+uint64_t trace__start(const struct trace *t)
+{
+	uint64_t lo = UINT64_MAX;
+	size_t i;
+
+	if (t->has_session && t->session.start_mono_ns)
+		return t->session.start_mono_ns;
+	if (t->nsamples)
+		lo = t->samples[0].ts_ns;
+	if (t->nkernels && t->kernels[0].start_ns < lo)
+		lo = t->kernels[0].start_ns;
+	for (i = 0; i < t->napis; i++)
+		lo = t->apis[i].start_ns < lo ? t->apis[i].start_ns : lo;
+	for (i = 0; i < t->nmemcpys; i++)
+		lo = t->memcpys[i].start_ns < lo ? t->memcpys[i].start_ns : lo;
+	return lo == UINT64_MAX ? 0 : lo;
 }
 
 void trace__free(struct trace *t)
@@ -979,116 +739,4 @@ void trace__free(struct trace *t)
 	kmap__free(&t->proc_ids);
 	kmap__free(&t->thread_ids);
 	memset(t, 0, sizeof(*t));
-}
-
-/* The merged status: counts summed, the worst end (with its reason) of any part. */
-static void merge_status(struct trace *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nparts; i++) {
-		const struct trace_reader_status *s = &t->parts[i].st;
-		enum trace_reader_end end = t->st.end;
-
-		if (!i || s->end > end) {
-			t->st.end = s->end;
-			snprintf(t->st.reason, sizeof(t->st.reason), "%.60s%s%.97s",
-				 s->end != TRACE_END_CLEAN ? t->parts[i].path : "",
-				 s->end != TRACE_END_CLEAN ? ": " : "", s->reason);
-		}
-		if (!i) {
-			t->st.major = s->major;
-			t->st.minor = s->minor;
-		}
-		t->st.frames_ok += s->frames_ok;
-		t->st.records += s->records;
-		t->st.bytes_valid += s->bytes_valid;
-		t->st.file_bytes += s->file_bytes;
-		t->st.unknown_records += s->unknown_records;
-		if (s->last_ts_ns > t->st.last_ts_ns)
-			t->st.last_ts_ns = s->last_ts_ns;
-	}
-}
-
-/* The session of the part whose clocks map the axis; the end of the part that ended last. */
-static void merge_session(struct trace *t, const struct tr_remap *rms)
-{
-	size_t i;
-
-	for (i = 0; i < t->nparts; i++) {
-		const struct tr_part *p = &t->parts[i];
-
-		if (p->has_session && (!t->has_session || !rms[i].drop_clocks)) {
-			t->session = p->session;
-			t->has_session = true;
-		}
-		if (p->has_end && (!t->has_end || p->end.end_mono_ns > t->end.end_mono_ns)) {
-			t->end = p->end;
-			t->has_end = true;
-		}
-	}
-}
-
-int trace__load_parts(struct trace *t, const char *const *paths, struct tr_remap *rms, size_t n,
-		      char *err, size_t errlen)
-{
-	size_t i, j;
-	bool ins;
-	int ret = 0;
-
-	memset(t, 0, sizeof(*t));
-	t->parts = calloc(n ? n : 1, sizeof(*t->parts));
-	if (!t->parts)
-		return -ENOMEM;
-	t->nparts = n;
-	for (i = 0; i < n && !ret; i++) {
-		struct tr_part *p = &t->parts[i];
-
-		p->path = paths[i];
-		p->rm = rms[i];
-		p->rm.collect = false;
-		memset(&p->rm.tasks, 0, sizeof(p->rm.tasks));	/* the caller's, not ours */
-		t->cur_part = (uint32_t)i;
-		t->rm = &rms[i];
-		ret = load_file(t, paths[i], rms[i].max_records, &p->reader, err, errlen);
-		if (p->reader)
-			p->st = *trace_reader__status(p->reader);
-		/* every pid and tid the part uses: which part a merged one came from */
-		for (j = 0; !ret && j < rms[i].tasks.cap; j++) {
-			if (rms[i].tasks.used[j] &&
-			    !kmap__put(&t->part_of_task, rms[i].tasks.ka[j] + rms[i].task_base, 0,
-				       (uint32_t)i, &ins))
-				ret = -ENOMEM;
-		}
-	}
-	t->rm = NULL;
-	if (!ret) {
-		merge_status(t);
-		merge_session(t, rms);
-		ret = load_finish(t, paths[0], err, errlen);
-	}
-	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory while loading %zu traces", n);
-	if (ret)
-		trace__free(t);
-	return ret;
-}
-
-const struct xpu_rec_process_env *trace__process_env(const struct trace *t, uint32_t pid)
-{
-	const struct tr_proc *p;
-	uint32_t *v;
-	int depth;
-
-	/* its own record, else its parent's (a DataLoader worker runs no CUDA, has the rank) */
-	for (depth = 0; t->npenvs && depth < 64 && pid; depth++) {
-		v = kmap__get(&t->penv_ids, pid, 0);
-		if (v)
-			return &t->penvs[*v];
-		p = trace__proc(t, pid);
-		if (!p || p->parent_pid == pid)
-			break;
-		pid = p->parent_pid;
-	}
-	return NULL;
 }

@@ -81,7 +81,7 @@ struct tr_thread {
 
 /*
  * How one trace of several given together (xpu-report A.xpu B.xpu) enters the merged trace,
- * applied to each record as it is read (trace_parts.c decides it). All zero: as recorded.
+ * applied to each record as it is read (merge.c decides it). All zero: as recorded.
  */
 struct tr_remap {
 	int64_t shift_ns;		/* added to every CLOCK_MONOTONIC time: the merged axis */
@@ -109,7 +109,7 @@ uint64_t tr_remap__ts(const struct tr_remap *rm, uint64_t ts);
 /* A PY_STACK entry (XPU_PY_FRAME): its code id remapped. */
 uint64_t tr_remap__py_frame(struct tr_remap *rm, uint64_t e);
 
-/* One of several traces merged into one (trace__load_parts), with what it was alone. */
+/* One of several traces merged into one (merge.c), with what it was alone. */
 struct tr_part {
 	const char *path;
 	struct tr_remap rm;
@@ -239,12 +239,6 @@ int trace__load_max(struct trace *t, const char *path, uint64_t max_records, cha
 /* trace__load through rm (NULL: none), e.g. in collect mode, within rm->max_records. */
 int trace__load_remap(struct trace *t, const char *path, struct tr_remap *rm, char *err,
 		      size_t errlen);
-/*
- * Reads n traces into one (xpu-report A.xpu B.xpu), each through its rms[i] (trace_parts.c
- * computes them): one t->parts entry per trace. 0 or negative errno with a message in err.
- */
-int trace__load_parts(struct trace *t, const char *const *paths, struct tr_remap *rms, size_t n,
-		      char *err, size_t errlen);
 /* The part (index into t->parts) a merged pid or tid belongs to; 0 for a single trace. */
 uint32_t trace__part_of(const struct trace *t, uint32_t pid);
 /* The host of a pid (its trace's SESSION host), "" when unknown. */
@@ -254,6 +248,11 @@ uint32_t trace__real_pid(const struct trace *t, uint32_t pid);
 /* A merged device number as its host knew it, and that host ("" for one trace). */
 uint32_t trace__real_device(const struct trace *t, uint32_t device, const char **host);
 void trace__free(struct trace *t);
+/*
+ * Where a trace starts on its monotonic axis: the session's start, else its first event; what
+ * --time-range counts from.
+ */
+uint64_t trace__start(const struct trace *t);
 /* NULL for 0 or an unknown id (load counted every unknown one). */
 const char *trace__string(const struct trace *t, uint32_t id);
 const struct tr_stack *trace__stack(const struct trace *t, uint32_t id);

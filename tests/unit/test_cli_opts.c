@@ -3,10 +3,14 @@
  * common/cli_opts.c: a table of options makes getopt_long's tables (short string, values,
  * which take a value) and the usage lines: padded to the column (one space short of it
  * included), two spaces after a head that reaches it, continuation lines indented, an option
- * left out of a usage where its help is NULL.
+ * left out of a usage where its help is NULL; a row found by what getopt_long returns for it,
+ * and a value given to its row's parser, a refusal said in the one form.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_opts.h"
 #include "unit.h"
@@ -22,6 +26,69 @@ static const struct cli_opt opts[] = {
 };
 
 #define N (sizeof(opts) / sizeof(opts[0]))
+
+static int set_count(void *ctx, const char *arg)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (!*arg || *end || v < 0)
+		return -EINVAL;
+	*(long *)ctx = v;
+	return 0;
+}
+
+static const struct cli_opt parsed[] = {
+	{ .short_name = 'n', .name = "count", .arg = "N", .parse = set_count, .expect = "a count" },
+	{ .val = OPT_LONG, .name = "plain", .arg = "X" },
+	{ .val = OPT_ALIAS, .name = "no-expect", .arg = "N", .parse = set_count },
+};
+
+#define NP (sizeof(parsed) / sizeof(parsed[0]))
+
+/* What cli_opts__parse said on stderr for arg, into buf; its return in *ret. */
+static void parse_said(const struct cli_opt *o, long *ctx, const char *arg, int *ret, char *buf,
+		       size_t size)
+{
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n = 0;
+
+	fflush(stderr);
+	if (f && saved >= 0 && dup2(fileno(f), STDERR_FILENO) >= 0) {
+		*ret = cli_opts__parse(o, ctx, arg, "prog");
+		fflush(stderr);
+		dup2(saved, STDERR_FILENO);
+		rewind(f);
+		n = fread(buf, 1, size - 1, f);
+	}
+	buf[n] = '\0';
+	if (saved >= 0)
+		close(saved);
+	if (f)
+		fclose(f);
+}
+
+static void parse_tests(void)
+{
+	char said[256];
+	long count = -1;
+	int ret = 1;
+
+	CHECK(cli_opts__find(parsed, NP, 'n') == &parsed[0] &&
+	      cli_opts__find(parsed, NP, OPT_LONG) == &parsed[1] &&
+	      !cli_opts__find(parsed, NP, 'x') && !cli_opts__find(parsed, NP, 0) &&
+	      !cli_opts__find(parsed, NP, '?'), "rows found by short name or val");
+	parse_said(&parsed[0], &count, "12", &ret, said, sizeof(said));
+	CHECK(!ret && count == 12 && !*said, "a good value: %d, %ld, '%s'", ret, count, said);
+	parse_said(&parsed[0], &count, "x1", &ret, said, sizeof(said));
+	CHECK(ret == -EINVAL && count == 12 &&
+	      !strcmp(said, "prog: bad --count 'x1': expected a count\n"),
+	      "a refused value: %d, '%s'", ret, said);
+	parse_said(&parsed[2], &count, "-3", &ret, said, sizeof(said));
+	CHECK(ret == -EINVAL && !strcmp(said, "prog: bad --no-expect '-3': expected N\n"),
+	      "no expect: the value's name: '%s'", said);
+}
 
 static char *usage(int which)
 {
@@ -59,5 +126,6 @@ int main(void)
 	CHECK(u1 && !strcmp(u1, "  -F, --format=FMT text only\n"), "usage 1:\n%s", u1 ? u1 : "(none)");
 	free(u0);
 	free(u1);
+	parse_tests();
 	return unit_finish();
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * report/model/clock_map.c: interpolation between clock-sync pairs, and pairs from a hostile
+ * report/trace/clock_map.c: interpolation between clock-sync pairs, and pairs from a hostile
  * trace whose offsets lie further apart than an int64 holds (make test's sanitizer pass, with
  * float-cast-overflow, fails on an out-of-range conversion).
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "model/clock_map.h"
+#include "trace/clock_map.h"
 
 static uint64_t at(uint64_t m0, uint64_t r0, uint64_t m1, uint64_t r1, uint64_t mono)
 {

@@ -97,7 +97,7 @@ static void emit_other(struct chrome *c)
 
 	chrome__put(c, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"xpu-report\"");
 	chrome__put(c, ",\"clock\":\"CLOCK_REALTIME, mapped from CLOCK_MONOTONIC by %zu clock_sync pairs\"",
-		    c->clk.n);
+		    c->clk->n);
 	for (i = 0; i < t->nclocks; i++)
 		unc = t->clocks[i].uncertainty_ns > unc ? t->clocks[i].uncertainty_ns : unc;
 	chrome__put(c, ",\"clock_uncertainty_ns\":%llu", (unsigned long long)unc);
@@ -141,7 +141,8 @@ static int build_maps(struct chrome *c)
 int out_chrome(const struct session *ses, FILE *out)
 {
 	const struct report_opts *o = ses->opts;
-	struct chrome c = { .ses = ses, .t = ses->t, .f = &ses->filter, .out = out };
+	struct chrome c = { .ses = ses, .t = ses->t, .clk = &ses->clk, .f = &ses->filter,
+			    .out = out };
 	uint64_t data_events;
 	size_t i;
 	int err;
@@ -152,9 +153,7 @@ int out_chrome(const struct session *ses, FILE *out)
 			       SIZE_WARN_BYTES;
 	c.period_ns = 1000000000ull / (ses->freq_hz ? ses->freq_hz : 1000);
 	user_code__init(&c.uc, ses);
-	err = clock_map__init(&c.clk, c.t);
-	if (!err)
-		err = build_maps(&c);
+	err = build_maps(&c);
 	if (err)
 		goto out;
 	emit_other(&c);
@@ -205,7 +204,6 @@ out:
 	free(c.pids);
 	free(c.st);
 	free(c.devs);
-	clock_map__free(&c.clk);
 	free(c.launch_marked);
 	free(c.iv);
 	kmap__free(&c.th_idx);

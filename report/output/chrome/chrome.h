@@ -3,7 +3,7 @@
  * The chrome output's parts (--format=chrome, output/out.h's out_chrome): Trace Event JSON
  * for Perfetto UI and chrome://tracing. One struct chrome is the file being written; each
  * file of this folder draws one kind of track into it:
- *   json.c      the JSON text, its times CLOCK_REALTIME (model/clock_map.h), on a grid
+ *   json.c      the JSON text, its times CLOCK_REALTIME (trace/clock_map.h), on a grid
  *   tracks.c    processes, threads, GPU streams and devices as tracks, and their names
  *   threads.c   per traced thread: CUDA API calls, NVTX ranges, driver ioctls, off-CPU blocks
  *   samples.c   per traced thread with samples: the CPU samples as a flame chart
@@ -16,7 +16,6 @@
 #ifndef XPU_REPORT_OUTPUT_CHROME_H
 #define XPU_REPORT_OUTPUT_CHROME_H
 
-#include "model/clock_map.h"
 #include "model/gpu_interval.h"
 #include "model/profile.h"
 #include "model/user_code.h"
@@ -66,7 +65,7 @@ struct chrome {
 	bool warned;
 	uint64_t warn_bytes;
 
-	struct clock_map clk;
+	const struct clock_map *clk;	/* the session's */
 
 	const struct filter *f;	/* its --time-range clips the counters */
 	uint64_t period_ns;
@@ -114,7 +113,7 @@ void chrome__dur(struct chrome *c, uint64_t start, uint64_t end);
 /* CLOCK_REALTIME of a monotonic time, through the trace's CLOCK_SYNC pairs */
 static inline uint64_t chrome__realtime(const struct chrome *c, uint64_t mono)
 {
-	return clock_map__realtime(&c->clk, mono);
+	return clock_map__realtime(c->clk, mono);
 }
 
 /*

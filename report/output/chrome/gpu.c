@@ -123,7 +123,7 @@ static void backward_args(struct chrome *c, const struct gpu_work *w)
 static void kernel_args(struct chrome *c, const struct xpu_rec_gpu_kernel *k,
 			const struct gpu_work *w)
 {
-	const char *n = names__kernel(&c->ses->names, k->name_str);
+	const char *n = kernel_names__get(&c->ses->kernel_names, k->name_str);
 
 	if (!n || !*n)
 		n = "[unknown kernel]";

@@ -2,7 +2,7 @@
 /*
  * The chrome output's JSON text. Timestamps are CLOCK_REALTIME microseconds with three
  * decimals (exact ns), mapped from CLOCK_MONOTONIC through the CLOCK_SYNC pairs
- * (model/clock_map.h), so traces of several hosts line up. Events are written as they are produced; viewers sort, so
+ * (trace/clock_map.h), so traces of several hosts line up. Events are written as they are produced; viewers sort, so
  * file order is not time order.
  */
 #include <errno.h>

@@ -76,7 +76,7 @@ static void backward_args(struct perfetto *pf, struct pf_slice *s, const struct 
 static void kernel(struct perfetto *pf, struct pf_slice *s, const struct gpu_work *w, char *buf)
 {
 	const struct xpu_rec_gpu_kernel *k = &pf->t->kernels[w->index];
-	const char *n = names__kernel(&pf->ses->names, k->name_str);
+	const char *n = kernel_names__get(&pf->ses->kernel_names, k->name_str);
 
 	s->cat = "kernel";
 	s->name = n && *n ? n : "[unknown kernel]";

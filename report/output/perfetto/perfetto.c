@@ -29,7 +29,7 @@ static int snapshot(struct perfetto *pf, uint64_t mono)
 	pb__end(p);
 	pb__begin(p, CLOCK_SNAPSHOT_CLOCKS);
 	pb__varint(p, CLOCK_ID, BUILTIN_CLOCK_REALTIME);
-	pb__varint(p, CLOCK_TIMESTAMP, clock_map__realtime(&pf->clk, mono));
+	pb__varint(p, CLOCK_TIMESTAMP, clock_map__realtime(pf->clk, mono));
 	pb__end(p);
 	pb__varint(p, CLOCK_SNAPSHOT_PRIMARY, BUILTIN_CLOCK_MONOTONIC);
 	pb__end(p);
@@ -43,8 +43,8 @@ static int emit_clocks(struct perfetto *pf)
 	int err = snapshot(pf, pf->t->has_session && pf->t->session.start_mono_ns ?
 				       pf->t->session.start_mono_ns : 1);
 
-	for (i = 0; !err && i < pf->clk.n; i++)
-		err = pf->clk.p[i].mono ? snapshot(pf, pf->clk.p[i].mono) : 0;
+	for (i = 0; !err && i < pf->clk->n; i++)
+		err = pf->clk->p[i].mono ? snapshot(pf, pf->clk->p[i].mono) : 0;
 	return err;
 }
 
@@ -67,10 +67,6 @@ static int count_gpu_pids(struct perfetto *pf)
 
 static int init(struct perfetto *pf)
 {
-	int err = clock_map__init(&pf->clk, pf->t);
-
-	if (err)
-		return err;
 	pf->j = session__gpu(pf->ses);
 	if (!pf->j)
 		return -ENOMEM;
@@ -89,7 +85,7 @@ static int init(struct perfetto *pf)
 
 int out_perfetto(const struct session *ses, FILE *out)
 {
-	struct perfetto pf = { .ses = ses, .t = ses->t, .out = out };
+	struct perfetto pf = { .ses = ses, .t = ses->t, .clk = &ses->clk, .out = out };
 	int err = init(&pf);
 
 	if (!err)
@@ -131,7 +127,6 @@ int out_perfetto(const struct session *ses, FILE *out)
 	pf__intern_free(&pf);
 	kmap__free(&pf.tracks);
 	kmap__free(&pf.streams);
-	clock_map__free(&pf.clk);
 	free(pf.launch_marked);
 	free(pf.iv);
 	free(pf.devs);

@@ -21,7 +21,6 @@
 #ifndef XPU_REPORT_OUTPUT_PERFETTO_H
 #define XPU_REPORT_OUTPUT_PERFETTO_H
 
-#include "model/clock_map.h"
 #include "model/gpu_interval.h"
 #include "model/profile.h"
 #include "output/out.h"
@@ -216,7 +215,7 @@ struct perfetto {
 	uint64_t next_uuid;
 	struct kmap tracks;		/* {kind << 32 | a, b} -> uuid */
 	struct kmap streams;		/* {device << 32 | pid, context << 32 | stream} -> uuid */
-	struct clock_map clk;
+	const struct clock_map *clk;	/* the session's */
 	bool gpu_pids_many;		/* GPU work of several processes: streams say whose */
 
 	const struct gpu_join *j;

@@ -189,7 +189,7 @@ static int print_kernels(struct gs *g, FILE *out)
 	fprintf(out, "# top gpu kernels (share of kernel time)\n%8s %8s %12s %10s %10s %10s  %s\n",
 		"share", "count", "total_us", "mean_us", "min_us", "max_us", "kernel");
 	for (i = 0; i < n && i < TOP_N; i++) {
-		const char *name = names__kernel(&g->ses->names, ks[i].name_str);
+		const char *name = kernel_names__get(&g->ses->kernel_names, ks[i].name_str);
 
 		if (!name)
 			name = "[unknown kernel]";

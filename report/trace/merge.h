@@ -6,8 +6,8 @@
  * each trace's clock-sync pairs; traces of one host (and boot) share its monotonic clock
  * exactly, traces of different hosts are only as aligned as the hosts' realtime clocks (NTP).
  */
-#ifndef XPU_REPORT_MODEL_TRACE_PARTS_H
-#define XPU_REPORT_MODEL_TRACE_PARTS_H
+#ifndef XPU_REPORT_TRACE_MERGE_H
+#define XPU_REPORT_TRACE_MERGE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,13 +27,13 @@ struct part_clock {
  * offset of trace i - offset of that first one, where traces of one host (same name, offsets
  * within a second: one boot) take the first one's offset. Returns the reference's index.
  */
-size_t trace_parts__align(const struct part_clock *c, const char *const *hosts, size_t n,
+size_t trace_merge__align(const struct part_clock *c, const char *const *hosts, size_t n,
 			  int64_t *shift);
 /*
  * Loads n traces into t as one, their records within max_records bytes in all (0: the
  * default for the files' sizes together, see trace__keep_bound), each trace within its share
  * by size. 0 or negative errno, with one line in err.
  */
-int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
+int trace_merge__load(struct trace *t, const char *const *paths, size_t n,
 		      uint64_t max_records, char *err, size_t errlen);
 #endif

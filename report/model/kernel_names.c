@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Names made once for every output (see names.h). */
+/* Names made once for every output (see kernel_names.h). */
 #include <errno.h>
 #include <string.h>
 
-#include "model/names.h"
+#include "model/kernel_names.h"
 #include "sym/demangle.h"
 
-int names__build(struct names *n, const struct trace *t)
+int kernel_names__build(struct kernel_names *n, const struct trace *t)
 {
 	char dem[DEMANGLE_MAX_OUTPUT];
 	size_t i;
@@ -35,14 +35,14 @@ int names__build(struct names *n, const struct trace *t)
 	return 0;
 }
 
-const char *names__kernel(const struct names *n, uint32_t name_str)
+const char *kernel_names__get(const struct kernel_names *n, uint32_t name_str)
 {
 	const uint32_t *v = kmap__get(&n->kernel_idx, name_str, 0);
 
 	return v && *v ? strpool__str(&n->pool, *v) : trace__string(n->t, name_str);
 }
 
-void names__free(struct names *n)
+void kernel_names__free(struct kernel_names *n)
 {
 	strpool__free(&n->pool);
 	kmap__free(&n->kernel_idx);

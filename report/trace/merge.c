@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Several traces as one (see trace_parts.h). */
+/* Several traces as one (see merge.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 
 #include "base/warn.h"
-#include "model/clock_map.h"
-#include "model/filter.h"
-#include "model/trace_parts.h"
+#include "trace/clock_map.h"
+#include "trace/load.h"
+#include "trace/merge.h"
 
 #define TASK_SHIFT 22		/* Linux's PID_MAX_LIMIT is 1 << 22 */
 #define SAME_BOOT_NS 1000000000ll
@@ -22,7 +22,7 @@ struct part_scan {
 	uint8_t uuid[16];	/* the recording's (file header): a copy has the same */
 };
 
-size_t trace_parts__align(const struct part_clock *c, const char *const *hosts, size_t n,
+size_t trace_merge__align(const struct part_clock *c, const char *const *hosts, size_t n,
 			  int64_t *shift)
 {
 	size_t i, j, ref = 0;
@@ -100,7 +100,7 @@ static int scan_one(struct part_scan *p, const char *path, uint64_t max_records,
 	p->host = strdup(h ? h : "");
 	ret = p->host ? clock_map__init(&cm, &t) : -ENOMEM;
 	if (!ret) {
-		p->clk.start_mono = filter__trace_start(&t);
+		p->clk.start_mono = trace__start(&t);
 		p->clk.start_real = clock_map__realtime(&cm, p->clk.start_mono);
 		p->clk.offset_ns = (int64_t)(p->clk.start_real - p->clk.start_mono);
 		clock_map__free(&cm);
@@ -233,7 +233,104 @@ static void same_recording(const struct part_scan *p, const char *const *paths, 
 	}
 }
 
-int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
+/* The merged status: counts summed, the worst end (with its reason) of any part. */
+static void merge_status(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nparts; i++) {
+		const struct trace_reader_status *s = &t->parts[i].st;
+		enum trace_reader_end end = t->st.end;
+
+		if (!i || s->end > end) {
+			t->st.end = s->end;
+			snprintf(t->st.reason, sizeof(t->st.reason), "%.60s%s%.97s",
+				 s->end != TRACE_END_CLEAN ? t->parts[i].path : "",
+				 s->end != TRACE_END_CLEAN ? ": " : "", s->reason);
+		}
+		if (!i) {
+			t->st.major = s->major;
+			t->st.minor = s->minor;
+		}
+		t->st.frames_ok += s->frames_ok;
+		t->st.records += s->records;
+		t->st.bytes_valid += s->bytes_valid;
+		t->st.file_bytes += s->file_bytes;
+		t->st.unknown_records += s->unknown_records;
+		if (s->last_ts_ns > t->st.last_ts_ns)
+			t->st.last_ts_ns = s->last_ts_ns;
+	}
+}
+
+/* The session of the part whose clocks map the axis; the end of the part that ended last. */
+static void merge_session(struct trace *t, const struct tr_remap *rms)
+{
+	size_t i;
+
+	for (i = 0; i < t->nparts; i++) {
+		const struct tr_part *p = &t->parts[i];
+
+		if (p->has_session && (!t->has_session || !rms[i].drop_clocks)) {
+			t->session = p->session;
+			t->has_session = true;
+		}
+		if (p->has_end && (!t->has_end || p->end.end_mono_ns > t->end.end_mono_ns)) {
+			t->end = p->end;
+			t->has_end = true;
+		}
+	}
+}
+
+/*
+ * Reads n traces into one, each through its rms[i] (trace_merge__load computes them): one
+ * t->parts entry per trace. 0 or negative errno with a message in err.
+ */
+static int load_parts(struct trace *t, const char *const *paths, struct tr_remap *rms, size_t n,
+		      char *err, size_t errlen)
+{
+	size_t i, j;
+	bool ins;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->parts = calloc(n ? n : 1, sizeof(*t->parts));
+	if (!t->parts)
+		return -ENOMEM;
+	t->nparts = n;
+	for (i = 0; i < n && !ret; i++) {
+		struct tr_part *p = &t->parts[i];
+
+		p->path = paths[i];
+		p->rm = rms[i];
+		p->rm.collect = false;
+		memset(&p->rm.tasks, 0, sizeof(p->rm.tasks));	/* the caller's, not ours */
+		t->cur_part = (uint32_t)i;
+		t->rm = &rms[i];
+		ret = load__file(t, paths[i], rms[i].max_records, &p->reader, err, errlen);
+		if (p->reader)
+			p->st = *trace_reader__status(p->reader);
+		/* every pid and tid the part uses: which part a merged one came from */
+		for (j = 0; !ret && j < rms[i].tasks.cap; j++) {
+			if (rms[i].tasks.used[j] &&
+			    !kmap__put(&t->part_of_task, rms[i].tasks.ka[j] + rms[i].task_base, 0,
+				       (uint32_t)i, &ins))
+				ret = -ENOMEM;
+		}
+	}
+	t->rm = NULL;
+	if (!ret) {
+		merge_status(t);
+		merge_session(t, rms);
+		ret = load__finish(t, paths[0], err, errlen);
+	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory while loading %zu traces", n);
+	if (ret)
+		trace__free(t);
+	return ret;
+}
+
+int trace_merge__load(struct trace *t, const char *const *paths, size_t n,
 		      uint64_t max_records, char *err, size_t errlen)
 {
 	uint64_t *share = calloc(n ? n : 1, sizeof(*share));
@@ -266,7 +363,7 @@ int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
 		clk[i] = p[i].clk;
 		hosts[i] = p[i].host;
 	}
-	ref = trace_parts__align(clk, hosts, n, shift);
+	ref = trace_merge__align(clk, hosts, n, shift);
 	ret = place(p, n, err, errlen);
 	if (ret)
 		goto out;
@@ -276,7 +373,7 @@ int trace_parts__load(struct trace *t, const char *const *paths, size_t n,
 		rms[i].shift_ns = shift[i];
 		rms[i].drop_clocks = i != ref;
 	}
-	ret = trace__load_parts(t, paths, rms, n, err, errlen);
+	ret = load_parts(t, paths, rms, n, err, errlen);
 out:
 	for (i = 0; p && i < scanned; i++) {
 		kmap__free(&p[i].rm.tasks);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CLOCK_MONOTONIC to CLOCK_REALTIME through a trace's clock-sync pairs. */
-#ifndef XPU_REPORT_MODEL_CLOCK_MAP_H
-#define XPU_REPORT_MODEL_CLOCK_MAP_H
+#ifndef XPU_REPORT_TRACE_CLOCK_MAP_H
+#define XPU_REPORT_TRACE_CLOCK_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>

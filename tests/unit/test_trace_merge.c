@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of the clock alignment of several traces (report/model/trace_parts.c) and of
+ * Unit tests of the clock alignment of several traces (report/trace/merge.c) and of
  * the per-record remapping (report/trace/remap.c).
  */
 #include <string.h>
 
-#include "model/trace_parts.h"
+#include "trace/merge.h"
 #include "unit.h"
 
 #define S 1000000000ll
@@ -32,19 +32,19 @@ static void align_tests(void)
 	int64_t shift[2];
 	size_t ref;
 
-	ref = trace_parts__align(two_hosts, hosts_ab, 2, shift);
+	ref = trace_merge__align(two_hosts, hosts_ab, 2, shift);
 	CHECK(ref == 0, "the trace that starts first in realtime is the axis: %zu", ref);
 	CHECK(shift[0] == 0 && shift[1] == 41 * S, "b moves by its offset minus a's: %lld",
 	      (long long)shift[1]);
 	/* b's start lands 1 s after a's on a's axis */
 	CHECK((int64_t)two_hosts[1].start_mono + shift[1] == 51 * S, "b starts at a's 51 s");
 
-	ref = trace_parts__align(one_host, hosts_aa, 2, shift);
+	ref = trace_merge__align(one_host, hosts_aa, 2, shift);
 	CHECK(ref == 1, "the second trace started first: %zu", ref);
 	CHECK(shift[0] == 0 && shift[1] == 0, "one monotonic clock: no shift (%lld, %lld)",
 	      (long long)shift[0], (long long)shift[1]);
 
-	ref = trace_parts__align(reboot, hosts_aa, 2, shift);
+	ref = trace_merge__align(reboot, hosts_aa, 2, shift);
 	CHECK(ref == 1 && shift[1] == 0 && shift[0] == 9900 * S,
 	      "another boot of the host is aligned by realtime: %lld", (long long)shift[0]);
 }

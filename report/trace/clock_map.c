@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/sort.h"
-#include "model/clock_map.h"
+#include "trace/clock_map.h"
 
 static int cmp_pair(const void *a, const void *b)
 {
