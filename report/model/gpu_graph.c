@@ -109,29 +109,36 @@ enum graph_fate gpu_graph__resolve(const struct gpu_graph *g, uint32_t pid, uint
 
 		if (changed_by(g, &g->changed, pid, id, start_ns))
 			return GRAPH_UPDATED;
-		v = kmap__get(&g->made, pid, id);
-		if (v) {
-			/*
-			 * Which exec graph ran it is not known (no copy record named one): any
-			 * cudaGraphExecUpdate of the process before may have been of its graph
-			 */
-			if (!exec_known && changed_by(g, &g->exec_changed, pid, GRAPH_ANY_EXEC, start_ns))
-				return GRAPH_UPDATED;
-			*corr = g->t->graph_nodes[*v].corr_id;
-			return *corr ? GRAPH_MAPPED : GRAPH_NO_SITE;
-		}
+		/*
+		 * A copy first: CUPTI announces each node of a new exec graph (and of a cloned
+		 * graph) as CREATED, outside any traced call, then as CLONED from the node it
+		 * copies (seen on CUDA 13, tests/gpu/cuda_graphs.sh). The copy's own CREATED
+		 * record says nothing of where the work was asked for; its original does.
+		 */
 		v = kmap__get(&g->copied, pid, id);
+		if (v) {
+			if (g->t->graph_nodes[*v].exec_id) {
+				exec_known = true;
+				if (changed_by(g, &g->exec_changed, pid,
+					       g->t->graph_nodes[*v].exec_id, start_ns))
+					return GRAPH_UPDATED;
+			}
+			id = g->t->graph_nodes[*v].orig_node_id;
+			if (!id)
+				return GRAPH_NO_NODE;
+			continue;
+		}
+		v = kmap__get(&g->made, pid, id);
 		if (!v)
 			return GRAPH_NO_NODE;
-		if (g->t->graph_nodes[*v].exec_id) {
-			exec_known = true;
-			if (changed_by(g, &g->exec_changed, pid, g->t->graph_nodes[*v].exec_id,
-				       start_ns))
-				return GRAPH_UPDATED;
-		}
-		id = g->t->graph_nodes[*v].orig_node_id;
-		if (!id)
-			return GRAPH_NO_NODE;
+		/*
+		 * Which exec graph ran it is not known (no copy record named one): any
+		 * cudaGraphExecUpdate of the process before may have been of its graph
+		 */
+		if (!exec_known && changed_by(g, &g->exec_changed, pid, GRAPH_ANY_EXEC, start_ns))
+			return GRAPH_UPDATED;
+		*corr = g->t->graph_nodes[*v].corr_id;
+		return *corr ? GRAPH_MAPPED : GRAPH_NO_SITE;
 	}
 	return GRAPH_BAD_CHAIN;
 }

@@ -26,11 +26,13 @@
 #           stacks reach Block.forward / decode_step.
 # Also, for cost (printed, not checked): the eager loop's wall time with XPU_CUPTI_GRAPH_NODES=0
 # against the default, and info's graph_* stats. Exits 1 when any check failed.
+# REUSE=1: no recording (no GPU needed): the checks run on the traces already in OUT_DIR
+# (cuda.xpu, eager.xpu, compile.xpu), e.g. after a change to the report.
 set -u
 cd "$(dirname "$0")/../.."
 O=${1:-${OUT:-/tmp/xpu-graphs}}
-B=.device/bundle/build
-LIB=.device/bundle/lib
+B=${XPU_BUILD:-.device/bundle/build}
+LIB=${XPU_LIB-.device/bundle/lib}
 REPLAYS=${REPLAYS:-200}
 STEPS=${STEPS:-200}
 mkdir -p "$O"
@@ -42,7 +44,11 @@ fail() { echo "FAIL: $*"; rc=1; }
 rec() { # NAME ARGS...: record, fold, info
 	local n=$1
 	shift
-	tool "$B/xpu-record" -o "$O/$n.xpu" -- "$@" >"$O/$n.log" 2>&1 || { fail "$n: record: $(tail -2 "$O/$n.log")"; return 1; }
+	if [ -n "${REUSE:-}" ]; then
+		[ -f "$O/$n.xpu" ] || { echo "  $n: no $O/$n.xpu to reuse"; return 1; }
+	else
+		tool "$B/xpu-record" -o "$O/$n.xpu" -- "$@" >"$O/$n.log" 2>&1 || { fail "$n: record: $(tail -2 "$O/$n.log")"; return 1; }
+	fi
 	tool "$B/xpu-report" -F folded --view=gpu --weight=time "$O/$n.xpu" >"$O/$n.folded" 2>"$O/$n.err"
 	tool "$B/xpu-report" -F info "$O/$n.xpu" >"$O/$n.info" 2>/dev/null
 	sed -n '/^cuda graphs/,/^[a-z]/p' "$O/$n.info" | sed '$d'
@@ -52,32 +58,36 @@ rec() { # NAME ARGS...: record, fold, info
 # share PATTERN_ALL PATTERN_PART FOLDED: % of the weight of lines matching ALL that match PART
 share() { awk -v a="$1" -v p="$2" '$0 ~ a { t += $NF; if ($0 ~ p) s += $NF }
 	END { printf "%.1f", t ? 100 * s / t : -1 }' "$3"; }
+# the end of a frame's name in folded lines: C++ frames carry their parameters
+E='[(; ]'
 ge() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; }
 
 echo "##### cuda"
 # built by tests/gpu/bundle.sh (the GPU machine may have no nvcc), else here
-if [ -x "$B/tests/gpu/graph_nodes" ]; then
+if [ -n "${REUSE:-}" ]; then
+	:
+elif [ -x "$B/tests/gpu/graph_nodes" ]; then
 	cp "$B/tests/gpu/graph_nodes" "$O/graph_nodes"
 else
 	nvcc -O1 -g -Xcompiler -fno-omit-frame-pointer -o "$O/graph_nodes" \
 		tests/gpu/graphs/graph_nodes.cu || fail "nvcc"
 fi
-if [ -x "$O/graph_nodes" ] && rec cuda "$O/graph_nodes" "$REPLAYS"; then
+if { [ -n "${REUSE:-}" ] || [ -x "$O/graph_nodes" ]; } && rec cuda "$O/graph_nodes" "$REPLAYS"; then
 	f=$O/cuda.folded
 	for k in attn_kernel:capture_attention mlp_kernel:capture_mlp node_api_kernel:build_node_api; do
 		kern=${k%%:*} site=${k#*:}
-		s=$(share "replay_(captured|built);.*\\[gpu\\] $kern" "\\[graph\\] captured;(.*;)?$site;" "$f")
+		s=$(share "replay_(captured|built)$E.*\\[gpu\\] $kern$E" "\\[graph\\] captured;(.*;)?$site$E" "$f")
 		echo "  $kern under $site: $s%"
 		ge "$s" 99.9 || fail "cuda: $kern: only $s% under its capture site $site"
-		grep -E "\\[graph\\] captured;.*\\[gpu\\] $kern " "$f" | grep -vE ";$site;" &&
+		grep -E "\\[graph\\] captured;.*\\[gpu\\] $kern$E" "$f" | grep -vE ";$site$E" &&
 			fail "cuda: $kern under another capture site"
 	done
-	s=$(share "replay_after_update;" "\\[graph\\]" "$f")
+	s=$(share "replay_after_update$E" "\\[graph\\]" "$f")
 	[ "$s" = 0.0 ] || fail "cuda: $s% of the work replayed after cudaGraphExecUpdate has a capture site"
-	grep -E "\\[graph\\] captured;.*\\[gpu\\] child_kernel " "$f" | grep -vE ';add_child;' &&
+	grep -E "\\[graph\\] captured;.*\\[gpu\\] child_kernel$E" "$f" | grep -vE ";add_child$E" &&
 		fail "cuda: child_kernel under a wrong capture site"
-	echo "  child_kernel: $(share '\[gpu\] child_kernel ' '\[graph\] captured' "$f")% under a capture site"
-	grep -E '\[graph\] captured;.*\[gpu\] memset' "$f" | grep -vE ';(capture_attention|build_node_api);' &&
+	echo "  child_kernel: $(share "\\[gpu\\] child_kernel$E" '\[graph\] captured' "$f")% under a capture site"
+	grep -E '\[graph\] captured;.*\[gpu\] memset' "$f" | grep -vE ";(capture_attention|build_node_api)$E" &&
 		fail "cuda: a memset under a wrong capture site"
 fi
 
@@ -94,12 +104,12 @@ if rec eager python3 tests/gpu/graphs/decode_graph.py eager "$STEPS"; then
 	grep -E '\[graph\] captured;.*Attention\.forward.*MLP\.forward|\[graph\] captured;.*MLP\.forward.*Attention\.forward' "$f" &&
 		fail "eager: a stack under both layers"
 	# cost: the same loop with the node callbacks off
-	for v in 1 0; do
+	[ -n "${REUSE:-}" ] || for v in 1 0; do
 		/usr/bin/time -f "%e" -o "$O/eager-time-$v" env XPU_CUPTI_GRAPH_NODES=$v \
 			LD_LIBRARY_PATH="$LIB" "$B/xpu-record" -o "$O/eager-$v.xpu" -- \
 			python3 tests/gpu/graphs/decode_graph.py eager "$STEPS" >/dev/null 2>&1
 	done
-	echo "  wall: node callbacks on $(cat "$O/eager-time-1") s, off $(cat "$O/eager-time-0") s"
+	[ -n "${REUSE:-}" ] || echo "  wall: node callbacks on $(cat "$O/eager-time-1") s, off $(cat "$O/eager-time-0") s"
 fi
 
 echo "##### compile"

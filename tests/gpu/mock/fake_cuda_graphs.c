@@ -110,6 +110,16 @@ __attribute__((noinline)) static void add_child_graph(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/*
+ * A node's copy as CUPTI 13 announces it (seen on the H100, tests/gpu/cuda_graphs.sh): first
+ * CREATED for the copy, outside any traced call, then CLONED from its original.
+ */
+static void node_copied(uint64_t node, uint64_t orig, int type, uint64_t exec)
+{
+	node_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, node, 0, type, 0);
+	node_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, node, orig, type, exec);
+}
+
 /* cudaGraphInstantiate (not a traced call): the nodes' copies into the exec graph */
 __attribute__((noinline)) static void instantiate(void)
 {
@@ -119,9 +129,9 @@ __attribute__((noinline)) static void instantiate(void)
 	uint64_t i;
 
 	for (i = 0; i < 6; i++)
-		node_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 0x201 + i, 0x101 + i, types[i], 0xe1);
+		node_copied(0x201 + i, 0x101 + i, types[i], 0xe1);
 	for (i = 0; i < 2; i++)
-		node_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 0x301 + i, 0x101 + i, types[i], 0xe2);
+		node_copied(0x301 + i, 0x101 + i, types[i], 0xe2);
 }
 
 static void graph_kernel(uint32_t corr, const char *name, uint64_t node, uint32_t exec)
@@ -293,8 +303,8 @@ static int fake_torch_graph(const char *path, unsigned long replays)
 	forward_ops();
 	capture_backward();
 	for (i = 0; i < torch_captured; i++)
-		node_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 0x9000 + (uint64_t)i,
-			   0x8000 + (uint64_t)i, CU_GRAPH_NODE_TYPE_KERNEL, 0xe3);
+		node_copied(0x9000 + (uint64_t)i, 0x8000 + (uint64_t)i, CU_GRAPH_NODE_TYPE_KERNEL,
+			    0xe3);
 	replay_backward(replays);
 	printf("replayed %lu records\n", replayed);
 	return 0;
