@@ -413,6 +413,16 @@ check: deps
 	@$(TEST_MAKE) all unit
 	@TEST_TIER=check tests/run-tests.sh
 
+# tests/test-times.seed, the runner's order for a fresh clone (no build/test-times yet), from
+# the times of the last runs here: run after a full `make test` on an idle machine.
+test-times-seed:
+	@[ -r build/test-times ] || { echo "no build/test-times: run make test first" >&2; exit 1; }
+	@{ sed -n '/^#/p' tests/test-times.seed; \
+	for d in build build-san; do \
+		if [ -r $$d/test-times ]; then sed "s|^|$$d |" $$d/test-times; fi; \
+	done; } >tests/test-times.seed.new && mv tests/test-times.seed.new tests/test-times.seed
+	@echo "tests/test-times.seed: $$(grep -vc '^#' tests/test-times.seed) times"
+
 demo: deps-demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
@@ -449,6 +459,6 @@ format:
 	clang-format -i $(wildcard */*.c */*.h report/*/*.c report/*/*.h report/*/*/*.c report/*/*/*.h) \
 		$(BPF_SRC)
 
-.PHONY: all unit deps deps-demo test check demo clean format samples bench fuzz fuzz-build install uninstall
+.PHONY: all unit deps deps-demo test check test-times-seed demo clean format samples bench fuzz fuzz-build install uninstall
 
 -include $(shell find $(BUILD) $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

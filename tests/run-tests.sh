@@ -4,8 +4,8 @@
 # with a message) or anything else (fail).
 #
 # Independent tests run in parallel, TEST_JOBS at a time (default: the CPU count), longest
-# first by the times of the last run ($BUILD/test-times), so that a long test does not start
-# last and run on alone. A test whose file has the line
+# first by the times of the last run ($BUILD/test-times, else the committed
+# tests/test-times.seed), so that a long test does not start last and run on alone. A test whose file has the line
 #     # test: exclusive <reason>        (shell)     // test: exclusive <reason>    (C)
 # runs afterwards, alone on the machine: the reason says what it measures that other tests
 # would disturb.
@@ -69,16 +69,27 @@ for t in tests/unit/test_*.sh tests/golden/run.sh tests/gpu/mock/run.sh tests/fu
 	add "${t#tests/}" "$t" "$t"
 done
 
-# the last run's times, "NAME SECONDS" lines; a test not in it counts as long (unknown)
+# the last run's times, "NAME SECONDS" lines; where it lacks a test (a fresh clone has none),
+# the committed seed's time for this build directory (tests/test-times.seed: "build" lines,
+# or "build-san" for the sanitizer pass; `make test-times-seed` refreshes it); a test in
+# neither counts as long (unknown)
 times_file=$BUILD/test-times
-declare -A last=()
+declare -A last=() seed=()
 if [ -r "$times_file" ]; then
 	while read -r n s; do last[$n]=$s; done <"$times_file"
 fi
+seed_dir=${BUILD%/}; seed_dir=${seed_dir##*/}
+[ -r tests/test-times.seed ] && grep -q "^$seed_dir " tests/test-times.seed || seed_dir=build
+if [ -r tests/test-times.seed ]; then
+	while read -r d n s; do
+		[ "$d" = "$seed_dir" ] && seed[$n]=$s
+	done < <(grep -v '^#' tests/test-times.seed)
+fi
 order() {	# EXCLUSIVE(0|1) -> the indexes of those tests, longest first
-	local i
+	local i n
 	for i in "${!names[@]}"; do
-		[ "${excl[$i]}" = "$1" ] && echo "${last[${names[$i]}]:-9999} $i"
+		n=${names[$i]}
+		[ "${excl[$i]}" = "$1" ] && echo "${last[$n]:-${seed[$n]:-9999}} $i"
 	done | sort -k1,1nr -k2,2n | awk '{ print $2 }'
 }
 

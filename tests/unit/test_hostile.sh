@@ -42,6 +42,16 @@ nm "$R" 2>/dev/null | grep -q __asan_init && asan=1
 # the limit is only a bound that stops a runaway, 4 times the plain one.
 CPU_LIMIT=10
 [ $asan = 1 ] && CPU_LIMIT=40
+# Under the sanitizers those limits are not what is checked (no address-space limit, 4 times
+# the CPU): what that pass checks is the same paths on hostile input without a memory error.
+# The inputs whose size is there only for the plain build's limits (section 15's million
+# frames, 17, 18, 21 and 22; 12 at half) are a fifth as large there (SAN_DIV), their counts
+# scaled with them: each still crosses every bound its checks reach (--max-output=1M, the
+# records' 32 MiB, the derived stacks' bound), and the plain build keeps the full sizes for
+# the limits. Those inputs took a third of this test's 73-76 CPU-s under the sanitizers (147 s
+# on a loaded machine).
+SAN_DIV=1
+[ $asan = 1 ] && SAN_DIV=5
 lim() {
 	(
 		ulimit -t $CPU_LIMIT && ulimit -f 102400 || exit 125
@@ -245,7 +255,12 @@ grep "victim" "$T/st.proc" && bad "/proc paths opened"
 #     MB), diff -F folded every line's text (2.1 GB). Now folded lines are written as they
 #     come, svg draws from the lines (section 15), pprof packs each sample as it writes it; the
 #     rest is the symbolized stacks, as for any output.
-"$T/make_hostile" pids "$T/pids.xpu" || exit 1
+# (half the processes and threads under the sanitizers, not SAN_DIV's fifth: the svg checks
+# need each process under svg's 0.1 px, more than 5,900 of them beside as many samples of pid
+# 100; 10,000 lines of 50 KB still pass --max-output=1M in folded, chrome and jsonl)
+PIDS=20000
+[ $asan = 1 ] && PIDS=10000
+"$T/make_hostile" pids "$T/pids.xpu" $PIDS 250 $PIDS || exit 1
 for f in folded svg pprof chrome jsonl text; do
 	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
 	lim "$R" -F $f --max-output=1M -o "$T/pids.$f" "$T/pids.xpu" 2>"$T/err"
@@ -258,7 +273,7 @@ for f in folded svg pprof chrome jsonl text; do
 			[ "$(grep -c "passed --max-output=1048576" "$T/err")" = 1 ] ;;
 	# pid 100's thread samples, half the weight: its 1,025 frames are all the graph draws
 	svg)
-		[ $rc = 0 ] && grep -q "<title>victim (20000 samples, 50.00%)" "$T/pids.svg" &&
+		[ $rc = 0 ] && grep -q "<title>victim ($PIDS samples, 50.00%)" "$T/pids.svg" &&
 			[ "$(grep -c "^<g><title>" "$T/pids.svg")" = 1026 ] ;;
 	*)	[ $rc = 0 ] && [ "$size" -gt 0 ] ;;
 	esac || bad "pids: -F $f: exit $rc, $size bytes: $(head -c 300 "$T/err")"
@@ -266,7 +281,7 @@ done
 # the trace twice, as one: 40,000 processes, the same graph of twice the weight
 lim "$R" -F svg -o "$T/pids2.svg" "$T/pids.xpu" "$T/pids.xpu" 2>"$T/err"
 rc=$?
-[ $rc = 0 ] && grep -q "<title>victim (40000 samples, 50.00%)" "$T/pids2.svg" &&
+[ $rc = 0 ] && grep -q "<title>victim ($((2 * PIDS)) samples, 50.00%)" "$T/pids2.svg" &&
 	[ "$(grep -c "^<g><title>" "$T/pids2.svg")" = 1026 ] ||
 	bad "pids: two traces: -F svg: exit $rc: $(head -c 300 "$T/err")"
 # a differential graph of the trace against itself: the same frames, none changed (grey)
@@ -277,7 +292,7 @@ rc=$?
 # the same processes on 500-frame stacks (118 KB): every process's symbolized stack was kept
 # apart, 40 bytes a frame with pprof's sites (573 MiB of address space); one copy of a stack's
 # frames now serves every process that has it
-"$T/make_hostile" pids "$T/pids500.xpu" 20000 500 || exit 1
+"$T/make_hostile" pids "$T/pids500.xpu" $PIDS 500 $PIDS || exit 1
 for f in pprof folded; do
 	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
 	lim "$R" -F $f --max-output=1M -o "$T/pids500.$f" "$T/pids500.xpu" 2>"$T/err"
@@ -375,13 +390,15 @@ done
 #     2.3 GB in a diff, to write 1 GiB and cut it. Now each frame is drawn from the rows as it
 #     is found (5 MB), and a graph that cannot fit --max-output (its frames' least bytes,
 #     names included) is said before a byte is written.
-"$T/make_hostile" pids "$T/svg1m.xpu" 1000 1024 0 1 || exit 1
+#     (200 processes under the sanitizers, where no address-space limit applies: SAN_DIV)
+SVG_PIDS=$((1000 / SAN_DIV))
+"$T/make_hostile" pids "$T/svg1m.xpu" $SVG_PIDS 1024 0 1 || exit 1
 for cmd in "-F svg" "diff -F svg $T/svg1m.xpu"; do
 	# shellcheck disable=SC2086
 	(ulimit -t $CPU_LIMIT || exit 125; [ $asan = 1 ] || ulimit -v 98304 || exit 125
 	 exec "$R" $cmd "$T/svg1m.xpu") 2>"$T/err" | grep -c '^<g><title>' >"$T/frames"
 	rc=${PIPESTATUS[0]}
-	[ $rc = 0 ] && [ "$(cat "$T/frames")" = 1025001 ] ||
+	[ $rc = 0 ] && [ "$(cat "$T/frames")" = $((SVG_PIDS * 1025 + 1)) ] ||
 		bad "a million frames: $cmd: exit $rc, $(cat "$T/frames") frames: $(head -c 300 "$T/err")"
 done
 "$T/make_hostile" pids "$T/svg10m.xpu" 10000 1024 0 || exit 1
@@ -407,12 +424,14 @@ grep -q "bad string refs  2$" "$T/refs.info" && grep -q "bad dso refs     2$" "$
 #     per frame of every stack's path (6 million, 908 MB; out of memory under 512 MiB) to
 #     print one line, "(100000 more)"; now it is made a level at a time, of the children the
 #     nodes shown show. --max-records=0: the 100 MB of stack records are kept whole.
-"$T/make_hostile" calltree "$T/ct.xpu" || exit 1
+#     (20,000 stacks under the sanitizers: SAN_DIV)
+CT_N=$((100000 / SAN_DIV))
+"$T/make_hostile" calltree "$T/ct.xpu" $CT_N || exit 1
 for dir in callers callees; do
 	lim "$R" --max-records=0 --$dir=libcall.so+0x1fff -o "$T/ct.$dir" "$T/ct.xpu" 2>"$T/err"
 	rc=$?
-	[ $rc = 0 ] && grep -q "^ 100.00%       100000  libcall.so+0x1fff (100.00% of all)$" "$T/ct.$dir" &&
-		grep -q '^ *`- (100000 more)$' "$T/ct.$dir" ||
+	[ $rc = 0 ] && grep -q "^ 100.00%$(printf %13s $CT_N)  libcall.so+0x1fff (100.00% of all)$" "$T/ct.$dir" &&
+		grep -q '^ *`- ('$CT_N' more)$' "$T/ct.$dir" ||
 		bad "call tree of 100,000 stacks: --$dir: exit $rc: $(head -c 300 "$T/err")"
 done
 
@@ -421,7 +440,9 @@ done
 #     was found by a walk over all of them, and info and text's runtime lines compared every
 #     pair: 50,000 of each took 2.9 s in folded and 4.6 s in info, 150,000 nine times that.
 #     A sorted index and a sort now.
-"$T/make_hostile" pyruntimes "$T/pyrt.xpu" || exit 1
+#     (30,000 of each under the sanitizers: SAN_DIV)
+PYRT_N=$((150000 / SAN_DIV))
+"$T/make_hostile" pyruntimes "$T/pyrt.xpu" $PYRT_N $PYRT_N || exit 1
 for cmd in "-F folded" "-F info" "-F text" "-F folded $T/pyrt.xpu" "diff $T/pyrt.xpu"; do
 	# shellcheck disable=SC2086
 	lim "$R" $cmd "$T/pyrt.xpu" >"$T/pyrt.out" 2>"$T/err"
@@ -433,7 +454,7 @@ done
 #     version made 150,000 lines.
 "$R" -F info "$T/pyrt.xpu" >"$T/pyrt.info" 2>/dev/null
 [ "$(grep -c "^  CPython [0-9.]* in 1 process (pid 100): Python frames recorded$" \
-	"$T/pyrt.info")" = 32 ] && grep -q "^  CPython: 149968 more (version, status) pairs not listed$" \
+	"$T/pyrt.info")" = 32 ] && grep -q "^  CPython: $((PYRT_N - 32)) more (version, status) pairs not listed$" \
 	"$T/pyrt.info" || bad "150,000 Python runtimes: info does not list 32 versions and count the rest"
 
 # 19. issue 31: 60,000 file offsets of one file that the report's hash, unseeded and
@@ -473,7 +494,8 @@ lim "$R" -F info "$T/runs.xpu" 2>/dev/null | grep -q "^  cut  *1 named stacks ov
 
 # 21. issue 41: 3,500 such stacks, each its own leaf (the trace 56 KB, the pack 6 KB): over
 #     10 CPU-s in every format, info included; now 4,096 frames each, well inside the limits.
-"$T/make_hostile" packruns "$T/runs3k.xpu" 3500 || exit 1
+#     (700 under the sanitizers: SAN_DIV)
+"$T/make_hostile" packruns "$T/runs3k.xpu" $((3500 / SAN_DIV)) || exit 1
 for f in text folded svg chrome pprof jsonl info; do
 	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
 	# jsonl and chrome write each sample's frames: cut at --max-output, as any large output
@@ -486,7 +508,9 @@ done
 #     And 131,072 stacks of 16 addresses (792 KB), each named 4,096 frames: 9 CPU-s and 317 MB
 #     in folded, out of memory in pprof. The frames named in all are within the records'
 #     bound now; past it a stack is one frame that says so, counted and said once.
-"$T/make_hostile" packruns "$T/short.xpu" 131072 16 || exit 1
+#     (26,214 under the sanitizers, SAN_DIV: 22,359 of them still past the bound)
+SHORT_N=$((131072 / SAN_DIV))
+"$T/make_hostile" packruns "$T/short.xpu" $SHORT_N 16 || exit 1
 for f in folded pprof info; do
 	[ $f = pprof ] && ! "$R" --help | grep -q pprof && continue
 	lim "$R" -F $f -o "$T/short.$f" "$T/short.xpu" 2>"$T/err"
@@ -495,7 +519,7 @@ for f in folded pprof info; do
 		bad "short pack-run stacks: -F $f: exit $rc: $(head -c 300 "$T/err")"
 done
 grep -q '^victim;\[stack not named: past --max-records\] [0-9]*$' "$T/short.folded" &&
-	[ "$(awk '{ n += $NF } END { print n }' "$T/short.folded")" = 131072 ] ||
+	[ "$(awk '{ n += $NF } END { print n }' "$T/short.folded")" = $SHORT_N ] ||
 	bad "short pack-run stacks: folded: $(head -c 300 "$T/short.folded")"
 grep -q "^  not named  *[0-9]* past the frames' bound (--max-records)$" "$T/short.info" ||
 	bad "short pack-run stacks: info does not count the stacks not named"
@@ -504,7 +528,9 @@ grep -q "^  not named  *[0-9]* past the frames' bound (--max-records)$" "$T/shor
 #     each on a stack of 1,024 addresses (642 KB): backward attribution derived a stack per
 #     sample, 8 KB each, outside --max-records (715 MB). The derived stacks now hold at most
 #     the records' bound; the rest keep their recorded stacks, counted and said once.
-"$T/make_hostile" backward "$T/bw.xpu" 65536 || exit 1
+#     (13,107 under the sanitizers, SAN_DIV: 5,072 of them still past the bound)
+BW_N=$((65536 / SAN_DIV))
+"$T/make_hostile" backward "$T/bw.xpu" $BW_N || exit 1
 for f in folded text info; do
 	lim "$R" -F $f -o "$T/bw.$f" "$T/bw.xpu" 2>"$T/err"
 	rc=$?
@@ -513,7 +539,7 @@ for f in folded text info; do
 done
 grep -q "^  not derived  *[0-9]* past the derived stacks' bound (--max-records)$" "$T/bw.info" ||
 	bad "backward stacks: info does not count those not derived"
-[ "$(awk '{ n += $NF } END { print n }' "$T/bw.folded")" = 65536 ] ||
+[ "$(awk '{ n += $NF } END { print n }' "$T/bw.folded")" = $BW_N ] ||
 	bad "backward stacks: samples lost: $(awk '{ n += $NF } END { print n }' "$T/bw.folded")"
 
 # 23. issue 41: a thread name and host, a JIT symbol and a DSO path with terminal escapes
