@@ -618,8 +618,16 @@ int callbacks__subscribe(void)
 	graph_nodes = markers && graph_nodes__enable(sub);
 	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted,
 			    rt_info, markers);
-	ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted,
-			     drv_info, markers);
+	/*
+	 * XPU_CUPTI_DRIVER_CALLBACKS=0 (diagnosis only, issue 38): no driver-API callbacks, so a
+	 * runtime launch costs two callbacks, not four; launches made through the driver API
+	 * (Triton, JAX) then take no stack.
+	 */
+	if (getenv("XPU_CUPTI_DRIVER_CALLBACKS") && !strcmp(getenv("XPU_CUPTI_DRIVER_CALLBACKS"), "0"))
+		ndrv = 0;
+	else
+		ndrv = enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, DRIVER_MAX_CBID, driver_wanted,
+				     drv_info, markers);
 	xc_info("launch callbacks: %d runtime, %d driver API ids; synchronization records from %s; "
 		"graph nodes %s", nrt, ndrv, sync_cb ? "callbacks" : "CUPTI's activity",
 		graph_nodes ? "traced" : "not traced");

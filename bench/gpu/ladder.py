@@ -130,6 +130,12 @@ def info_counts(xrep, path, env):
         m = re.match(r"\s+complete\s+(.*)", line)
         if m:
             out["complete"] = m.group(1)
+    # GPU work joined to a launch stack: the text report's launch-matching table
+    r = subprocess.run([xrep, path], capture_output=True, text=True, env=env)
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s+(kernels|copies|memsets)\s+(\d+)\s+(\d+)\s+[\d.]+%$", line)
+        if m:
+            out[m.group(1) + "_joined"] = f"{m.group(3)} of {m.group(2)}"
     return out
 
 

@@ -7,7 +7,7 @@
 # Phases:
 #   split      the split profile (tests/gpu/inproc_split_profile.sh) on torch_bench
 #   splitlad   the split ladder (bench/gpu/ladder_inproc_split.rungs), 4 reps, torch_bench
-#   final-S    the final ladder (bench/gpu/ladder_inproc_final.rungs), 8 reps, on loop S:
+#   final-S    the final ladder (RUNGS, default bench/gpu/ladder_inproc_final.rungs), 8 reps, on loop S:
 #              torch (torch_bench), attn (torch_attn_bench), small (torch_small_bench)
 #   same       tests/gpu/same_launch_stacks.sh default against --launch-walk=bpf
 #   check      tests/gpu/session_inproc.sh check (launches walked, completeness, memory)
@@ -36,7 +36,7 @@ for spec in "$@"; do
 	final-torch|final-attn|final-small)
 		n=${ph#final-}
 		case $n in torch) sc=torch_bench ;; attn) sc=torch_attn_bench ;; small) sc=torch_small_bench ;; esac
-		cmd=(tests/gpu/ladder.sh "$d" bench/gpu/ladder_inproc_final.rungs 8 300
+		cmd=(tests/gpu/ladder.sh "$d" "${RUNGS:-bench/gpu/ladder_inproc_final.rungs}" 8 300
 			"bench/gpu/$sc.py" $((lim - 20))) ;;
 	same) cmd=(tests/gpu/same_launch_stacks.sh "$d" flags:--launch-walk=bpf 100) ;;
 	check) cmd=(tests/gpu/session_inproc.sh check "$d") ;;
