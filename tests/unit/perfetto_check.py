@@ -11,10 +11,12 @@ samples of one thread at one instant, which chrome's flame chart cannot show.
 DECODED.txt is `protoc --decode=perfetto.protos.Trace format-spec/perfetto_subset.proto`
 of the perfetto output. The two outputs must hold the same view: the same slices (category,
 track, name, start, duration) event by event, the same instants, flows from every launch to
-its GPU work, every CPU sample; and the perfetto file's interned data must resolve (names,
-frames, call stacks). Times: chrome's are CLOCK_REALTIME microseconds on a 250 ns grid,
+its GPU work (each starting on chrome's thread and time, and ending on the slice, by name and
+start, that chrome's ends on), every CPU sample; and the perfetto file's interned data must
+resolve (names, frames, call stacks). Times: chrome's are CLOCK_REALTIME microseconds on a 250 ns grid,
 perfetto's CLOCK_MONOTONIC ns, mapped here through the file's own clock snapshots.
 """
+import bisect
 import codecs
 import json
 import sys
@@ -89,6 +91,7 @@ class Perfetto:
         self.samples = 0
         self.sample_frames = Counter()
         self.flows = Counter()
+        self.flow_events = defaultdict(list)  # id -> its events (slices get 'dur' when they end)
         self.first_cleared = None
         self.resets = 0
         self.seen = set()  # (table, iid) interned before a reset
@@ -222,6 +225,7 @@ class Perfetto:
             fail('event call stack not interned')
         for fl in ev['flows']:
             self.flows[fl] += 1
+            self.flow_events[fl].append(ev)
         if ty == 'TYPE_SLICE_BEGIN':
             open_.setdefault(tr, []).append(ev)
         elif ty == 'TYPE_INSTANT':
@@ -298,6 +302,7 @@ def compare(pf, ch, args):
         fail('a flow id not on exactly two events')
     if Counter(e['track'] for e in ch if e['ph'] == 's') != Counter(e['track'] for e in pstart):
         fail('flows start on other threads')
+    flow_ends(pf, ch)
     # samples: chrome's flame chart holds each sample once in its root slices
     cs = sum(e['args']['samples'] for e in ch
              if e['ph'] == 'X' and e.get('cat') == 'cpu' and e['args'].get('depth') == 0)
@@ -350,6 +355,79 @@ def compare(pf, ch, args):
                                                   sum(len(x.get('busy % kernels', [])) for x in pb.values())))
     if not pf.first_cleared:
         fail('the first packet does not start the incremental state')
+
+
+def chrome_flows(ch):
+    """Chrome's flows as (start track, start us, end track, end us, the end's slices): an "f"
+    with bp "e" binds to a slice of its track that encloses it, (name, start us) each; work
+    of one stream may overlap (the synthetic traces), so there may be several."""
+    by_track = defaultdict(list)
+    for e in ch:
+        if e['ph'] == 'X' and e.get('cat') in ('kernel', 'memcpy', 'memset'):
+            by_track[e['track']].append((e['ts'], e['dur'], e['name']))
+    for v in by_track.values():
+        v.sort()
+    starts = {e['id']: e for e in ch if e['ph'] == 's'}
+    out = []
+    for e in ch:
+        if e['ph'] != 'f':
+            continue
+        s = starts.get(e['id'])
+        sl = by_track.get(e['track'], [])
+        k = bisect.bisect_right(sl, (e['ts'] + TOL_US, float('inf')))
+        # the slices that start by then and end after it (a stream's slices are few and
+        # short beside its length: look back until the longest could no longer reach it)
+        longest = max((d for _, d, _ in sl), default=0)
+        ends = []
+        while k > 0 and sl[k - 1][0] + longest + TOL_US >= e['ts']:
+            t0, d, n = sl[k - 1]
+            if t0 + d + TOL_US >= e['ts']:
+                ends.append((n, t0))
+            k -= 1
+        if s is None or not ends:
+            fail('chrome flow %s: no start or no enclosing slice' % e['id'])
+            continue
+        out.append((s['track'], s['ts'], e['track'], e['ts'], ends))
+    return out
+
+
+def flow_ends(pf, ch):
+    """Each flow of the perfetto file starts where chrome's starts (thread, time) and ends on
+    a slice chrome's ends on (stream, name, start): matched by content, not by id, pairing
+    each with chrome's flow of the same end point (the work's middle)."""
+    pfl = []
+    for fid, evs in pf.flow_events.items():
+        st = [e for e in evs if e['cat'] == 'launch']
+        en = [e for e in evs if e['cat'] != 'launch']
+        if len(st) != 1 or len(en) != 1:
+            fail('perfetto flow %s: %d starts, %d ends' % (fid, len(st), len(en)))
+            continue
+        t0 = pf.real_us(en[0]['ts'])
+        pfl.append((st[0]['track'], pf.real_us(st[0]['ts']), en[0]['track'],
+                    t0 + en[0].get('dur', 0) / 2000, (en[0]['name'], t0)))
+    cfl = chrome_flows(ch)
+    a, b = defaultdict(list), defaultdict(list)
+    for st, sts, et, ets, ends in cfl:
+        a[(st, et)].append((ets, sts, ends))
+    for st, sts, et, ets, end in pfl:
+        b[(st, et)].append((ets, sts, end))
+    bad = 0
+    for k in set(a) | set(b):
+        x, y = sorted(a[k], key=lambda v: v[:2]), sorted(b[k])
+        if len(x) != len(y):
+            bad += 1
+            fail('flows from %s to %s: %d in chrome, %d in perfetto' % (k[0], k[1], len(x), len(y)))
+            continue
+        for (ce, cs, cn), (pe, ps, pn) in zip(x, y):
+            if (abs(ce - pe) > 2 * TOL_US or abs(cs - ps) > TOL_US or
+                    not any(n == pn[0] and abs(t - pn[1]) <= TOL_US for n, t in cn)):
+                bad += 1
+                fail('flow from %s to %s: chrome %.3f us -> %s, perfetto %.3f -> %r at %.3f' %
+                     (k[0], k[1], cs, cn, ps, pn[0], pn[1]))
+                break
+    if bad:
+        fail('flows of %d (thread, stream) pairs end on other slices than chrome\'s' % bad)
+    print('flow ends chrome %6d perfetto %6d' % (len(cfl), len(pfl)))
 
 
 def names(pf, pname, tname):
