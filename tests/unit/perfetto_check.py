@@ -2,11 +2,12 @@
 """Checks xpu-report --format=perfetto against --format=chrome of the same trace.
 
 perfetto_check.py DECODED.txt CHROME.json [--frame SUBSTRING] [--samples N]
-                  [--coinciding-samples]
+                  [--coinciding-samples] [--machines N]
 
 --frame: some sampled frame's name holds SUBSTRING (Python frames: ".py"); --samples: the
 trace's CPU samples, each of which must be a PerfSample; --coinciding-samples: the trace has
-samples of one thread at one instant, which chrome's flame chart cannot show.
+samples of one thread at one instant, which chrome's flame chart cannot show; --machines N:
+the trace merges N hosts, each a machine_id (default 1: none written).
 
 DECODED.txt is `protoc --decode=perfetto.protos.Trace format-spec/perfetto_subset.proto`
 of the perfetto output. The two outputs must hold the same view: the same slices (category,
@@ -86,6 +87,7 @@ class Perfetto:
         self.funcs, self.frames, self.stacks = {}, {}, {}
         self.tracks = {}
         self.process_names, self.thread_names = {}, {}
+        self.process_machine = {}
         self.clocks = []
         self.slices, self.instants, self.counters = [], [], defaultdict(list)
         self.samples = 0
@@ -95,11 +97,22 @@ class Perfetto:
         self.first_cleared = None
         self.resets = 0
         self.seen = set()  # (table, iid) interned before a reset
+        self.track_machine, self.machines = {}, Counter()
+        state_machine = None  # the machine of the last reset: whose reader the state is
         open_ = {}
         n = 0
         for p in packets(path):
             n += 1
             flags = one(p, 'sequence_flags', 0)
+            self.machine = one(p, 'machine_id', 0)
+            self.machines[self.machine] += 1
+            # each machine's packets are read apart (their own sequence state): a packet
+            # using the state must be of the machine whose packet reset it last
+            if flags & 1:
+                state_machine = self.machine
+            elif flags & 2 and state_machine != self.machine:
+                fail('packet %d of machine %d uses the state of machine %s' %
+                     (n, self.machine, state_machine))
             if self.first_cleared is None and flags:
                 self.first_cleared = bool(flags & 1)
             if flags & 1:
@@ -156,6 +169,10 @@ class Perfetto:
         par = one(t, 'parent_uuid')
         if par is not None and par not in self.tracks:
             fail('track %d: parent %d not described before' % (u, par))
+        if par is not None and self.track_machine.get(par) != self.machine:
+            fail('track %d of machine %d, its parent of %s' % (u, self.machine,
+                                                               self.track_machine.get(par)))
+        self.track_machine[u] = self.machine
         if 'thread' in t:
             th = t['thread'][0]
             key = ('thread', one(th, 'pid'), one(th, 'tid'))
@@ -163,6 +180,7 @@ class Perfetto:
         elif 'process' in t:
             key = ('process', one(t['process'][0], 'pid'))
             self.process_names[key[1]] = one(t['process'][0], 'process_name')
+            self.process_machine[key[1]] = self.machine
         elif par is not None:
             key = ('gpu', self.tracks[par][1] if par in self.tracks else '?', one(t, 'name'))
         else:
@@ -171,6 +189,9 @@ class Perfetto:
 
     def sample(self, s):
         self.samples += 1
+        if self.process_machine.get(one(s, 'pid')) != self.machine:
+            fail('sample of pid %s on machine %d, its process on %s' %
+                 (one(s, 'pid'), self.machine, self.process_machine.get(one(s, 'pid'))))
         iid = one(s, 'callstack_iid')
         if iid is not None:
             if iid not in self.stacks:
@@ -198,6 +219,9 @@ class Perfetto:
         if tr not in self.tracks:
             fail('event on undescribed track %s' % tr)
             return
+        if self.track_machine[tr] != self.machine:
+            fail('event of machine %d on track %d of machine %d' %
+                 (self.machine, tr, self.track_machine[tr]))
         if ty == 'TYPE_COUNTER':
             v = one(e, 'counter_value', one(e, 'double_counter_value'))
             self.counters[self.tracks[tr]].append((ts, v))
@@ -444,6 +468,22 @@ def names(pf, pname, tname):
             fail('thread %d: %r in perfetto, %r in chrome' % (tid, n, want))
 
 
+def machines(pf, want):
+    """--machines N: a merged trace of N hosts: a machine_id per host (0, left out, the
+    first), every process of a host (its name's first word) on its machine, and none other."""
+    got = sorted(pf.machines)
+    if got != list(range(want)):
+        fail('machine ids %s, expected 0..%d' % (got, want - 1))
+    host_machine = defaultdict(set)
+    for pid, name in pf.process_names.items():
+        host = name.split()[0] if want > 1 and name else ''
+        host_machine[host].add(pf.process_machine.get(pid))
+    if want > 1 and (len(host_machine) != want or any(len(v) != 1 for v in host_machine.values())
+                     or len(set().union(*host_machine.values())) != want):
+        fail('hosts and machines: %s' % dict(host_machine))
+    print('machines  %s' % ', '.join('%s: %d packets' % (m, pf.machines[m]) for m in got))
+
+
 def main():
     a = sys.argv[1:]
     opts = {}
@@ -456,6 +496,7 @@ def main():
     ch, pname, tname = chrome(a[1])
     compare(pf, ch, opts)
     names(pf, pname, tname)
+    machines(pf, int(a[a.index('--machines') + 1]) if '--machines' in a else 1)
     if failures:
         print('%d failures' % len(failures))
         return 1
