@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -45,7 +46,12 @@
  */
 #define CL_MAX_QUEUED_FDS 64
 
-enum cl_state { CL_PENDING, CL_READY, CL_FAILED };
+/*
+ * CL_UNOPENED: queued by name and no process mapped the file any more when its turn came (a
+ * target that exits while its tables are queued): not a failure, and queued again by the next
+ * process seen to map it.
+ */
+enum cl_state { CL_PENDING, CL_READY, CL_FAILED, CL_UNOPENED };
 
 struct cl_file {
 	struct cl_file *next;		/* hash chain */
@@ -265,7 +271,7 @@ static void file_done(struct cfi_loader *cl, struct cl_file *f)
 		f->bnext = cl->by_id[b];
 		cl->by_id[b] = f;
 	}
-	if (f->state != CL_READY && f->state != CL_FAILED)
+	if (f->state == CL_PENDING)
 		return;
 	for (p = cl->procs; p; p = p->next) {
 		for (k = 0; k < p->nr && p->maps[k].f != f; k++)
@@ -275,24 +281,57 @@ static void file_done(struct cfi_loader *cl, struct cl_file *f)
 	}
 }
 
-/*
- * A file queued by name: opened now, and used only if it is still the inode mapped (the
- * process may have gone, or mapped another file at that address since).
- */
-static int reopen(struct cfi_loader *cl, struct cl_file *f)
+/* path opened, if it is still the inode f names (the mapping may have changed since); or -1 */
+static int open_mapped(const struct cl_file *f, const char *path)
 {
 	struct stat st;
-	int fd = open(f->reopen, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	free(f->reopen);
-	f->reopen = NULL;
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+		fd_limit__said(errno, "a file's unwind table");
 	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != f->ino ||
 			((major(st.st_dev) << 20) | minor(st.st_dev)) != f->dev)) {
 		close(fd);
 		fd = -1;
 	}
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE))
-		fd_limit__said(errno, "a file's unwind table");
+	return fd;
+}
+
+/* The map_files names of f in up to n processes that map it now; lock held. */
+static int other_names(struct cfi_loader *cl, const struct cl_file *f, char (*names)[64], int n)
+{
+	const struct cl_proc *p;
+	size_t k;
+	int got = 0;
+
+	for (p = cl->procs; p && got < n; p = p->next) {
+		for (k = 0; k < p->nr && p->maps[k].f != f; k++)
+			;
+		if (k < p->nr)
+			snprintf(names[got++], 64, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+				 (int)p->pid, p->maps[k].start, p->maps[k].end);
+	}
+	return got;
+}
+
+/*
+ * A file queued by name: opened now by that name, else through another process that maps it
+ * still (the one that queued it may have exited); -1 when none does (files_unopened).
+ */
+static int reopen(struct cfi_loader *cl, struct cl_file *f)
+{
+	char names[4][64];
+	int fd = open_mapped(f, f->reopen), n = 0, i;
+
+	free(f->reopen);
+	f->reopen = NULL;
+	if (fd < 0) {
+		pthread_mutex_lock(&cl->lock);
+		n = other_names(cl, f, names, 4);
+		pthread_mutex_unlock(&cl->lock);
+	}
+	for (i = 0; fd < 0 && i < n; i++)
+		fd = open_mapped(f, names[i]);
 	pthread_mutex_lock(&cl->lock);
 	if (fd >= 0)
 		cl->st.files_reopened++;
@@ -300,6 +339,23 @@ static int reopen(struct cfi_loader *cl, struct cl_file *f)
 		cl->st.files_unopened++;
 	pthread_mutex_unlock(&cl->lock);
 	return fd;
+}
+
+/* f, unopened, is mapped by pid at m: queued again by that map_files name; lock held. */
+static void requeue(struct cfi_loader *cl, struct cl_file *f, pid_t pid, const struct proc_map *m)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start,
+		 m->end);
+	f->reopen = strdup(name);
+	if (!f->reopen)
+		return;
+	f->state = CL_PENDING;
+	f->qnext = NULL;
+	*cl->qtail = f;
+	cl->qtail = &f->qnext;
+	pthread_cond_signal(&cl->cond);
 }
 
 /*
@@ -331,12 +387,13 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	uint32_t *index = NULL, page0 = 0, npages = 0, table = 0;
 	struct cl_file *twin;
 	size_t bytes = 0;
-	bool over = false, reserved = false, held = f->fd >= 0;
+	bool over = false, reserved = false, held = f->fd >= 0, unopened = false;
 	int err = 0;
 
-
-	if (!held && f->reopen)
+	if (!held && f->reopen) {
 		f->fd = reopen(cl, f);
+		unopened = f->fd < 0;
+	}
 	if (f->fd >= 0)
 		f->build_id_len = elf_buildid__read_fd(f->fd, f->build_id, sizeof(f->build_id));
 	pthread_mutex_lock(&cl->lock);
@@ -381,7 +438,11 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	cl->st.build_ns += dt;
 	if (dt > cl->st.build_max_ns)
 		cl->st.build_max_ns = dt;
-	if (err || over) {
+	if (unopened) {
+		f->state = CL_UNOPENED;
+		log_info("cfi: no table for inode %lu yet: no process maps it now",
+			 (unsigned long)f->ino);
+	} else if (err || over) {
 		if (reserved)
 			cl->st.table_bytes -= bytes;
 		f->state = CL_FAILED;
@@ -426,6 +487,8 @@ static void cfi_on_maps(struct map_handler *h, struct proc *proc, bool changed)
 		const struct proc_map *m = &proc->maps[i];
 		struct cl_file *f = m->vdso ? cl->vdso : m->ino ? file_find(cl, m->dev, m->ino) : NULL;
 
+		if (f && f->state == CL_UNOPENED)
+			requeue(cl, f, proc->pid, m);
 		if (f)
 			nm[n++] = (struct cl_map){ m->start, m->end, m->pgoff, f };
 	}

@@ -19,7 +19,8 @@ struct walk_share;
 
 struct cfi_loader_stats {
 	uint64_t files;			/* files with a table loaded */
-	uint64_t files_failed;		/* no unwind section, not x86-64 ELF, unreadable */
+	uint64_t files_failed;		/* no unwind section, not x86-64 ELF, unreadable (not
+					 * files_unopened: those are no loss) */
 	uint64_t files_over_budget;	/* table not loaded: the memory bound was reached */
 	uint64_t rows;			/* rows loaded, all files */
 	uint64_t table_bytes;		/* memory of the loaded rows */
@@ -33,7 +34,8 @@ struct cfi_loader_stats {
 	uint64_t start_wait_ns;		/* the command's start held for its first files' tables */
 	uint64_t start_wait_timeouts;	/* ... and released before they were all built */
 	uint64_t files_reopened;	/* queued without a descriptor, opened when built */
-	uint64_t files_unopened;	/* ... whose process no longer mapped them by then */
+	uint64_t files_unopened;	/* ... that no process mapped by then (queued again if
+					 * one maps them later) */
 	uint64_t fds_peak;		/* descriptors the queue held at most */
 	/* the table cache (cfi_cache.h), 0 without one */
 	uint64_t cache_hits, cache_misses, cache_rejected, cache_writes, cache_write_errors;

@@ -28,6 +28,14 @@ grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tm
 [ $rc = 0 ] || fail "xpu-record exited $rc: $(tail -3 "$tmp/err")"
 "$B/xpu-report" -F info "$tmp/t.xpu" >"$tmp/info" 2>&1 || fail "xpu-report -F info"
 stat() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/info"; }
+# the "lost N processes' mappings" line counts processes (STATS mapping_scan_failures, one
+# LOST mappings record each), not failed reads: at most the k children and their parent
+line=$(sed -n "s/.*lost \([0-9]*\) processes' mappings.*/\1/p" "$tmp/err")
+lost=$(sed -n '/^lost$/,/^[a-z]/p' "$tmp/info" | awk '$1 == "mappings" { print $2 }')
+[ "${line:-0}" = "$(stat mapping_scan_failures)" ] && [ "${line:-0}" = "${lost:-0}" ] ||
+	fail "lost ${line:-0} processes' mappings, STATS mapping_scan_failures" \
+		"$(stat mapping_scan_failures), LOST mappings ${lost:-0}"
+[ "${line:-0}" -le $((k + 1)) ] || fail "lost $line processes' mappings of $((k + 1)) processes"
 scans=$(stat mapping_scans) inherited=$(stat mappings_inherited)
 [ "$scans" -le 8 ] || fail "$scans scans of mappings for $k forks (one per child?), expected a few"
 [ "${inherited:-0}" -ge $k ] || fail "${inherited:-no} mappings inherited by $k children"
@@ -38,4 +46,5 @@ read -r total unknown < <(awk '{ t += $NF; if ($0 ~ /\[unknown\]/) u += $NF }
 [ $((unknown * 100)) -lt "$total" ] ||
 	fail "$unknown of $total samples have an [unknown] frame: $(grep -m3 unknown "$tmp/folded")"
 grep -q fork_storm_child "$tmp/folded" || fail "no sample names fork_storm_child"
-echo "PASS $NAME: $k forks, $scans scans, $inherited mappings inherited, $unknown of $total samples [unknown]"
+echo "PASS $NAME: $k forks, $scans scans, $inherited mappings inherited, $unknown of $total samples [unknown]," \
+	"${line:-0} processes' mappings lost ($(stat mapping_read_failures) failed reads)"

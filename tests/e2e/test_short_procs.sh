@@ -19,6 +19,29 @@ skip() { echo "SKIP $NAME: $*"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
+# The recorder's "lost N processes' mappings" line counts processes, not failed reads: its N
+# (0 when it says nothing) is STATS mapping_scan_failures (processes whose scan failed, once
+# each) and the LOST mappings records' count (one per such process), and at most MAX.
+lost_count() {	# NAME TRACE STDERR MAX
+	local line scans lost reads
+	line=$(sed -n "s/.*lost \([0-9]*\) processes' mappings.*/\1/p" "$3")
+	"$B/xpu-report" -F info "$2" >"$tmp/info" 2>&1 || fail "$1: xpu-report -F info failed"
+	scans=$(awk '$1 == "mapping_scan_failures" { print $2 }' "$tmp/info")
+	reads=$(awk '$1 == "mapping_read_failures" { print $2 }' "$tmp/info")
+	lost=$(sed -n '/^lost$/,/^[a-z]/p' "$tmp/info" | awk '$1 == "mappings" { print $2 }')
+	[ "${line:-0}" = "${scans:-x}" ] && [ "${line:-0}" = "${lost:-0}" ] ||
+		fail "$1: the line says ${line:-0} processes' mappings lost, STATS" \
+			"mapping_scan_failures ${scans:-none}, LOST mappings ${lost:-0}"
+	[ "${line:-0}" -le "$4" ] ||
+		fail "$1: lost ${line} processes' mappings, more than its $4 processes" \
+			"(${reads:-?} failed reads)"
+}
+
+"$B/xpu-record" --no-gpu -o "$tmp/echo.xpu" -- /bin/echo hi >/dev/null 2>"$tmp/err" ||
+	{ grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
+	  fail "echo: xpu-record exited $?: $(tail -3 "$tmp/err")"; }
+lost_count "one echo" "$tmp/echo.xpu" "$tmp/err" 1
+
 # no process without mappings: the recorder's line, the STATS and the LOST records agree
 check() {	# NAME TRACE STDERR
 	grep -q "processes' mappings" "$3" && fail "$1: $(grep "processes' mappings" "$3")"
@@ -34,6 +57,7 @@ check() {	# NAME TRACE STDERR
 	'i=0; while [ $i -lt 80 ]; do /bin/true; i=$((i + 1)); done' >/dev/null 2>"$tmp/err" ||
 	{ grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
 	  fail "xpu-record exited $?: $(tail -3 "$tmp/err")"; }
+lost_count "80 x /bin/true" "$tmp/loop.xpu" "$tmp/err" 81
 n=$(check "80 x /bin/true" "$tmp/loop.xpu" "$tmp/err") || { echo "$n"; exit 1; }
 echo "ok: 80 short-lived processes, none without mappings ($n reads answered by the kernel's records)"
 
@@ -48,6 +72,7 @@ printf 'all: %s\n%%.o: %%.c\n\t%s -O2 -c $< -o $@\n' "$(cd "$tmp/src" && ls f*.c
 	tr '\n' ' ')" "${CC:-cc}" >"$tmp/src/Makefile"
 "$B/xpu-record" --no-gpu -o "$tmp/make.xpu" -- make -s -j2 -C "$tmp/src" >/dev/null 2>"$tmp/err" ||
 	fail "make -j2: xpu-record exited $?: $(tail -3 "$tmp/err")"
+lost_count "make -j2" "$tmp/make.xpu" "$tmp/err" 1000
 n=$(check "make -j2" "$tmp/make.xpu" "$tmp/err") || { echo "$n"; exit 1; }
 "$B/xpu-report" -F folded "$tmp/make.xpu" >"$tmp/folded" 2>/dev/null || fail "make -j2: folded"
 # a sample's own pc in no known mapping is what missing mappings make: an [unknown] leaf.

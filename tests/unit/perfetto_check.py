@@ -2,19 +2,22 @@
 """Checks xpu-report --format=perfetto against --format=chrome of the same trace.
 
 perfetto_check.py DECODED.txt CHROME.json [--frame SUBSTRING] [--samples N]
-                  [--coinciding-samples]
+                  [--coinciding-samples] [--machines N]
 
 --frame: some sampled frame's name holds SUBSTRING (Python frames: ".py"); --samples: the
 trace's CPU samples, each of which must be a PerfSample; --coinciding-samples: the trace has
-samples of one thread at one instant, which chrome's flame chart cannot show.
+samples of one thread at one instant, which chrome's flame chart cannot show; --machines N:
+the trace merges N hosts, each a machine_id (default 1: none written).
 
 DECODED.txt is `protoc --decode=perfetto.protos.Trace format-spec/perfetto_subset.proto`
 of the perfetto output. The two outputs must hold the same view: the same slices (category,
 track, name, start, duration) event by event, the same instants, flows from every launch to
-its GPU work, every CPU sample; and the perfetto file's interned data must resolve (names,
-frames, call stacks). Times: chrome's are CLOCK_REALTIME microseconds on a 250 ns grid,
+its GPU work (each starting on chrome's thread and time, and ending on the slice, by name and
+start, that chrome's ends on), every CPU sample; and the perfetto file's interned data must
+resolve (names, frames, call stacks). Times: chrome's are CLOCK_REALTIME microseconds on a 250 ns grid,
 perfetto's CLOCK_MONOTONIC ns, mapped here through the file's own clock snapshots.
 """
+import bisect
 import codecs
 import json
 import sys
@@ -84,19 +87,32 @@ class Perfetto:
         self.funcs, self.frames, self.stacks = {}, {}, {}
         self.tracks = {}
         self.process_names, self.thread_names = {}, {}
+        self.process_machine = {}
         self.clocks = []
         self.slices, self.instants, self.counters = [], [], defaultdict(list)
         self.samples = 0
         self.sample_frames = Counter()
         self.flows = Counter()
+        self.flow_events = defaultdict(list)  # id -> its events (slices get 'dur' when they end)
         self.first_cleared = None
         self.resets = 0
         self.seen = set()  # (table, iid) interned before a reset
+        self.track_machine, self.machines = {}, Counter()
+        state_machine = None  # the machine of the last reset: whose reader the state is
         open_ = {}
         n = 0
         for p in packets(path):
             n += 1
             flags = one(p, 'sequence_flags', 0)
+            self.machine = one(p, 'machine_id', 0)
+            self.machines[self.machine] += 1
+            # each machine's packets are read apart (their own sequence state): a packet
+            # using the state must be of the machine whose packet reset it last
+            if flags & 1:
+                state_machine = self.machine
+            elif flags & 2 and state_machine != self.machine:
+                fail('packet %d of machine %d uses the state of machine %s' %
+                     (n, self.machine, state_machine))
             if self.first_cleared is None and flags:
                 self.first_cleared = bool(flags & 1)
             if flags & 1:
@@ -153,6 +169,10 @@ class Perfetto:
         par = one(t, 'parent_uuid')
         if par is not None and par not in self.tracks:
             fail('track %d: parent %d not described before' % (u, par))
+        if par is not None and self.track_machine.get(par) != self.machine:
+            fail('track %d of machine %d, its parent of %s' % (u, self.machine,
+                                                               self.track_machine.get(par)))
+        self.track_machine[u] = self.machine
         if 'thread' in t:
             th = t['thread'][0]
             key = ('thread', one(th, 'pid'), one(th, 'tid'))
@@ -160,6 +180,7 @@ class Perfetto:
         elif 'process' in t:
             key = ('process', one(t['process'][0], 'pid'))
             self.process_names[key[1]] = one(t['process'][0], 'process_name')
+            self.process_machine[key[1]] = self.machine
         elif par is not None:
             key = ('gpu', self.tracks[par][1] if par in self.tracks else '?', one(t, 'name'))
         else:
@@ -168,6 +189,9 @@ class Perfetto:
 
     def sample(self, s):
         self.samples += 1
+        if self.process_machine.get(one(s, 'pid')) != self.machine:
+            fail('sample of pid %s on machine %d, its process on %s' %
+                 (one(s, 'pid'), self.machine, self.process_machine.get(one(s, 'pid'))))
         iid = one(s, 'callstack_iid')
         if iid is not None:
             if iid not in self.stacks:
@@ -195,6 +219,9 @@ class Perfetto:
         if tr not in self.tracks:
             fail('event on undescribed track %s' % tr)
             return
+        if self.track_machine[tr] != self.machine:
+            fail('event of machine %d on track %d of machine %d' %
+                 (self.machine, tr, self.track_machine[tr]))
         if ty == 'TYPE_COUNTER':
             v = one(e, 'counter_value', one(e, 'double_counter_value'))
             self.counters[self.tracks[tr]].append((ts, v))
@@ -222,6 +249,7 @@ class Perfetto:
             fail('event call stack not interned')
         for fl in ev['flows']:
             self.flows[fl] += 1
+            self.flow_events[fl].append(ev)
         if ty == 'TYPE_SLICE_BEGIN':
             open_.setdefault(tr, []).append(ev)
         elif ty == 'TYPE_INSTANT':
@@ -298,6 +326,7 @@ def compare(pf, ch, args):
         fail('a flow id not on exactly two events')
     if Counter(e['track'] for e in ch if e['ph'] == 's') != Counter(e['track'] for e in pstart):
         fail('flows start on other threads')
+    flow_ends(pf, ch)
     # samples: chrome's flame chart holds each sample once in its root slices
     cs = sum(e['args']['samples'] for e in ch
              if e['ph'] == 'X' and e.get('cat') == 'cpu' and e['args'].get('depth') == 0)
@@ -352,6 +381,79 @@ def compare(pf, ch, args):
         fail('the first packet does not start the incremental state')
 
 
+def chrome_flows(ch):
+    """Chrome's flows as (start track, start us, end track, end us, the end's slices): an "f"
+    with bp "e" binds to a slice of its track that encloses it, (name, start us) each; work
+    of one stream may overlap (the synthetic traces), so there may be several."""
+    by_track = defaultdict(list)
+    for e in ch:
+        if e['ph'] == 'X' and e.get('cat') in ('kernel', 'memcpy', 'memset'):
+            by_track[e['track']].append((e['ts'], e['dur'], e['name']))
+    for v in by_track.values():
+        v.sort()
+    starts = {e['id']: e for e in ch if e['ph'] == 's'}
+    out = []
+    for e in ch:
+        if e['ph'] != 'f':
+            continue
+        s = starts.get(e['id'])
+        sl = by_track.get(e['track'], [])
+        k = bisect.bisect_right(sl, (e['ts'] + TOL_US, float('inf')))
+        # the slices that start by then and end after it (a stream's slices are few and
+        # short beside its length: look back until the longest could no longer reach it)
+        longest = max((d for _, d, _ in sl), default=0)
+        ends = []
+        while k > 0 and sl[k - 1][0] + longest + TOL_US >= e['ts']:
+            t0, d, n = sl[k - 1]
+            if t0 + d + TOL_US >= e['ts']:
+                ends.append((n, t0))
+            k -= 1
+        if s is None or not ends:
+            fail('chrome flow %s: no start or no enclosing slice' % e['id'])
+            continue
+        out.append((s['track'], s['ts'], e['track'], e['ts'], ends))
+    return out
+
+
+def flow_ends(pf, ch):
+    """Each flow of the perfetto file starts where chrome's starts (thread, time) and ends on
+    a slice chrome's ends on (stream, name, start): matched by content, not by id, pairing
+    each with chrome's flow of the same end point (the work's middle)."""
+    pfl = []
+    for fid, evs in pf.flow_events.items():
+        st = [e for e in evs if e['cat'] == 'launch']
+        en = [e for e in evs if e['cat'] != 'launch']
+        if len(st) != 1 or len(en) != 1:
+            fail('perfetto flow %s: %d starts, %d ends' % (fid, len(st), len(en)))
+            continue
+        t0 = pf.real_us(en[0]['ts'])
+        pfl.append((st[0]['track'], pf.real_us(st[0]['ts']), en[0]['track'],
+                    t0 + en[0].get('dur', 0) / 2000, (en[0]['name'], t0)))
+    cfl = chrome_flows(ch)
+    a, b = defaultdict(list), defaultdict(list)
+    for st, sts, et, ets, ends in cfl:
+        a[(st, et)].append((ets, sts, ends))
+    for st, sts, et, ets, end in pfl:
+        b[(st, et)].append((ets, sts, end))
+    bad = 0
+    for k in set(a) | set(b):
+        x, y = sorted(a[k], key=lambda v: v[:2]), sorted(b[k])
+        if len(x) != len(y):
+            bad += 1
+            fail('flows from %s to %s: %d in chrome, %d in perfetto' % (k[0], k[1], len(x), len(y)))
+            continue
+        for (ce, cs, cn), (pe, ps, pn) in zip(x, y):
+            if (abs(ce - pe) > 2 * TOL_US or abs(cs - ps) > TOL_US or
+                    not any(n == pn[0] and abs(t - pn[1]) <= TOL_US for n, t in cn)):
+                bad += 1
+                fail('flow from %s to %s: chrome %.3f us -> %s, perfetto %.3f -> %r at %.3f' %
+                     (k[0], k[1], cs, cn, ps, pn[0], pn[1]))
+                break
+    if bad:
+        fail('flows of %d (thread, stream) pairs end on other slices than chrome\'s' % bad)
+    print('flow ends chrome %6d perfetto %6d' % (len(cfl), len(pfl)))
+
+
 def names(pf, pname, tname):
     """Processes and threads named as chrome names them ("comm pid", "comm tid")."""
     for pid, n in pf.process_names.items():
@@ -366,6 +468,22 @@ def names(pf, pname, tname):
             fail('thread %d: %r in perfetto, %r in chrome' % (tid, n, want))
 
 
+def machines(pf, want):
+    """--machines N: a merged trace of N hosts: a machine_id per host (0, left out, the
+    first), every process of a host (its name's first word) on its machine, and none other."""
+    got = sorted(pf.machines)
+    if got != list(range(want)):
+        fail('machine ids %s, expected 0..%d' % (got, want - 1))
+    host_machine = defaultdict(set)
+    for pid, name in pf.process_names.items():
+        host = name.split()[0] if want > 1 and name else ''
+        host_machine[host].add(pf.process_machine.get(pid))
+    if want > 1 and (len(host_machine) != want or any(len(v) != 1 for v in host_machine.values())
+                     or len(set().union(*host_machine.values())) != want):
+        fail('hosts and machines: %s' % dict(host_machine))
+    print('machines  %s' % ', '.join('%s: %d packets' % (m, pf.machines[m]) for m in got))
+
+
 def main():
     a = sys.argv[1:]
     opts = {}
@@ -378,6 +496,7 @@ def main():
     ch, pname, tname = chrome(a[1])
     compare(pf, ch, opts)
     names(pf, pname, tname)
+    machines(pf, int(a[a.index('--machines') + 1]) if '--machines' in a else 1)
     if failures:
         print('%d failures' % len(failures))
         return 1

@@ -6,6 +6,13 @@
  * call (at the call's middle, or at the work's middle if that comes first: a flow must not
  * run back in time), or at the launch record's time without an API record; it ends on the
  * work's slice. Flow ids are Perfetto's flow_ids, one per (launch, work) pair.
+ *
+ * Track events, not GpuRenderStageEvent: that typed message is made for graphics render
+ * stages and has only lately got what CUDA work needs (a name per event, kernels, launch
+ * dims, and arrows from host calls, those only through the GpuCorrelation TrackEvent
+ * extension, merged in April 2026); older trace processors and UIs would show unnamed stages
+ * with no launch arrows, where slices with flow_ids and debug annotations read alike
+ * everywhere (docs/report.md).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -34,6 +34,11 @@ void pf__intern_maybe_reset(struct perfetto *pf)
 {
 	if (pf->ninterned < pf->intern_max && pf->arena_n < PF_ARENA_MAX)
 		return;
+	pf__intern_reset(pf);
+}
+
+void pf__intern_reset(struct perfetto *pf)
+{
 	kmap__free(&pf->strs);
 	kmap__free(&pf->frames);
 	kmap__free(&pf->stacks);

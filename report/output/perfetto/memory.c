@@ -15,6 +15,7 @@ static int counter(struct perfetto *pf, uint64_t track, uint64_t ts, uint64_t by
 {
 	int err;
 
+	pf__use_machine(pf, pf__track_machine(pf, track));
 	pf__packet_begin(pf, ts);
 	pb__begin(&pf->pkt, PKT_TRACK_EVENT);
 	pb__varint(&pf->pkt, TE_TYPE, TE_TYPE_COUNTER);

@@ -36,16 +36,51 @@ static int snapshot(struct perfetto *pf, uint64_t mono)
 	return pf__packet_end(pf, false);
 }
 
-/* A snapshot at the session's start (or at 1 ns), then one per clock-sync pair. */
+/*
+ * A snapshot at the session's start (or at 1 ns), then one per clock-sync pair; for each
+ * machine (each has its own clocks in the trace processor; the merged trace one axis).
+ */
 static int emit_clocks(struct perfetto *pf)
 {
-	size_t i;
-	int err = snapshot(pf, pf->t->has_session && pf->t->session.start_mono_ns ?
-				       pf->t->session.start_mono_ns : 1);
+	size_t i, m;
+	int err = 0;
 
-	for (i = 0; !err && i < pf->clk->n; i++)
-		err = pf->clk->p[i].mono ? snapshot(pf, pf->clk->p[i].mono) : 0;
+	for (m = 0; !err && m < (pf->hosts ? pf->nhosts : 1); m++) {
+		pf__use_machine(pf, (uint32_t)m);
+		err = snapshot(pf, pf->t->has_session && pf->t->session.start_mono_ns ?
+					   pf->t->session.start_mono_ns : 1);
+		for (i = 0; !err && i < pf->clk->n; i++)
+			err = pf->clk->p[i].mono ? snapshot(pf, pf->clk->p[i].mono) : 0;
+	}
 	return err;
+}
+
+/* The traces' distinct hosts, when there are several: each a machine (perfetto.h). */
+static int find_hosts(struct perfetto *pf)
+{
+	const struct trace *t = pf->t;
+	size_t i, k;
+
+	if (t->nparts < 2)
+		return 0;
+	pf->hosts = calloc(t->nparts, sizeof(*pf->hosts));
+	if (!pf->hosts)
+		return -ENOMEM;
+	for (i = 0; i < t->nparts; i++) {
+		const char *h = t->parts[i].has_session ?
+					trace__string(t, t->parts[i].session.host_str) : NULL;
+
+		for (k = 0; h && k < pf->nhosts && strcmp(pf->hosts[k], h); k++)
+			;
+		if (h && k == pf->nhosts)
+			pf->hosts[pf->nhosts++] = h;
+	}
+	if (pf->nhosts < 2) {
+		free(pf->hosts);
+		pf->hosts = NULL;
+		pf->nhosts = 0;
+	}
+	return 0;
 }
 
 /* Whether GPU work of several processes is drawn: then a stream's name says whose. */
@@ -71,7 +106,7 @@ static int init(struct perfetto *pf)
 	if (!pf->j)
 		return -ENOMEM;
 	pf->launch_marked = calloc(pf->t->nlaunches ? pf->t->nlaunches : 1, 1);
-	if (!pf->launch_marked)
+	if (!pf->launch_marked || find_hosts(pf))
 		return -ENOMEM;
 	/* iid 1 is the one mapping's (and its path's); the others count from 2 */
 	pf->next_iid = PF_MAPPING_IID;
@@ -128,6 +163,8 @@ int out_perfetto(const struct session *ses, FILE *out)
 	kmap__free(&pf.tracks);
 	kmap__free(&pf.streams);
 	free(pf.launch_marked);
+	free(pf.hosts);
+	free(pf.track_machine);
 	free(pf.iv);
 	free(pf.devs);
 	kmap__free(&pf.dev_idx);

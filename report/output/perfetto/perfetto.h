@@ -40,6 +40,7 @@ enum {
 	PKT_TRACE_DEFAULTS = 59,		/* trace_packet_defaults */
 	PKT_TRACK_DESCRIPTOR = 60,
 	PKT_PERF_SAMPLE = 66,
+	PKT_MACHINE_ID = 98,			/* machine_id: 0 (left out) the first host */
 
 	SEQ_INCREMENTAL_STATE_CLEARED = 1,
 	SEQ_NEEDS_INCREMENTAL_STATE = 2,
@@ -196,6 +197,17 @@ struct perfetto {
 	struct pb interned;		/* its InternedData's fields */
 	struct pb desc;			/* a track descriptor, written before the packet using it */
 	bool cleared;			/* the next packet starts the sequence's incremental state */
+	/*
+	 * Merged traces of several hosts: each host's packets carry its machine_id (its rank
+	 * among the traces' distinct hosts; the first's is 0, left out). Perfetto's trace
+	 * processor reads each machine's packets apart, with its own sequence state and clocks:
+	 * the interning is reset at every change of machine, and the clock snapshots repeated.
+	 */
+	const char **hosts;		/* distinct hosts in the traces' order; NULL: one host */
+	size_t nhosts;
+	uint32_t machine;		/* of the packets being written */
+	uint32_t *track_machine;	/* by track uuid */
+	size_t ntrack_machine, track_machine_cap;
 
 	/* interning (intern.c): iids count up for the whole file, never reused after a reset */
 	uint64_t next_iid;		/* names, categories, annotation names */
@@ -237,6 +249,11 @@ void pf__packet_begin(struct perfetto *pf, uint64_t ts);
 int pf__packet_end(struct perfetto *pf, bool needs_state);
 /* Writes a complete message of pb as one packet of the trace (descriptors). */
 int pf__write_packet(struct perfetto *pf, const struct pb *p);
+/* The packets after are machine m's: a change resets the interning (one sequence each). */
+void pf__use_machine(struct perfetto *pf, uint32_t m);
+/* The machine of a host (0 with one host), and of a track's packets. */
+uint32_t pf__host_machine(const struct perfetto *pf, const char *host);
+uint32_t pf__track_machine(const struct perfetto *pf, uint64_t uuid);
 
 /* ---- utf8.c --------------------------------------------------------------------------------- */
 
@@ -247,6 +264,8 @@ void pf__str(struct pb *p, uint32_t field, const char *s, size_t len);
 
 /* Clears the tables when they are full; at a packet's start only. */
 void pf__intern_maybe_reset(struct perfetto *pf);
+/* Clears the tables now (a new machine's packets follow). */
+void pf__intern_reset(struct perfetto *pf);
 /* iids of an event name, a category, an annotation name: 0 on allocation failure. */
 uint64_t pf__name_iid(struct perfetto *pf, const char *s, size_t len);
 uint64_t pf__cat_iid(struct perfetto *pf, const char *s);

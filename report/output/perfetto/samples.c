@@ -20,7 +20,7 @@ int pf__emit_samples(struct perfetto *pf)
 		const struct xpu_rec_cpu_sample *s = &t->samples[i];
 		const uint32_t *f;
 		uint32_t n;
-		uint64_t iid;
+		uint64_t iid, track;
 
 		progress__update("writing samples", i, t->nsamples);
 		if (!filter__at(&pf->ses->filter, s->pid, s->tid, s->ts_ns))
@@ -30,8 +30,10 @@ int pf__emit_samples(struct perfetto *pf)
 		if (err)
 			return err;
 		/* the thread's track first: its descriptor names the thread the samples are of */
-		if (!pf__thread_track(pf, s->pid, s->tid))
+		track = pf__thread_track(pf, s->pid, s->tid);
+		if (!track)
 			return -ENOMEM;
+		pf__use_machine(pf, pf__track_machine(pf, track));
 		pf__packet_begin(pf, s->ts_ns);
 		iid = pf__stack_iid(pf, f, n);
 		pb__begin(&pf->pkt, PKT_PERF_SAMPLE);

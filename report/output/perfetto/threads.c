@@ -87,6 +87,7 @@ int pf__slice(struct perfetto *pf, const struct pf_slice *s)
 
 	if (!s->track)
 		return -ENOMEM;
+	pf__use_machine(pf, pf__track_machine(pf, s->track));
 	pf__packet_begin(pf, s->start);
 	pb__begin(p, PKT_TRACK_EVENT);
 	pb__varint(p, TE_TYPE, s->instant ? TE_TYPE_INSTANT : TE_TYPE_SLICE_BEGIN);

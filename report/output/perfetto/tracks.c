@@ -33,10 +33,20 @@ static uint64_t track(struct perfetto *pf, unsigned kind, uint32_t a, uint64_t b
 	return *v;
 }
 
-static uint64_t describe(struct perfetto *pf, struct pb *d, uint64_t uuid)
+/* Writes the descriptor of uuid, a track of machine m's (its events are that machine's). */
+static uint64_t describe(struct perfetto *pf, struct pb *d, uint64_t uuid, uint32_t m)
 {
 	pb__end(d);
 	pb__varint(d, PKT_SEQUENCE_ID, PF_SEQUENCE_ID);
+	if (pf->hosts) {
+		while (pf->ntrack_machine <= uuid)
+			if (VEC_PUSH(pf->track_machine, pf->ntrack_machine, pf->track_machine_cap, 0))
+				return 0;
+		pf->track_machine[uuid] = m;
+		pf__use_machine(pf, m);
+		if (m)
+			pb__varint(d, PKT_MACHINE_ID, m);
+	}
 	return pf__write_packet(pf, d) ? 0 : uuid;
 }
 
@@ -77,7 +87,7 @@ static uint64_t process_track(struct perfetto *pf, uint32_t pid)
 	pb__varint(d, PD_PID, pid);
 	pf__str(d, PD_PROCESS_NAME, name, strlen(name));
 	pb__end(d);
-	return describe(pf, d, uuid);
+	return describe(pf, d, uuid, pf__host_machine(pf, trace__host(pf->t, pid)));
 }
 
 uint64_t pf__thread_track(struct perfetto *pf, uint32_t pid, uint32_t tid)
@@ -102,7 +112,7 @@ uint64_t pf__thread_track(struct perfetto *pf, uint32_t pid, uint32_t tid)
 	if (n && *n)
 		pf__str(d, THD_THREAD_NAME, n, strlen(n));
 	pb__end(d);
-	return describe(pf, d, uuid);
+	return describe(pf, d, uuid, pf__track_machine(pf, parent));
 }
 
 uint64_t pf__device_track(struct perfetto *pf, uint32_t device)
@@ -130,7 +140,7 @@ uint64_t pf__device_track(struct perfetto *pf, uint32_t device)
 	if (t->nparts > 1 && *host && n > 0 && (size_t)n < sizeof(name))
 		snprintf(name + n, sizeof(name) - n, " on %s", host);
 	open_desc(&pf->desc, uuid, 0, name);
-	return describe(pf, &pf->desc, uuid);
+	return describe(pf, &pf->desc, uuid, pf__host_machine(pf, host));
 }
 
 uint64_t pf__stream_track(struct perfetto *pf, uint32_t device, uint32_t pid, uint32_t context,
@@ -159,7 +169,7 @@ uint64_t pf__stream_track(struct perfetto *pf, uint32_t device, uint32_t pid, ui
 	else
 		snprintf(name, sizeof(name), "stream %u", stream);
 	open_desc(&pf->desc, *v, parent, name);
-	return describe(pf, &pf->desc, *v);
+	return describe(pf, &pf->desc, *v, pf__track_machine(pf, parent));
 }
 
 uint64_t pf__memory_track(struct perfetto *pf, uint32_t device)
@@ -176,7 +186,7 @@ uint64_t pf__memory_track(struct perfetto *pf, uint32_t device)
 	pb__begin(&pf->desc, TD_COUNTER);
 	pb__varint(&pf->desc, CD_UNIT, CD_UNIT_SIZE_BYTES);
 	pb__end(&pf->desc);
-	return describe(pf, &pf->desc, uuid);
+	return describe(pf, &pf->desc, uuid, pf__track_machine(pf, parent));
 }
 
 uint64_t pf__busy_track(struct perfetto *pf, uint32_t device, bool copies)
@@ -192,5 +202,5 @@ uint64_t pf__busy_track(struct perfetto *pf, uint32_t device, bool copies)
 	open_desc(&pf->desc, uuid, parent, copies ? "busy % copies" : "busy % kernels");
 	pb__begin(&pf->desc, TD_COUNTER);
 	pb__end(&pf->desc);
-	return describe(pf, &pf->desc, uuid);
+	return describe(pf, &pf->desc, uuid, pf__track_machine(pf, parent));
 }
