@@ -52,8 +52,19 @@ def read(path):
         lines.append((st.split(";"), int(w)))
     return lines
 def between(frames):
-    py = [i for i, f in enumerate(frames) if PYFRAME.search(f)]
-    return [f for f in frames[py[0] + 1:py[-1]] if INTERP.match(f)] if len(py) > 1 else []
+    # interpreter frames in runs with a Python frame on both sides: a run that leads into
+    # native code (a C extension's call, e.g. CUDAGraph.replay's pybind11 dispatch before a
+    # replayed graph's capture stack) is where the native code was entered, and stays
+    out, i = [], 0
+    while i < len(frames):
+        j = i
+        while j < len(frames) and INTERP.match(frames[j]):
+            j += 1
+        if j > i and i > 0 and j < len(frames) and PYFRAME.search(frames[i - 1]) and \
+                PYFRAME.search(frames[j]):
+            out += frames[i:j]
+        i = max(j, i + 1)
+    return out
 fold, keep = read(sys.argv[1]), read(sys.argv[2])
 left = sum(len(between(st)) for st, _ in fold)
 kept = sum(len(between(st)) for st, _ in keep)
