@@ -67,6 +67,15 @@ REPORT_LIBS += -lprotobuf-c -lz
 REPORT_DEFS += -DXPU_HAVE_PPROF
 PPROF_GEN_SRC := gen/profile.pb-c.c
 endif
+# --format=perfetto compresses its packets with zlib where it is there (report/output/perfetto/compress.c)
+HAVE_ZLIB := $(shell printf '\043include <zlib.h>\nint main(void) { return !zlibVersion(); }\n' | \
+	$(CC) -x c - -o /dev/null -lz 2>/dev/null && echo 1)
+ifeq ($(HAVE_ZLIB),1)
+REPORT_DEFS += -DXPU_HAVE_ZLIB
+ifneq ($(HAVE_PPROF),1)
+REPORT_LIBS += -lz
+endif
+endif
 RECORD_SRC := $(wildcard record/*.c record/*/*.c)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/%.o)
 RECORD_MAIN := record/main.c

@@ -27,6 +27,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -82,11 +83,15 @@ def packet_runs(path, size):
 
 
 def decode_count(path):
-    """(PerfSample packets, packet runs, wall s) of protoc's decoding of the whole file."""
+    """(PerfSample packets, packet runs, wall s) of protoc's decoding of the whole file, its
+    compressed chunks inflated first (tests/unit/perfetto_unpack.py)."""
     proto = os.path.join(ROOT, "format-spec", "perfetto_subset.proto")
     t0 = time.monotonic()
     samples = runs = 0
-    for run_ in packet_runs(path, 16 << 20):
+    raw = path + ".raw"
+    subprocess.run([sys.executable, os.path.join(ROOT, "tests", "unit", "perfetto_unpack.py"),
+                    path, raw], check=True, stdout=subprocess.DEVNULL)
+    for run_ in packet_runs(raw, 16 << 20):
         runs += 1
         p = subprocess.Popen(["protoc", "--decode=perfetto.protos.Trace", "-I" + os.path.dirname(proto),
                               proto], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -160,6 +165,7 @@ def main():
                 got, runs, secs = decode_count(pf)
                 decoded.append((n, os.path.getsize(pf), runs, secs, got, want))
                 os.unlink(pf)
+                os.unlink(pf + ".raw")
                 if got != want:
                     raise RuntimeError(f"{n}: {got} PerfSample packets decoded, {want} samples in the trace")
             os.unlink(g)

@@ -13,6 +13,9 @@ command -v protoc >/dev/null || skip "protoc not found (scripts/install-deps.sh 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 make_traces
+# the packets of the file as the trace processor reads them: the compressed chunks
+# (compressed_packets) inflated in place, every packet checked (perfetto_unpack.py)
+raw() { python3 "$ROOT/tests/unit/perfetto_unpack.py" "$1" "$1.raw" >/dev/null && echo "$1.raw"; }
 PROTO=$ROOT/format-spec/perfetto_subset.proto
 
 for f in "${TRACES[@]}"; do
@@ -22,7 +25,7 @@ for f in "${TRACES[@]}"; do
 		fail "xpu-report -F perfetto $n.xpu failed: $(head -1 "$tmp/$n.err")"
 	"$REPORT" -F chrome "$f" -o "$tmp/$n.json" 2>/dev/null || fail "-F chrome $n.xpu failed"
 	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
-		<"$tmp/$n.pftrace" >"$tmp/$n.txt" 2>"$tmp/$n.protoc" && [ ! -s "$tmp/$n.protoc" ] ||
+		<"$(raw "$tmp/$n.pftrace")" >"$tmp/$n.txt" 2>"$tmp/$n.protoc" && [ ! -s "$tmp/$n.protoc" ] ||
 		fail "$n.xpu: protoc: $(head -2 "$tmp/$n.protoc")"
 	extra=""
 	case $n in

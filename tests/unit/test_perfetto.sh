@@ -8,6 +8,9 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 REPORT="$ROOT/$BUILD/xpu-report"
+# the packets of the file as the trace processor reads them: the compressed chunks
+# (compressed_packets) inflated in place, every packet checked (perfetto_unpack.py)
+raw() { python3 "$ROOT/tests/unit/perfetto_unpack.py" "$1" "$1.raw" >/dev/null && echo "$1.raw"; }
 PROTO="$ROOT/format-spec/perfetto_subset.proto"
 CC=${CC:-cc}
 command -v protoc >/dev/null || { echo "skip: no protoc (make deps installs protobuf-compiler)"; exit 77; }
@@ -24,9 +27,13 @@ check() {
 	samples=$("$REPORT" -F info "$f" 2>/dev/null | awk '$1 == "cpu_sample" { print $2 }')
 	"$REPORT" -F chrome "$f" -o "$OUT/$n.json" 2>/dev/null ||
 		{ echo "FAIL $n: chrome exit"; rc=1; return; }
+	# the file as written decodes too (its compressed chunks as bytes)
+	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
+		<"$OUT/$n.pftrace" >/dev/null 2>"$OUT/$n.protoc" && [ ! -s "$OUT/$n.protoc" ] ||
+		{ echo "FAIL $n: protoc did not decode the file as written"; head -5 "$OUT/$n.protoc"; rc=1; return; }
 	# protoc prints what it cannot parse (invalid UTF-8 in a string, a wrong wire type) on stderr
 	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
-		<"$OUT/$n.pftrace" >"$OUT/$n.txt" 2>"$OUT/$n.protoc" && [ ! -s "$OUT/$n.protoc" ] ||
+		<"$(raw "$OUT/$n.pftrace")" >"$OUT/$n.txt" 2>"$OUT/$n.protoc" && [ ! -s "$OUT/$n.protoc" ] ||
 		{ echo "FAIL $n: protoc did not decode it cleanly"; head -5 "$OUT/$n.protoc"; rc=1; return; }
 	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/$n.txt" "$OUT/$n.json" --samples "${samples:-0}" "$@" ||
 		{ echo "FAIL $n: perfetto and chrome differ"; rc=1; }
@@ -39,10 +46,6 @@ for f in "$ROOT"/samples/traces/*.xpu; do
 	n=$(basename "$f" .xpu)
 	case $n in
 	torch-python) check "$n" "$f" 4 --frame .py ;;
-	# 200 replays of the same few graph nodes: the trace's zstd stores each repeated record
-	# in a few bytes, perfetto's packets are not compressed (9.7x; Perfetto's deflate
-	# compressed_packets are not written yet: issue 46 stays open for it)
-	graphs-cuda) check "$n" "$f" 10 ;;
 	*) check "$n" "$f" 4 ;;
 	esac
 done
@@ -63,6 +66,21 @@ a() { nm "$OUT/target" | awk -v s="$1" '$3 == s { print $1 }'; }
 	"$(a _ZN3app6Solver4stepEi)" "$(a middle)" "$(a leaf_work)" &&
 	"$OUT/make_offcpu" "$OUT/offcpu.xpu" "$OUT/target" "$(a main)" "$(a middle)" "$(a leaf_work)" ||
 	{ echo "FAIL: writing the synthetic traces"; exit 1; }
+# compressed chunks hold exactly the packets written without them (XPU_REPORT_PERFETTO_COMPRESS=0)
+if "$REPORT" -F perfetto -o "$OUT/z.pftrace" "$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	XPU_REPORT_PERFETTO_COMPRESS=0 "$REPORT" -F perfetto -o "$OUT/z0.pftrace" \
+		"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
+	z=$(python3 "$ROOT/tests/unit/perfetto_unpack.py" "$OUT/z.pftrace" "$OUT/z.raw"); then
+	case $z in *" 0 compressed chunks"*)
+		ldd "$REPORT" 2>/dev/null | grep -q 'libz\.so' &&
+			{ echo "FAIL compress: no compressed chunk ($z)"; rc=1; } ;;
+	esac
+	cmp -s "$OUT/z.raw" "$OUT/z0.pftrace" ||
+		{ echo "FAIL compress: the chunks do not hold the uncompressed packets ($z)"; rc=1; }
+	echo "compress: $z; $(wc -c <"$OUT/z.pftrace") bytes, $(wc -c <"$OUT/z0.pftrace") uncompressed"
+else
+	echo "FAIL compress: perfetto with and without compression"; rc=1
+fi
 # tiny traces: the fixed packets (descriptors, clock snapshots) weigh more
 check synthetic "$OUT/synthetic.xpu" 8 --frame leaf_work --coinciding-samples
 check offcpu "$OUT/offcpu.xpu" 8 --frame middle
@@ -72,7 +90,7 @@ check offcpu "$OUT/offcpu.xpu" 8 --frame middle
 	"$REPORT" -F chrome --time-range=6,8.6 -o "$OUT/range.json" \
 		"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
 	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
-		<"$OUT/range.pftrace" >"$OUT/range.txt" &&
+		<"$(raw "$OUT/range.pftrace")" >"$OUT/range.txt" &&
 	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/range.txt" "$OUT/range.json" ||
 	{ echo "FAIL range: --time-range"; rc=1; }
 # the interning tables reset every 500 entries: each packet still resolves every id it uses
@@ -80,7 +98,7 @@ XPU_REPORT_PERFETTO_INTERN_MAX=500 "$REPORT" -F perfetto -o "$OUT/reset.pftrace"
 	"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
 	"$REPORT" -F chrome -o "$OUT/reset.json" "$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
 	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
-		<"$OUT/reset.pftrace" >"$OUT/reset.txt" &&
+		<"$(raw "$OUT/reset.pftrace")" >"$OUT/reset.txt" &&
 	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/reset.txt" "$OUT/reset.json" --resets ||
 	{ echo "FAIL reset: interning resets"; rc=1; }
 # two traces on one timeline (merged processes, their hosts in the names)
@@ -89,7 +107,7 @@ XPU_REPORT_PERFETTO_INTERN_MAX=500 "$REPORT" -F perfetto -o "$OUT/reset.pftrace"
 	"$REPORT" -F chrome -o "$OUT/multi.json" "$ROOT/samples/traces/pipeline.xpu" \
 		"$ROOT/samples/traces/torch-small.xpu" 2>/dev/null &&
 	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
-		<"$OUT/multi.pftrace" >"$OUT/multi.txt" &&
+		<"$(raw "$OUT/multi.pftrace")" >"$OUT/multi.txt" &&
 	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/multi.txt" "$OUT/multi.json" ||
 	{ echo "FAIL multi: two traces"; rc=1; }
 # two hosts (pipeline.xpu's "vm", the synthetic trace's "golden-host"): each host's packets
@@ -100,7 +118,7 @@ XPU_REPORT_PERFETTO_INTERN_MAX=500 "$REPORT" -F perfetto -o "$OUT/reset.pftrace"
 	"$REPORT" -F chrome -o "$OUT/hosts.json" "$ROOT/samples/traces/pipeline.xpu" \
 		"$OUT/synthetic.xpu" 2>/dev/null &&
 	protoc --decode=perfetto.protos.Trace -I"$(dirname "$PROTO")" "$PROTO" \
-		<"$OUT/hosts.pftrace" >"$OUT/hosts.txt" &&
+		<"$(raw "$OUT/hosts.pftrace")" >"$OUT/hosts.txt" &&
 	python3 "$ROOT/tests/unit/perfetto_check.py" "$OUT/hosts.txt" "$OUT/hosts.json" \
 		--machines 2 --coinciding-samples ||
 	{ echo "FAIL hosts: two hosts' traces"; rc=1; }

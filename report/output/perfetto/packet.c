@@ -35,10 +35,8 @@ static int put_packet(struct perfetto *pf, const struct pb *p)
 		len >>= 7;
 	}
 	hdr[n++] = (uint8_t)len;
-	pf->bytes += fwrite(hdr, 1, n, pf->out);
-	pf->bytes += fwrite(p->b, 1, p->n, pf->out);
 	pf->packets++;
-	return out__failed(pf->out) ? -EIO : 0;
+	return pf__write_bytes(pf, hdr, n, p->b, p->n);
 }
 
 int pf__write_packet(struct perfetto *pf, const struct pb *p)

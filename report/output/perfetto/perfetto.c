@@ -121,7 +121,10 @@ static int init(struct perfetto *pf)
 int out_perfetto(const struct session *ses, FILE *out)
 {
 	struct perfetto pf = { .ses = ses, .t = ses->t, .clk = &ses->clk, .out = out };
-	int err = init(&pf);
+	int err;
+
+	pf__chunk_init(&pf);
+	err = init(&pf);
 
 	if (!err)
 		err = emit_clocks(&pf);
@@ -146,6 +149,8 @@ int out_perfetto(const struct session *ses, FILE *out)
 		err = pf__emit_memory(&pf);
 	if (!err)
 		err = pf__emit_off_cpu(&pf);
+	if (!err)
+		err = pf__chunk_flush(&pf);
 	if (!err && ses->opts->verbose)
 		fprintf(stderr, "xpu-report: perfetto: %llu packets, %llu bytes: %llu slices, %llu instants, %llu flows, %llu samples, %llu counter values; %llu kernels, %llu copies, %llu memsets\n",
 			(unsigned long long)pf.packets, (unsigned long long)pf.bytes,
@@ -156,6 +161,7 @@ int out_perfetto(const struct session *ses, FILE *out)
 	if (!err && !pf.n.slices && !pf.n.instants && !pf.n.samples && !pf.n.counters)
 		fprintf(stderr, "xpu-report: warning: no events to show%s\n",
 			ses->filter.has_range ? " in the time range" : "");
+	pf__chunk_free(&pf);
 	pb__free(&pf.pkt);
 	pb__free(&pf.interned);
 	pb__free(&pf.desc);

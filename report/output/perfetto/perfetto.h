@@ -41,6 +41,7 @@ enum {
 	PKT_TRACK_DESCRIPTOR = 60,
 	PKT_PERF_SAMPLE = 66,
 	PKT_MACHINE_ID = 98,			/* machine_id: 0 (left out) the first host */
+	PKT_COMPRESSED_PACKETS = 50,		/* compressed_packets: a zlib stream of Trace */
 
 	SEQ_INCREMENTAL_STATE_CLEARED = 1,
 	SEQ_NEEDS_INCREMENTAL_STATE = 2,
@@ -192,6 +193,12 @@ struct perfetto {
 	FILE *out;
 	uint64_t bytes, packets;
 	struct pf_counts n;
+	/*
+	 * compress.c: the packets of a chunk, written as one compressed_packets packet once it
+	 * holds PF_CHUNK_BYTES (NULL: each packet written as it is made)
+	 */
+	uint8_t *chunk;
+	size_t chunk_n;
 
 	struct pb pkt;			/* the packet being built */
 	struct pb interned;		/* its InternedData's fields */
@@ -249,6 +256,16 @@ void pf__packet_begin(struct perfetto *pf, uint64_t ts);
 int pf__packet_end(struct perfetto *pf, bool needs_state);
 /* Writes a complete message of pb as one packet of the trace (descriptors). */
 int pf__write_packet(struct perfetto *pf, const struct pb *p);
+/*
+ * compress.c: packets go out in zlib-compressed chunks where the report was built with zlib,
+ * unless XPU_REPORT_PERFETTO_COMPRESS=0. pf__write_bytes takes a whole Trace.packet field (its header, its bytes);
+ * pf__chunk_flush writes what the chunk holds (at the end, and when it is full).
+ */
+#define PF_CHUNK_BYTES (1u << 20)
+void pf__chunk_init(struct perfetto *pf);
+int pf__write_bytes(struct perfetto *pf, const uint8_t *hdr, size_t hn, const uint8_t *b, size_t n);
+int pf__chunk_flush(struct perfetto *pf);
+void pf__chunk_free(struct perfetto *pf);
 /* The packets after are machine m's: a change resets the interning (one sequence each). */
 void pf__use_machine(struct perfetto *pf, uint32_t m);
 /* The machine of a host (0 with one host), and of a track's packets. */
