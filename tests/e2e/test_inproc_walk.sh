@@ -29,6 +29,8 @@
 # before the command starts, the share mapped before its first launch: both bounded) end in
 # time; tests beside it on two cores made them time out, and launches took fallbacks
 set -u
+# a pause before the first launch (fake_cuda_app.c): the mappings published first
+export FAKE_CUDA_START_MS=${FAKE_CUDA_START_MS:-300}
 cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
 NAME=test_inproc_walk

@@ -695,6 +695,19 @@ int main(int argc, char **argv)
 		return fake_torch(getenv("FAKE_TORCH"), (int)n);
 	if (deep_setup() || hostile_setup())
 		return 1;
+	/*
+	 * FAKE_CUDA_START_MS: a pause before the first launch, for the tests whose counts need the
+	 * recorder to have published this process's mappings and their tables (it reads them from
+	 * the exec and dlopen events on its drain thread; on a loaded machine that lagged behind
+	 * the first launches of a program that launches at once, as no CUDA program does).
+	 */
+	if (getenv("FAKE_CUDA_START_MS")) {
+		long ms = atol(getenv("FAKE_CUDA_START_MS"));
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+		if (ms > 0 && ms < 10000)
+			nanosleep(&ts, NULL);
+	}
 	if (getenv("FAKE_CUDA_THREADS"))
 		nthreads = strtoul(getenv("FAKE_CUDA_THREADS"), NULL, 10);
 	if (nthreads && (!n || nthreads > 64 || hostile)) {
