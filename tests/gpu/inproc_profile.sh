@@ -18,8 +18,8 @@ export PYTHONPYCACHEPREFIX=/tmp/xpu-ladder-pyc
 LD_LIBRARY_PATH=$LIB:.device/bundle/perf/lib "$PERF" record -F 4999 -e cpu-clock -o "$O/perf.data" -- \
 	env LD_LIBRARY_PATH=$LIB $B/xpu-record -o "$O/t.xpu" -- env -u LD_LIBRARY_PATH \
 	python3 "$S" none "$STEPS" >"$O/rec.log" 2>&1
-LD_LIBRARY_PATH=.device/bundle/perf/lib "$PERF" report -i "$O/perf.data" --no-children --comm python3 \
+LD_LIBRARY_PATH=.device/bundle/perf/lib "$PERF" report -i "$O/perf.data" --no-children --comm python3,pt_main_thread \
 	--sort dso,sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -45
 echo "== by dso"
-LD_LIBRARY_PATH=.device/bundle/perf/lib "$PERF" report -i "$O/perf.data" --no-children --comm python3 \
+LD_LIBRARY_PATH=.device/bundle/perf/lib "$PERF" report -i "$O/perf.data" --no-children --comm python3,pt_main_thread \
 	--sort dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -15

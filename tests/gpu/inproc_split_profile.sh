@@ -30,9 +30,11 @@ run() {	# NAME ENV... -- XPU-RECORD-FLAGS...
 	LD_LIBRARY_PATH=$LIB:$PLIB "$PERF" record -q -F 2999 -e cpu-clock -o "$O/$name.data" -- \
 		env LD_LIBRARY_PATH=$LIB "${envs[@]}" $B/xpu-record "${flags[@]}" -o "$O/$name.xpu" -- \
 		env -u LD_LIBRARY_PATH python3 "$S" none "$STEPS" >"$O/$name.log" 2>&1
-	# the main thread: the python3 thread with the lowest id (its process's own id)
+	# the main thread: the python3 thread with the lowest id (its process's own id); PyTorch
+	# names its main thread pt_main_thread, so python3 alone picked an OpenBLAS thread (H100,
+	# 2026-12-07)
 	local tid
-	tid=$(LD_LIBRARY_PATH=$PLIB "$PERF" report -i "$O/$name.data" --comm python3 --sort pid \
+	tid=$(LD_LIBRARY_PATH=$PLIB "$PERF" report -i "$O/$name.data" --comm python3,pt_main_thread --sort pid \
 		--stdio 2>/dev/null | sed -n 's/^ *[0-9.]*% *\([0-9][0-9]*\):.*/\1/p' | sort -n | head -1)
 	echo "=== $name (${envs[*]} ${flags[*]}): $(grep elapsed_ns "$O/$name.log" | tail -1); main thread $tid"
 	LD_LIBRARY_PATH=$PLIB "$PERF" report -i "$O/$name.data" --no-children --tid "$tid" \
