@@ -236,18 +236,10 @@ static uint64_t record_time(const uint8_t *rec, size_t size)
 	return t;
 }
 
-struct mmap2_body {
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	uint32_t maj, min;
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;
-};
-
 static void take_mmap2(struct kernel_mmaps *km, const uint8_t *rec, size_t size)
 {
 	const size_t head = sizeof(struct perf_event_header), tail = 16;
-	struct mmap2_body b;
+	struct kernel_mmap2_body b;
 	struct km_map m;
 	const char *path;
 	size_t room;

@@ -27,6 +27,15 @@ struct proc_table;
 /* a process the table does not know this long after its last mapping is not ours */
 #define KERNEL_MMAPS_GRACE_NS (2ull * 1000000000ull)
 
+/* PERF_RECORD_MMAP2's fields after the header, before the path (perf_event_open(2)) */
+struct kernel_mmap2_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+};
+
 struct kernel_mmaps_stats {
 	uint64_t events;		/* executable mmap records read */
 	uint64_t lost;			/* records the kernel could not write (its ring was full) */

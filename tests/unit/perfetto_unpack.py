@@ -28,16 +28,17 @@ def varint(b, i):
 
 
 def packets(b):
-    """(start, end) of each Trace.packet's bytes."""
+    """(field start, bytes start, end) of each Trace.packet."""
     i = 0
     while i < len(b):
+        h = i
         tag, i = varint(b, i)
         if tag != (1 << 3 | 2):
             raise ValueError(f"top-level field {tag >> 3} wire type {tag & 7}, not a packet")
         n, i = varint(b, i)
         if i + n > len(b):
             raise ValueError("packet past the end")
-        yield i, i + n
+        yield h, i, i + n
         i += n
 
 
@@ -57,15 +58,15 @@ def main():
     out = open(sys.argv[2], "wb")
     plain = chunks = inner = 0
     try:
-        for s, e in packets(data):
+        for h, s, e in packets(data):
             z = only_compressed(data, s, e)
             if z is None:
                 plain += 1
-                out.write(data[s - len(head(e - s)):e])
+                out.write(data[h:e])
                 continue
             chunks += 1
             raw = zlib.decompress(z)
-            for a, b_ in packets(raw):
+            for _, a, b_ in packets(raw):
                 if only_compressed(raw, a, b_) is not None:
                     raise ValueError("compressed packets inside compressed packets")
                 inner += 1
@@ -75,16 +76,6 @@ def main():
         return 1
     print(f"{plain} packets, {chunks} compressed chunks holding {inner}")
     return 0
-
-
-def head(n):
-    """The tag and length bytes of a packet of n bytes."""
-    h = bytearray([1 << 3 | 2])
-    while n >= 0x80:
-        h.append(n & 0x7F | 0x80)
-        n >>= 7
-    h.append(n)
-    return bytes(h)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,6 @@
 #include "proc_table.h"
 #include "unit.h"
 
-/* as perf_event_open(2) lays out PERF_RECORD_MMAP2, before its path */
-struct mmap2_body {
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	uint32_t maj, min;
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;
-};
-
 static uint64_t now_ns = 1000;
 
 /* The sample_id of sample_id_all with TID | TIME: the record's last 16 bytes. */
@@ -41,7 +32,7 @@ static void map(struct kernel_mmaps *km, uint32_t pid, uint64_t addr)
 	static const char path[] = "/usr/lib/libtest.so";
 	uint8_t rec[256] = { 0 };
 	struct perf_event_header h = { .type = PERF_RECORD_MMAP2 };
-	struct mmap2_body b = {
+	struct kernel_mmap2_body b = {
 		.pid = pid, .tid = pid, .addr = addr, .len = 4096, .ino = 7,
 		.prot = PROT_READ | PROT_EXEC,
 	};

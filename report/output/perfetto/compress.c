@@ -45,8 +45,7 @@ static int write_raw(struct perfetto *pf, const uint8_t *b, size_t n)
 	return out__failed(pf->out) ? -EIO : 0;
 }
 
-/* a field's tag or a length as a varint into p; returns its length */
-static size_t varint(uint8_t *p, uint64_t v)
+size_t pf__varint(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
 
@@ -79,10 +78,10 @@ int pf__chunk_flush(struct perfetto *pf)
 	}
 	/* Trace.packet { compressed_packets: z }: its length is the inner tag's, zn's, zn */
 	hdr[h++] = TRACE_PACKET << 3 | 2;
-	h += varint(hdr + h, varint(zlen, PKT_COMPRESSED_PACKETS << 3 | 2) +
-				     varint(zlen, (uint64_t)zn) + zn);
-	h += varint(hdr + h, PKT_COMPRESSED_PACKETS << 3 | 2);
-	h += varint(hdr + h, (uint64_t)zn);
+	h += pf__varint(hdr + h, pf__varint(zlen, PKT_COMPRESSED_PACKETS << 3 | 2) +
+				     pf__varint(zlen, (uint64_t)zn) + zn);
+	h += pf__varint(hdr + h, PKT_COMPRESSED_PACKETS << 3 | 2);
+	h += pf__varint(hdr + h, (uint64_t)zn);
 	pf->chunk_n = 0;
 	err = write_raw(pf, hdr, h);
 	if (!err)

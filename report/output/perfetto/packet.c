@@ -25,16 +25,11 @@ static int put_packet(struct perfetto *pf, const struct pb *p)
 {
 	uint8_t hdr[12];
 	size_t n = 0;
-	uint64_t len = p->n;
 
 	if (p->oom)
 		return -ENOMEM;
 	hdr[n++] = TRACE_PACKET << 3 | 2;
-	while (len >= 0x80) {
-		hdr[n++] = (uint8_t)(len | 0x80);
-		len >>= 7;
-	}
-	hdr[n++] = (uint8_t)len;
+	n += pf__varint(hdr + n, p->n);
 	pf->packets++;
 	return pf__write_bytes(pf, hdr, n, p->b, p->n);
 }

@@ -266,6 +266,8 @@ void pf__chunk_init(struct perfetto *pf);
 int pf__write_bytes(struct perfetto *pf, const uint8_t *hdr, size_t hn, const uint8_t *b, size_t n);
 int pf__chunk_flush(struct perfetto *pf);
 void pf__chunk_free(struct perfetto *pf);
+/* v as a varint into p (at most 10 bytes); returns its length */
+size_t pf__varint(uint8_t *p, uint64_t v);
 /* The packets after are machine m's: a change resets the interning (one sequence each). */
 void pf__use_machine(struct perfetto *pf, uint32_t m);
 /* The machine of a host (0 with one host), and of a track's packets. */
