@@ -144,8 +144,16 @@ enum xpu_inproc_counter {
 	XPU_INPROC_FB_RING_FULL,	/*   the thread's queue to the flusher was full */
 	XPU_INPROC_FB_INCOMPLETE,	/*   the walk did not reach the outermost frame */
 	XPU_INPROC_EVENT_BYTES,		/* bytes of events sent */
+	/*
+	 * One launch in XPU_INPROC_TIME_EVERY taken in process is timed, walk and queueing (two
+	 * vDSO clock reads): what the launching thread pays for its stack, shown by the report.
+	 */
+	XPU_INPROC_TIMED,		/* launches timed */
+	XPU_INPROC_TIMED_NS,		/* their time in the walk and the queue, ns */
 	XPU_INPROC_NR,
 };
+
+#define XPU_INPROC_TIME_EVERY 16
 
 struct xpu_cupti_walk_stats {
 	uint64_t cnt[XPU_CNT_NR];

@@ -24,7 +24,7 @@ struct event_ring {
 	_Alignas(64) uint8_t *buf;
 	uint64_t bytes;			/* a power of two */
 	uint32_t state;			/* pool: enum in event_ring.c */
-	uint32_t reserved;
+	uint32_t launches;		/* producer: launches it queued (one in 16 is timed) */
 	uint64_t bad;			/* entries the consumer found corrupt (0 unless a bug) */
 	void *scratch;			/* pool rings: EVENT_RING_SCRATCH_BYTES for the producer */
 };

@@ -34,6 +34,7 @@ int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp,
 	uint32_t pyb = 0, evb = 0, len[2];
 	const void *part[2];
 	unsigned int n = 0;
+	uint64_t t0 = 0;
 
 	if (!r) {
 		/* no ring, no scratch: no walk either (so none whose counts this takes back) */
@@ -44,6 +45,9 @@ int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp,
 	 * The thread's scratch: 4 KiB would neither fit the static TLS left to us nor help the
 	 * stack the walk is about to read.
 	 */
+	/* one launch in XPU_INPROC_TIME_EVERY pays two clock reads to say what the walk costs */
+	if (++r->launches % XPU_INPROC_TIME_EVERY == 0)
+		t0 = xc_mono_ns();
 	py = r->scratch;
 	ev = (void *)((uint8_t *)r->scratch + ((sizeof(*py) + 63) & ~(size_t)63));
 	if (inproc_walk__launch(corr, cbid, domain, sp, bp, py, &pyb, ev, &evb))
@@ -67,6 +71,10 @@ int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp,
 	if (event_ring__push(r, n, part, len)) {
 		inproc_walk__count(XPU_INPROC_FB_RING_FULL, 1);
 		return 0;
+	}
+	if (t0) {
+		inproc_walk__count(XPU_INPROC_TIMED, 1);
+		inproc_walk__count(XPU_INPROC_TIMED_NS, xc_mono_ns() - t0);
 	}
 	return 1;
 }

@@ -296,6 +296,8 @@ static void put_inproc(struct stat_sink *sink, const struct cupti_rx_stats *st,
 	for (i = 0; i < sizeof(walk) / sizeof(walk[0]); i++)
 		stat_sink__put(sink, walk[i].id, st->walk.inproc[walk[i].what]);
 	stat_sink__put(sink, XPU_STAT_INPROC_LAUNCHES, drained ? drained->inproc_launches : 0);
+	stat_sink__put(sink, XPU_STAT_INPROC_TIMED, st->walk.inproc[XPU_INPROC_TIMED]);
+	stat_sink__put(sink, XPU_STAT_INPROC_TIMED_NS, st->walk.inproc[XPU_INPROC_TIMED_NS]);
 	stat_sink__put(sink, XPU_STAT_INPROC_EVENTS_DROPPED, st->inproc_dropped);
 	stat_sink__put(sink, XPU_STAT_INPROC_LAUNCHES_LOST, st->inproc_refused);
 }

@@ -6,17 +6,6 @@
 #include "model/off_cpu_stats.h"
 #include "model/profile.h"
 
-static uint64_t stat_value(const struct trace *t, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < t->nstats; i++) {
-		if (t->stats[i].id == id)
-			return t->stats[i].value;
-	}
-	return 0;
-}
-
 void off_cpu_stats__sum(const struct session *s, struct off_cpu_stats *st)
 {
 	const struct trace *t = s->t;
@@ -35,9 +24,9 @@ void off_cpu_stats__sum(const struct session *s, struct off_cpu_stats *st)
 		st->state_blocks[k]++;
 		st->state_ns[k] += o->dur_ns;
 	}
-	st->min_ns = stat_value(t, XPU_STAT_OFF_CPU_MIN_NS);
-	st->short_blocks = stat_value(t, XPU_STAT_OFF_CPU_SHORT);
-	st->open = stat_value(t, XPU_STAT_OFF_CPU_OPEN);
+	st->min_ns = trace__stat(t, XPU_STAT_OFF_CPU_MIN_NS);
+	st->short_blocks = trace__stat(t, XPU_STAT_OFF_CPU_SHORT);
+	st->open = trace__stat(t, XPU_STAT_OFF_CPU_OPEN);
 }
 
 void off_cpu_stats__header(const struct session *s, FILE *out)

@@ -676,6 +676,16 @@ int trace__load(struct trace *t, const char *path, char *err, size_t errlen)
 	return load_one(t, path, NULL, 0, err, errlen);
 }
 
+uint64_t trace__stat(const struct trace *t, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < t->nstats; i++)
+		if (t->stats[i].id == id)
+			return t->stats[i].value;
+	return 0;
+}
+
 uint64_t trace__start(const struct trace *t)
 {
 	uint64_t lo = UINT64_MAX;

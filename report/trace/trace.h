@@ -253,6 +253,8 @@ void trace__free(struct trace *t);
  * --time-range counts from.
  */
 uint64_t trace__start(const struct trace *t);
+/* The last STATS record's value of counter id (common/xpu_stats.def); 0 when not written. */
+uint64_t trace__stat(const struct trace *t, uint32_t id);
 /* NULL for 0 or an unknown id (load counted every unknown one). */
 const char *trace__string(const struct trace *t, uint32_t id);
 const struct tr_stack *trace__stack(const struct trace *t, uint32_t id);

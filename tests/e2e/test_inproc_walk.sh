@@ -163,6 +163,14 @@ for shape in flat deep; do
 	done
 	b=$(count "$tmp/$shape-inproc.xpu" inproc_event_bytes)
 	[ "${b:-0}" -gt 0 ] || bad "$shape: default run: no inproc_event_bytes"
+	# one launch in 16 of each thread timed (a thread's count starts at its first launch),
+	# each taking some time; the text report says what they cost
+	w=$(count "$t" inproc_walks); tm=$(count "$t" inproc_timed); tns=$(count "$t" inproc_timed_ns)
+	[ "${tm:-0}" -le $((w / 16)) ] && [ "${tm:-0}" -ge $((w / 16 - THREADS - 1)) ] ||
+		bad "$shape: default run: inproc_timed $tm for $w walks (want one in 16 a thread)"
+	[ "${tns:-0}" -ge "${tm:-1}" ] || bad "$shape: default run: inproc_timed_ns '$tns' for $tm timed"
+	"$B/xpu-report" "$t" 2>/dev/null | grep -qE "^# launches: +$w stacks walked in the launching thread, ${changed:-0} by BPF; the walk cost [0-9.]+ us a launch \($tm timed\)" ||
+		bad "$shape: the text report has no launches line with the walk's cost"
 	# --launch-walk=bpf: nothing in process (the stats may be left out when 0)
 	for key in inproc_walks inproc_launches inproc_event_bytes; do
 		got=$(count "$tmp/$shape-bpf.xpu" $key)

@@ -151,6 +151,27 @@ static void stack_mode_note(FILE *out, const struct session *s)
 		fprintf(out, " (cfi)\n");
 }
 
+/*
+ * Where the launch stacks were taken: in the launching thread (and what that cost it, timed
+ * one launch in XPU_INPROC_TIME_EVERY by the library) or by BPF at the probed marker.
+ */
+static void launch_walk_line(FILE *out, const struct trace *t)
+{
+	uint64_t walks = trace__stat(t, XPU_STAT_INPROC_WALKS);
+	uint64_t fb = trace__stat(t, XPU_STAT_INPROC_FALLBACKS);
+	uint64_t timed = trace__stat(t, XPU_STAT_INPROC_TIMED);
+	uint64_t ns = trace__stat(t, XPU_STAT_INPROC_TIMED_NS);
+
+	if (!walks && !fb)
+		return;
+	fprintf(out, "# launches:  %" PRIu64 " stacks walked in the launching thread, %" PRIu64
+		" by BPF", walks, fb);
+	if (timed)
+		fprintf(out, "; the walk cost %.2f us a launch (%" PRIu64 " timed)",
+			(double)ns / (double)timed / 1e3, timed);
+	fputc('\n', out);
+}
+
 static void print_header(const struct profile *p, FILE *out)
 {
 	const struct trace *t = p->s->t;
@@ -223,6 +244,7 @@ static void print_header(const struct profile *p, FILE *out)
 				fprintf(out, "#            %s\n", hint);
 		}
 	}
+	launch_walk_line(out, t);
 	print_sources(out, p->s);
 	if (t->npy_runtimes) {
 		session__print_py_runtimes(p->s, out, "# python:    ");
