@@ -16,7 +16,8 @@ Rungs come from --rungs (a file, one per line, # comments) or --ladder (a named 
 the default piece by piece, the default).
 
 Writes OUT/ladder_runs.csv (repetition, position, rung, ns: bench/gpu_pairs.py reads it, e.g.
---ref minimal), OUT/ladder_counts.txt (xpu-report --format=info's record counts of each xpu rung's
+--ref minimal), OUT/ladder_steps.csv and ladder_steps.md (the same for each run's median step,
+where the script prints step_median_ns: torch_bench, torch_small_bench), OUT/ladder_counts.txt (xpu-report --format=info's record counts of each xpu rung's
 first trace: what each configuration keeps) and OUT/ladder.md: per rung the slowdown against the
 unprofiled run (median [min..max]), the step from the rung above (median of the paired
 differences, in points), and the pairs it was faster than the minimal client and than Kineto.
@@ -103,6 +104,12 @@ def parse_rungs(text, min_lib):
     return rungs
 
 
+def step_median(r):
+    """The loop's median step time, where the script prints one (step_median_ns), else None."""
+    m = re.search(r"step_median_ns (\d+)", r.stdout)
+    return int(m.group(1)) if m else None
+
+
 def elapsed(r, what):
     m = re.search(r"elapsed_ns (\d+)", r.stdout)
     if r.returncode != 0 or not m:
@@ -114,7 +121,9 @@ def elapsed(r, what):
 COUNTED = ("gpu_kernel", "gpu_memcpy", "gpu_memset", "gpu_sync", "gpu_api", "gpu_launch", "nvtx",
            "gpu_memory", "gpu_overhead", "gpu_device", "cpu_sample", "ringbuf_lost",
            # issue 38: launches walked in process, and those that fell back to BPF
-           "inproc_walks", "inproc_fallbacks")
+           "inproc_walks", "inproc_fallbacks",
+           # the walk's own time, one launch in 16 timed by the library
+           "inproc_timed", "inproc_timed_ns")
 
 
 def info_counts(xrep, path, env):
@@ -139,7 +148,7 @@ def info_counts(xrep, path, env):
     return out
 
 
-def summary(rungs, reps, machine, script, steps):
+def summary(rungs, reps, machine, script, steps, metric="the loop's own time"):
     names = [n for n, *_ in rungs]
     done = sorted(r for r in reps if all(n in reps[r] for n in names))
     ratio = {n: [reps[r][n] / reps[r]["base"] for r in done] for n in names if n != "base"}
@@ -147,7 +156,7 @@ def summary(rungs, reps, machine, script, steps):
         else f"`{script}` (empty kernels, one thread)"
     lines = [f"`bench/gpu/ladder.py`, {what}, "
              f"{len(done)} repetitions, every rung once per repetition in a shuffled order. "
-             f"Machine: {machine}. Slowdown = the loop's own time / unprofiled in the same "
+             f"Machine: {machine}. Slowdown = " + metric + " / unprofiled in the same "
              "repetition, median [min..max]; step = median of the paired differences from the "
              "rung above, in points; faster than minimal / Kineto = in how many repetitions the "
              "rung's loop beat that one's.", "",
@@ -229,6 +238,11 @@ def main():
     trace = os.path.join("/tmp", "ladder.xpu")
     csv_path = os.path.join(args.out, "ladder_runs.csv")
     open(csv_path, "w").close()
+    # the median step of each run, where the script prints it: steady state, without the
+    # loop's start-up and its rare long steps (both rows of a pair measured the same way)
+    steps_path = os.path.join(args.out, "ladder_steps.csv")
+    open(steps_path, "w").close()
+    step_reps = {}
     def run_rung(kind, env, flags):
         """One run of the loop as the rung says; a hung run ends after 300 s."""
         if kind in ("base", "kineto", "plain"):
@@ -252,6 +266,7 @@ def main():
         order = list(range(len(rungs)))
         random.Random(args.seed * 1000 + rep).shuffle(order)
         times = {}
+        step_times = {}
         walls = []
         for pos, i in enumerate(order):
             name, kind, env, flags = rungs[i]
@@ -263,6 +278,8 @@ def main():
                 continue
             try:
                 times[name] = elapsed(r, name)
+                if step_median(r) is not None:
+                    step_times[name] = step_median(r)
             except RuntimeError as e:
                 print(f"ladder: rep {rep}: {e}", file=sys.stderr)
                 continue
@@ -278,19 +295,35 @@ def main():
                 name = rungs[i][0]
                 if name in times:
                     f.write(f"{rep},{pos},{name},{times[name]}\n")
+        with open(steps_path, "a") as f:
+            for pos, i in enumerate(order):
+                name = rungs[i][0]
+                if name in step_times:
+                    f.write(f"{rep},{pos},{name},{step_times[name]}\n")
         if "base" in times:
             reps[rep] = times
+        if "base" in step_times:
+            step_reps[rep] = step_times
         rep_s = time.monotonic() - t_rep
         print(f"rep {rep + 1}/{args.reps} done in {rep_s:.0f}s: {', '.join(walls)}",
               file=sys.stderr, flush=True)
         text, _ = summary(rungs, reps, benchlib.machine_line(), args.script, args.steps)
         with open(os.path.join(args.out, "ladder.md"), "w") as f:
             f.write(text)
+        if step_reps:
+            stext, _ = summary(rungs, step_reps, benchlib.machine_line(), args.script,
+                               args.steps, "the median step")
+            with open(os.path.join(args.out, "ladder_steps.md"), "w") as f:
+                f.write(stext)
         with open(os.path.join(args.out, "ladder_counts.txt"), "w") as f:
             for name, c in counts.items():
                 f.write(f"{name}: " + " ".join(f"{k}={v}" for k, v in c.items()) + "\n")
     text, _ = summary(rungs, reps, benchlib.machine_line(), args.script, args.steps)
     print(text)
+    if step_reps:
+        stext, _ = summary(rungs, step_reps, benchlib.machine_line(), args.script, args.steps,
+                           "the median step")
+        print("By the median step of each run:\n" + stext)
     for name, c in counts.items():
         print(f"{name}: " + " ".join(f"{k}={v}" for k, v in c.items()))
 

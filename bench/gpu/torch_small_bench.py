@@ -48,14 +48,20 @@ def main():
         from torch.profiler import ProfilerActivity, profile
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         prof.__enter__()
+    ends = []
     t0 = time.perf_counter_ns()
     for _ in range(steps):
         step(ps, gs, ms)
+        ends.append(time.perf_counter_ns())
     torch.cuda.synchronize()
     t1 = time.perf_counter_ns()
     if prof is not None:
         prof.__exit__(None, None, None)
     print(f"elapsed_ns {t1 - t0}")
+    # each step's wall time (the launches' CPU side while the GPU keeps up): the median is the
+    # steady state, without start-up and rare long steps
+    d = sorted(b - a for a, b in zip([t0] + ends[:-1], ends))
+    print(f"step_median_ns {d[len(d) // 2]}")
     return 0
 
 

@@ -9,6 +9,7 @@
 #   splitlad   the split ladder (bench/gpu/ladder_inproc_split.rungs), 4 reps, torch_bench
 #   final-S    the final ladder (RUNGS, default bench/gpu/ladder_inproc_final.rungs), 8 reps, on loop S:
 #              torch (torch_bench), attn (torch_attn_bench), small (torch_small_bench)
+#   launch     LAUNCHES=100000 ladder (bench/gpu/ladder_launch_2026-12-07.rungs), 5 reps: us a launch
 #   same       tests/gpu/same_launch_stacks.sh default against --launch-walk=bpf
 #   check      tests/gpu/session_inproc.sh check (launches walked, completeness, memory)
 #   graphs     tests/gpu/cuda_graphs.sh (issue 39)
@@ -38,6 +39,8 @@ for spec in "$@"; do
 		case $n in torch) sc=torch_bench ;; attn) sc=torch_attn_bench ;; small) sc=torch_small_bench ;; esac
 		cmd=(tests/gpu/ladder.sh "$d" "${RUNGS:-bench/gpu/ladder_inproc_final.rungs}" 8 300
 			"bench/gpu/$sc.py" $((lim - 20))) ;;
+	launch) cmd=(env -u ONLY LAUNCHES=100000 tests/gpu/ladder.sh "$d" bench/gpu/ladder_launch_2026-12-07.rungs 5 300
+		bench/gpu/torch_bench.py $((lim - 20))) ;;
 	same) cmd=(tests/gpu/same_launch_stacks.sh "$d" flags:--launch-walk=bpf 100) ;;
 	check) cmd=(tests/gpu/session_inproc.sh check "$d") ;;
 	graphs) cmd=(tests/gpu/cuda_graphs.sh "$d") ;;
