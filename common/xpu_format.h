@@ -15,7 +15,7 @@
 
 #define XPU_FILE_MAGIC "XPUTRACE"
 #define XPU_FORMAT_MAJOR 1
-#define XPU_FORMAT_MINOR 12
+#define XPU_FORMAT_MINOR 13
 
 #define XPU_FRAME_MAGIC "XFRM"
 #define XPU_TRAILER_MAGIC "XPUEND\0\0"
@@ -266,6 +266,11 @@ _Static_assert(sizeof(struct xpu_rec_task) == 32, "task size");
 enum xpu_event_flags {
 	/* since 1.5, -g cfi: the user stack reached a frame whose CFI says it has no caller */
 	XPU_EVENT_USER_OUTERMOST = 1u << 0,
+	/*
+	 * since 1.13, GPU_LAUNCH only: the stack was walked by the launching thread itself, in
+	 * libxpu-cupti.so (the in-process walk), not by the BPF probe
+	 */
+	XPU_EVENT_IN_PROCESS = 1u << 1,
 };
 
 struct xpu_rec_cpu_sample {

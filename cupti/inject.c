@@ -217,6 +217,7 @@ static void inproc_setup(void)
 		transport__inproc_allow(false);
 		return;
 	}
+	xc_inproc_check = env && !strcmp(env, "check");
 	if (!done) {
 		done = 1;
 		err = inproc_walk__init();

@@ -76,8 +76,11 @@ int xc_launch_inproc(uint32_t corr, uint32_t cbid, uint32_t domain, uint64_t sp,
 		inproc_walk__count(XPU_INPROC_TIMED, 1);
 		inproc_walk__count(XPU_INPROC_TIMED_NS, xc_mono_ns() - t0);
 	}
-	return 1;
+	/* --launch-walk=check: BPF walks this launch too, from the very same stack */
+	return !xc_inproc_check;
 }
+
+bool xc_inproc_check;
 
 /*
  * void xpu_cupti_launch(uint32_t corr_id, uint32_t cbid, uint32_t domain). The arguments wait

@@ -123,6 +123,12 @@ void transport__abandon(void);
  */
 enum xc_inproc_state { XC_INPROC_OFF = 0, XC_INPROC_WAIT = 1, XC_INPROC_ON = 2 };
 extern int xc_inproc;
+/*
+ * XPU_CUPTI_INPROC=check (xpu-record --launch-walk=check, diagnosis): a launch walked in
+ * process takes the marker as well, so that BPF walks the same launch and the trace can
+ * compare the two stacks.
+ */
+extern bool xc_inproc_check;
 /* At injection: whether a SHARE from the recorder is to be mapped at all. */
 void transport__inproc_allow(bool allow);
 /*

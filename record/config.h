@@ -67,6 +67,11 @@ struct record_config {
 	 * tables shared with it, BPF taking only what it cannot finish; false: BPF takes all.
 	 */
 	bool launch_walk_inproc;
+	/*
+	 * --launch-walk=check (diagnosis): each launch walked in process is walked by BPF too, so
+	 * the trace holds both stacks of the same launch (GPU_LAUNCH flags bit 1 tells them apart)
+	 */
+	bool launch_walk_check;
 	bool no_pack;		/* --no-pack: no symbol pack at the end (symbol_pack.h) */
 	bool pack_debuginfod;	/* --pack-debuginfod: the pack may ask DEBUGINFOD_URLS' servers */
 	bool no_python;			/* --no-python: no Python frames */

@@ -132,6 +132,10 @@ static int build_env(struct rx_part *p)
 	if (k + 1 < CHILD_ENV_MAX && !(env[k] = strdup(p->c->ws ? "XPU_CUPTI_SHARE_WAIT_MS=5000" :
 							    "XPU_CUPTI_SHARE_WAIT_MS=0")))
 		return -1;
+	/* --launch-walk=check: the library walks in process and calls the marker as well */
+	if (cfg->launch_walk_check && ++k + 1 < CHILD_ENV_MAX &&
+	    !(env[k] = strdup("XPU_CUPTI_INPROC=check")))
+		return -1;
 	return 0;
 }
 

@@ -99,7 +99,9 @@ static const struct cli_opt options[] = {
 		     "default): the launching thread, inside the injected library,\n"
 		     "over the recorder's tables shared read-only with it (BPF takes\n"
 		     "the launches it cannot finish); bpf: the BPF probe, on every\n"
-		     "launch (costlier: BENCHMARKS.md). cfi,check is always bpf" },
+		     "launch (costlier: BENCHMARKS.md); check: both, on every launch\n"
+		     "walked in process (diagnosis: the trace holds both stacks of\n"
+		     "each launch, to compare). cfi,check is always bpf" },
 	{ .val = OPT_CACHE_DIR, .name = "cache-dir", .arg = "DIR",
 	  .help[0] = "where built unwind tables are kept, so that the next recording\n"
 		     "of the same files starts at once (default $XPU_CACHE_DIR/cfi,\n"
@@ -437,10 +439,12 @@ int main(int argc, char **argv)
 			cfg.no_launch_stacks = true;
 			break;
 		case OPT_LAUNCH_WALK:
-			if (strcmp(optarg, "inproc") && strcmp(optarg, "bpf"))
-				return bad_arg("invalid --launch-walk '%s': expected inproc or bpf",
-					       optarg);
+			if (strcmp(optarg, "inproc") && strcmp(optarg, "bpf") &&
+			    strcmp(optarg, "check"))
+				return bad_arg("invalid --launch-walk '%s': expected inproc, bpf or "
+					       "check", optarg);
 			launch_walk_bpf = !strcmp(optarg, "bpf");
+			cfg.launch_walk_check = !strcmp(optarg, "check");
 			break;
 		case OPT_NO_PYTHON:
 			cfg.no_python = true;
@@ -511,6 +515,9 @@ int main(int argc, char **argv)
 	cfg.launch_walk_inproc = !launch_walk_bpf && cfg.cfi &&
 				 !(cfg.dwarf_bytes && !cfg.copy_short_walks) && !cfg.no_gpu &&
 				 !cfg.no_launch_stacks;
+	if (cfg.launch_walk_check && !cfg.launch_walk_inproc)
+		return bad_arg("--launch-walk=check compares the in-process walk with BPF's: it "
+			       "needs -g cfi (or cfi,nocopy) and launch stacks");
 	if (!cfg.ringbuf_mb)
 		cfg.ringbuf_mb = default_ringbuf_mb(&cfg);
 	if (!strcmp(cfg.output, "-") && isatty(STDOUT_FILENO))

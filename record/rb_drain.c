@@ -106,6 +106,7 @@ struct rb_drain {
 	struct rb_held *held;		/* RB_HOLD_MAX, nheld in arrival order */
 	size_t nheld;
 	struct rb_seen *seen;		/* RB_SEEN_SLOTS, by tid */
+	bool injecting;			/* dispatching a library's in-process events */
 };
 
 static void check_liveness(struct rb_drain *d)
@@ -250,7 +251,8 @@ static void on_gpu_launch(struct rb_drain *d, const void *data, size_t size)
 		.corr_id = ev->corr_id,
 		.cbid = ev->cbid,
 		.domain = ev->domain,
-		.flags = ev->uflags & XPU_EV_U_OUTERMOST ? XPU_EVENT_USER_OUTERMOST : 0,
+		.flags = (ev->uflags & XPU_EV_U_OUTERMOST ? XPU_EVENT_USER_OUTERMOST : 0) |
+			 (d->injecting ? XPU_EVENT_IN_PROCESS : 0),
 	};
 	struct wt_rec r = {
 		.type = XPU_REC_GPU_LAUNCH,
@@ -508,7 +510,9 @@ static void take_injected(struct rb_drain *d)
 			d->st.inproc_events++;
 			if (h->type == XPU_EV_GPU_LAUNCH)
 				d->st.inproc_launches++;
+			d->injecting = true;
 			dispatch(d, d->ev, size);
+			d->injecting = false;
 			if (d->nheld && h->type == XPU_EV_GPU_LAUNCH)
 				release_held(d, false, h->tid, h->ts_ns);
 		}

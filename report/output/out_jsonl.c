@@ -335,6 +335,8 @@ static int put_event(struct jl *l, const struct ev *e)
 		head(l, "launch", la->ts_ns, la->pid, la->tid);
 		fprintf(l->out, ",\"correlation_id\":%u,\"cbid\":%u", la->corr_id, la->cbid);
 		key_str(l, "domain", domain_name(la->domain));
+		if (la->flags & XPU_EVENT_IN_PROCESS)
+			fputs(",\"in_process\":true", l->out);
 		err = backward_keys(l, e->idx);
 		if (!err)
 			err = site_keys(l, e->idx);

@@ -171,6 +171,18 @@ for shape in flat deep; do
 	[ "${tns:-0}" -ge "${tm:-1}" ] || bad "$shape: default run: inproc_timed_ns '$tns' for $tm timed"
 	"$B/xpu-report" "$t" 2>/dev/null | grep -qE "^# launches: +$w stacks walked in the launching thread, ${changed:-0} by BPF; the walk cost [0-9.]+ us a launch \($tm timed\)" ||
 		bad "$shape: the text report has no launches line with the walk's cost"
+	# --launch-walk=check: each launch walked both ways in one run, from the same stack: the
+	# two stacks of every launch must be equal, frame for frame
+	env FAKE_CUDA_THREADS=$THREADS $([ $shape = deep ] && echo FAKE_CUDA_DEPTH=25 FAKE_CUDA_DEEPLIB="$tmp/libdeep.so") \
+		"$B/xpu-record" -F 99 --launch-walk=check -o "$tmp/$shape-check.xpu" -- "$tmp/fake_cuda_app" \
+		"$LIB" "$tmp/libmockcupti.so" $PER >"$tmp/$shape-check.out" 2>"$tmp/$shape-check.err" ||
+		bad "$shape: --launch-walk=check: xpu-record exited $?: $(head -3 "$tmp/$shape-check.err")"
+	w=$(count "$tmp/$shape-check.xpu" inproc_walks)
+	python3 tests/e2e/inproc/launch_walk_check.py --report "$B/xpu-report" --min-pairs "${w:-1}" \
+		"$tmp/$shape-check.xpu" >"$tmp/$shape-check.txt" 2>&1 ||
+		bad "$shape: --launch-walk=check: the two walks differ: $(cat "$tmp/$shape-check.txt")"
+	[ "${w:-0}" -ge $((total - 2)) ] ||
+		bad "$shape: --launch-walk=check: only ${w:-0} of $total launches walked in process"
 	# --launch-walk=bpf: nothing in process (the stats may be left out when 0)
 	for key in inproc_walks inproc_launches inproc_event_bytes; do
 		got=$(count "$tmp/$shape-bpf.xpu" $key)

@@ -10,6 +10,7 @@
 #   final-S    the final ladder (RUNGS, default bench/gpu/ladder_inproc_final.rungs), 8 reps, on loop S:
 #              torch (torch_bench), attn (torch_attn_bench), small (torch_small_bench)
 #   launch     LAUNCHES=100000 ladder (bench/gpu/ladder_launch_2026-12-07.rungs), 5 reps: us a launch
+#   walkcheck  tests/gpu/launch_walk_check.sh: each launch walked both ways in one run, 3 loops
 #   same       tests/gpu/same_launch_stacks.sh default against --launch-walk=bpf
 #   check      tests/gpu/session_inproc.sh check (launches walked, completeness, memory)
 #   graphs     tests/gpu/cuda_graphs.sh (issue 39)
@@ -41,6 +42,7 @@ for spec in "$@"; do
 			"bench/gpu/$sc.py" $((lim - 20))) ;;
 	launch) cmd=(env -u ONLY LAUNCHES=100000 tests/gpu/ladder.sh "$d" bench/gpu/ladder_launch_2026-12-07.rungs 5 300
 		bench/gpu/torch_bench.py $((lim - 20))) ;;
+	walkcheck) cmd=(tests/gpu/launch_walk_check.sh "$d" 100) ;;
 	same) cmd=(tests/gpu/same_launch_stacks.sh "$d" flags:--launch-walk=bpf 100) ;;
 	check) cmd=(tests/gpu/session_inproc.sh check "$d") ;;
 	graphs) cmd=(tests/gpu/cuda_graphs.sh "$d") ;;
