@@ -616,8 +616,16 @@ int callbacks__subscribe(void)
 	memset(drv_info, 0, sizeof(drv_info));
 	/* a node's capture stack is its call's launch stack: nothing to join without markers */
 	graph_nodes = markers && graph_nodes__enable(sub);
-	nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID, runtime_wanted,
-			    rt_info, markers);
+	/*
+	 * XPU_CUPTI_RUNTIME_CALLBACKS=0 (diagnosis only, issue 38): no runtime-API callbacks, so
+	 * a runtime launch costs CUPTI the two driver callbacks nested in it; its stack is then
+	 * the driver call's, under a correlation id its kernel does not carry (not joined).
+	 */
+	if (getenv("XPU_CUPTI_RUNTIME_CALLBACKS") && !strcmp(getenv("XPU_CUPTI_RUNTIME_CALLBACKS"), "0"))
+		nrt = 0;
+	else
+		nrt = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, RUNTIME_MAX_CBID,
+				    runtime_wanted, rt_info, markers);
 	/*
 	 * XPU_CUPTI_DRIVER_CALLBACKS=0 (diagnosis only, issue 38): no driver-API callbacks, so a
 	 * runtime launch costs two callbacks, not four; launches made through the driver API

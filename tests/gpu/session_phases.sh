@@ -9,7 +9,7 @@
 #   splitlad   the split ladder (bench/gpu/ladder_inproc_split.rungs), 4 reps, torch_bench
 #   final-S    the final ladder (RUNGS, default bench/gpu/ladder_inproc_final.rungs), 8 reps, on loop S:
 #              torch (torch_bench), attn (torch_attn_bench), small (torch_small_bench)
-#   launch     LAUNCHES=100000 ladder (bench/gpu/ladder_launch_2026-12-07.rungs), 5 reps: us a launch
+#   launch     LAUNCHES=100000 ladder (bench/gpu/ladder_launch_2026-12-07.rungs), 5 reps: us a launch, CUPTI callbacks split
 #   walkcheck  tests/gpu/launch_walk_check.sh: each launch walked both ways in one run, 3 loops
 #   same       tests/gpu/same_launch_stacks.sh default against --launch-walk=bpf
 #   check      tests/gpu/session_inproc.sh check (launches walked, completeness, memory)
