@@ -226,6 +226,16 @@ PY
 		got=$(count "$tmp/$v-bpf.xpu" $key)
 		[ "${got:-0}" = 0 ] || bad "$v: --launch-walk=bpf: $key is $got, want 0"
 	done
+	# --launch-walk=check: each launch walked both ways in one run, Python frames included:
+	# the two stacks of every launch walked in process must be equal, frame for frame
+	"$B/xpu-record" -F 99 --launch-walk=check -o "$tmp/$v-check.xpu" -- "$launcher" \
+		"$tmp/launches.py" "$tmp/libfake_cuda_py.so" $N >"$tmp/$v-check.out" 2>&1 ||
+		bad "$v: --launch-walk=check: xpu-record exited $?: $(tail -3 "$tmp/$v-check.out")"
+	w=$(count "$tmp/$v-check.xpu" inproc_walks)
+	[ "${w:-0}" -ge $((total - 1)) ] || bad "$v: --launch-walk=check: ${w:-0} of $total walked in process"
+	python3 tests/e2e/inproc/launch_walk_check.py --report "$B/xpu-report" --min-pairs "${w:-1}" \
+		"$tmp/$v-check.xpu" >"$tmp/$v-check.txt" 2>&1 ||
+		bad "$v: --launch-walk=check: the two walks of a launch differ: $(cat "$tmp/$v-check.txt")"
 	# the interpreter itself, everything dlopen()ed late: counts only, whatever the timing
 	record "$v-plain" "$py" || continue
 	read -r walks fbs reasons launches < <(info "$tmp/$v-plain.xpu" | awk '
