@@ -33,6 +33,7 @@ if [ -x "$CUDA_HOME/bin/nvcc" ]; then
 		-o "$DEST/build/tests/gpu/graph_nodes" tests/gpu/graphs/graph_nodes.cu ||
 		echo "bundle: tests/gpu/graphs/graph_nodes.cu did not build" >&2
 fi
+gcc -O2 -Wall -Wextra -o "$DEST/build/tests/gpu/clock_cost" tests/gpu/clock_cost.c
 mkdir -p "$DEST/build/bench"
 cp -a "$B/bench/cfi_tables" "$DEST/build/bench/"
 [ -x "$B/bench/launch_bench" ] && cp -a "$B/bench/launch_bench" "$DEST/build/bench/"

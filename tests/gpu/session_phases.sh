@@ -11,6 +11,8 @@
 #              torch (torch_bench), attn (torch_attn_bench), small (torch_small_bench)
 #   launch     LAUNCHES=100000 ladder (bench/gpu/ladder_launch_2026-12-07.rungs), 5 reps: us a launch, CUPTI callbacks split
 #   walkcheck  tests/gpu/launch_walk_check.sh: each launch walked both ways in one run, 3 loops
+#   wprof      tests/gpu/walk_profile.sh: the launching thread's profile, default and
+#              --no-launch-stacks (PERF=1 bundle), and the host's clock and getcpu costs
 #   same       tests/gpu/same_launch_stacks.sh default against --launch-walk=bpf
 #   check      tests/gpu/session_inproc.sh check (launches walked, completeness, memory)
 #   graphs     tests/gpu/cuda_graphs.sh (issue 39)
@@ -43,6 +45,7 @@ for spec in "$@"; do
 	launch) cmd=(env -u ONLY LAUNCHES=100000 tests/gpu/ladder.sh "$d" bench/gpu/ladder_launch_2026-12-07.rungs 5 300
 		bench/gpu/torch_bench.py $((lim - 20))) ;;
 	walkcheck) cmd=(tests/gpu/launch_walk_check.sh "$d" 100) ;;
+	wprof) cmd=(tests/gpu/walk_profile.sh "$d" 300) ;;
 	same) cmd=(tests/gpu/same_launch_stacks.sh "$d" flags:--launch-walk=bpf 100) ;;
 	check) cmd=(tests/gpu/session_inproc.sh check "$d") ;;
 	graphs) cmd=(tests/gpu/cuda_graphs.sh "$d") ;;
