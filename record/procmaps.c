@@ -386,6 +386,7 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	s.p->maps = s.maps;
 	s.p->nr = s.nr;
 	s.p->cap = s.cap;
+	s.p->whole_reads++;
 	proc_table__maps_read(pm->pt, s.p, s.added > 0);
 	return s.added;
 }
@@ -520,6 +521,7 @@ int procmaps__forked(struct procmaps *pm, pid_t pid, pid_t parent, uint64_t ts_n
 		return procmaps__scan(pm, pid, ts_ns);
 	memcpy(p->maps, pp->maps, pp->nr * sizeof(*p->maps));
 	p->nr = p->cap = pp->nr;
+	p->whole_reads++;
 	for (i = 0; i < p->nr; i++)
 		inherit_mapping(pm, p, &p->maps[i], ts_ns);
 	proc_table__maps_read(pm->pt, p, true);
