@@ -141,6 +141,9 @@ struct proc_file_open {
 	const char *map_path;		/* /proc/PID/map_files/RANGE: the kernel resolves it to the file */
 	int fd;				/* open on the file for the call only; -1: it could not be */
 	uint64_t ts_ns;
+	/* read from fd for the DSO record (fd >= 0 only); build_id_len 0: it has none */
+	const uint8_t *build_id;
+	int build_id_len;
 };
 
 /* Calls the handlers for a new file, a new mapping of p, and p's mappings just read. */

@@ -202,6 +202,8 @@ static void new_file(struct procmaps *pm, pid_t pid, struct proc_file *f, const 
 			ret = elf_buildid__read_fd(o.fd, rec.build_id, XPU_BUILD_ID_MAX);
 			if (ret > 0)
 				rec.build_id_len = (uint8_t)ret;
+			o.build_id = rec.build_id;
+			o.build_id_len = rec.build_id_len;
 			if (!fstat(o.fd, &st)) {
 				rec.size_bytes = (uint64_t)st.st_size;
 				rec.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +

@@ -67,6 +67,7 @@ struct cl_file {
 	struct cfi_table t;		/* loads only: rows live in the BPF map */
 	uint8_t build_id[XPU_BUILD_ID_MAX];
 	int build_id_len;
+	bool build_id_read;		/* by the drain, for the DSO record: not read again */
 	struct cl_map *users;		/* every process's mappings of it */
 };
 
@@ -387,18 +388,22 @@ static uint32_t id_hash(const uint8_t *id, int len)
 	return h % CL_BUCKETS;
 }
 
-/* A file built before with f's build-id; lock held. */
-static struct cl_file *same_build_id(struct cfi_loader *cl, const struct cl_file *f)
+/* A file built (or failed) before with this build-id; lock held. */
+static struct cl_file *built_with_id(struct cfi_loader *cl, const uint8_t *id, int len)
 {
 	struct cl_file *o;
 
-	if (f->build_id_len <= 0)
+	if (len <= 0)
 		return NULL;
-	for (o = cl->by_id[id_hash(f->build_id, f->build_id_len)]; o; o = o->bnext)
-		if (o->build_id_len == f->build_id_len &&
-		    !memcmp(o->build_id, f->build_id, (size_t)f->build_id_len))
+	for (o = cl->by_id[id_hash(id, len)]; o; o = o->bnext)
+		if (o->build_id_len == len && !memcmp(o->build_id, id, (size_t)len))
 			return o;
 	return NULL;
+}
+
+static struct cl_file *same_build_id(struct cfi_loader *cl, const struct cl_file *f)
+{
+	return built_with_id(cl, f->build_id, f->build_id_len);
 }
 
 /* f is built (or failed): remember its build-id, publish every process that maps it. */
@@ -406,7 +411,9 @@ static void file_done(struct cfi_loader *cl, struct cl_file *f)
 {
 	struct cl_map *m;
 
-	if (f->build_id_len > 0 && !same_build_id(cl, f)) {
+	/* a table to share, or a failure: not one left unopened, which may be queued again */
+	if (f->build_id_len > 0 && (f->state == CL_READY || f->state == CL_FAILED) &&
+	    !same_build_id(cl, f)) {
 		uint32_t b = id_hash(f->build_id, f->build_id_len);
 
 		f->bnext = cl->by_id[b];
@@ -515,6 +522,19 @@ static int build_table(struct cfi_loader *cl, struct cl_file *f, struct cfi_tabl
 	return err;
 }
 
+/* f takes the table (or the failure) of twin, a file with its build-id; lock held. */
+static void share_table(struct cfi_loader *cl, struct cl_file *f, const struct cl_file *twin)
+{
+	f->state = twin->state;
+	f->table = twin->table;
+	f->nrows = twin->nrows;
+	f->page0 = twin->page0;
+	f->npages = twin->npages;
+	f->t = twin->t;
+	cl->st.files_shared++;
+	file_done(cl, f);
+}
+
 /* Builds and loads one file, or shares the table of a file with its build-id; lock not held. */
 static void build_file(struct cfi_loader *cl, struct cl_file *f)
 {
@@ -530,24 +550,17 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		f->fd = reopen(cl, f);
 		unopened = f->fd < 0;
 	}
-	if (f->fd >= 0)
+	if (f->fd >= 0 && !f->build_id_read)
 		f->build_id_len = elf_buildid__read_fd(f->fd, f->build_id, sizeof(f->build_id));
 	pthread_mutex_lock(&cl->lock);
 	if (held)
 		cl->queued_fds--;
 	twin = same_build_id(cl, f);
 	if (twin) {
-		f->state = twin->state;
-		f->table = twin->table;
-		f->nrows = twin->nrows;
-		f->page0 = twin->page0;
-		f->npages = twin->npages;
-		f->t = twin->t;
-		cl->st.files_shared++;
 		if (f->fd >= 0)
 			close(f->fd);
 		f->fd = -1;
-		file_done(cl, f);
+		share_table(cl, f, twin);
 		pthread_mutex_unlock(&cl->lock);
 		return;
 	}
@@ -740,16 +753,20 @@ static void cfi_on_end(struct map_handler *h, struct proc *proc, bool exec)
 	pthread_mutex_unlock(&cl->lock);
 }
 
+static struct cl_file *file_new(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd);
 static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd);
 
 /*
  * A file mapped for the first time: its table is queued, with a copy of the descriptor while
- * the queue holds fewer than its bound, else by its map_files name.
+ * the queue holds fewer than its bound, else by its map_files name. One with the build-id of
+ * a file built already takes its table now, with no worker woken (copies of a library).
  */
 static void cfi_on_file(struct map_handler *h, struct proc_file *f, const struct proc_file_open *o)
 {
 	struct cfi_loader *cl = of(h);
-	struct cl_file *qf;
+	struct cl_file *qf, *twin;
+	bool id_read = o->fd >= 0 && o->build_id && o->build_id_len >= 0 &&
+		       o->build_id_len <= XPU_BUILD_ID_MAX;
 	int fd = -1;
 
 	if (!f->ino)
@@ -759,12 +776,26 @@ static void cfi_on_file(struct map_handler *h, struct proc_file *f, const struct
 		pthread_mutex_unlock(&cl->lock);
 		return;
 	}
+	twin = id_read ? built_with_id(cl, o->build_id, o->build_id_len) : NULL;
+	if (twin && (qf = file_new(cl, f->dev, f->ino, -1))) {
+		memcpy(qf->build_id, o->build_id, (size_t)o->build_id_len);
+		qf->build_id_len = o->build_id_len;
+		share_table(cl, qf, twin);
+		pthread_mutex_unlock(&cl->lock);
+		return;
+	}
 	if (o->fd >= 0 && cl->queued_fds < cl->max_fds) {
 		fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
 			fd_limit__said(errno, "a file's unwind table");
 	}
 	qf = file_add(cl, f->dev, f->ino, fd);
+	if (qf && id_read) {
+		if (o->build_id_len)
+			memcpy(qf->build_id, o->build_id, (size_t)o->build_id_len);
+		qf->build_id_len = o->build_id_len;
+		qf->build_id_read = true;
+	}
 	if (qf && fd < 0 && o->map_path)
 		qf->reopen = strdup(o->map_path);
 	pthread_mutex_unlock(&cl->lock);
@@ -896,24 +927,34 @@ int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino)
 	return known;
 }
 
+/* A new file dev/ino (pending, fd its descriptor or -1), not queued; NULL: ENOMEM; lock held. */
+static struct cl_file *file_new(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
+{
+	struct cl_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->fd = fd;
+	f->state = CL_PENDING;
+	f->next = cl->files[file_hash(dev, ino)];
+	cl->files[file_hash(dev, ino)] = f;
+	return f;
+}
+
 /* Queues dev/ino for a build unless known (fd is taken over); lock held. */
 static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
 {
 	struct cl_file *f = file_find(cl, dev, ino);
 
-	if (f || !(f = calloc(1, sizeof(*f)))) {
+	if (f || !(f = file_new(cl, dev, ino, fd))) {
 		if (fd >= 0)
 			close(fd);
 		return f;
 	}
-	f->dev = dev;
-	f->ino = ino;
-	f->fd = fd;
 	if (fd >= 0 && ++cl->queued_fds > cl->st.fds_peak)
 		cl->st.fds_peak = cl->queued_fds;
-	f->state = CL_PENDING;
-	f->next = cl->files[file_hash(dev, ino)];
-	cl->files[file_hash(dev, ino)] = f;
 	*cl->qtail = f;
 	cl->qtail = &f->qnext;
 	pthread_cond_signal(&cl->cond);
