@@ -170,9 +170,9 @@ static int fake_inject(const char *xpu, const char *mock)
 /*
  * FAKE_TORCH: waits until xpu-record has probed the library t, 20 s at most (then its counts
  * say what was missed): a uprobe puts its breakpoint (int3, 0xcc) over the first byte of the
- * probed function in every process that maps the file, so this one reads it there. A fixed
- * pause lost the first nodes on a loaded machine once the probes' programs were verified
- * only at the library's first mapping.
+ * probed function in every process that maps the file, so this one reads it there. The
+ * fixed 300 ms this replaced could be too short on a loaded machine once the probes' programs
+ * are verified at the library's first mapping (0.2 to 0.6 s for PyTorch's on the 2-CPU box).
  */
 static void fake_torch_wait_probed(void *t)
 {
