@@ -8,8 +8,9 @@ library with --src), waiting after each until the recorder has read it. xpu-reco
 user and system time (/proc/PID/stat of the exited recorder, read before it is reaped: the
 target's and the pack's time are its children's, not counted). Median of --reps runs, the
 modes interleaved. Rows: each mode of --modes ("cfi+noag" is -g cfi --no-autograd: what the
-autograd probes' BPF programs, loaded in every -g cfi recording, cost to verify), at N and
-at 1 mapping (the fixed cost: loading and verifying the BPF programs); with --base-build,
+autograd probes' BPF programs cost to verify where a recorder loads them whatever the target;
+since issue 41's last change they load only when PyTorch is mapped, so it matches cfi), at N
+and at 1 mapping (the fixed cost: loading and verifying the BPF programs); with --base-build,
 that build's xpu-record (e.g. main's) in the same runs.
 
   bench/many_maps_cost.py [--n 4000] [--reps 3] [--src LIB] [--build build]

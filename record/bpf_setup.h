@@ -45,9 +45,19 @@ void bpf_state__cfi_fds(struct bpf_state *st, int *tables_fd, int *procs_fd);
 int bpf_state__read_counters(struct bpf_state *st, uint64_t *out);
 bool bpf_state__gpu_attached(struct bpf_state *st);
 /*
- * Attaches the autograd probes (bpf/autograd.bpf.h) to the file at path: the node probe at file
- * offset set_edge_off, the evaluation's begin at evaluate_off, both with cookie (an offset 0:
- * that probe left out). Safe from any thread. 0, or negative errno and one line in err.
+ * Loads (verifies) the autograd probes' programs (bpf/autograd.bpf.h), which bpf_state__load
+ * leaves out: at the first PyTorch library, or ahead when the command links one. Once: later
+ * calls return the first one's result. Safe from any thread. 0, or negative errno and one line
+ * in err.
+ */
+int bpf_state__load_autograd(struct bpf_state *st, char *err, size_t errlen);
+/* Whether they were loaded. */
+bool bpf_state__autograd_loaded(struct bpf_state *st);
+/*
+ * Attaches the autograd probes to the file at path, loading them first if need be: the node
+ * probe at file offset set_edge_off, the evaluation's begin at evaluate_off, both with cookie
+ * (an offset 0: that probe left out). Safe from any thread. 0, or negative errno and one line
+ * in err.
  */
 int bpf_state__attach_autograd(struct bpf_state *st, const char *path, uint64_t set_edge_off,
 			       uint64_t evaluate_off, uint32_t cookie, char *err, size_t errlen);

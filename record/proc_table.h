@@ -59,6 +59,12 @@ struct proc {
 	struct proc_map *maps;
 	size_t nr, cap;
 	bool maps_lost;			/* a read of them failed: said once (procmaps.c) */
+	/*
+	 * Bumped when maps is replaced whole (a scan, a fork's copy): a handler that follows
+	 * on_mapping calls reads the list again then. Else (an mmap's lookup) the only changes
+	 * are those on_mapping says: the new mapping, and what it covers gone.
+	 */
+	uint32_t whole_reads;
 	uint64_t reread_ns;		/* when an unknown IP last made the table read them again */
 	void *slot[PROC_MAX_HANDLERS];
 	/* under the table's lock */
@@ -135,6 +141,9 @@ struct proc_file_open {
 	const char *map_path;		/* /proc/PID/map_files/RANGE: the kernel resolves it to the file */
 	int fd;				/* open on the file for the call only; -1: it could not be */
 	uint64_t ts_ns;
+	/* read from fd for the DSO record (fd >= 0 only); build_id_len 0: it has none */
+	const uint8_t *build_id;
+	int build_id_len;
 };
 
 /* Calls the handlers for a new file, a new mapping of p, and p's mappings just read. */

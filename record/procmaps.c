@@ -202,6 +202,8 @@ static void new_file(struct procmaps *pm, pid_t pid, struct proc_file *f, const 
 			ret = elf_buildid__read_fd(o.fd, rec.build_id, XPU_BUILD_ID_MAX);
 			if (ret > 0)
 				rec.build_id_len = (uint8_t)ret;
+			o.build_id = rec.build_id;
+			o.build_id_len = rec.build_id_len;
 			if (!fstat(o.fd, &st)) {
 				rec.size_bytes = (uint64_t)st.st_size;
 				rec.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
@@ -386,6 +388,7 @@ int procmaps__scan(struct procmaps *pm, pid_t pid, uint64_t ts_ns)
 	s.p->maps = s.maps;
 	s.p->nr = s.nr;
 	s.p->cap = s.cap;
+	s.p->whole_reads++;
 	proc_table__maps_read(pm->pt, s.p, s.added > 0);
 	return s.added;
 }
@@ -520,6 +523,7 @@ int procmaps__forked(struct procmaps *pm, pid_t pid, pid_t parent, uint64_t ts_n
 		return procmaps__scan(pm, pid, ts_ns);
 	memcpy(p->maps, pp->maps, pp->nr * sizeof(*p->maps));
 	p->nr = p->cap = pp->nr;
+	p->whole_reads++;
 	for (i = 0; i < p->nr; i++)
 		inherit_mapping(pm, p, &p->maps[i], ts_ns);
 	proc_table__maps_read(pm->pt, p, true);

@@ -114,7 +114,7 @@ static const char *base_name(const char *path)
  * libtorch_python.so the class of nodes made in Python (PyNode: autograd.Function, compiled
  * graphs).
  */
-static bool torch_library(const char *path)
+bool autograd_probe__torch_library(const char *path)
 {
 	const char *base = base_name(path);
 
@@ -156,7 +156,7 @@ static void ag_on_file(struct map_handler *h, struct proc_file *pf, const struct
 	struct ag_file *f;
 	int ret;
 
-	if (o->fd < 0 || !torch_library(o->path))
+	if (o->fd < 0 || !autograd_probe__torch_library(o->path))
 		return;
 	if (ap->nfiles == AG_MAX_FILES) {
 		snprintf(err, sizeof(err), "more than %d PyTorch libraries probed", AG_MAX_FILES);

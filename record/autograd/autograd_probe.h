@@ -8,6 +8,7 @@
 #ifndef XPU_RECORD_AUTOGRAD_PROBE_H
 #define XPU_RECORD_AUTOGRAD_PROBE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct autograd_probe;
@@ -44,6 +45,8 @@ struct map_handler *autograd_probe__handler(struct autograd_probe *ap);
  * Before the table's first call.
  */
 void autograd_probe__set_walk_share(struct autograd_probe *ap, struct walk_share *ws);
+/* Whether path names one of PyTorch's libraries that the handler reads (by its base name). */
+bool autograd_probe__torch_library(const char *path);
 void autograd_probe__get_stats(const struct autograd_probe *ap, struct autograd_probe_stats *st);
 
 #endif

@@ -67,19 +67,40 @@ struct cl_file {
 	struct cfi_table t;		/* loads only: rows live in the BPF map */
 	uint8_t build_id[XPU_BUILD_ID_MAX];
 	int build_id_len;
+	bool build_id_read;		/* by the drain, for the DSO record: not read again */
+	struct cl_map *users;		/* every process's mappings of it */
 };
 
+/*
+ * A mapping of a file known here, in its process's lists and its file's: a file's state
+ * changes only its own mappings' entries, a new mapping only its process's list. pub: in the
+ * process's published list, whose entry is o.
+ */
 struct cl_map {
 	uint64_t start, end, pgoff;
 	struct cl_file *f;
+	struct cl_proc *p;
+	struct cl_map *fnext, **fprev;	/* f->users */
+	struct xpu_cfi_map o;
+	bool pub;
 };
 
-/* A process's slot: its mappings as published, in the list the workers republish from. */
+/*
+ * A process's slot, in the list of every process published. maps: its mappings of known
+ * files, in address order (those of p->maps, kept in step by on_mapping's calls, read again
+ * after a whole read); pub: those with a table or one to come, in address order, whose first
+ * XPU_CFI_MAX_MAPS are the cfi_procs value. dirty: pub changed since it was written.
+ */
 struct cl_proc {
 	struct cl_proc *prev, *next;
 	pid_t pid;
-	struct cl_map *maps;
-	size_t nr;
+	uint32_t whole_reads;		/* the proc's, when maps was last read whole */
+	struct cl_map **maps;
+	size_t nr, cap;
+	struct cl_map **pub;
+	size_t npub, pcap;
+	bool dirty;
+	struct cl_proc *dnext;		/* the loader's dirty list */
 };
 
 struct cfi_loader {
@@ -95,6 +116,7 @@ struct cfi_loader {
 	struct cl_file *files[CL_BUCKETS];
 	struct cl_file *by_id[CL_BUCKETS];
 	struct cl_proc *procs;		/* every process published */
+	struct cl_proc *dirty;		/* those to write again */
 	struct cl_file *qhead, **qtail;
 	unsigned int busy;		/* workers building a file */
 	unsigned int queued_fds, max_fds;	/* descriptors held by queued files, and the bound */
@@ -137,52 +159,161 @@ static struct cl_file *file_find(struct cfi_loader *cl, uint32_t dev, uint64_t i
 	return NULL;
 }
 
-static int cmp_map(const void *a, const void *b)
+/* The first of a[0..n) (address order, none overlapping) that ends above addr, or n. */
+static size_t map_bound(struct cfi_loader *cl, struct cl_map *const *a, size_t n, uint64_t addr)
 {
-	const struct xpu_cfi_map *x = a, *y = b;
+	size_t lo = 0, hi = n;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		cl->st.map_entries++;
+		if (a[mid]->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-/* Writes p's mappings whose files have or will have tables; lock held. */
-static void publish(struct cfi_loader *cl, const struct cl_proc *p)
+/* m into *a (of *n, room for *cap) at i; 0 or -ENOMEM. */
+static int map_insert(struct cl_map ***a, size_t *n, size_t *cap, size_t i, struct cl_map *m)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct cl_map **t = realloc(*a, c * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		*a = t;
+		*cap = c;
+	}
+	memmove(&(*a)[i + 1], &(*a)[i], (*n - i) * sizeof(**a));
+	(*a)[i] = m;
+	(*n)++;
+	return 0;
+}
+
+/* a[i..j) out of *a (of *n). */
+static void map_cut(struct cl_map **a, size_t *n, size_t i, size_t j)
+{
+	if (i == j)
+		return;
+	memmove(&a[i], &a[j], (*n - j) * sizeof(*a));
+	*n -= j - i;
+}
+
+/* p's published list changed: written at the next publish_dirty(); lock held. */
+static void mark_dirty(struct cfi_loader *cl, struct cl_proc *p)
+{
+	if (p->dirty)
+		return;
+	p->dirty = true;
+	p->dnext = cl->dirty;
+	cl->dirty = p;
+}
+
+/*
+ * m's entry from its file's state: published while the table is to come (the walk counts a
+ * frame there as "table not loaded yet") or loaded, else left out; lock held.
+ */
+static void map_refresh(struct cfi_loader *cl, struct cl_map *m)
+{
+	struct cl_proc *p = m->p;
+	struct xpu_cfi_map o = { .start = m->start, .end = m->end };
+	uint64_t bias = 0;
+	bool want = true;
+	size_t i;
+
+	cl->st.map_entries++;
+	if (m->f->state == CL_PENDING) {
+		o.table = XPU_CFI_TABLE_PENDING;
+	} else if (m->f->state != CL_READY ||
+		   cfi_table__bias(&m->f->t, m->start, m->pgoff, &bias)) {
+		want = false;
+	} else {
+		o.bias = bias;
+		o.table = m->f->table;
+		o.nrows = m->f->nrows;
+		o.page0 = m->f->page0;
+		o.npages = m->f->npages;
+	}
+	if (want == m->pub && (!want || !memcmp(&o, &m->o, sizeof(o))))
+		return;
+	i = map_bound(cl, p->pub, p->npub, m->start);
+	if (m->pub && !want)
+		map_cut(p->pub, &p->npub, i, i + 1);
+	else if (!m->pub && map_insert(&p->pub, &p->npub, &p->pcap, i, m))
+		want = false;	/* out of memory: the walk uses frame pointers there */
+	m->o = o;
+	m->pub = want;
+	mark_dirty(cl, p);
+}
+
+/* A mapping of f's in p at index i of p->maps; lock held. */
+static void map_add(struct cfi_loader *cl, struct cl_proc *p, size_t i, const struct proc_map *pm,
+		    struct cl_file *f)
+{
+	struct cl_map *m = calloc(1, sizeof(*m));
+
+	if (!m || map_insert(&p->maps, &p->nr, &p->cap, i, m)) {
+		free(m);
+		return;
+	}
+	m->start = pm->start;
+	m->end = pm->end;
+	m->pgoff = pm->pgoff;
+	m->f = f;
+	m->p = p;
+	m->fnext = f->users;
+	if (f->users)
+		f->users->fprev = &m->fnext;
+	m->fprev = &f->users;
+	f->users = m;
+	map_refresh(cl, m);
+}
+
+/* m out of its file's list, and freed; lock held. */
+static void map_drop(struct cfi_loader *cl, struct cl_map *m)
+{
+	cl->st.map_entries++;
+	*m->fprev = m->fnext;
+	if (m->fnext)
+		m->fnext->fprev = m->fprev;
+	free(m);
+}
+
+/* m out of its process's published list too; lock held. */
+static void map_free(struct cfi_loader *cl, struct cl_map *m)
+{
+	struct cl_proc *p = m->p;
+
+	if (m->pub) {
+		size_t i = map_bound(cl, p->pub, p->npub, m->start);
+
+		map_cut(p->pub, &p->npub, i, i + 1);
+		mark_dirty(cl, p);
+	}
+	map_drop(cl, m);
+}
+
+/* Writes p's published mappings to cfi_procs (and the share); lock held. */
+static void publish(struct cfi_loader *cl, struct cl_proc *p)
 {
 	struct xpu_cfi_proc *v = cl->buf;
 	uint32_t key = (uint32_t)p->pid;
 	size_t i;
 
-	v->nr = 0;
-	for (i = 0; i < p->nr; i++) {
-		const struct cl_map *m = &p->maps[i];
-		struct xpu_cfi_map o = { .start = m->start, .end = m->end };
-		uint64_t bias = 0;
-
-		if (m->f->state == CL_PENDING) {
-			/* the walk counts a frame here as "table not loaded yet" */
-			o.table = XPU_CFI_TABLE_PENDING;
-		} else if (m->f->state != CL_READY ||
-			   cfi_table__bias(&m->f->t, m->start, m->pgoff, &bias)) {
-			continue;
-		} else {
-			o.bias = bias;
-			o.table = m->f->table;
-			o.nrows = m->f->nrows;
-			o.page0 = m->f->page0;
-			o.npages = m->f->npages;
-		}
-		if (v->nr == XPU_CFI_MAX_MAPS) {
-			cl->st.maps_dropped++;
-			continue;
-		}
-		v->maps[v->nr++] = o;
-	}
+	v->nr = p->npub < XPU_CFI_MAX_MAPS ? (uint32_t)p->npub : XPU_CFI_MAX_MAPS;
+	cl->st.maps_dropped += p->npub - v->nr;
+	for (i = 0; i < v->nr; i++)
+		v->maps[i] = p->pub[i]->o;
 	if (!v->nr) {
 		bpf_map_delete_elem(cl->procs_fd, &key);
 		if (cl->ws)
 			walk_share__proc_cfi(cl->ws, key, NULL);
 		return;
 	}
-	qsort(v->maps, v->nr, sizeof(v->maps[0]), cmp_map);
 	/* 0 is skipped: the walk's empty cache entries hold generation 0 */
 	if (!++cl->next_gen)
 		++cl->next_gen;
@@ -192,6 +323,18 @@ static void publish(struct cfi_loader *cl, const struct cl_proc *p)
 		cl->st.update_errors++;
 	else if (cl->ws)
 		walk_share__proc_cfi(cl->ws, key, v);
+}
+
+/* Writes every process whose published list changed, once each; lock held. */
+static void publish_dirty(struct cfi_loader *cl)
+{
+	struct cl_proc *p;
+
+	while ((p = cl->dirty)) {
+		cl->dirty = p->dnext;
+		p->dirty = false;
+		publish(cl, p);
+	}
 }
 
 /* Array slots of t's rows and of its page index of npages words. */
@@ -245,27 +388,32 @@ static uint32_t id_hash(const uint8_t *id, int len)
 	return h % CL_BUCKETS;
 }
 
-/* A file built before with f's build-id; lock held. */
-static struct cl_file *same_build_id(struct cfi_loader *cl, const struct cl_file *f)
+/* A file built (or failed) before with this build-id; lock held. */
+static struct cl_file *built_with_id(struct cfi_loader *cl, const uint8_t *id, int len)
 {
 	struct cl_file *o;
 
-	if (f->build_id_len <= 0)
+	if (len <= 0)
 		return NULL;
-	for (o = cl->by_id[id_hash(f->build_id, f->build_id_len)]; o; o = o->bnext)
-		if (o->build_id_len == f->build_id_len &&
-		    !memcmp(o->build_id, f->build_id, (size_t)f->build_id_len))
+	for (o = cl->by_id[id_hash(id, len)]; o; o = o->bnext)
+		if (o->build_id_len == len && !memcmp(o->build_id, id, (size_t)len))
 			return o;
 	return NULL;
+}
+
+static struct cl_file *same_build_id(struct cfi_loader *cl, const struct cl_file *f)
+{
+	return built_with_id(cl, f->build_id, f->build_id_len);
 }
 
 /* f is built (or failed): remember its build-id, publish every process that maps it. */
 static void file_done(struct cfi_loader *cl, struct cl_file *f)
 {
-	struct cl_proc *p;
-	size_t k;
+	struct cl_map *m;
 
-	if (f->build_id_len > 0 && !same_build_id(cl, f)) {
+	/* a table to share, or a failure: not one left unopened, which may be queued again */
+	if (f->build_id_len > 0 && (f->state == CL_READY || f->state == CL_FAILED) &&
+	    !same_build_id(cl, f)) {
 		uint32_t b = id_hash(f->build_id, f->build_id_len);
 
 		f->bnext = cl->by_id[b];
@@ -273,12 +421,9 @@ static void file_done(struct cfi_loader *cl, struct cl_file *f)
 	}
 	if (f->state == CL_PENDING)
 		return;
-	for (p = cl->procs; p; p = p->next) {
-		for (k = 0; k < p->nr && p->maps[k].f != f; k++)
-			;
-		if (k < p->nr)
-			publish(cl, p);
-	}
+	for (m = f->users; m; m = m->fnext)
+		map_refresh(cl, m);
+	publish_dirty(cl);
 }
 
 /* path opened, if it is still the inode f names (the mapping may have changed since); or -1 */
@@ -297,20 +442,15 @@ static int open_mapped(const struct cl_file *f, const char *path)
 	return fd;
 }
 
-/* The map_files names of f in up to n processes that map it now; lock held. */
+/* The map_files names of up to n mappings of f that processes have now; lock held. */
 static int other_names(struct cfi_loader *cl, const struct cl_file *f, char (*names)[64], int n)
 {
-	const struct cl_proc *p;
-	size_t k;
+	const struct cl_map *m;
 	int got = 0;
 
-	for (p = cl->procs; p && got < n; p = p->next) {
-		for (k = 0; k < p->nr && p->maps[k].f != f; k++)
-			;
-		if (k < p->nr)
-			snprintf(names[got++], 64, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-				 (int)p->pid, p->maps[k].start, p->maps[k].end);
-	}
+	for (m = f->users; m && got < n; m = m->fnext)
+		snprintf(names[got++], 64, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)m->p->pid,
+			 m->start, m->end);
 	return got;
 }
 
@@ -342,12 +482,13 @@ static int reopen(struct cfi_loader *cl, struct cl_file *f)
 }
 
 /* f, unopened, is mapped by pid at m: queued again by that map_files name; lock held. */
-static void requeue(struct cfi_loader *cl, struct cl_file *f, pid_t pid, const struct proc_map *m)
+static void requeue(struct cfi_loader *cl, struct cl_file *f, pid_t pid, const struct proc_map *pm)
 {
+	struct cl_map *m;
 	char name[64];
 
-	snprintf(name, sizeof(name), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start,
-		 m->end);
+	snprintf(name, sizeof(name), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, pm->start,
+		 pm->end);
 	f->reopen = strdup(name);
 	if (!f->reopen)
 		return;
@@ -356,6 +497,8 @@ static void requeue(struct cfi_loader *cl, struct cl_file *f, pid_t pid, const s
 	*cl->qtail = f;
 	cl->qtail = &f->qnext;
 	pthread_cond_signal(&cl->cond);
+	for (m = f->users; m; m = m->fnext)
+		map_refresh(cl, m);
 }
 
 /*
@@ -379,6 +522,19 @@ static int build_table(struct cfi_loader *cl, struct cl_file *f, struct cfi_tabl
 	return err;
 }
 
+/* f takes the table (or the failure) of twin, a file with its build-id; lock held. */
+static void share_table(struct cfi_loader *cl, struct cl_file *f, const struct cl_file *twin)
+{
+	f->state = twin->state;
+	f->table = twin->table;
+	f->nrows = twin->nrows;
+	f->page0 = twin->page0;
+	f->npages = twin->npages;
+	f->t = twin->t;
+	cl->st.files_shared++;
+	file_done(cl, f);
+}
+
 /* Builds and loads one file, or shares the table of a file with its build-id; lock not held. */
 static void build_file(struct cfi_loader *cl, struct cl_file *f)
 {
@@ -394,24 +550,17 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		f->fd = reopen(cl, f);
 		unopened = f->fd < 0;
 	}
-	if (f->fd >= 0)
+	if (f->fd >= 0 && !f->build_id_read)
 		f->build_id_len = elf_buildid__read_fd(f->fd, f->build_id, sizeof(f->build_id));
 	pthread_mutex_lock(&cl->lock);
 	if (held)
 		cl->queued_fds--;
 	twin = same_build_id(cl, f);
 	if (twin) {
-		f->state = twin->state;
-		f->table = twin->table;
-		f->nrows = twin->nrows;
-		f->page0 = twin->page0;
-		f->npages = twin->npages;
-		f->t = twin->t;
-		cl->st.files_shared++;
 		if (f->fd >= 0)
 			close(f->fd);
 		f->fd = -1;
-		file_done(cl, f);
+		share_table(cl, f, twin);
 		pthread_mutex_unlock(&cl->lock);
 		return;
 	}
@@ -469,30 +618,21 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	cfi_table__free(&t);
 }
 
-/* A process's executable mappings after a read: published for the walk. */
-static void cfi_on_maps(struct map_handler *h, struct proc *proc, bool changed)
+/* The loader's file of a mapping, queued again if it was left unopened; lock held. */
+static struct cl_file *map_file(struct cfi_loader *cl, pid_t pid, const struct proc_map *pm)
 {
-	struct cfi_loader *cl = of(h);
-	struct cl_proc **slot = (struct cl_proc **)proc__slot(proc, h), *p;
-	struct cl_map *nm;
-	size_t i, n = 0;
+	struct cl_file *f = pm->vdso ? cl->vdso : pm->ino ? file_find(cl, pm->dev, pm->ino) : NULL;
 
-	if (!changed)
-		return;
-	nm = calloc(proc->nr ? proc->nr : 1, sizeof(*nm));
-	if (!nm)
-		return;
-	pthread_mutex_lock(&cl->lock);
-	for (i = 0; i < proc->nr; i++) {
-		const struct proc_map *m = &proc->maps[i];
-		struct cl_file *f = m->vdso ? cl->vdso : m->ino ? file_find(cl, m->dev, m->ino) : NULL;
+	if (f && f->state == CL_UNOPENED)
+		requeue(cl, f, pid, pm);
+	return f;
+}
 
-		if (f && f->state == CL_UNOPENED)
-			requeue(cl, f, proc->pid, m);
-		if (f)
-			nm[n++] = (struct cl_map){ m->start, m->end, m->pgoff, f };
-	}
-	p = *slot;
+/* proc's slot, made if need be; lock held. */
+static struct cl_proc *proc_slot(struct cfi_loader *cl, struct proc *proc)
+{
+	struct cl_proc **slot = (struct cl_proc **)proc__slot(proc, &cl->h), *p = *slot;
+
 	if (!p && (p = calloc(1, sizeof(*p)))) {
 		p->pid = proc->pid;
 		p->next = cl->procs;
@@ -501,15 +641,79 @@ static void cfi_on_maps(struct map_handler *h, struct proc *proc, bool changed)
 		cl->procs = p;
 		*slot = p;
 	}
+	return p;
+}
+
+/* Every mapping of p's freed: its lists are empty, to be written so; lock held. */
+static void proc_clear(struct cfi_loader *cl, struct cl_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr; i++)
+		map_drop(cl, p->maps[i]);
+	p->nr = p->npub = 0;
+	mark_dirty(cl, p);
+}
+
+/*
+ * A new mapping of proc's: what it covers goes (unmapped or replaced since), and it comes in
+ * if its file is known. Published with the read's on_maps call: a scan's new mappings at once.
+ */
+static void cfi_on_mapping(struct map_handler *h, struct proc *proc, const struct proc_map *pm,
+			   uint64_t ts_ns)
+{
+	struct cfi_loader *cl = of(h);
+	struct cl_proc *p;
+	struct cl_file *f;
+	size_t i, j;
+
+	(void)ts_ns;
+	pthread_mutex_lock(&cl->lock);
+	p = proc_slot(cl, proc);
 	if (p) {
-		free(p->maps);
-		p->maps = nm;
-		p->nr = n;
-		publish(cl, p);
-	} else {
-		free(nm);
+		i = map_bound(cl, p->maps, p->nr, pm->start);
+		for (j = i; j < p->nr && p->maps[j]->start < pm->end; j++)
+			map_free(cl, p->maps[j]);
+		map_cut(p->maps, &p->nr, i, j);
+		f = map_file(cl, proc->pid, pm);
+		if (f)
+			map_add(cl, p, i, pm, f);
 	}
 	pthread_mutex_unlock(&cl->lock);
+}
+
+/*
+ * A process's executable mappings after a read: after a whole read (a scan, a fork's copy)
+ * its list is made again from them, else on_mapping kept it in step; then published.
+ */
+static void cfi_on_maps(struct map_handler *h, struct proc *proc, bool changed)
+{
+	struct cfi_loader *cl = of(h);
+	struct cl_proc *p;
+	struct cl_file *f;
+	size_t i;
+
+	pthread_mutex_lock(&cl->lock);
+	p = changed ? proc_slot(cl, proc) : NULL;
+	if (p && p->whole_reads != proc->whole_reads) {
+		proc_clear(cl, p);
+		for (i = 0; i < proc->nr; i++) {
+			cl->st.map_entries++;
+			f = map_file(cl, proc->pid, &proc->maps[i]);
+			if (f)
+				map_add(cl, p, p->nr, &proc->maps[i], f);
+		}
+		p->whole_reads = proc->whole_reads;
+	}
+	publish_dirty(cl);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+static void proc_free(struct cl_proc *p)
+{
+	free(p->maps);
+	free(p->pub);
+	free(p);
 }
 
 /* The process exited: its entry goes (an exec's new image is published by the next read). */
@@ -518,6 +722,7 @@ static void cfi_on_end(struct map_handler *h, struct proc *proc, bool exec)
 	struct cfi_loader *cl = of(h);
 	struct cl_proc **slot = (struct cl_proc **)proc__slot(proc, h), *p = *slot;
 	uint32_t key = (uint32_t)proc->pid;
+	size_t i;
 
 	/*
 	 * The share drops the old image's values as the BPF maps do theirs: an exec's new
@@ -530,6 +735,8 @@ static void cfi_on_end(struct map_handler *h, struct proc *proc, bool exec)
 		pthread_mutex_unlock(&cl->lock);
 		return;
 	}
+	/* p leaves the dirty list (written, then deleted below) */
+	publish_dirty(cl);
 	if (p) {
 		if (p->prev)
 			p->prev->next = p->next;
@@ -537,24 +744,29 @@ static void cfi_on_end(struct map_handler *h, struct proc *proc, bool exec)
 			cl->procs = p->next;
 		if (p->next)
 			p->next->prev = p->prev;
-		free(p->maps);
-		free(p);
+		for (i = 0; i < p->nr; i++)
+			map_drop(cl, p->maps[i]);
+		proc_free(p);
 		*slot = NULL;
 	}
 	bpf_map_delete_elem(cl->procs_fd, &key);
 	pthread_mutex_unlock(&cl->lock);
 }
 
+static struct cl_file *file_new(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd);
 static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd);
 
 /*
  * A file mapped for the first time: its table is queued, with a copy of the descriptor while
- * the queue holds fewer than its bound, else by its map_files name.
+ * the queue holds fewer than its bound, else by its map_files name. One with the build-id of
+ * a file built already takes its table now, with no worker woken (copies of a library).
  */
 static void cfi_on_file(struct map_handler *h, struct proc_file *f, const struct proc_file_open *o)
 {
 	struct cfi_loader *cl = of(h);
-	struct cl_file *qf;
+	struct cl_file *qf, *twin;
+	bool id_read = o->fd >= 0 && o->build_id && o->build_id_len >= 0 &&
+		       o->build_id_len <= XPU_BUILD_ID_MAX;
 	int fd = -1;
 
 	if (!f->ino)
@@ -564,12 +776,26 @@ static void cfi_on_file(struct map_handler *h, struct proc_file *f, const struct
 		pthread_mutex_unlock(&cl->lock);
 		return;
 	}
+	twin = id_read ? built_with_id(cl, o->build_id, o->build_id_len) : NULL;
+	if (twin && (qf = file_new(cl, f->dev, f->ino, -1))) {
+		memcpy(qf->build_id, o->build_id, (size_t)o->build_id_len);
+		qf->build_id_len = o->build_id_len;
+		share_table(cl, qf, twin);
+		pthread_mutex_unlock(&cl->lock);
+		return;
+	}
 	if (o->fd >= 0 && cl->queued_fds < cl->max_fds) {
 		fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
 			fd_limit__said(errno, "a file's unwind table");
 	}
 	qf = file_add(cl, f->dev, f->ino, fd);
+	if (qf && id_read) {
+		if (o->build_id_len)
+			memcpy(qf->build_id, o->build_id, (size_t)o->build_id_len);
+		qf->build_id_len = o->build_id_len;
+		qf->build_id_read = true;
+	}
 	if (qf && fd < 0 && o->map_path)
 		qf->reopen = strdup(o->map_path);
 	pthread_mutex_unlock(&cl->lock);
@@ -624,6 +850,7 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	cl->h = (struct map_handler){
 		.name = "cfi",
 		.on_file = cfi_on_file,
+		.on_mapping = cfi_on_mapping,
 		.on_maps = cfi_on_maps,
 		.on_end = cfi_on_end,
 	};
@@ -676,10 +903,12 @@ void cfi_loader__free(struct cfi_loader *cl)
 	}
 	while (cl->procs) {
 		struct cl_proc *p = cl->procs;
+		size_t k;
 
 		cl->procs = p->next;
-		free(p->maps);
-		free(p);
+		for (k = 0; k < p->nr; k++)
+			free(p->maps[k]);
+		proc_free(p);
 	}
 	pthread_mutex_destroy(&cl->lock);
 	pthread_cond_destroy(&cl->cond);
@@ -698,24 +927,34 @@ int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino)
 	return known;
 }
 
+/* A new file dev/ino (pending, fd its descriptor or -1), not queued; NULL: ENOMEM; lock held. */
+static struct cl_file *file_new(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
+{
+	struct cl_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->fd = fd;
+	f->state = CL_PENDING;
+	f->next = cl->files[file_hash(dev, ino)];
+	cl->files[file_hash(dev, ino)] = f;
+	return f;
+}
+
 /* Queues dev/ino for a build unless known (fd is taken over); lock held. */
 static struct cl_file *file_add(struct cfi_loader *cl, uint32_t dev, uint64_t ino, int fd)
 {
 	struct cl_file *f = file_find(cl, dev, ino);
 
-	if (f || !(f = calloc(1, sizeof(*f)))) {
+	if (f || !(f = file_new(cl, dev, ino, fd))) {
 		if (fd >= 0)
 			close(fd);
 		return f;
 	}
-	f->dev = dev;
-	f->ino = ino;
-	f->fd = fd;
 	if (fd >= 0 && ++cl->queued_fds > cl->st.fds_peak)
 		cl->st.fds_peak = cl->queued_fds;
-	f->state = CL_PENDING;
-	f->next = cl->files[file_hash(dev, ino)];
-	cl->files[file_hash(dev, ino)] = f;
 	*cl->qtail = f;
 	cl->qtail = &f->qnext;
 	pthread_cond_signal(&cl->cond);

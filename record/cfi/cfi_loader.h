@@ -28,6 +28,12 @@ struct cfi_loader_stats {
 	uint64_t build_max_ns;		/* the slowest file */
 	uint64_t unsupported_rows;	/* rows the walk cannot evaluate (frame pointer there) */
 	uint64_t proc_updates;		/* cfi_procs writes */
+	/*
+	 * mappings looked at to keep each process's list: each one added, refreshed (its
+	 * file built) or gone, each step of a search, each of a whole read's: grows with the
+	 * mappings made, not their square
+	 */
+	uint64_t map_entries;
 	uint64_t update_errors;		/* failed map writes (a process's tables incomplete) */
 	uint64_t maps_dropped;		/* mappings beyond XPU_CFI_MAX_MAPS per process */
 	uint64_t files_shared;		/* files that share the table of one with their build-id */
@@ -75,7 +81,8 @@ uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns);
 int cfi_loader__known(struct cfi_loader *cl, uint32_t dev, uint64_t ino);
 /*
  * The process table's handler: each file mapped gets its table built, each process's
- * mappings are published after every read that changed them, an exited process's go.
+ * mappings are published after every read that changed them (an mmap's lookup changes one
+ * entry: the list is not made again), an exited process's go.
  */
 struct map_handler *cfi_loader__handler(struct cfi_loader *cl);
 void cfi_loader__get_stats(struct cfi_loader *cl, struct cfi_loader_stats *st);

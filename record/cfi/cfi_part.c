@@ -136,6 +136,7 @@ static void put_builder(struct stat_sink *sink, const struct cfi_loader_stats *s
 	stat_sink__put(sink, XPU_STAT_CFI_FILES_REOPENED, st->files_reopened);
 	stat_sink__put(sink, XPU_STAT_CFI_FILES_UNOPENED, st->files_unopened);
 	stat_sink__put(sink, XPU_STAT_CFI_FDS_PEAK, st->fds_peak);
+	stat_sink__put(sink, XPU_STAT_CFI_MAPPING_ENTRIES, st->map_entries);
 }
 
 static void cfi_part__stats(void *state, const struct rec_ctx *c, struct stat_sink *sink)

@@ -48,7 +48,8 @@ grep -qx "nodes $((2 * K + 1)) launches $((3 * K + 1))" "$tmp/out" ||
 	fail "want $((3 * K + 1)) kernels, got $(count "$tmp/t.xpu" gpu_kernel)"
 
 # 2. the recorder's counts: every node seen, the kernel ops' nodes (and only those) from their launch
-for want in "autograd_nodes $((2 * K + 1))" "autograd_nodes_from_launch $K" \
+# (the probes' programs loaded at the library's first mapping: autograd_programs_loaded)
+for want in "autograd_programs_loaded 1" "autograd_nodes $((2 * K + 1))" "autograd_nodes_from_launch $K" \
 	"autograd_nodes_launch_lost 0" "autograd_counters_unlocated 0" "autograd_evals $((2 * K + 1))"; do
 	read -r key val <<<"$want"
 	got=$(count "$tmp/t.xpu" "$key")

@@ -27,6 +27,10 @@ grep -q "cpu_burn: done" "$tmp/out" || fail "the target did not finish"
 "$B/xpu-report" --format=info "$tmp/cpu.xpu" >"$tmp/info" 2>&1 || fail "xpu-report --format=info failed"
 awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | grep -q '(none)' ||
 	fail "events or mappings were lost: $(awk '/^lost/ { on = 1; next } /^[a-z]/ { on = 0 } on' "$tmp/info" | head -2 | tr -s ' ')"
+# No PyTorch mapped: the autograd probes' BPF programs were never loaded (verified), a third
+# of what starting -g cfi cost when every recording loaded them.
+ag=$(awk '$1 == "autograd_programs_loaded" { print $2 }' "$tmp/info")
+[ "$ag" = 0 ] || fail "autograd_programs_loaded: want 0 for a program without PyTorch, got '$ag'"
 
 # Main thread: func_a 50%, func_b 25%, plugin_work 25% of its CPU time. About 1500 samples
 # land there in 2 s on an idle machine, so one standard deviation of a share is ~1.3 points;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * record/cfi/elf_deps.c against the dynamic loader: every file this test program has mapped
+ * record/elf_deps.c against the dynamic loader: every file this test program has mapped
  * executable (its own executable, ld.so and every library it was linked with) must be among
  * the files elf_deps__collect() finds for it, as must python3's and a "#!" script's; bad
  * commands get an error, not a crash.
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "cfi/elf_deps.h"
+#include "elf_deps.h"
 
 struct found {
 	dev_t dev[ELF_DEPS_MAX];

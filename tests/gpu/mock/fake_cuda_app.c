@@ -19,8 +19,8 @@
  *
  * FAKE_TORCH=PATH (a build of fake_libtorch.c named libtorch_cpu.so): PyTorch's autograd instead
  * of the launch loop, for backward attribution (tests/e2e/test_autograd_from_launch.sh). After
- * the library's setup: the file is loaded, 300 ms for xpu-record to probe it, one view op (a
- * node without a launch: xpu-record locates the node counter at the first node), 300 ms again,
+ * the library's setup: the file is loaded, a wait until xpu-record has probed it, one view op (a
+ * node without a launch: xpu-record locates the node counter at the first node), 300 ms,
  * then forward_kernels() makes LAUNCHES ops that each launch one kernel (MmBackward0 nodes),
  * forward_views() LAUNCHES ops that launch nothing (ViewBackward0 nodes), and run_backward()
  * evaluates every node, each evaluation launching one kernel: LAUNCHES forward kernels and
@@ -167,6 +167,36 @@ static int fake_inject(const char *xpu, const char *mock)
 	return 0;
 }
 
+/*
+ * FAKE_TORCH: waits until xpu-record has probed the library t, 20 s at most (then its counts
+ * say what was missed): a uprobe puts its breakpoint (int3, 0xcc) over the first byte of the
+ * probed function in every process that maps the file, so this one reads it there. The
+ * fixed 300 ms this replaced could be too short on a loaded machine once the probes' programs
+ * are verified at the library's first mapping (0.2 to 0.6 s for PyTorch's on the 2-CPU box).
+ */
+static void fake_torch_wait_probed(void *t)
+{
+	static const char *const probed[] = {
+		"_ZN5torch8autograd4impl17set_gradient_edgeERKN2at6TensorENS0_4EdgeE",
+		"_ZN5torch8autograd6Engine17evaluate_functionERKSt10shared_ptrINS0_9GraphTaskEE"
+		"PNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE",
+	};
+	struct timespec ts = { 0, 10 * 1000000 };
+	int tries, i, done;
+
+	for (tries = 0; tries < 2000; tries++) {
+		for (i = done = 0; i < 2; i++) {
+			const volatile unsigned char *code = dlsym(t, probed[i]);
+
+			done += code && *code == 0xcc;
+		}
+		if (done == 2)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "fake_cuda_app: the fake libtorch was not probed within 20 s\n");
+}
+
 #ifndef FAKE_CUDA_NO_MAIN
 /* FAKE_TORCH: fake_libtorch.c's ops and engine, and the nodes made */
 static void *(*torch_op)(void (*)(void), int);
@@ -228,7 +258,7 @@ static int fake_torch(const char *path, int k)
 		fprintf(stderr, "fake_cuda_app: %s is not fake_libtorch.c's\n", path);
 		return 1;
 	}
-	nanosleep(&ts, NULL);
+	fake_torch_wait_probed(t);
 	torch_node(NULL, 0);
 	nanosleep(&ts, NULL);
 	forward_kernels(k);

@@ -27,8 +27,8 @@
  * Prints "replayed N records" (kernels and copies of all replays).
  *
  * FAKE_TORCH=PATH (fake_libtorch.c built as libtorch_cpu.so): instead, a training step whose
- * backward pass is captured, as torch.cuda.graph captures a whole step: 300 ms for xpu-record
- * to probe the file, a warm-up view op, 300 ms, then forward_ops makes K = 8 ops, each
+ * backward pass is captured, as torch.cuda.graph captures a whole step: a wait until
+ * xpu-record has probed the file, a warm-up view op, 300 ms, then forward_ops makes K = 8 ops, each
  * launching its forward kernel (eagerly: mm_fwd_kernel), and capture_backward evaluates their
  * MmBackward0 nodes, each evaluation's launch captured (node 0x8000 + i); instantiated
  * (0x9000 + i) and replayed REPLAYS times by replay_backward (bw_kernel). Prints
@@ -297,7 +297,7 @@ static int fake_torch_graph(const char *path, unsigned long replays)
 		fprintf(stderr, "fake_cuda_graphs: %s is not fake_libtorch.c's\n", path);
 		return 1;
 	}
-	nanosleep(&ts, NULL);
+	fake_torch_wait_probed(t);
 	torch_nodes[torch_nnodes++] = torch_op(NULL, 0);	/* the counter is located here */
 	nanosleep(&ts, NULL);
 	forward_ops();

@@ -4,7 +4,8 @@
  * would run, its ELF interpreter and the closure of its DT_NEEDED libraries, found the way
  * the dynamic loader searches (DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH with $ORIGIN, then the
  * system directories; /etc/ld.so.cache is not read, so a library found only through it is
- * missed). -g cfi builds their tables before the command starts.
+ * missed). -g cfi builds their tables before the command starts; the autograd probes load
+ * ahead when one is PyTorch's.
  */
 #ifndef XPU_RECORD_ELF_DEPS_H
 #define XPU_RECORD_ELF_DEPS_H
