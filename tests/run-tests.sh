@@ -32,8 +32,20 @@ TIER=${TEST_TIER:-all}
 CHECK_E2E=" test_record_cpu test_record_output test_dwarf test_names test_diff test_gpu_mock_record test_cuda_graphs_mock "
 pass=0 fail=0 skip=0 failed=()
 logs=$(mktemp -d) || exit 1
-# the tests' own children are theirs to end; ours are only the test jobs we started
-trap 'for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done; rm -rf "$logs"' EXIT
+# the tests' own children are theirs to end; ours are the test jobs we started and the
+# TEST_BACKGROUND job's process group
+bg_pid="" cg_root=""
+cleanup() {
+	local p d
+	for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done
+	[ -n "$bg_pid" ] && kill -- -"$bg_pid" 2>/dev/null
+	rm -rf "$logs"
+	[ -n "$cg_root" ] || return 0
+	for d in "$cg_root"/*/; do rmdir "$d"; done 2>/dev/null
+	for p in $(<"$cg_root/cgroup.procs"); do echo "$p" >"$cg_top/cgroup.procs"; done 2>/dev/null
+	rmdir "$cg_root" 2>/dev/null
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 names=() cmds=() excl=()
@@ -99,7 +111,7 @@ declare -A running=() started=()
 declare -A took=() cpu=()
 # TEST_CPU=1: the cgroup tree whose children count each test's CPU time (cpu.stat's
 # usage_usec under cgroup2, cpuacct.usage's nanoseconds under v1), else none
-cg_root="" cg_kind=""
+cg_kind=""
 if [ "${TEST_CPU:-0}" = 1 ]; then
 	while read -r _ mnt fs opts _; do
 		if [ "$fs" = cgroup2 ] && [ -z "$cg_root" ]; then cg_root=$mnt cg_kind=2
@@ -108,10 +120,6 @@ if [ "${TEST_CPU:-0}" = 1 ]; then
 	done </proc/mounts
 	if [ -n "$cg_root" ] && mkdir "$cg_root/xpu-tests.$$" 2>/dev/null; then
 		cg_top=$cg_root cg_root=$cg_root/xpu-tests.$$
-		trap 'for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done; rm -rf "$logs"
-			for d in "$cg_root"/*/; do rmdir "$d"; done 2>/dev/null
-			for p in $(<"$cg_root/cgroup.procs"); do echo "$p" >"$cg_top/cgroup.procs"; done 2>/dev/null
-			rmdir "$cg_root" 2>/dev/null' EXIT
 	else
 		echo "TEST_CPU=1: no cgroup to count CPU time in (needs root and a cgroup mount)" >&2
 		cg_root=""
@@ -188,10 +196,36 @@ run_set() {
 	while [ ${#running[@]} -gt 0 ]; do reap; done
 }
 
+# TEST_BACKGROUND=CMD (make test: the sanitizer pass's build) runs beside the tests from the
+# start, at idle priority (SCHED_IDLE where chrt can set it, and nice 19): it takes the CPU
+# time the tests leave while they wait (recordings, sleeps, browsers), not theirs. It ends
+# before the exclusive tests, which must have the machine alone (waited for there, and in any
+# case before this script exits); its output goes to $BUILD/test-background.log, and what it
+# made is for the caller to check (make test runs the same build again, then a no-op).
+bg_wait() {
+	[ -n "$bg_pid" ] || return 0
+	local t=$SECONDS
+	wait "$bg_pid"
+	local rc=$?
+	[ $((SECONDS - t)) -gt 1 ] && echo "== waited $((SECONDS - t))s for TEST_BACKGROUND"
+	[ $rc = 0 ] || echo "== TEST_BACKGROUND exited $rc (its output: $BUILD/test-background.log)"
+	bg_pid=""
+}
+if [ -n "${TEST_BACKGROUND:-}" ]; then
+	idle=(nice -n 19)
+	chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
+	mkdir -p "$BUILD"
+	# a process group of its own (setsid), for the cleanup to end all of it
+	setsid "${idle[@]}" bash -c "$TEST_BACKGROUND" >"$BUILD/test-background.log" 2>&1 </dev/null &
+	bg_pid=$!
+	echo "== beside the tests, at idle priority: $TEST_BACKGROUND"
+fi
+
 t0=$SECONDS
 nex=0; for e in "${excl[@]}"; do [ "$e" = 1 ] && nex=$((nex + 1)); done
 echo "== ${#names[@]} tests: $((${#names[@]} - nex)) of them ${JOBS} at a time (TEST_JOBS), then $nex exclusive, alone"
 run_set "$JOBS" 0
+bg_wait
 [ "$nex" -gt 0 ] && { echo "== exclusive tests, one at a time"; run_set 1 1; }
 
 if [ ${#failed[@]} -gt 0 ]; then
