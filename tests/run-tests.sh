@@ -13,7 +13,9 @@
 # Prints one line per test as it ends (PASS/SKIP/FAIL, with its time), a "...." line every
 # PROGRESS_SECS (30) naming the tests still running, then the failed tests' output grouped
 # under "== FAILED", then the closing "N passed, N failed, N skipped"; with TEST_TOTALS=FILE,
-# also appends the counts to FILE.
+# also appends the counts to FILE. With TEST_CPU=1 (root, and a cgroup2 or cgroup v1 cpuacct
+# mount), each test runs in a cgroup of its own and its line also says the CPU seconds of all
+# its processes (a browser's too, which rusage misses), written to $BUILD/test-cpu.
 # Usage: tests/run-tests.sh [NAME-PART]   runs only the tests whose path contains NAME-PART.
 # TEST_TIER=check: the quick tier of `make check` (unit, golden, walker, a few e2e).
 set -u
@@ -30,8 +32,20 @@ TIER=${TEST_TIER:-all}
 CHECK_E2E=" test_record_cpu test_record_output test_dwarf test_names test_diff test_gpu_mock_record test_cuda_graphs_mock "
 pass=0 fail=0 skip=0 failed=()
 logs=$(mktemp -d) || exit 1
-# the tests' own children are theirs to end; ours are only the test jobs we started
-trap 'for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done; rm -rf "$logs"' EXIT
+# the tests' own children are theirs to end; ours are the test jobs we started and the
+# TEST_BACKGROUND job's process group
+bg_pid="" cg_root=""
+cleanup() {
+	local p d
+	for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done
+	[ -n "$bg_pid" ] && kill -- -"$bg_pid" 2>/dev/null
+	rm -rf "$logs"
+	[ -n "$cg_root" ] || return 0
+	for d in "$cg_root"/*/; do rmdir "$d"; done 2>/dev/null
+	for p in $(<"$cg_root/cgroup.procs"); do echo "$p" >"$cg_top/cgroup.procs"; done 2>/dev/null
+	rmdir "$cg_root" 2>/dev/null
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 names=() cmds=() excl=()
@@ -94,12 +108,40 @@ order() {	# EXCLUSIVE(0|1) -> the indexes of those tests, longest first
 }
 
 declare -A running=() started=()
-declare -A took=()
+declare -A took=() cpu=()
+# TEST_CPU=1: the cgroup tree whose children count each test's CPU time (cpu.stat's
+# usage_usec under cgroup2, cpuacct.usage's nanoseconds under v1), else none
+cg_kind=""
+if [ "${TEST_CPU:-0}" = 1 ]; then
+	while read -r _ mnt fs opts _; do
+		if [ "$fs" = cgroup2 ] && [ -z "$cg_root" ]; then cg_root=$mnt cg_kind=2
+		elif [ "$fs" = cgroup ] && [[ ",$opts," == *,cpuacct,* ]]; then cg_root=$mnt cg_kind=1; break
+		fi
+	done </proc/mounts
+	if [ -n "$cg_root" ] && mkdir "$cg_root/xpu-tests.$$" 2>/dev/null; then
+		cg_top=$cg_root cg_root=$cg_root/xpu-tests.$$
+	else
+		echo "TEST_CPU=1: no cgroup to count CPU time in (needs root and a cgroup mount)" >&2
+		cg_root=""
+	fi
+fi
+# cg_cpu I: the CPU seconds test I's cgroup counted, then the cgroup removed (a process the
+# test left goes to the parent first)
+cg_cpu() {
+	local d=$cg_root/$1 p us
+	if [ $cg_kind = 2 ]; then us=$(awk '$1 == "usage_usec" { print $2 }' "$d/cpu.stat")
+	else us=$(($(<"$d/cpuacct.usage") / 1000)); fi
+	for p in $(<"$d/cgroup.procs"); do echo "$p" >"$cg_root/cgroup.procs"; done 2>/dev/null
+	rmdir "$d" 2>/dev/null
+	awk -v u="${us:-0}" 'BEGIN { printf "%.1f", u / 1e6 }'
+}
 # start I: in the background, its output to its own log, so tests never interleave
 start() {
 	local i=$1
 	# the exit status goes to a file: a pid alone can be reused by then on a busy machine
-	( ${cmds[$i]} >"$logs/$i.log" 2>&1 </dev/null; echo $? >"$logs/$i.rc" ) &
+	[ -n "$cg_root" ] && mkdir "$cg_root/$i"
+	( [ -n "$cg_root" ] && echo $BASHPID >"$cg_root/$i/cgroup.procs"
+	  ${cmds[$i]} >"$logs/$i.log" 2>&1 </dev/null; echo $? >"$logs/$i.rc" ) &
 	running[$!]=$i
 	started[$!]=$SECONDS
 }
@@ -109,11 +151,13 @@ finish() {
 	unset "running[$pid]" "started[$pid]"
 	local name=${names[$i]}
 	took[$name]=$s
+	local c=""
+	[ -n "$cg_root" ] && { cpu[$name]=$(cg_cpu "$i"); c=" ${cpu[$name]} cpu-s"; }
 	case $rc in
-	0) pass=$((pass + 1)); printf 'PASS  %-40s %4ss\n' "$name" $s ;;
-	77) skip=$((skip + 1)); printf 'SKIP  %-40s %4ss  %s\n' "$name" $s "$(tail -n 1 "$logs/$i.log")" ;;
+	0) pass=$((pass + 1)); printf 'PASS  %-40s %4ss%s\n' "$name" $s "$c" ;;
+	77) skip=$((skip + 1)); printf 'SKIP  %-40s %4ss%s  %s\n' "$name" $s "$c" "$(tail -n 1 "$logs/$i.log")" ;;
 	*) fail=$((fail + 1)); failed+=("$i")
-	   printf 'FAIL  %-40s %4ss  (exit %d; output below)\n' "$name" $s $rc ;;
+	   printf 'FAIL  %-40s %4ss%s  (exit %d; output below)\n' "$name" $s "$c" $rc ;;
 	esac
 }
 # reap: waits for one test to end (at most until the next progress line is due)
@@ -152,10 +196,36 @@ run_set() {
 	while [ ${#running[@]} -gt 0 ]; do reap; done
 }
 
+# TEST_BACKGROUND=CMD (make test: the sanitizer pass's build) runs beside the tests from the
+# start, at idle priority (SCHED_IDLE where chrt can set it, and nice 19): it takes the CPU
+# time the tests leave while they wait (recordings, sleeps, browsers), not theirs. It ends
+# before the exclusive tests, which must have the machine alone (waited for there, and in any
+# case before this script exits); its output goes to $BUILD/test-background.log, and what it
+# made is for the caller to check (make test runs the same build again, then a no-op).
+bg_wait() {
+	[ -n "$bg_pid" ] || return 0
+	local t=$SECONDS
+	wait "$bg_pid"
+	local rc=$?
+	[ $((SECONDS - t)) -gt 1 ] && echo "== waited $((SECONDS - t))s for TEST_BACKGROUND"
+	[ $rc = 0 ] || echo "== TEST_BACKGROUND exited $rc (its output: $BUILD/test-background.log)"
+	bg_pid=""
+}
+if [ -n "${TEST_BACKGROUND:-}" ]; then
+	idle=(nice -n 19)
+	chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
+	mkdir -p "$BUILD"
+	# a process group of its own (setsid), for the cleanup to end all of it
+	setsid "${idle[@]}" bash -c "$TEST_BACKGROUND" >"$BUILD/test-background.log" 2>&1 </dev/null &
+	bg_pid=$!
+	echo "== beside the tests, at idle priority: $TEST_BACKGROUND"
+fi
+
 t0=$SECONDS
 nex=0; for e in "${excl[@]}"; do [ "$e" = 1 ] && nex=$((nex + 1)); done
 echo "== ${#names[@]} tests: $((${#names[@]} - nex)) of them ${JOBS} at a time (TEST_JOBS), then $nex exclusive, alone"
 run_set "$JOBS" 0
+bg_wait
 [ "$nex" -gt 0 ] && { echo "== exclusive tests, one at a time"; run_set 1 1; }
 
 if [ ${#failed[@]} -gt 0 ]; then
@@ -172,6 +242,10 @@ if [ -d "$BUILD" ]; then
 	for n in "${!took[@]}"; do last[$n]=${took[$n]}; done
 	for n in "${!last[@]}"; do echo "$n ${last[$n]}"; done | sort >"$times_file.$$" &&
 		mv "$times_file.$$" "$times_file"
+fi
+if [ -n "$cg_root" ] && [ -d "$BUILD" ]; then
+	for n in "${!cpu[@]}"; do echo "$n ${cpu[$n]}"; done | sort -k2,2nr >"$BUILD/test-cpu"
+	echo "(CPU: $(awk '{ s += $2 } END { printf "%.0f", s }' "$BUILD/test-cpu") s in all, per test in $BUILD/test-cpu)"
 fi
 failed_names=()
 for i in "${failed[@]}"; do failed_names+=("${names[$i]}"); done

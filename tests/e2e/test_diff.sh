@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # xpu-report diff on two real recordings of one program (tests/e2e/diff/split.c) whose CPU
-# time moves between two functions: work_a 70% / work_b 30% in BASE, 30% / 70% in NEW. The
-# text diff must show work_a's self and total shares fall by about 40 points and work_b's rise
-# by as much (+-10), in the right order; the two-column folded output must give the same
+# time moves between two functions: work_a 70% / work_b 30% in BASE, 30% / 70% in NEW, each run
+# 1.5 s of its CPU time however loaded the machine is. The text diff must show work_a's self
+# and total shares fall by about 40 points and work_b's rise by as much (+-10), in the right
+# order; the two-column folded output must give the same
 # shares; the differential flame graph must draw work_a blue (shrank) and work_b red (grew).
 # Then a diff of a trace against itself, and a recording at another rate (noted, compared by
 # shares). Exit 0 pass, 77 skip, else fail.

@@ -21,7 +21,8 @@ fi
 [ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON) for eBPF"
 [ -x "$B/xpu-record" ] || fail "run make first ($B/xpu-record)"
 tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# (sections 7 and 8, in the background, end within their own bounds: waited for first)
+trap 'wait; rm -rf "$tmp"' EXIT
 
 # bounded_wait PID: wait's status, or a failure when xpu-record is still running 20 s on
 bounded_wait() {
@@ -40,12 +41,66 @@ finalized() {
 	[ "$(tail -c 32 "$1" | head -c 6)" = "XPUEND" ]
 }
 
+# Sections 7 and 8 wait 5 and 10 s for xpu-record's escalation, with the CPU idle: they run
+# in the background (each its own job, job control on for its own jobs) while 1-6 run, and
+# their output and status are checked at the end.
+# 7. ^C to a target that ignores SIGINT: a line says it was forwarded, SIGTERM follows 5 s
+#    later (said too), the recording ends well within 15 s with a readable trace
+escalate_term() {
+	"$B/xpu-record" --no-gpu -o "$tmp/g.xpu" -- sh -c 'trap "" INT; sleep 60' 2>"$tmp/g.err" &
+	rec=$!
+	wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+	sleep 0.5
+	t0=$(date +%s%N)
+	kill -INT $rec
+	bounded_wait $rec
+	rc=$?
+	took_ms=$((($(date +%s%N) - t0) / 1000000))
+	[ $took_ms -lt 15000 ] || fail "SIGINT-ignoring target: recording ended $took_ms ms after ^C"
+	grep -q "forwarded SIGINT to PID [0-9]*; ^C again stops recording" "$tmp/g.err" ||
+		fail "no line saying SIGINT was forwarded: $(cat "$tmp/g.err")"
+	grep -q "still running 5 s after SIGINT; sending SIGTERM" "$tmp/g.err" ||
+		fail "no line saying SIGTERM was sent: $(cat "$tmp/g.err")"
+	[ $rc = 143 ] || fail "SIGINT-ignoring target ended by SIGTERM: expected 143, got $rc"
+	finalized "$tmp/g.xpu" || fail "trace not finalized after the escalation"
+	"$B/xpu-report" "$tmp/g.xpu" >/dev/null 2>&1 || fail "xpu-report cannot read the escalated trace"
+}
+
+# 8. a target that ignores SIGINT and SIGTERM: 5 s after SIGTERM recording stops, says so and
+#    leaves it running (never killed: SIGKILL would lose its own cleanup)
+escalate_stop() {
+	"$B/xpu-record" --no-gpu -o "$tmp/h.xpu" -- sh -c 'trap "" INT TERM; sleep 60' 2>"$tmp/h.err" &
+	rec=$!
+	wait_target $rec >/dev/null || fail "xpu-record did not start its command"
+	sleep 0.5
+	tgt=$(pgrep -P $rec)
+	t0=$(date +%s%N)
+	kill -INT $rec
+	bounded_wait $rec
+	rc=$?
+	took_ms=$((($(date +%s%N) - t0) / 1000000))
+	alive=no
+	[ -n "$tgt" ] && kill -0 "$tgt" 2>/dev/null && alive=yes
+	[ -n "$tgt" ] && pkill -KILL -P "$tgt" 2>/dev/null
+	[ -n "$tgt" ] && kill -KILL "$tgt" 2>/dev/null
+	[ $took_ms -lt 15000 ] || fail "target ignoring SIGINT and SIGTERM: ended $took_ms ms after ^C"
+	grep -q "after SIGTERM; recording stopped, the command keeps running" "$tmp/h.err" ||
+		fail "no line saying recording stopped with the target running: $(cat "$tmp/h.err")"
+	[ $alive = yes ] || fail "the target ignoring SIGTERM was killed"
+	[ $rc = 130 ] || fail "recording stopped after ^C: expected 130, got $rc"
+	finalized "$tmp/h.xpu" || fail "trace not finalized when recording gave up on the target"
+}
+
 # 1. plain exit status
 "$B/xpu-record" --no-gpu -o "$tmp/a.xpu" -- sh -c 'exit 3' 2>"$tmp/err"
 rc=$?
 grep -q "need root\|bpf(): " "$tmp/err" && skip "BPF unavailable: $(head -1 "$tmp/err")"
 [ $rc = 3 ] || fail "exit status 3 of the target came back as $rc"
 finalized "$tmp/a.xpu" || fail "trace of a normal exit has no trailer"
+( set -m; escalate_term ) >"$tmp/s7.out" 2>&1 &
+s7=$!
+( set -m; escalate_stop ) >"$tmp/s8.out" 2>&1 &
+s8=$!
 
 # 2. target killed by a signal: 128+15
 "$B/xpu-record" --no-gpu -o "$tmp/b.xpu" -- sh -c 'kill -TERM $$' 2>/dev/null
@@ -108,48 +163,9 @@ alive=no
 [ $alive = yes ] || fail "second SIGINT killed the target"
 finalized "$tmp/f.xpu" || fail "trace not finalized after a second SIGINT"
 
-# 7. ^C to a target that ignores SIGINT: a line says it was forwarded, SIGTERM follows 5 s
-#    later (said too), the recording ends well within 15 s with a readable trace
-"$B/xpu-record" --no-gpu -o "$tmp/g.xpu" -- sh -c 'trap "" INT; sleep 60' 2>"$tmp/g.err" &
-rec=$!
-wait_target $rec >/dev/null || fail "xpu-record did not start its command"
-sleep 0.5
-t0=$(date +%s%N)
-kill -INT $rec
-bounded_wait $rec
-rc=$?
-took_ms=$((($(date +%s%N) - t0) / 1000000))
-[ $took_ms -lt 15000 ] || fail "SIGINT-ignoring target: recording ended $took_ms ms after ^C"
-grep -q "forwarded SIGINT to PID [0-9]*; ^C again stops recording" "$tmp/g.err" ||
-	fail "no line saying SIGINT was forwarded: $(cat "$tmp/g.err")"
-grep -q "still running 5 s after SIGINT; sending SIGTERM" "$tmp/g.err" ||
-	fail "no line saying SIGTERM was sent: $(cat "$tmp/g.err")"
-[ $rc = 143 ] || fail "SIGINT-ignoring target ended by SIGTERM: expected 143, got $rc"
-finalized "$tmp/g.xpu" || fail "trace not finalized after the escalation"
-"$B/xpu-report" "$tmp/g.xpu" >/dev/null 2>&1 || fail "xpu-report cannot read the escalated trace"
-
-# 8. a target that ignores SIGINT and SIGTERM: 5 s after SIGTERM recording stops, says so and
-#    leaves it running (never killed: SIGKILL would lose its own cleanup)
-"$B/xpu-record" --no-gpu -o "$tmp/h.xpu" -- sh -c 'trap "" INT TERM; sleep 60' 2>"$tmp/h.err" &
-rec=$!
-wait_target $rec >/dev/null || fail "xpu-record did not start its command"
-sleep 0.5
-tgt=$(pgrep -P $rec)
-t0=$(date +%s%N)
-kill -INT $rec
-bounded_wait $rec
-rc=$?
-took_ms=$((($(date +%s%N) - t0) / 1000000))
-alive=no
-[ -n "$tgt" ] && kill -0 "$tgt" 2>/dev/null && alive=yes
-[ -n "$tgt" ] && pkill -KILL -P "$tgt" 2>/dev/null
-[ -n "$tgt" ] && kill -KILL "$tgt" 2>/dev/null
-[ $took_ms -lt 15000 ] || fail "target ignoring SIGINT and SIGTERM: ended $took_ms ms after ^C"
-grep -q "after SIGTERM; recording stopped, the command keeps running" "$tmp/h.err" ||
-	fail "no line saying recording stopped with the target running: $(cat "$tmp/h.err")"
-[ $alive = yes ] || fail "the target ignoring SIGTERM was killed"
-[ $rc = 130 ] || fail "recording stopped after ^C: expected 130, got $rc"
-finalized "$tmp/h.xpu" || fail "trace not finalized when recording gave up on the target"
+for s in 7:$s7 8:$s8; do
+	wait "${s#*:}" || { cat "$tmp/s${s%%:*}.out"; fail "section ${s%%:*} failed (its output above)"; }
+done
 
 # GPU buffers on SIGINT: libxpu-cupti.so flushes and finishes before a default-action
 # SIGINT/SIGTERM/SIGHUP kills the target; tests/gpu/mock/run.sh checks that against a mock

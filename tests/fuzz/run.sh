@@ -1,6 +1,7 @@
 #!/bin/bash
-# Fuzzing: tests/fuzz/run.sh [SECONDS_PER_TARGET] (default 8, the short run of make test;
-# `make fuzz FUZZ_SECONDS=N` gives each target N seconds).
+# Fuzzing: tests/fuzz/run.sh [SECONDS_PER_TARGET] (default 4, the short run of make test;
+# `make fuzz FUZZ_SECONDS=N` gives each target N seconds, and CI's .ci/run a longer round of 30
+# after make test, from the corpus that round left).
 # Builds the libFuzzer targets (clang, ASan+UBSan) into build-fuzz/, replays every input kept
 # under tests/fuzz/regressions/TARGET/ (each once crashed a target; all must pass now), then
 # fuzzes each target, seeded with committed traces, the seeds here and the golden synthetic
@@ -10,7 +11,7 @@
 # Exit 0 pass, 77 skip (no clang with libFuzzer), anything else fail.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-SECS=${1:-8}
+SECS=${1:-4}
 FB=build-fuzz
 TARGETS="reader report records output pack"
 NAME=fuzz

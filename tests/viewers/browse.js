@@ -16,7 +16,8 @@
  *                                            evented profiles open and close frames in the
  *                                            nesting speedscope draws (stacks.py checks it)
  *   node browse.js batch JOBS                 each line of the file JOBS is one of the above
- *                                            (COMMAND TARGET OUT, tab-separated), all in one
+ *                                            (COMMAND TARGET OUT, tab-separated, and FILE.py
+ *                                            after them for svg-screen), all in one
  *                                            browser, a fresh page each; one line per job
  *                                            ("NAME: ok: ..." or "NAME: FAIL: ..."), exit 1
  *                                            if any failed. Starting Chromium was most of a
@@ -86,12 +87,12 @@ async function main() {
 	const pages = Math.max(1, parseInt(process.env.BROWSE_PAGES || '2', 10) || 1);
 	const worker = async () => {
 		while (next < jobs.length) {
-			const [c, t, o] = jobs[next++];
+			const [c, t, o, a] = jobs[next++];
 			/* in a batch, each line says which job it is */
 			const name = cmd === 'batch' ? path.basename(o) + ': ' : '';
 			const t0 = Date.now();
 			try {
-				const msg = await runJob(ctx, c, t, o);
+				const msg = await runJob(ctx, c, t, o, a === undefined ? process.argv[5] : a);
 				console.log(name + msg + (cmd === 'batch' ? ` (${((Date.now() - t0) / 1000).toFixed(1)} s)` : ''));
 			} catch (e) {
 				failed++;
@@ -109,7 +110,7 @@ async function main() {
 }
 
 /* one job on a fresh page of the shared browser */
-async function runJob(ctx, cmd, target, shot) {
+async function runJob(ctx, cmd, target, shot, arg) {
 	const errors = [];
 	const page = await ctx.newPage();
 	try {
@@ -124,7 +125,7 @@ async function runJob(ctx, cmd, target, shot) {
 		else if (cmd === 'svg')
 			return await svg(page, target, shot, errors);
 		else if (cmd === 'svg-screen')
-			return await svgScreen(page, target, shot, process.argv[5], errors);
+			return await svgScreen(page, target, shot, arg, errors);
 		fail('unknown command ' + cmd);
 	} finally {
 		await page.close();
@@ -269,6 +270,8 @@ async function svg(page, file, shot, errors) {
 async function svgScreen(page, file, shot, script, errors) {
 	if (!script)
 		fail('usage: browse.js svg-screen FILE.svg SHOT.png SCRIPT.py');
+	/* the window of the check, also where a batch's browser opened at another size */
+	await page.setViewportSize({ width: 1400, height: 900 });
 	/* a PyTorch trace's graph is 5 MB, 27,000 frames: slow to load on a loaded machine */
 	await page.goto('file://' + path.resolve(file), { waitUntil: 'load', timeout: 100000 });
 	await page.waitForTimeout(300);
@@ -286,7 +289,7 @@ async function svgScreen(page, file, shot, script, errors) {
 			if (name.endsWith('(' + script + ')') || name.indexOf('(' + script + ':') >= 0)
 				ours.push(name);
 		});
-		return { seen: seen.length, ours, scrollY: window.scrollY, height: document.documentElement.getAttribute('height') };
+		return { seen: seen.length, ours, scrollY: window.scrollY, height: document.documentElement.getAttribute('height'), vw, vh };
 	}, script);
 	if (r.err)
 		fail(r.err);
@@ -296,7 +299,9 @@ async function svgScreen(page, file, shot, script, errors) {
 	if (r.ours.length < 2)
 		fail(`first screen (scrolled to ${r.scrollY} of ${r.height} px) shows ${r.seen} labelled frames, ` +
 		     `${r.ours.length} of ${script}: ${r.ours.join(', ')}`);
-	return `ok: first screen shows ${r.seen} labelled frames, ${r.ours.length} of ${script} (${r.ours.slice(0, 3).join(', ')})`;
+	if (r.vw !== 1400 || r.vh !== 900)
+		fail(`the window is ${r.vw}x${r.vh}, not 1400x900`);
+	return `ok: first screen (1400x900) shows ${r.seen} labelled frames, ${r.ours.length} of ${script} (${r.ours.slice(0, 3).join(', ')})`;
 }
 
 main().catch((e) => { console.log('FAIL: ' + e.message.split('\n')[0]); process.exit(1); });
