@@ -42,7 +42,7 @@ for spec in "$@"; do
 		case $n in torch) sc=torch_bench ;; attn) sc=torch_attn_bench ;; small) sc=torch_small_bench ;; esac
 		cmd=(tests/gpu/ladder.sh "$d" "${RUNGS:-bench/gpu/ladder_inproc_final.rungs}" 8 300
 			"bench/gpu/$sc.py" $((lim - 20))) ;;
-	launch) cmd=(env -u ONLY LAUNCHES=100000 tests/gpu/ladder.sh "$d" bench/gpu/ladder_launch_2026-12-07.rungs 5 300
+	launch) cmd=(env -u ONLY LAUNCHES=100000 tests/gpu/ladder.sh "$d" "${LAUNCH_RUNGS:-bench/gpu/ladder_launch_2026-12-07.rungs}" 5 300
 		bench/gpu/torch_bench.py $((lim - 20))) ;;
 	walkcheck) cmd=(tests/gpu/launch_walk_check.sh "$d" 100) ;;
 	wprof) cmd=(tests/gpu/walk_profile.sh "$d" 300) ;;
