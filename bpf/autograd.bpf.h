@@ -130,7 +130,8 @@ static __always_inline void ag_py_site(__u32 slot, __u32 tgid, __u32 tid, __u64 
 	if (!w)
 		return;
 	w->l = *l;
-	ts = py_tstate(w, &slot, tid, bpf_ktime_get_ns());
+	/* an op's event, as a launch: a sample's "none found" does not hide its thread */
+	ts = py_tstate(w, &slot, tid, bpf_ktime_get_ns(), 1);
 	*frame = ts ? py_top_frame(w, ts) : 0;
 	if (*frame)
 		bpf_probe_read_user(instr, sizeof(*instr), (void *)(*frame + w->l.fr_instr));

@@ -32,6 +32,15 @@ struct {
 struct py_thread {
 	__u64 tstate;			/* 0: none found at checked_ns */
 	__u64 checked_ns;
+	/*
+	 * A "none found" entry made for a launch (1) or a CPU sample (0). A launch trusts only a
+	 * launch's: a sample may have scanned in a new thread's first instants, before its state
+	 * carried its own id (CPython links the state under its creator's id and the thread sets
+	 * its own when it starts), and its entry would have hidden that thread's first 10 ms of
+	 * launches from the scan (test_inproc_python once lost a worker's 100 launches' frames).
+	 */
+	__u32 by_launch;
+	__u32 reserved;
 };
 
 /* tid -> its PyThreadState, so the thread list is walked once per thread, not per event. */
@@ -198,7 +207,7 @@ static __always_inline __u64 py_read_ts(struct py_walk_state *w, __u64 ts)
 
 /* The current thread's PyThreadState, from the cache when it still belongs to the thread. */
 static __always_inline __u64 py_tstate(struct py_walk_state *w, __u32 *slot, __u32 tid,
-					 __u64 now)
+					 __u64 now, __u32 by_launch)
 {
 	const struct xpu_py_layout *l = &w->l;
 	struct py_thread *pt = bpf_map_lookup_elem(&py_threads, &tid), n;
@@ -207,12 +216,15 @@ static __always_inline __u64 py_tstate(struct py_walk_state *w, __u32 *slot, __u
 	if (pt) {
 		if (pt->tstate && py_read_ts(w, pt->tstate) == key)
 			return pt->tstate;
-		if (!pt->tstate && now - pt->checked_ns < PY_NO_THREAD_RETRY_NS)
+		if (!pt->tstate && now - pt->checked_ns < PY_NO_THREAD_RETRY_NS &&
+		    (pt->by_launch || !by_launch))
 			return 0;
 	}
 	w->ts_frame = 0;
 	n.tstate = py_find_tstate(w, slot, key);
 	n.checked_ns = now;
+	n.by_launch = by_launch;
+	n.reserved = 0;
 	bpf_map_update_elem(&py_threads, &tid, &n, BPF_ANY);
 	return n.tstate;
 }
@@ -422,7 +434,7 @@ static __always_inline __u64 emit_pystack(__u32 slot, __u32 pid, __u32 tid, __u6
 		return ts;
 	w->l = *l;
 	now = ts ? ts : bpf_ktime_get_ns();
-	tstate = py_tstate(w, &slot, tid, now);
+	tstate = py_tstate(w, &slot, tid, now, for_type == XPU_EV_GPU_LAUNCH);
 	if (!tstate) {
 		count(XPU_CNT_PY_NO_THREAD);
 		return ts;
