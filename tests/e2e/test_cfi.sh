@@ -91,7 +91,14 @@ check() {	# name
 		fail "$name: xpu-report --format=folded failed"
 	read -r share n < <(same_share "$tmp/$name.dwarf" "$tmp/$name.cfi")
 	echo "$name: ${pct:-0}% complete (BPF walk), ${share}% of $n samples same frames as -g dwarf"
-	[ "${pct:-0}" -ge 95 ] || { echo "FAIL $name: only ${pct:-0}% complete"; failed=1; }
+	if [ "${pct:-0}" -lt 95 ]; then
+		echo "FAIL $name: only ${pct:-0}% complete"; failed=1
+		# what fell short, for whoever reads the log: the walk's counters and the heaviest
+		# stacks that do not reach the program's entry
+		grep -E "cfi_|complete|lost" "$tmp/$name.info" | sed 's/^/  /'
+		grep -vE '^[^;]*;(_start|__libc_start|clone)' "$tmp/$name.cfi" |
+			awk '{ print $NF "\t" $0 }' | sort -nr | cut -f2- | head -8 | cut -c1-240 | sed 's/^/  short: /'
+	fi
 	[ "$share" -ge 95 ] || { echo "FAIL $name: only $share% as -g dwarf"; failed=1; }
 	[ "$n" -ge 200 ] || { echo "FAIL $name: only $n samples"; failed=1; }
 }
