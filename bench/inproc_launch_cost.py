@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """What one launch's stack costs the launching thread, without a GPU (issue 38): the fake CUDA
 app (tests/gpu/mock) launches N times from D nested frames built without frame pointers, under
-xpu-record with --no-launch-stacks, --launch-walk=bpf and the default (the in-process walk),
+xpu-record with --no-launch-stacks, --launch-walk=bpf, the in-process walk with its walk memo off
+(XPU_CUPTI_WALK_MEMO=0) and the default (the in-process walk with its memo),
 interleaved in shuffled order. Added cost per launch = (loop time - --no-launch-stacks' loop
 time in the same repetition) / N: the stack alone, callbacks and transport being the same in
 both. Needs root (BPF) and a build with libxpu-cupti.so.
@@ -24,8 +25,11 @@ import benchlib  # noqa: E402
 ROOT = benchlib.ROOT
 B = benchlib.BUILD
 CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-MODES = [("no-launch-stacks", ["--no-launch-stacks"]), ("bpf-walk", ["--launch-walk=bpf"]),
-         ("default (in process)", [])]
+# name, xpu-record flags, the target's environment
+MODES = [("no-launch-stacks", ["--no-launch-stacks"], {}),
+         ("bpf-walk", ["--launch-walk=bpf"], {}),
+         ("in process, walk memo off", [], {"XPU_CUPTI_WALK_MEMO": "0"}),
+         ("default (in process, walk memo)", [], {})]
 
 
 def build(tmp):
@@ -39,8 +43,8 @@ def build(tmp):
     return mock, app
 
 
-def loop_ns(app, mock, flags, n, depth, trace):
-    env = dict(os.environ, XPU_CUPTI_LIB=mock, FAKE_CUDA_DEPTH=str(depth))
+def loop_ns(app, mock, flags, extra_env, n, depth, trace):
+    env = dict(os.environ, XPU_CUPTI_LIB=mock, FAKE_CUDA_DEPTH=str(depth), **extra_env)
     r = subprocess.run([os.path.join(B, "xpu-record"), *flags, "-o", trace, "--", app,
                         os.path.realpath(os.path.join(B, "libxpu-cupti.so")), mock, str(n)],
                        capture_output=True, text=True, env=env)
@@ -61,12 +65,13 @@ def main():
         sys.exit("inproc_launch_cost: needs root (BPF)")
     with tempfile.TemporaryDirectory() as tmp:
         mock, app = build(tmp)
-        added = {name: [] for name, _ in MODES[1:]}
+        added = {name: [] for name, _, _ in MODES[1:]}
         for _ in range(a.reps):
             order = list(MODES)
             random.shuffle(order)
-            t = {name: loop_ns(app, mock, flags, a.launches, a.depth, os.path.join(tmp, "t.xpu"))
-                 for name, flags in order}
+            t = {name: loop_ns(app, mock, flags, env, a.launches, a.depth,
+                               os.path.join(tmp, "t.xpu"))
+                 for name, flags, env in order}
             for name in added:
                 added[name].append((t[name] - t["no-launch-stacks"]) / a.launches / 1000)
     lines = [benchlib.machine_line(),

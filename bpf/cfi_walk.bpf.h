@@ -449,6 +449,14 @@ static long cfi_step(__u32 i, __u32 *slot)
 	}
 	s->ips[i & (XPU_BPF_MAX_UFRAMES - 1)] = w->ip;
 	w->n = i + 1;
+#ifdef CFI_STEP_MEMO
+	/*
+	 * User space only (cupti/walk_shim.h): the walk has reached a frame of the thread's last
+	 * walk whose stack words it checked unchanged, and took that walk's frames from here on.
+	 */
+	if (CFI_STEP_MEMO(s, w, i))
+		return 1;
+#endif
 	pc = w->exact ? w->ip : w->ip - 1;
 	w->exact = 0;
 	if (w->fp_only) {
@@ -486,6 +494,9 @@ static long cfi_step(__u32 i, __u32 *slot)
 		count(XPU_CNT_CFI_FP_NO_ROW);
 		return cfi_fallback_step(s, w, CFI_FALLBACK_CHECKED);
 	}
+#ifdef CFI_ROW_NOTE
+	CFI_ROW_NOTE(w, i, &row);	/* user space only: what the memo above checks next time */
+#endif
 	switch (row.kind) {
 	case XPU_CFI_RSP:
 		cfa = w->sp + row.cfa_off;

@@ -24,8 +24,9 @@
 
 #define XPU_CUPTI_WIRE_MAGIC 0x31574358u	/* "XCW1" read as little-endian bytes */
 /* 2: PROCESS_ENV records; 3: the in-process walk; 4: GPU_GRAPH_NODE records (an older
- * recorder would drop each batch holding one); 5: WALK_STATS times one launch in 16 */
-#define XPU_CUPTI_WIRE_VERSION 5
+ * recorder would drop each batch holding one); 5: WALK_STATS times one launch in 16; 6: it
+ * counts the walks that took frames from the thread's last walk */
+#define XPU_CUPTI_WIRE_VERSION 6
 #define XPU_CUPTI_SOCKET_ENV "XPU_CUPTI_SOCKET"
 
 /*

@@ -150,6 +150,9 @@ enum xpu_inproc_counter {
 	 */
 	XPU_INPROC_TIMED,		/* launches timed */
 	XPU_INPROC_TIMED_NS,		/* their time in the walk and the queue, ns */
+	/* since version 6: walks that took their outer frames from the thread's last walk */
+	XPU_INPROC_MEMO_WALKS,		/* walks that did */
+	XPU_INPROC_MEMO_FRAMES,		/* frames they took */
 	XPU_INPROC_NR,
 };
 

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -62,6 +63,37 @@ struct inproc_share {
 	const struct xpu_share_proc *proc;
 };
 
+/*
+ * The walk memo. A training loop launches from a few call chains again and again, and a
+ * launch's outer frames (the interpreter's, the framework's dispatch) are where the last
+ * launch's were: the same return addresses at the same stack addresses, the same saved words.
+ * Each thread keeps its last exact native walk: every frame's registers as the walk had them
+ * and the row it stepped by. A new walk that reaches one of those frames with the same
+ * registers checks, step by step to the end, the stack words each step read (its return
+ * address, the saved rbp, a realigned frame's CFA) against the frames that followed. All
+ * equal, the rest of the walk is the last one's: the same rows (those of the same pcs in the
+ * same generation of the same share) applied to the same registers and the same words. Its
+ * frames are copied and the table lookups skipped. One differs: the walk goes on from where
+ * it was, as it would have without the memo, which a later frame may still match.
+ */
+struct memo_frame {
+	uint64_t ip, sp, bp;		/* at the step's start */
+	uint8_t kind;			/* the row's (enum xpu_cfi_kind) */
+	int8_t rbp_off8;
+	uint16_t cfa_off;
+	uint32_t pad;
+};
+
+struct walk_memo {
+	uint32_t n;			/* frames; 0: none */
+	uint32_t gen;			/* the walk's generation (cfi_walk.gen, mixed with seq) */
+	const struct inproc_share *sh;
+	struct memo_frame f[XPU_BPF_MAX_UFRAMES];
+};
+
+/* steps the memo can check: their reads are words of the stack at the registers' offsets */
+#define MEMO_POISON UINT32_MAX
+
 struct inproc_thread {
 	uint32_t owner;			/* the tid that claimed the slot; 0: free (CAS) */
 	uint32_t tid;
@@ -96,6 +128,13 @@ struct inproc_thread {
 	int ag_ok;			/* 1 fits the module's TLS, -1 does not, 0 unchecked */
 	struct cfi_scratch cfi;
 	struct py_walk_state py;
+	/* the memo: memo[memo_cur] the last walk's, the other one filled by this walk's notes */
+	struct walk_memo memo[2];
+	uint32_t memo_cur;
+	uint32_t noted;			/* steps noted in order; MEMO_POISON: one the memo cannot check */
+	uint32_t memo_pos;		/* memo frames below this one cannot match any more */
+	uint32_t memo_at, memo_from;	/* the hit: this walk's step, the memo's frame; at ~0: none */
+	uint64_t memo_frames;		/* frames the last taken walk copied from the memo */
 } __attribute__((aligned(64)));
 
 /* initial-exec: a walk touches its slot from every helper, and a dynamic TLS access is a call */
@@ -115,6 +154,7 @@ typedef void *(*gil_this_thread_fn)(void);
 typedef int (*py_initialized_fn)(void);
 static gil_this_thread_fn gil_this_thread;
 static py_initialized_fn py_initialized;
+static bool memo_on = true;		/* XPU_CUPTI_WALK_MEMO=0: off, for diagnosis */
 
 static inline void add_relaxed(uint64_t *p, uint64_t n)
 {
@@ -324,6 +364,167 @@ static __always_inline __u64 shim_ktime_get_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
+/* ---- the walk memo (struct walk_memo) -------------------------------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+__attribute__((no_sanitize_address, noinline))
+#endif
+static uint64_t stack_word(uint64_t addr)
+{
+	uint64_t v;
+
+	stack_copy(&v, (const void *)(uintptr_t)addr, sizeof(v));
+	return v;
+}
+
+/* a word of the stack the walk may read (shim_probe_read_user's native bounds) */
+static __always_inline bool memo_read(const struct inproc_thread *t, uint64_t addr, uint64_t *v)
+{
+	if (addr < t->read_lo || addr >= t->stack_hi || t->stack_hi - addr < 8)
+		return false;
+	*v = stack_word(addr);
+	return true;
+}
+
+/*
+ * Checks the memo's steps from frame j on against the stack as it is now: the words each step
+ * of cfi_step() (bpf/cfi_walk.bpf.h) read for its row's kind, where it read them, must give
+ * the next frame's registers, and the last step must end the walk as it did (its row's END,
+ * or a zero return address). Returns m->n when all hold, else the step that does not.
+ */
+static uint32_t memo_check(const struct inproc_thread *t, const struct walk_memo *m, uint32_t j)
+{
+	uint32_t k;
+
+	for (k = j; k < m->n; k++) {
+		const struct memo_frame *f = &m->f[k];
+		const struct memo_frame *nx = k + 1 < m->n ? &m->f[k + 1] : NULL;
+		uint64_t cfa, ra, bp = f->bp, v;
+
+		switch (f->kind) {
+		case XPU_CFI_RSP:
+			cfa = f->sp + f->cfa_off;
+			break;
+		case XPU_CFI_RBP:
+			cfa = f->bp + f->cfa_off;
+			break;
+		case XPU_CFI_PLT:
+			cfa = f->sp + f->cfa_off + ((f->ip & 15) >= (uint8_t)f->rbp_off8 ? 8 : 0);
+			break;
+		case XPU_CFI_RBP_DEREF:
+		case XPU_CFI_RBP_DEREF_AT_RBP:
+			if (!memo_read(t, f->bp + (int16_t)f->cfa_off, &cfa))
+				return k;
+			if (f->kind == XPU_CFI_RBP_DEREF_AT_RBP &&
+			    !memo_read(t, f->bp + 8 * (int64_t)f->rbp_off8, &bp))
+				return k;
+			break;
+		case XPU_CFI_END:
+			return nx ? k : m->n;
+		default:
+			return k;
+		}
+		if (cfa <= f->sp || (nx && cfa != nx->sp))
+			return k;
+		if (f->kind != XPU_CFI_RBP_DEREF_AT_RBP && f->kind != XPU_CFI_PLT && f->rbp_off8) {
+			if (!memo_read(t, cfa + 8 * (int64_t)f->rbp_off8, &v))
+				return k;
+			bp = v;
+		}
+		if (!memo_read(t, cfa - 8, &ra))
+			return k;
+		if (nx ? (!ra || ra != nx->ip || bp != nx->bp) : ra != 0)
+			return k;
+	}
+	return k;
+}
+
+static __always_inline void shim_cfi_note(const struct cfi_walk *w, __u32 i,
+					  const struct xpu_cfi_row *row)
+{
+	struct inproc_thread *t = cur;
+	struct memo_frame *f;
+
+	if (i != t->noted || i >= XPU_BPF_MAX_UFRAMES)
+		return;
+	switch (row->kind) {
+	case XPU_CFI_RSP:
+	case XPU_CFI_RBP:
+	case XPU_CFI_PLT:
+	case XPU_CFI_RBP_DEREF:
+	case XPU_CFI_RBP_DEREF_AT_RBP:
+	case XPU_CFI_END:
+		break;
+	default:
+		t->noted = MEMO_POISON;		/* a signal frame, a rule the walk cannot run */
+		return;
+	}
+	f = &t->memo[t->memo_cur ^ 1].f[i];
+	f->ip = w->ip;
+	f->sp = w->sp;
+	f->bp = w->bp;
+	f->kind = row->kind;
+	f->rbp_off8 = row->rbp_off8;
+	f->cfa_off = row->cfa_off;
+	t->noted = i + 1;
+}
+
+static __always_inline int shim_cfi_memo(struct cfi_scratch *s, struct cfi_walk *w, __u32 i)
+{
+	struct inproc_thread *t = cur;
+	const struct walk_memo *m = &t->memo[t->memo_cur];
+	uint32_t j = t->memo_pos, k;
+
+	if (!memo_on || !m->n || m->gen != w->gen || m->sh != t->sh || w->fp_only)
+		return 0;
+	/* both walks go up the stack, sp rising: the candidate only moves up */
+	while (j < m->n && m->f[j].sp < w->sp)
+		j++;
+	t->memo_pos = j;
+	if (j >= m->n || m->f[j].sp != w->sp || m->f[j].ip != w->ip || m->f[j].bp != w->bp ||
+	    (i == 0) != (j == 0) || i + (m->n - j) > XPU_BPF_MAX_UFRAMES)
+		return 0;
+	k = memo_check(t, m, j);
+	if (k < m->n) {
+		/* any frame up to k would check step k again, and fail there */
+		t->memo_pos = k + 1;
+		return 0;
+	}
+	for (k = j + 1; k < m->n; k++)
+		s->ips[(i + k - j) & (XPU_BPF_MAX_UFRAMES - 1)] = m->f[k].ip;
+	w->n = i + (m->n - j);
+	w->outermost = 1;
+	count(XPU_CNT_CFI_END_OUTERMOST);
+	t->memo_at = i;
+	t->memo_from = j;
+	return 1;
+}
+
+/* After an exact walk: it becomes the memo, its noted frames and those it took from the memo. */
+static void memo_keep(struct inproc_thread *t, uint32_t n)
+{
+	struct walk_memo *next = &t->memo[t->memo_cur ^ 1];
+	const struct walk_memo *last = &t->memo[t->memo_cur];
+
+	t->memo_frames = 0;
+	if (!memo_on)
+		return;
+	if (t->memo_at != UINT32_MAX) {
+		uint32_t from = t->memo_from, at = t->memo_at;
+
+		if (t->noted != at || at + (last->n - from) != n)
+			return;
+		memcpy(&next->f[at], &last->f[from], (last->n - from) * sizeof(next->f[0]));
+		t->memo_frames = last->n - from;
+	} else if (t->noted != n) {
+		return;
+	}
+	next->n = n;
+	next->gen = t->cfi.w.gen;
+	next->sh = t->sh;
+	t->memo_cur ^= 1;
+}
+
 /* ---- per-thread slots --------------------------------------------------------------- */
 
 static void thread_release(void *p)
@@ -382,6 +583,7 @@ static struct inproc_thread *thread_claim(void)
 		t->delta_kept = false;
 		/* a slot of a thread gone: its py code cache names another thread's code */
 		memset(t->py.codes, 0, sizeof(t->py.codes));
+		t->memo[0].n = t->memo[1].n = 0;
 		thread_stack(t);
 		if (pthread_setspecific(thread_key, t)) {
 			__atomic_store_n(&t->owner, 0, __ATOMIC_RELEASE);
@@ -526,12 +728,16 @@ static void at_fork_child(void)
 int inproc_walk__init(void)
 {
 	static bool done;
+	const char *env;
 	int err;
 
 	if (done)
 		return pool ? 0 : -ENOMEM;
 	done = true;
 	self_pid = (__u32)getpid();
+	env = getenv("XPU_CUPTI_WALK_MEMO");
+	if (env && !strcmp(env, "0"))
+		memo_on = false;
 	resolve_python();
 	err = pthread_key_create(&thread_key, thread_release);
 	if (err)
@@ -573,6 +779,11 @@ void inproc_walk__set_share(const struct xpu_share_arena *arena, uint64_t arena_
 	__atomic_store_n(&share_cur, sh, __ATOMIC_RELEASE);
 }
 
+void inproc_walk__set_memo(bool on)
+{
+	memo_on = on;
+}
+
 bool inproc_walk__have_share(void)
 {
 	return __atomic_load_n(&share_cur, __ATOMIC_ACQUIRE) != NULL;
@@ -587,6 +798,10 @@ static void keep_deltas(struct inproc_thread *t)
 			add_relaxed(&t->cnt[i], t->delta[i]);
 	t->delta_kept = true;
 	add_relaxed(&t->inproc[XPU_INPROC_WALKS], 1);
+	if (t->memo_frames) {
+		add_relaxed(&t->inproc[XPU_INPROC_MEMO_WALKS], 1);
+		add_relaxed(&t->inproc[XPU_INPROC_MEMO_FRAMES], t->memo_frames);
+	}
 }
 
 int inproc_walk__launch(uint32_t corr_id, uint32_t cbid, uint32_t domain, uint64_t sp,
@@ -638,6 +853,9 @@ int inproc_walk__launch(uint32_t corr_id, uint32_t cbid, uint32_t domain, uint64
 	t->py_out = NULL;
 	t->py_out_bytes = 0;
 	t->rows.nslots = 0;
+	t->noted = 0;
+	t->memo_pos = 0;
+	t->memo_at = UINT32_MAX;
 	t->task.thread.fsbase = t->fsbase;
 	t->task.regs.ip = (unsigned long)(uintptr_t)&xpu_cupti_api_enter;
 	t->task.regs.sp = sp;
@@ -655,6 +873,10 @@ int inproc_walk__launch(uint32_t corr_id, uint32_t cbid, uint32_t domain, uint64
 		return fallback(t, t->doubt);
 	if (!n || !(uflags & XPU_EV_U_OUTERMOST))
 		return fallback(t, XPU_INPROC_FB_INCOMPLETE);
+	if (!(uflags & XPU_EV_U_COPY_PAYS))
+		memo_keep(t, n);
+	else
+		t->memo_frames = 0;
 	if (t->flags & XPU_SHARE_PY) {
 		uint64_t tstate = (uint64_t)(uintptr_t)gil_this_thread();
 
@@ -734,6 +956,10 @@ void inproc_walk__count(enum xpu_inproc_counter c, uint64_t n)
 			if (t->delta[i])
 				add_relaxed(&t->cnt[i], -t->delta[i]);
 		add_relaxed(&t->inproc[XPU_INPROC_WALKS], -1ull);
+		if (t->memo_frames) {
+			add_relaxed(&t->inproc[XPU_INPROC_MEMO_WALKS], -1ull);
+			add_relaxed(&t->inproc[XPU_INPROC_MEMO_FRAMES], -t->memo_frames);
+		}
 		t->delta_kept = false;
 	}
 }

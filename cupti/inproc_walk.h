@@ -29,6 +29,8 @@ int inproc_walk__init(void);
 void inproc_walk__set_share(const struct xpu_share_arena *arena, uint64_t arena_bytes,
 			    const struct xpu_share_proc *proc, uint64_t proc_bytes);
 bool inproc_walk__have_share(void);
+/* The walk memo (inproc_walk.c) on or off; on unless XPU_CUPTI_WALK_MEMO=0 at init. */
+void inproc_walk__set_memo(bool on);
 
 /*
  * Walks the stack the probed marker would have seen, had it been called by the function that

@@ -37,6 +37,15 @@ static __always_inline struct task_struct *shim_current_task(void);
 static __always_inline __u32 shim_cpu(void);
 static __always_inline __u64 shim_ktime_get_ns(void);
 static __always_inline void count(__u32 idx);
+/* the thread's last walk, as a suffix of this one (inproc_walk.c, "the walk memo") */
+struct cfi_scratch;
+struct cfi_walk;
+struct xpu_cfi_row;
+static __always_inline int shim_cfi_memo(struct cfi_scratch *s, struct cfi_walk *w, __u32 i);
+static __always_inline void shim_cfi_note(const struct cfi_walk *w, __u32 i,
+					  const struct xpu_cfi_row *row);
+#define CFI_STEP_MEMO(s, w, i) shim_cfi_memo((s), (w), (i))
+#define CFI_ROW_NOTE(w, i, row) shim_cfi_note((w), (i), (row))
 static __always_inline void count_n(__u32 idx, __u64 n);
 
 /* the ring buffer py_walk.bpf.h sends to: here the caller's struct xpu_ev_pystack */

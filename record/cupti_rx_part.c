@@ -302,6 +302,8 @@ static void put_inproc(struct stat_sink *sink, const struct cupti_rx_stats *st,
 	stat_sink__put(sink, XPU_STAT_INPROC_LAUNCHES, drained ? drained->inproc_launches : 0);
 	stat_sink__put(sink, XPU_STAT_INPROC_TIMED, st->walk.inproc[XPU_INPROC_TIMED]);
 	stat_sink__put(sink, XPU_STAT_INPROC_TIMED_NS, st->walk.inproc[XPU_INPROC_TIMED_NS]);
+	stat_sink__put(sink, XPU_STAT_INPROC_MEMO_WALKS, st->walk.inproc[XPU_INPROC_MEMO_WALKS]);
+	stat_sink__put(sink, XPU_STAT_INPROC_MEMO_FRAMES, st->walk.inproc[XPU_INPROC_MEMO_FRAMES]);
 	stat_sink__put(sink, XPU_STAT_INPROC_EVENTS_DROPPED, st->inproc_dropped);
 	stat_sink__put(sink, XPU_STAT_INPROC_LAUNCHES_LOST, st->inproc_refused);
 }

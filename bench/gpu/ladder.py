@@ -123,7 +123,9 @@ COUNTED = ("gpu_kernel", "gpu_memcpy", "gpu_memset", "gpu_sync", "gpu_api", "gpu
            # issue 38: launches walked in process, and those that fell back to BPF
            "inproc_walks", "inproc_fallbacks",
            # the walk's own time, one launch in 16 timed by the library
-           "inproc_timed", "inproc_timed_ns")
+           "inproc_timed", "inproc_timed_ns",
+           # the walk memo: walks that took their outer frames from the last one
+           "inproc_memo_walks", "inproc_memo_frames")
 
 
 def info_counts(xrep, path, env):

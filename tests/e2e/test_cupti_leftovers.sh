@@ -26,9 +26,11 @@ for _ in $(seq 300); do
 done
 dead=$(ls -d "$TMPDIR"/xpu-cupti-* 2>/dev/null | head -1)
 [ -n "$dead" ] || fail "the recorder made no socket directory in 30 s"
+# its own sleep only: a pattern would kill other runs' sleeps on a shared machine
+tgt=$(pgrep -P $rec)
 kill -9 $rec
 wait $rec 2>/dev/null
-pkill -f "^sleep 60$" 2>/dev/null
+[ -n "$tgt" ] && kill $tgt 2>/dev/null
 [ -d "$dead" ] || fail "SIGKILL left nothing to clean: the test shows nothing"
 
 # a live one: its lock held by another process; an old one: no lock file

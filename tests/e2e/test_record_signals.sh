@@ -80,7 +80,10 @@ escalate_stop() {
 	rc=$?
 	took_ms=$((($(date +%s%N) - t0) / 1000000))
 	alive=no
-	[ -n "$tgt" ] && kill -0 "$tgt" 2>/dev/null && alive=yes
+	# alive, not a zombie: kill -0 succeeds on a process killed but not yet reaped
+	[ -n "$tgt" ] && [ -r "/proc/$tgt/stat" ] &&
+		! awk '{ sub(/^.*\) /, ""); exit ($1 == "Z" || $1 == "X") ? 0 : 1 }' "/proc/$tgt/stat" &&
+		alive=yes
 	[ -n "$tgt" ] && pkill -KILL -P "$tgt" 2>/dev/null
 	[ -n "$tgt" ] && kill -KILL "$tgt" 2>/dev/null
 	[ $took_ms -lt 15000 ] || fail "target ignoring SIGINT and SIGTERM: ended $took_ms ms after ^C"

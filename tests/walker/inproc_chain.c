@@ -45,3 +45,14 @@ NOINLINE void ipc_a(ipc_walk_fn fn, void *arg)
 	ipc_b(fn, arg);
 	ipc_sink += pad[7];
 }
+
+/*
+ * The chain under a caller that leaves rbp = bp: ipc_b's prologue saves it, so the walk's rbp
+ * above ipc_b is bp (the walk memo's saved-rbp check, tests/walker/test_inproc_walk.c).
+ */
+NOINLINE void ipc_with_rbp(ipc_walk_fn fn, void *arg, unsigned long bp)
+{
+	__asm__ volatile("mov %0, %%rbp" : : "r"(bp) : "rbp");
+	ipc_a(fn, arg);
+	ipc_sink++;
+}

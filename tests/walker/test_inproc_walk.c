@@ -24,6 +24,7 @@
 typedef void (*ipc_walk_fn)(void *arg);
 void xpu_cupti_api_enter(uint32_t corr_id, uint32_t cbid, uint32_t domain);
 void ipc_a(ipc_walk_fn fn, void *arg);
+void ipc_with_rbp(ipc_walk_fn fn, void *arg, unsigned long bp);
 
 static int failures;
 #define CHECK(cond, ...)                                                                   \
@@ -193,6 +194,58 @@ __attribute__((noinline)) static void deep_chain(struct walk_req *r, int n)
 	__asm__ volatile("" : : : "memory");
 }
 
+/* the walk memo's paths: depth frames over the chain, rbp = bp above ipc_b, two call sites */
+__attribute__((noinline)) static void memo_deep(struct walk_req *r, int n, uint64_t bp)
+{
+	if (n)
+		memo_deep(r, n - 1, bp);
+	else
+		ipc_with_rbp(walk_entry, r, bp);
+	__asm__ volatile("" : : : "memory");
+}
+
+static volatile int memo_sink;
+
+__attribute__((noinline)) static void memo_path(struct walk_req *r, int depth, int site,
+						uint64_t bp)
+{
+	memset(r, 0, sizeof(*r));
+	r->rc = -1;
+	/* the same frame under both calls, another return address: the nop keeps them apart */
+	if (site) {
+		__asm__ volatile("nop");
+		memo_deep(r, depth, bp);
+		memo_sink += 1;
+	} else {
+		memo_deep(r, depth, bp);
+		memo_sink += 2;
+	}
+	__asm__ volatile("" : : : "memory");
+}
+
+/*
+ * One path walked with the memo, then without it, from the same call site (a loop): what the
+ * first took from the memo in *memo_frames.
+ */
+__attribute__((noinline)) static void memo_twice(struct walk_req *m, int depth, int site,
+						 uint64_t bp, uint64_t *memo_frames)
+{
+	struct xpu_cupti_walk_stats a, b;
+	static volatile int twice = 2;	/* a loop the compiler cannot unroll into two call sites */
+	int k;
+
+	for (k = 0; k < twice; k++) {
+		inproc_walk__set_memo(k == 0);
+		inproc_walk__stats(&a);
+		memo_path(&m[k], depth, site, bp);
+		inproc_walk__stats(&b);
+		if (k == 0)
+			*memo_frames = b.inproc[XPU_INPROC_MEMO_FRAMES] -
+				       a.inproc[XPU_INPROC_MEMO_FRAMES];
+	}
+	inproc_walk__set_memo(true);
+}
+
 /* the chain, marker first, in order, up to main, outermost */
 static void check_chain(const struct walk_req *r, const char *what, bool want_main,
 			uint32_t tid)
@@ -338,13 +391,54 @@ int main(void)
 	run_chain(&r2);
 	check_chain(&r2, "cached walk", true, me);
 	inproc_walk__stats(&st);
-	CHECK(st.cnt[XPU_CNT_CFI_CACHE_HITS] - hits + 1 >= (uint64_t)r2.ev.nr_user,
-	      "second walk: %lu cache hits", (unsigned long)(st.cnt[XPU_CNT_CFI_CACHE_HITS] - hits));
+	/* main's frame differs (another call site): from the frame above it, the memo's */
+	CHECK(st.inproc[XPU_INPROC_MEMO_WALKS] == 1 &&
+		      st.inproc[XPU_INPROC_MEMO_FRAMES] + 7 == (uint64_t)r2.ev.nr_user,
+	      "second walk: memo walks %lu, frames %lu of %d",
+	      (unsigned long)st.inproc[XPU_INPROC_MEMO_WALKS],
+	      (unsigned long)st.inproc[XPU_INPROC_MEMO_FRAMES], r2.ev.nr_user);
+	CHECK(st.cnt[XPU_CNT_CFI_CACHE_HITS] - hits + 1 >= 7, "second walk: %lu cache hits",
+	      (unsigned long)(st.cnt[XPU_CNT_CFI_CACHE_HITS] - hits));
 	/* all but main's return address, which is another call site of run_chain */
 	CHECK(r.ev.nr_user == r2.ev.nr_user && r.ev.nr_user > 7 &&
 		      !memcmp(r.ev.uips, r2.ev.uips, 6 * 8) &&
 		      !memcmp(r.ev.uips + 7, r2.ev.uips + 7, (r.ev.nr_user - 7) * 8),
 	      "the cached walk differs");
+
+	/*
+	 * The memo against walks without it, from paths that differ below (depth), in a return
+	 * address (the call site) and in a saved rbp: the same frames every time, and the memo
+	 * taken whole, in part and not at all.
+	 */
+	{
+		struct walk_req m[2];
+		uint64_t whole = 0, part = 0, memo_frames = 0;
+		int same = 1;
+
+		for (i = 0; i < 3000 && same; i++) {
+			int depth = (int)(rnd() % 6), site = (int)(rnd() % 2);
+			uint64_t bp = 0x5000 + rnd() % 3;
+
+			memo_twice(m, depth, site, bp, &memo_frames);
+			same = m[0].rc == 0 && m[1].rc == 0 && m[0].ev.nr_user == m[1].ev.nr_user &&
+			       m[0].ev.uflags == m[1].ev.uflags &&
+			       !memcmp(m[0].ev.uips, m[1].ev.uips, m[0].ev.nr_user * 8);
+			if (memo_frames == (uint64_t)m[0].ev.nr_user)
+				whole++;
+			else if (memo_frames)
+				part++;
+		}
+		CHECK(same, "walk %d with the memo differs from the walk without: rc %d/%d, %d/%d frames",
+		      i, m[0].rc, m[1].rc, m[0].ev.nr_user, m[1].ev.nr_user);
+		if (!same) {
+			print_stack(&m[0]);
+			print_stack(&m[1]);
+		}
+		CHECK(whole > 30 && part > 1000, "memo taken whole %lu, in part %lu of 3000 walks",
+		      (unsigned long)whole, (unsigned long)part);
+		printf("test_inproc_walk: memo whole in %lu walks, in part in %lu, of 3000\n",
+		       (unsigned long)whole, (unsigned long)part);
+	}
 
 	/* another thread: its own stack bounds and slot, its walk ends at the thread's start */
 	pthread_create(&th, NULL, thread_walk, &r2);

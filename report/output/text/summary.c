@@ -161,6 +161,8 @@ static void launch_walk_line(FILE *out, const struct trace *t)
 	uint64_t fb = trace__stat(t, XPU_STAT_INPROC_FALLBACKS);
 	uint64_t timed = trace__stat(t, XPU_STAT_INPROC_TIMED);
 	uint64_t ns = trace__stat(t, XPU_STAT_INPROC_TIMED_NS);
+	uint64_t memo = trace__stat(t, XPU_STAT_INPROC_MEMO_WALKS);
+	uint64_t memo_frames = trace__stat(t, XPU_STAT_INPROC_MEMO_FRAMES);
 
 	if (!walks && !fb)
 		return;
@@ -169,6 +171,10 @@ static void launch_walk_line(FILE *out, const struct trace *t)
 	if (timed)
 		fprintf(out, "; the walk cost %.2f us a launch (%" PRIu64 " timed)",
 			(double)ns / (double)timed / 1e3, timed);
+	/* the walk memo (cupti/inproc_walk.c): outer frames checked against the last walk */
+	if (memo && walks)
+		fprintf(out, "; %.0f%% took %.1f frames each from the thread's last walk",
+			100.0 * (double)memo / (double)walks, (double)memo_frames / (double)memo);
 	fputc('\n', out);
 }
 
