@@ -25,7 +25,7 @@ for s in "${SCRIPTS[@]}"; do
 		env -u LD_LIBRARY_PATH python3 "$s" none "$STEPS" >"$O/$n-check.log" 2>&1 ||
 		{ echo "$n: xpu-record exited $?: $(tail -3 "$O/$n-check.log")"; rc=1; continue; }
 	LD_LIBRARY_PATH=$LIB $B/xpu-report -F info "$O/$n-check.xpu" 2>/dev/null |
-		grep -E '^  (gpu_launch|gpu_kernel|inproc_walks|inproc_fallbacks|inproc_fallback_[a-z_]+|inproc_timed[a-z_]*|complete) ' |
+		grep -E '^  (gpu_launch|gpu_kernel|inproc_walks|inproc_fallbacks|inproc_fallback_[a-z_]+|inproc_timed[a-z_]*|inproc_memo_[a-z]+|complete) ' |
 		grep -v ' 0$' >"$O/$n-check.info"
 	echo "== $n"
 	cat "$O/$n-check.info"
