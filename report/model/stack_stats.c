@@ -27,7 +27,7 @@ static bool unnamed(const char *n)
 }
 
 static int stack_complete(const struct session *ses, uint32_t pid, uint64_t ts, uint32_t stack_id,
-			  uint32_t flags, bool *complete, bool *unjudged)
+			  uint32_t flags, bool *complete, bool *unjudged, bool *no_mapping)
 {
 	const struct tr_stack *st = derived_stacks__get(&ses->stacks, stack_id);
 	const uint32_t *f;
@@ -36,6 +36,7 @@ static int stack_complete(const struct session *ses, uint32_t pid, uint64_t ts, 
 
 	*complete = false;
 	*unjudged = false;
+	*no_mapping = false;
 	if (!st || !st->nr_user)
 		return 0;
 	err = session__stack(ses, pid, ts, stack_id, false, &f, &n);
@@ -53,6 +54,7 @@ static int stack_complete(const struct session *ses, uint32_t pid, uint64_t ts, 
 			  (flags & XPU_EVENT_USER_OUTERMOST));
 	/* not said at record time, and the outermost frame has no name here: cannot tell */
 	*unjudged = n && !*complete && unnamed(strpool__str(&ses->pool, f[0]));
+	*no_mapping = *unjudged && !strcmp(strpool__str(&ses->pool, f[0]), "[unknown]");
 	return 0;
 }
 
@@ -62,14 +64,16 @@ int stack_stats__complete_rate(const struct session *ses, uint64_t *cpu_complete
 	uint64_t unjudged;
 
 	return stack_stats__completeness(ses, cpu_complete, cpu_total, gpu_complete, gpu_total,
-					 &unjudged);
+					 &unjudged, NULL);
 }
 
 int stack_stats__completeness(const struct session *ses, uint64_t *cpu_complete, uint64_t *cpu_total,
-			      uint64_t *gpu_complete, uint64_t *gpu_total, uint64_t *unjudged)
+			      uint64_t *gpu_complete, uint64_t *gpu_total, uint64_t *unjudged,
+			      uint64_t *no_mapping)
 {
 	const struct trace *t = ses->t;
-	bool c, u;
+	uint64_t nm = 0;
+	bool c, u, m;
 	size_t i;
 	int err;
 
@@ -80,12 +84,13 @@ int stack_stats__completeness(const struct session *ses, uint64_t *cpu_complete,
 		if (!filter__at(&ses->filter, s->pid, s->tid, s->ts_ns))
 			continue;
 		err = stack_complete(ses, s->pid, s->ts_ns, session__sample_stack(ses, i), s->flags, &c,
-				     &u);
+				     &u, &m);
 		if (err)
 			return err;
 		*cpu_total += 1;
 		*cpu_complete += c;
 		*unjudged += u;
+		nm += m;
 	}
 	for (i = 0; i < t->nlaunches; i++) {
 		const struct xpu_rec_gpu_launch *l = &t->launches[i];
@@ -93,12 +98,15 @@ int stack_stats__completeness(const struct session *ses, uint64_t *cpu_complete,
 		if (!filter__at(&ses->filter, l->pid, l->tid, l->ts_ns))
 			continue;
 		err = stack_complete(ses, l->pid, l->ts_ns, session__launch_stack(ses, i), l->flags, &c,
-				     &u);
+				     &u, &m);
 		if (err)
 			return err;
 		*gpu_total += 1;
 		*gpu_complete += c;
 		*unjudged += u;
+		nm += m;
 	}
+	if (no_mapping)
+		*no_mapping = nm;
 	return 0;
 }

@@ -401,10 +401,10 @@ int out_info(const struct session *ses, FILE *out)
 		fprintf(out, "  (none)\n");
 
 	{
-		uint64_t cc, ct, gc, gt, unjudged;
+		uint64_t cc, ct, gc, gt, unjudged, no_map;
 		const char *hint;
 
-		if (stack_stats__completeness(ses, &cc, &ct, &gc, &gt, &unjudged))
+		if (stack_stats__completeness(ses, &cc, &ct, &gc, &gt, &unjudged, &no_map))
 			return -ENOMEM;
 		fprintf(out, "stacks\n");
 		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%)", "complete", cc,
@@ -413,9 +413,12 @@ int out_info(const struct session *ses, FILE *out)
 			fprintf(out, ", %" PRIu64 " of %" PRIu64 " gpu launches (%.1f%%)", gc, gt,
 				gt ? 100.0 * gc / gt : 0.0);
 		fputc('\n', out);
-		if (unjudged)
-			fprintf(out, "  %-16s %" PRIu64 " (outermost frame in a file not available here)\n",
-				"unknown", unjudged);
+		if (unjudged > no_map)
+			fprintf(out, "  %-16s %" PRIu64 " (outermost frame in a file without symbols "
+				"here: missing, or stripped)\n", "unknown", unjudged - no_map);
+		if (no_map)
+			fprintf(out, "  %-16s %" PRIu64 " (outermost frame at an address in no mapping "
+				"the recording saw)\n", "unmapped", no_map);
 		if (ses->sym.stacks_cut)
 			fprintf(out, "  %-16s %" PRIu64 " named stacks over %d frames\n", "cut",
 				ses->sym.stacks_cut, SYM_STACK_MAX_FRAMES);

@@ -229,11 +229,12 @@ static void print_header(const struct profile *p, FILE *out)
 		t->st.end == TRACE_END_CORRUPT ? "corrupt (read up to the damage)" :
 		t->st.end == TRACE_END_LIMIT ? "incomplete (read up to --max-records)" : "truncated");
 	{
-		uint64_t cc, ct, gc, gt, unjudged;
+		uint64_t cc, ct, gc, gt, unjudged, no_map;
 		const char *hint;
 
 		/* complete: the outermost frame is main or a thread's start (see unwind.h) */
-		if (!stack_stats__completeness(p->s, &cc, &ct, &gc, &gt, &unjudged) && ct + gt) {
+		if (!stack_stats__completeness(p->s, &cc, &ct, &gc, &gt, &unjudged, &no_map) &&
+		    ct + gt) {
 			fprintf(out, "# stacks:    %.1f%% of samples complete", ct ? 100.0 * cc / ct : 0.0);
 			if (gt)
 				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
@@ -241,10 +242,15 @@ static void print_header(const struct profile *p, FILE *out)
 				stack_mode_note(out, p->s);
 			else
 				fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
-			if (unjudged)
+			if (unjudged > no_map)
 				fprintf(out, "#            unknown for %" PRIu64 " of them: their outermost "
-					"frames have no names (a file missing here, or without "
-					"symbols)\n", unjudged);
+					"frames are in files without symbols here (missing on this "
+					"machine and from the pack, or stripped)\n", unjudged - no_map);
+			if (no_map)
+				fprintf(out, "#            unknown for %" PRIu64 " of them: their outermost "
+					"frames are at addresses in no mapping the recording saw (a "
+					"process sampled as it exec'd, or whose mappings were never "
+					"read)\n", no_map);
 			hint = session__unwind_hint(p->s, cc + gc, ct + gt);
 			if (hint)
 				fprintf(out, "#            %s\n", hint);
