@@ -9,8 +9,8 @@
  *                         /usr//bin/./copy, /usr/bin/copy and //usr/bin/copy (the test puts
  *                         a symlink and a copy under --symfs: `archive` packs the copy, once)
  *   deep OUT              a stack of 1,025 addresses and one of 1,024
- *   spanmaps OUT          one mapping over the whole address space, 40,000 small ones under
- *                         it, and 8,000 stacks of 100 addresses above the small ones: every
+ *   spanmaps OUT [N]      one mapping over the whole address space, 40,000 small ones under
+ *                         it, and N (8,000) stacks of 100 addresses above the small ones: every
  *                         lookup once walked back over every mapping (issue 28)
  *   archive OUT           and OUT.xpa: 20 DSO records each of three build-ids, whose archive
  *                         entries are 16 MiB of 'A' (no ELF file), an ELF header and 16 MiB
@@ -224,9 +224,9 @@ static void deep(void)
 	sample(T0 + 2, 5001);
 }
 
-static void spanmaps(void)
+static void spanmaps(uint32_t nstacks)
 {
-	enum { NMAPS = 40000, NSTACKS = 8000, DEPTH = 100 };
+	enum { NMAPS = 40000, DEPTH = 100 };
 	struct xpu_rec_dso d = { .id = 1, .kind = XPU_DSO_ELF };
 	struct xpu_rec_mapping m = { .ts_ns = T0, .pid = 100, .dso_id = 1, .prot = 5 };
 	uint64_t ips[DEPTH];
@@ -241,7 +241,7 @@ static void spanmaps(void)
 		m.end = m.start + 0x1000;
 		rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
 	}
-	for (i = 0; i < NSTACKS; i++) {
+	for (i = 0; i < nstacks; i++) {
 		/* distinct stacks (each is symbolized) that compress well: one address differs */
 		for (k = 0; k < DEPTH; k++)
 			ips[k] = 0x10000ull * (NMAPS + 2) + k * 16;
@@ -895,7 +895,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "deep"))
 		deep();
 	else if (!strcmp(argv[1], "spanmaps"))
-		spanmaps();
+		spanmaps(argc >= 4 ? strtoul(argv[3], NULL, 10) : 8000);
 	else if (!strcmp(argv[1], "archive"))
 		archive(argv[2]);
 	else if (!strcmp(argv[1], "names"))

@@ -44,12 +44,13 @@ CPU_LIMIT=10
 [ $asan = 1 ] && CPU_LIMIT=40
 # Under the sanitizers those limits are not what is checked (no address-space limit, 4 times
 # the CPU): what that pass checks is the same paths on hostile input without a memory error.
-# The inputs whose size is there only for the plain build's limits (section 15's million
-# frames, 17, 18, 21 and 22; 12 at half) are a fifth as large there (SAN_DIV), their counts
-# scaled with them: each still crosses every bound its checks reach (--max-output=1M, the
-# records' 32 MiB, the derived stacks' bound), and the plain build keeps the full sizes for
-# the limits. Those inputs took a third of this test's 73-76 CPU-s under the sanitizers (147 s
-# on a loaded machine).
+# The inputs whose size is there only for the plain build's limits (section 5's stacks, 15's
+# million frames, 17, 18, 19, 21 and 22; 12 at half; 15's ten million against a --max-output
+# a fifth of the default) are a fifth as large there (SAN_DIV), their counts scaled with them:
+# each still crosses every bound its checks reach (--max-output=1M, the records' 32 MiB, the
+# derived stacks' bound), and the plain build keeps the full sizes for the limits. Those
+# inputs took a third of this test's 73-76 CPU-s under the sanitizers (147 s on a loaded
+# machine); 5, 15's ten million and 19 were 60 CPU-s to 48 (runs beside other work).
 SAN_DIV=1
 [ $asan = 1 ] && SAN_DIV=5
 lim() {
@@ -128,7 +129,9 @@ grep -q "bad records      1$" "$T/deep.info" && grep -q "bad stack refs   1$" "$
 
 # 5. issue 28: a mapping over the whole address space under 40,000 small ones; every lookup
 #    walked back over all of them (5 CPU-minutes for a 196 KB trace). An interval index now.
-"$T/make_hostile" spanmaps "$T/span.xpu" || exit 1
+#    (1,600 of its 8,000 stacks under the sanitizers, SAN_DIV: every lookup still among all
+#    40,000 mappings, where the CPU limit is only a bound)
+"$T/make_hostile" spanmaps "$T/span.xpu" $((8000 / SAN_DIV)) || exit 1
 for cmd in "-F folded" "-F text" "-F svg" "-F chrome" "-F perfetto" "-F pprof" "-F jsonl" "-F info" \
 	"-F folded $T/span.xpu" "diff $T/span.xpu"; do
 	[ "$cmd" = "-F pprof" ] && ! "$R" --help | grep -q pprof && continue
@@ -402,13 +405,18 @@ for cmd in "-F svg" "diff -F svg $T/svg1m.xpu"; do
 	[ $rc = 0 ] && [ "$(cat "$T/frames")" = $((SVG_PIDS * 1025 + 1)) ] ||
 		bad "a million frames: $cmd: exit $rc, $(cat "$T/frames") frames: $(head -c 300 "$T/err")"
 done
-"$T/make_hostile" pids "$T/svg10m.xpu" 10000 1024 0 || exit 1
+#     (2,000 processes under the sanitizers, SAN_DIV, against --max-output=200M: 2,050,001
+#     frames, 661 MB at the least, refused before a byte as the plain build's 10 million
+#     against the default 1 GiB; those two commands were 10 of that pass's 65 s here)
+BIG_PIDS=$((10000 / SAN_DIV)) big_max=() BIG_MAX=1073741824
+[ $asan = 1 ] && big_max=(--max-output=200M) BIG_MAX=209715200
+"$T/make_hostile" pids "$T/svg10m.xpu" $BIG_PIDS 1024 0 || exit 1
 for cmd in "-F svg" "diff -F svg $T/svg10m.xpu"; do
 	rm -f "$T/big.svg"
 	# shellcheck disable=SC2086
-	lim "$R" $cmd -o "$T/big.svg" "$T/svg10m.xpu" 2>"$T/err"
+	lim "$R" $cmd "${big_max[@]}" -o "$T/big.svg" "$T/svg10m.xpu" 2>"$T/err"
 	rc=$?
-	[ $rc = 1 ] && [ ! -s "$T/big.svg" ] && grep -q "^xpu-report: error: the flame graph has 10250001 frames to draw, more than --max-output=1073741824 bytes hold ([0-9]* at the least)" "$T/err" ||
+	[ $rc = 1 ] && [ ! -s "$T/big.svg" ] && grep -q "^xpu-report: error: the flame graph has $((BIG_PIDS * 1025 + 1)) frames to draw, more than --max-output=$BIG_MAX bytes hold ([0-9]* at the least)" "$T/err" ||
 		bad "10 million frames: $cmd: exit $rc: $(head -c 300 "$T/err")"
 done
 
@@ -462,13 +470,16 @@ done
 #     invertible, put in one probe chain of the symbolizer's address cache, and 400 stacks of
 #     1,024 frames through the last of them (1.1 MB): 12.5 s of CPU. The hashes take a secret
 #     of the process now: 0.2 s, the same lines.
-"$T/make_hostile" hashkeys "$T/hk.xpu" || exit 1
+#     (12,000 offsets and 80 stacks under the sanitizers, SAN_DIV: the same chain, where the
+#     CPU limit is only a bound)
+HK_N=$((60000 / SAN_DIV)) HK_S=$((400 / SAN_DIV))
+"$T/make_hostile" hashkeys "$T/hk.xpu" $HK_N $HK_S || exit 1
 for f in folded text; do
 	lim "$R" -F $f -o "$T/hk.$f" "$T/hk.xpu" 2>"$T/err"
 	rc=$?
 	[ $rc = 0 ] && [ -s "$T/hk.$f" ] || bad "colliding keys: -F $f: exit $rc: $(head -c 300 "$T/err")"
 done
-[ "$(wc -l <"$T/hk.folded")" = 60400 ] || bad "colliding keys: $(wc -l <"$T/hk.folded") folded lines"
+[ "$(wc -l <"$T/hk.folded")" = $((HK_N + HK_S)) ] || bad "colliding keys: $(wc -l <"$T/hk.folded") folded lines"
 lim "$R" -F folded "$T/hk.xpu" 2>/dev/null | cmp -s - "$T/hk.folded" ||
 	bad "colliding keys: two runs (two seeds) differ"
 
