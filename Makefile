@@ -400,21 +400,20 @@ deps-demo:
 TEST_MAKE = $(MAKE) --no-print-directory $$(case "$$MAKEFLAGS" in *jobserver*) ;; \
 	*) echo -j$$(nproc) ;; esac)
 
-# Everything: every test (TEST_JOBS at a time, tests/run-tests.sh), then the unit and golden
-# tests again under ASan and UBSan (build-san/). Their build runs beside the first pass at idle
-# priority (TEST_BACKGROUND), in the CPU time its tests leave; after it, the same build again
-# is a no-op, or shows what failed (its output is in build/san-build.log).
+# Everything: every test (TEST_JOBS at a time, tests/run-tests.sh), and the unit and golden
+# tests again under ASan and UBSan (build-san/). Their build runs beside the tests at idle
+# priority (TEST_BACKGROUND), in the CPU time they leave; once it is done, the sanitizer tests
+# join the same queue (TEST_AFTER_BACKGROUND), filling the job slots the others leave, rather
+# than a second run after the first (a failed build is a failed test, with its log's end).
 SAN_TEST_BUILD = $(TEST_MAKE) SAN=1 BUILD=build-san unit build-san/xpu-report build-san/libxpucommon.a \
 	build-san/libxpureport.a
 test: deps
 	@$(TEST_MAKE) all unit
 	@rm -f build/test-totals; start=$$(date +%s); rc=0; \
-	TEST_BACKGROUND="$(SAN_TEST_BUILD)" TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; \
-	echo "== the unit and golden tests again under ASan and UBSan (build-san/)"; \
-	{ $(SAN_TEST_BUILD) >build/san-build.log 2>&1 || { cat build/san-build.log; false; }; } && \
-	{ BUILD=build-san NO_E2E=1 TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; } || rc=1; \
+	TEST_BACKGROUND="$(SAN_TEST_BUILD)" TEST_AFTER_BACKGROUND=build-san \
+		TEST_TOTALS=build/test-totals tests/run-tests.sh || rc=1; \
 	awk -v s=$$(( $$(date +%s) - start )) '{ p += $$1; f += $$2; k += $$3 } \
-		END { printf "make test: both runs took %dm%02ds\ntotal: %d passed, %d failed, %d skipped\n", \
+		END { printf "make test: the tests took %dm%02ds\ntotal: %d passed, %d failed, %d skipped\n", \
 		s / 60, s % 60, p, f, k }' build/test-totals; \
 	exit $$rc
 

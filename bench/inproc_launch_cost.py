@@ -8,7 +8,11 @@ interleaved in shuffled order. Added cost per launch = (loop time - --no-launch-
 time in the same repetition) / N: the stack alone, callbacks and transport being the same in
 both. Needs root (BPF) and a build with libxpu-cupti.so.
 
-  bench/inproc_launch_cost.py [--reps R] [--launches N] [--depth D] [--write]
+With --thrash-kib K the app writes a line in every 64 bytes of a K KiB buffer before each launch
+(FAKE_CUDA_THRASH_KIB), as a framework's own work between launches evicts what a walk reads;
+each mode then also reports the walk's own time, timed by the library on one launch in 16.
+
+  bench/inproc_launch_cost.py [--reps R] [--launches N] [--depth D] [--thrash-kib K] [--write]
 """
 import argparse
 import os
@@ -43,15 +47,26 @@ def build(tmp):
     return mock, app
 
 
-def loop_ns(app, mock, flags, extra_env, n, depth, trace):
+def loop_ns(app, mock, flags, extra_env, n, depth, trace, thrash_kib=0):
     env = dict(os.environ, XPU_CUPTI_LIB=mock, FAKE_CUDA_DEPTH=str(depth), **extra_env)
+    if thrash_kib:
+        env["FAKE_CUDA_THRASH_KIB"] = str(thrash_kib)
     r = subprocess.run([os.path.join(B, "xpu-record"), *flags, "-o", trace, "--", app,
                         os.path.realpath(os.path.join(B, "libxpu-cupti.so")), mock, str(n)],
                        capture_output=True, text=True, env=env)
     m = re.search(r"loop_ns (\d+)", r.stdout)
     if r.returncode or not m:
         raise RuntimeError(f"{flags}: {r.stderr[-800:]}")
-    return int(m.group(1))
+    return int(m.group(1)), walk_ns(trace)
+
+
+def walk_ns(trace):
+    """The library's own timing of its walks (STATS inproc_timed, inproc_timed_ns), ns a walk."""
+    r = subprocess.run([os.path.join(B, "xpu-report"), "--format=info", trace],
+                       capture_output=True, text=True)
+    st = dict(re.findall(r"^  (inproc_timed(?:_ns)?) +(\d+)$", r.stdout, re.M))
+    n = int(st.get("inproc_timed", 0))
+    return int(st.get("inproc_timed_ns", 0)) / n if n else None
 
 
 def main():
@@ -59,6 +74,7 @@ def main():
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--launches", type=int, default=50000)
     ap.add_argument("--depth", type=int, default=40)
+    ap.add_argument("--thrash-kib", type=int, default=0)
     ap.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
     a = ap.parse_args()
     if os.geteuid():
@@ -66,21 +82,29 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         mock, app = build(tmp)
         added = {name: [] for name, _, _ in MODES[1:]}
+        walks = {name: [] for name, _, _ in MODES[1:]}
         for _ in range(a.reps):
             order = list(MODES)
             random.shuffle(order)
             t = {name: loop_ns(app, mock, flags, env, a.launches, a.depth,
-                               os.path.join(tmp, "t.xpu"))
+                               os.path.join(tmp, "t.xpu"), a.thrash_kib)
                  for name, flags, env in order}
             for name in added:
-                added[name].append((t[name] - t["no-launch-stacks"]) / a.launches / 1000)
+                added[name].append((t[name][0] - t["no-launch-stacks"][0]) / a.launches / 1000)
+                if t[name][1] is not None:
+                    walks[name].append(t[name][1] / 1000)
     lines = [benchlib.machine_line(),
              f"`fake_cuda_app` (tests/gpu/mock), {a.launches} launches from {a.depth} nested "
-             f"frames without frame pointers, {a.reps} repetitions in shuffled order. Added cost "
-             "per launch against `--no-launch-stacks` in the same repetition, us: median [min..max].",
-             "", "| launch stacks | added per launch (us) |", "|---|---|"]
+             f"frames without frame pointers"
+             + (f", {a.thrash_kib} KiB written between launches" if a.thrash_kib else "")
+             + f", {a.reps} repetitions in shuffled order. Added cost "
+             "per launch against `--no-launch-stacks` in the same repetition, and the in-process "
+             "walk's own time (one launch in 16, walk and queueing), us: median [min..max].",
+             "", "| launch stacks | added per launch (us) | walk (us) |", "|---|---|---|"]
     for name, v in added.items():
-        lines.append(f"| {name} | {statistics.median(v):.2f} [{min(v):.2f}..{max(v):.2f}] |")
+        w = walks[name]
+        ws = f"{statistics.median(w):.2f} [{min(w):.2f}..{max(w):.2f}]" if w else "-"
+        lines.append(f"| {name} | {statistics.median(v):.2f} [{min(v):.2f}..{max(v):.2f}] | {ws} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:

@@ -504,7 +504,7 @@ static __always_inline int shim_cfi_memo(struct cfi_scratch *s, struct cfi_walk 
 static void memo_keep(struct inproc_thread *t, uint32_t n)
 {
 	struct walk_memo *next = &t->memo[t->memo_cur ^ 1];
-	const struct walk_memo *last = &t->memo[t->memo_cur];
+	struct walk_memo *last = &t->memo[t->memo_cur];
 
 	t->memo_frames = 0;
 	if (!memo_on)
@@ -514,8 +514,20 @@ static void memo_keep(struct inproc_thread *t, uint32_t n)
 
 		if (t->noted != at || at + (last->n - from) != n)
 			return;
-		memcpy(&next->f[at], &last->f[from], (last->n - from) * sizeof(next->f[0]));
 		t->memo_frames = last->n - from;
+		/*
+		 * The frames taken stay where they are when this walk reached them at the same
+		 * depth (a loop's launches from one place: at = from = 0): only the frames noted
+		 * below them move, so a walk copies what changed, not the whole memo each time
+		 * (cache lines a framework's work has evicted cost more than the walk's steps).
+		 */
+		if (at == from) {
+			memcpy(last->f, next->f, at * sizeof(last->f[0]));
+			last->gen = t->cfi.w.gen;
+			last->sh = t->sh;
+			return;
+		}
+		memcpy(&next->f[at], &last->f[from], (last->n - from) * sizeof(next->f[0]));
 	} else if (t->noted != n) {
 		return;
 	}

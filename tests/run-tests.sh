@@ -3,7 +3,7 @@
 # (committed traces), e2e (real eBPF; skip without root). Each test exits 0 (pass), 77 (skip,
 # with a message) or anything else (fail).
 #
-# Independent tests run in parallel, TEST_JOBS at a time (default: the CPU count), longest
+# Independent tests run in parallel, TEST_JOBS at a time (default: the CPU count + 1), longest
 # first by the times of the last run ($BUILD/test-times, else the committed
 # tests/test-times.seed), so that a long test does not start last and run on alone. A test whose file has the line
 #     # test: exclusive <reason>        (shell)     // test: exclusive <reason>    (C)
@@ -23,7 +23,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export BUILD
 PROGRESS_SECS=${PROGRESS_SECS:-30}
-JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+# one more job than CPUs: a third of a test's time is waits (recordings starting, browsers),
+# which a third job fills (2 cores: 570 s for make test at 2 jobs, 513 s at 3, 517 s at 4)
+JOBS=${TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) + 1))}
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "TEST_JOBS must be a positive number, not '$JOBS'" >&2; exit 2; }
 TIER=${TEST_TIER:-all}
 # the e2e tests of the quick tier: each covers a path the edit loop breaks most (record and
@@ -48,30 +50,37 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-names=() cmds=() excl=()
-# add NAME FILE-WITH-THE-MARK CMD...
+names=() cmds=() excl=() bdirs=()
+# add NAME FILE-WITH-THE-MARK CMD...   (a test of the build directory in $bd)
 add() {
 	local name=$1 src=$2; shift 2
-	names+=("$name"); cmds+=("$*")
+	names+=("$name"); cmds+=("$*"); bdirs+=("$bd")
 	if [ -f "$src" ] && grep -qE '^(#|//) test: exclusive' "$src"; then excl+=(1); else excl+=(0); fi
 }
+# a test's key in the times: its build directory and name
+key() { echo "${bdirs[$1]} ${names[$1]}"; }
 
 # The rest in one block, read whole before it runs: bash reads a script as it goes, and a
 # checkout or an edit of this file during the minutes of a run would change what it reads next.
 {
 only=${1:-}
-for t in "$BUILD"/tests/test_*; do
+# enumerate BUILD_DIR NO_E2E: the tests of one build directory; a directory other than
+# $BUILD's runs its tests with BUILD set to it
+enumerate() {
+	local bd=$1 no_e2e=$2 t b src pre=""
+	[ "$bd" = "$BUILD" ] || pre="env BUILD=$bd "
+for t in "$bd"/tests/test_*; do
 	[ -x "$t" ] || continue
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
 	b=$(basename "$t")
 	src=$(ls tests/unit/"$b".c tests/walker/"$b".c 2>/dev/null | head -1)
-	add "unit/$b" "${src:-}" "$t"
+	add "unit/$b" "${src:-}" "$pre$t"
 done
 # NO_E2E=1 (the sanitizer pass of make test): unit and golden only.
 for t in tests/unit/test_*.sh tests/golden/run.sh tests/gpu/mock/run.sh tests/fuzz/run.sh \
 	 tests/e2e/test_*.sh; do
 	[ -x "$t" ] || continue
-	[ "${NO_E2E:-0}" = 1 ] && [ "$t" != tests/golden/run.sh ] && [[ "$t" != tests/unit/* ]] &&
+	[ "$no_e2e" = 1 ] && [ "$t" != tests/golden/run.sh ] && [[ "$t" != tests/unit/* ]] &&
 		continue
 	if [ "$TIER" = check ] && [[ "$t" == tests/e2e/* ]]; then
 		b=$(basename "$t" .sh)
@@ -80,30 +89,38 @@ for t in tests/unit/test_*.sh tests/golden/run.sh tests/gpu/mock/run.sh tests/fu
 	# the fuzz round is minutes of CPU for the full run only
 	[ "$TIER" = check ] && [ "$t" = tests/fuzz/run.sh ] && continue
 	[ -n "$only" ] && [[ "$t" != *"$only"* ]] && continue
-	add "${t#tests/}" "$t" "$t"
+	add "${t#tests/}" "$t" "$pre$t"
 done
+}
+enumerate "$BUILD" "${NO_E2E:-0}"
 
 # the last run's times, "NAME SECONDS" lines; where it lacks a test (a fresh clone has none),
 # the committed seed's time for this build directory (tests/test-times.seed: "build" lines,
 # or "build-san" for the sanitizer pass; `make test-times-seed` refreshes it); a test in
 # neither counts as long (unknown)
-times_file=$BUILD/test-times
 declare -A last=() seed=()
-if [ -r "$times_file" ]; then
-	while read -r n s; do last[$n]=$s; done <"$times_file"
-fi
-seed_dir=${BUILD%/}; seed_dir=${seed_dir##*/}
-[ -r tests/test-times.seed ] && grep -q "^$seed_dir " tests/test-times.seed || seed_dir=build
-if [ -r tests/test-times.seed ]; then
-	while read -r d n s; do
-		[ "$d" = "$seed_dir" ] && seed[$n]=$s
-	done < <(grep -v '^#' tests/test-times.seed)
-fi
-order() {	# EXCLUSIVE(0|1) -> the indexes of those tests, longest first
-	local i n
+# load_times BUILD_DIR: its last run's times and the seed's lines for it, keyed "DIR NAME"
+load_times() {
+	local bd=$1 n s d sd
+	if [ -r "$bd/test-times" ]; then
+		while read -r n s; do last["$bd $n"]=$s; done <"$bd/test-times"
+	fi
+	sd=${bd%/}; sd=${sd##*/}
+	[ -r tests/test-times.seed ] && grep -q "^$sd " tests/test-times.seed || sd=build
+	if [ -r tests/test-times.seed ]; then
+		while read -r d n s; do
+			[ "$d" = "$sd" ] && seed["$bd $n"]=$s
+		done < <(grep -v '^#' tests/test-times.seed)
+	fi
+}
+load_times "$BUILD"
+declare -A queued=()
+order() {	# EXCLUSIVE(0|1) -> the indexes of those tests not yet queued, longest first
+	local i k
 	for i in "${!names[@]}"; do
-		n=${names[$i]}
-		[ "${excl[$i]}" = "$1" ] && echo "${last[$n]:-${seed[$n]:-9999}} $i"
+		[ -n "${queued[$i]:-}" ] && continue
+		k=$(key "$i")
+		[ "${excl[$i]}" = "$1" ] && echo "${last[$k]:-${seed[$k]:-9999}} $i"
 	done | sort -k1,1nr -k2,2n | awk '{ print $2 }'
 }
 
@@ -150,7 +167,8 @@ finish() {
 	local pid=$1 rc=$2 i=${running[$1]} s=$((SECONDS - ${started[$1]}))
 	unset "running[$pid]" "started[$pid]"
 	local name=${names[$i]}
-	took[$name]=$s
+	took[$(key "$i")]=$s
+	[ "${bdirs[$i]}" = "$BUILD" ] || name="$name (${bdirs[$i]})"
 	local c=""
 	[ -n "$cg_root" ] && { cpu[$name]=$(cg_cpu "$i"); c=" ${cpu[$name]} cpu-s"; }
 	case $rc in
@@ -186,12 +204,29 @@ reap() {
 		sleep 0.2
 	done
 }
-# run_set JOBS EXCLUSIVE
+# run_set JOBS EXCLUSIVE: every test of that kind, and those TEST_AFTER_BACKGROUND adds on
+# the way (the queue is ordered again when they come)
 run_set() {
-	local jobs=$1 i
-	for i in $(order "$2"); do
-		while [ ${#running[@]} -ge "$jobs" ]; do reap; done
-		start "$i"
+	local jobs=$1 i q
+	while :; do
+		after_bg_check
+		q=$(order "$2")
+		if [ -z "$q" ]; then
+			# nothing left to start: the background's tests may still come
+			if [ "$2" = 0 ] && [ -n "$after_bg" ] && [ -z "$after_bg_added" ]; then
+				while [ ${#running[@]} -gt 0 ] && ! after_bg_check; do reap; done
+				[ -n "$after_bg_added" ] || { bg_wait; after_bg_check; }
+				continue
+			fi
+			break
+		fi
+		for i in $q; do
+			while [ ${#running[@]} -ge "$jobs" ]; do reap; done
+			queued[$i]=1
+			start "$i"
+			# the background's tests join as soon as its build is done
+			[ -n "$after_bg" ] && [ -z "$after_bg_added" ] && after_bg_check && break
+		done
 	done
 	while [ ${#running[@]} -gt 0 ]; do reap; done
 }
@@ -207,16 +242,46 @@ bg_wait() {
 	local t=$SECONDS
 	wait "$bg_pid"
 	local rc=$?
+	# the command's own status (the wrapper around it exits 0 once it has written it)
+	[ -s "$logs/bg.rc" ] && rc=$(<"$logs/bg.rc")
+	bg_rc=$rc
 	[ $((SECONDS - t)) -gt 1 ] && echo "== waited $((SECONDS - t))s for TEST_BACKGROUND"
 	[ $rc = 0 ] || echo "== TEST_BACKGROUND exited $rc (its output: $BUILD/test-background.log)"
 	bg_pid=""
 }
+# TEST_AFTER_BACKGROUND=DIR (make test: build-san): once TEST_BACKGROUND has ended well, the
+# unit and golden tests of build directory DIR (NO_E2E's set: the sanitizer pass) join the
+# queue of the tests not yet started, so that they fill the same job slots instead of a second
+# run after this one; if it failed, that is one failed test, named for it.
+after_bg=${TEST_AFTER_BACKGROUND:-} after_bg_added=""
+after_bg_check() {	# 0 once the background's tests are in (or there are none to add)
+	[ -n "$after_bg" ] || return 0
+	[ -n "$after_bg_added" ] && return 0
+	# its exit status in a file: a pid that has exited is still there until waited for
+	[ -n "$bg_pid" ] && [ ! -s "$logs/bg.rc" ] && return 1
+	bg_wait
+	after_bg_added=1
+	if [ "$bg_rc" = 0 ]; then
+		local n0=${#names[@]}
+		enumerate "$after_bg" 1
+		load_times "$after_bg"
+		echo "== TEST_BACKGROUND done: $((${#names[@]} - n0)) tests of $after_bg join the queue"
+	else
+		fail=$((fail + 1)); failed_bg=1
+		printf 'FAIL  %-40s (TEST_BACKGROUND exited %s: its tests cannot run)\n' "$after_bg" "$bg_rc"
+	fi
+	return 0
+}
+failed_bg=""
+bg_rc=0
 if [ -n "${TEST_BACKGROUND:-}" ]; then
 	idle=(nice -n 19)
 	chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
 	mkdir -p "$BUILD"
 	# a process group of its own (setsid), for the cleanup to end all of it
-	setsid "${idle[@]}" bash -c "$TEST_BACKGROUND" >"$BUILD/test-background.log" 2>&1 </dev/null &
+	export TEST_BACKGROUND BG_RC_FILE=$logs/bg.rc
+	setsid "${idle[@]}" bash -c 'bash -c "$TEST_BACKGROUND"; echo $? >"$BG_RC_FILE"' \
+		>"$BUILD/test-background.log" 2>&1 </dev/null &
 	bg_pid=$!
 	echo "== beside the tests, at idle priority: $TEST_BACKGROUND"
 fi
@@ -226,8 +291,14 @@ nex=0; for e in "${excl[@]}"; do [ "$e" = 1 ] && nex=$((nex + 1)); done
 echo "== ${#names[@]} tests: $((${#names[@]} - nex)) of them ${JOBS} at a time (TEST_JOBS), then $nex exclusive, alone"
 run_set "$JOBS" 0
 bg_wait
+after_bg_check
+nex=0; for e in "${excl[@]}"; do [ "$e" = 1 ] && nex=$((nex + 1)); done
 [ "$nex" -gt 0 ] && { echo "== exclusive tests, one at a time"; run_set 1 1; }
 
+if [ -n "$failed_bg" ]; then
+	echo "== FAILED: TEST_BACKGROUND (exit $bg_rc), the end of $BUILD/test-background.log"
+	tail -n 40 "$BUILD/test-background.log" | sed 's/^/      | /'
+fi
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "== FAILED: ${#failed[@]} test(s); each one's output"
 	for i in "${failed[@]}"; do
@@ -237,18 +308,22 @@ if [ ${#failed[@]} -gt 0 ]; then
 		sed 's/^/      | /' "$logs/$i.log" | tail -n 60
 	done
 fi
-# this run's times for the next run's order (a filtered run adds to them, not replaces them)
-if [ -d "$BUILD" ]; then
-	for n in "${!took[@]}"; do last[$n]=${took[$n]}; done
-	for n in "${!last[@]}"; do echo "$n ${last[$n]}"; done | sort >"$times_file.$$" &&
-		mv "$times_file.$$" "$times_file"
-fi
+# this run's times for the next run's order, each build directory's in its own file (a
+# filtered run adds to them, not replaces them)
+for k in "${!took[@]}"; do last[$k]=${took[$k]}; done
+for bd in "$BUILD" ${after_bg_added:+"$after_bg"}; do
+	[ -d "$bd" ] || continue
+	for k in "${!last[@]}"; do
+		[ "${k%% *}" = "$bd" ] && echo "${k#* } ${last[$k]}"
+	done | sort >"$bd/test-times.$$" && mv "$bd/test-times.$$" "$bd/test-times"
+done
 if [ -n "$cg_root" ] && [ -d "$BUILD" ]; then
 	for n in "${!cpu[@]}"; do echo "$n ${cpu[$n]}"; done | sort -k2,2nr >"$BUILD/test-cpu"
 	echo "(CPU: $(awk '{ s += $2 } END { printf "%.0f", s }' "$BUILD/test-cpu") s in all, per test in $BUILD/test-cpu)"
 fi
 failed_names=()
 for i in "${failed[@]}"; do failed_names+=("${names[$i]}"); done
+[ -n "$failed_bg" ] && failed_names+=("$after_bg")
 echo "($((SECONDS - t0))s, $JOBS at a time)"
 echo "${pass} passed, ${fail} failed, ${skip} skipped"
 # make test runs this twice (plain, then sanitizers) and prints the sum of both at the end

@@ -53,6 +53,9 @@
  *                   walk reads it, and the SIGTRAP handler (on_trap) launches once more
  *                   (launch ids from 0x20000000); the launches nested are printed ("nested K").
  *                   A walk in BPF reads from the kernel, which the watchpoint leaves out.
+ * FAKE_CUDA_THRASH_KIB=K: before each launch of the main loop, write one word in every 64-byte
+ * line of a K KiB buffer, as a framework's own work between two launches does to the caches:
+ * the walk then pays for what it touches (bench/inproc_launch_cost.py --thrash-kib).
  * FAKE_CUDA_NO_MAIN: defined by a file that includes this one for its launch code
  * (tests/gpu/mock/fake_cuda_py.c), which then has no main().
  */
@@ -655,6 +658,10 @@ __attribute__((noinline)) static void hostile_launch(uint32_t corr)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* FAKE_CUDA_THRASH_KIB: the buffer written between launches */
+static unsigned char *volatile thrash;
+static size_t thrash_bytes;
+
 /* one launch of the loop: hostile, deep or plain (inlined: a plain one is main's own call) */
 static inline __attribute__((always_inline)) void launch_one(unsigned long i, uint32_t corr)
 {
@@ -752,8 +759,22 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (getenv("FAKE_CUDA_THRASH_KIB")) {
+		unsigned long kib = strtoul(getenv("FAKE_CUDA_THRASH_KIB"), NULL, 10);
+
+		if (kib && kib <= (1ul << 20)) {
+			thrash_bytes = kib << 10;
+			thrash = calloc(1, thrash_bytes);
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &loop_start);
 	for (i = 0; (!n || i < n) && !stop; i++) {
+		if (thrash) {
+			size_t k;
+
+			for (k = 0; k < thrash_bytes; k += 64)
+				thrash[k] += (unsigned char)i;
+		}
 		launch_one(i, (uint32_t)i + 1);
 		if (allocs_every && i % allocs_every == 0)
 			allocate_fake(i / allocs_every);
