@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
 """A decode loop run as a CUDA graph, for tests/gpu/cuda_graphs.sh (issue 39).
 
-  python3 decode_graph.py eager|compile [STEPS]
+  python3 decode_graph.py eager|compile|plain [STEPS]
 
 eager: decode_step (Attention.forward, then MLP.forward) captured once with torch.cuda.graph
 inside capture(), replayed STEPS times by infer_loop(). compile: the same model under
 torch.compile(mode="reduce-overhead"), whose CUDA graph trees capture and replay on their own;
-infer_loop() calls the compiled step STEPS times. Prints one line: the mode and the steps run.
+infer_loop() calls the compiled step STEPS times. plain: no graph, the same block called STEPS
+times by infer_loop(), the baseline of each layer's share. Prints one line: the mode and the steps run.
 A report must put the replayed kernels under infer_loop's cudaGraphLaunch, then
 '[graph] captured', then decode_step > Attention.forward or MLP.forward (eager); under the
 compiled graph's capture (compile), never under the other layer."""
@@ -89,8 +90,10 @@ def main():
             for _ in range(3):  # compile, record, capture
                 fn(x)
             infer_loop(lambda: fn(x), steps)
+        elif mode == "plain":
+            infer_loop(lambda: block(x), steps)
         else:
-            sys.exit("mode: eager or compile")
+            sys.exit("mode: eager, compile or plain")
     print(f"{mode} {steps}")
 
 
