@@ -91,7 +91,10 @@ struct walk_memo {
 	struct memo_frame f[XPU_BPF_MAX_UFRAMES];
 };
 
-/* steps the memo can check: their reads are words of the stack at the registers' offsets */
+/*
+ * inproc_thread.noted once a step's row is of a kind memo_check() cannot check (a signal
+ * frame, a rule the walk cannot run): this walk does not become the memo
+ */
 #define MEMO_POISON UINT32_MAX
 
 struct inproc_thread {
@@ -512,9 +515,10 @@ static void memo_keep(struct inproc_thread *t, uint32_t n)
 	if (t->memo_at != UINT32_MAX) {
 		uint32_t from = t->memo_from, at = t->memo_at;
 
+		/* counted whether or not this walk can become the memo: its frames came from it */
+		t->memo_frames = last->n - from;
 		if (t->noted != at || at + (last->n - from) != n)
 			return;
-		t->memo_frames = last->n - from;
 		/*
 		 * The frames taken stay where they are when this walk reached them at the same
 		 * depth (a loop's launches from one place: at = from = 0): only the frames noted
