@@ -76,8 +76,9 @@ struct {
 #define PY_WIN_NEAR (64 * 1024)
 
 /*
- * The fingerprint of a code object (its first line) is the one read per frame that the window
- * does not serve: a per-CPU cache keeps it for PY_CODE_CACHE_NS after the read. A code object
+ * The fingerprint of a code object (its first line and file name object) is the one read per
+ * frame that the window does not serve: a per-CPU cache keeps it for PY_CODE_CACHE_NS after
+ * the read. A code object
  * can be freed and its address reused by another; a frame of the new one within that time
  * would carry the old fingerprint (and name). 2 ms bounds that window while a launch loop
  * (tens of us per launch) still reads each of its code objects once in dozens of launches.
@@ -89,7 +90,7 @@ struct py_code_cache_entry {
 	__u64 code;
 	__u64 read_ns;
 	__u32 tgid;
-	__u32 firstlineno;
+	__u32 fingerprint;
 };
 
 struct py_walk_state {
@@ -333,28 +334,30 @@ static __always_inline int py_read_frame(struct py_walk_state *w, __u64 addr, __
 	return (int)off;
 }
 
-/* The first line of the code object at code: from the cache while fresh, else read (0 if not). */
+/* The code object's fingerprint: from the cache while fresh, else read (0 if not). */
 static __always_inline __u32 py_code_fingerprint(struct py_walk_state *w, __u64 code)
 {
 	struct py_code_cache_entry *e = &w->codes[(code >> 4 ^ code >> 12) & (PY_CODE_CACHE_SLOTS - 1)];
+	__u64 filename = 0;
 	__u32 first = 0;
 
 	if (e->code == code && e->tgid == w->tgid && w->now - e->read_ns < PY_CODE_CACHE_NS) {
 		w->code_hits++;
-		return e->firstlineno;
+		return e->fingerprint;
 	}
-	if (bpf_probe_read_user(&first, sizeof(first), (void *)(code + w->l.co_firstlineno)))
+	if (bpf_probe_read_user(&first, sizeof(first), (void *)(code + w->l.co_firstlineno)) ||
+	    bpf_probe_read_user(&filename, sizeof(filename), (void *)(code + w->l.co_filename)))
 		return 0;	/* not cached: the next frame of this code tries again */
 	e->code = code;
 	e->tgid = w->tgid;
 	e->read_ns = w->now;
-	e->firstlineno = first;
-	return first;
+	e->fingerprint = xpu_py_code_fingerprint(first, filename);
+	return e->fingerprint;
 }
 
 /*
  * One frame, leaf first, into ev->frames: the frame's fields (through the window), and the
- * code object's first line as a fingerprint (through the code cache).
+ * code object's fingerprint (through the code cache).
  */
 static long py_frame_step(__u64 i, void *ctx)
 {
@@ -407,7 +410,7 @@ static long py_frame_step(__u64 i, void *ctx)
 		instr |= XPU_PY_EV_ENTRY;
 	ev->frames[nr].code = code;
 	ev->frames[nr].instr = instr;
-	ev->frames[nr].firstlineno = py_code_fingerprint(w, code);
+	ev->frames[nr].fingerprint = py_code_fingerprint(w, code);
 	w->nr = nr + 1;
 	return 0;
 }

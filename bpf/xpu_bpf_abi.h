@@ -328,18 +328,30 @@ struct xpu_py_layout {
 	__u16 fr_previous;		/* f_back / previous */
 	__u16 fr_instr;			/* f_lasti (int) / prev_instr / instr_ptr (pointer) */
 	__u16 fr_marker;		/* is_entry (3.11) / owner (3.12+), one byte */
-	__u16 co_firstlineno;		/* read as the code object's fingerprint */
+	__u16 co_firstlineno;		/* with co_filename, the code object's fingerprint */
 	__u16 co_code_adaptive;		/* first instruction, for the instruction index */
 	__u8 id_is_tid;			/* ts_id holds the native thread id */
-	__u8 reserved[3];
+	__u8 reserved;
+	__u16 co_filename;		/* the file name's string object (a pointer) */
 };
 
 /* One frame as sent: instr bit 31 marks the first frame of its evaluator call. */
 struct xpu_py_frame_ev {
 	__u64 code;			/* address of the code object */
 	__u32 instr;			/* instruction index in code units | activation bit */
-	__u32 firstlineno;		/* read from the code object: guards against address reuse */
+	__u32 fingerprint;		/* xpu_py_code_fingerprint(): guards against address reuse */
 };
+
+/*
+ * What tells two code objects at one address apart: the first line alone does not (every
+ * module's code starts at line 1, and a module's code is freed once it has run, its address
+ * free for the next module's). The file name's string object lives as long as any code of
+ * its file, so code reusing the address of another file's code differs in it.
+ */
+static __always_inline __u32 xpu_py_code_fingerprint(__u32 firstlineno, __u64 filename)
+{
+	return firstlineno ^ (__u32)(((filename >> 4) * 0x9e3779b97f4a7c15ull) >> 32);
+}
 
 #define XPU_PY_EV_ENTRY (1u << 31)
 #define XPU_BPF_PY_MAX_FRAMES 128

@@ -38,7 +38,7 @@
 #include "xpu_bpf_abi.h"
 
 #define XPU_SHARE_MAGIC 0x48535058u		/* "XPSH" */
-#define XPU_SHARE_VERSION 1
+#define XPU_SHARE_VERSION 2		/* 2: the Python layout's co_filename */
 
 /* ---- the table arena ------------------------------------------------------------------- */
 

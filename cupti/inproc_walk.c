@@ -287,7 +287,7 @@ static __always_inline void *py_procs_lookup(struct inproc_thread *t)
 	if (l->model < XPU_PY_MODEL_310 || l->model > XPU_PY_MODEL_313 ||
 	    l->frame_read > XPU_PY_FRAME_READ_MAX || l->ts_id > INPROC_PY_MAX_OFF ||
 	    l->ts_frame > INPROC_PY_MAX_OFF || l->cframe_frame > INPROC_PY_MAX_OFF ||
-	    l->co_firstlineno > INPROC_PY_MAX_OFF) {
+	    l->co_firstlineno > INPROC_PY_MAX_OFF || l->co_filename > INPROC_PY_MAX_OFF) {
 		doubt(t, XPU_INPROC_FB_PYTHON);
 		return NULL;
 	}

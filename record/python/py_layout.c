@@ -129,6 +129,7 @@ static int fill_known(uint32_t minor, struct py_elf_info *in)
 		return -ENOTSUP;
 	}
 	c->co_firstlineno = w->co_firstlineno;
+	w->co_filename = c->co_filename;
 	return 0;
 }
 
@@ -187,6 +188,7 @@ static int read_debug_offsets(const uint64_t *d, struct py_elf_info *in)
 	c.co_qualname = (uint16_t)d[D_CO_QUALNAME];
 	c.co_linetable = (uint16_t)d[D_CO_LINETABLE];
 	c.co_firstlineno = w.co_firstlineno;
+	w.co_filename = c.co_filename;
 	in->walk = w;
 	in->code = c;
 	return 0;

@@ -78,7 +78,7 @@ struct py_procs {
 struct code_key {
 	uint32_t pid, image;
 	uint64_t addr;
-	uint32_t firstlineno, pad;
+	uint32_t fingerprint, pad;
 };
 
 static struct py_procs *of(struct map_handler *h)
@@ -286,7 +286,7 @@ static uint64_t field_ptr(const uint8_t *obj, uint16_t off)
 
 /* Reads the code object and writes its PY_CODE record. */
 static int define_code(struct py_procs *pp, pid_t pid, const struct py_proc *p, uint32_t id,
-		       uint64_t addr, uint32_t firstlineno)
+		       uint64_t addr, uint32_t fingerprint)
 {
 	const struct py_code_layout *c = &p->code;
 	struct xpu_rec_py_code rec = { .id = id, .linetable_kind = c->linetable_kind };
@@ -306,7 +306,7 @@ static int define_code(struct py_procs *pp, pid_t pid, const struct py_proc *p, 
 		return -EFAULT;
 	memcpy(&first, obj + c->co_firstlineno, sizeof(first));
 	/* freed since the walk, and the address reused */
-	if ((uint32_t)first != firstlineno)
+	if (xpu_py_code_fingerprint((uint32_t)first, field_ptr(obj, c->co_filename)) != fingerprint)
 		return -ESTALE;
 	if (read_str(pid, c, field_ptr(obj, c->co_qualname ? c->co_qualname : c->co_name),
 		     name, &name_len) ||
@@ -331,9 +331,9 @@ static int define_code(struct py_procs *pp, pid_t pid, const struct py_proc *p, 
 
 /* The PY_CODE id of a walked frame's code object, 0 when it cannot be named. */
 static uint32_t code_id(struct py_procs *pp, const struct proc *proc, const struct py_proc *p,
-			uint64_t addr, uint32_t firstlineno)
+			uint64_t addr, uint32_t fingerprint)
 {
-	struct code_key k = { (uint32_t)proc->pid, proc->image, addr, firstlineno, 0 };
+	struct code_key k = { (uint32_t)proc->pid, proc->image, addr, fingerprint, 0 };
 	int added = 0;
 	uint32_t id = intern_table__get(pp->codes, &k, sizeof(k), &added);
 
@@ -353,7 +353,7 @@ static uint32_t code_id(struct py_procs *pp, const struct proc *proc, const stru
 		pp->code_state_cap = cap;
 	}
 	if (added) {
-		if (define_code(pp, proc->pid, p, id, addr, firstlineno)) {
+		if (define_code(pp, proc->pid, p, id, addr, fingerprint)) {
 			pp->code_state[id] = CODE_FAILED;
 			pp->st.code_errors++;
 		} else {
@@ -410,7 +410,7 @@ static void py_on_event(struct map_handler *h, const void *data, size_t size)
 	for (i = 0; i < nr; i++) {
 		const struct xpu_py_frame_ev *f = &ev->frames[i];
 
-		s->frames[i] = XPU_PY_FRAME(code_id(pp, proc, p, f->code, f->firstlineno),
+		s->frames[i] = XPU_PY_FRAME(code_id(pp, proc, p, f->code, f->fingerprint),
 					    f->instr & ~XPU_PY_EV_ENTRY, f->instr & XPU_PY_EV_ENTRY);
 	}
 	s->nr = (uint16_t)nr;

@@ -427,6 +427,22 @@ static void code_name(uint64_t code, char *name, size_t len)
 		name[slen] = 0;
 }
 
+/*
+ * The first line of the code object at code, read from the snapshot, when the walk's
+ * fingerprint is that object's (first line and file name); else ~0u, which no frame has.
+ */
+static uint32_t code_first_line(uint64_t code, uint32_t fingerprint)
+{
+	uint64_t filename = 0;
+	int32_t first = 0;
+
+	if (snapshot__mem(snap, code + py_code.co_firstlineno, &first, sizeof(first)) ||
+	    snapshot__mem(snap, code + py_code.co_filename, &filename, sizeof(filename)) ||
+	    xpu_py_code_fingerprint((uint32_t)first, filename) != fingerprint)
+		return ~0u;
+	return (uint32_t)first;
+}
+
 void walker_host__python(struct walk_py *out)
 {
 	__u32 i;
@@ -445,7 +461,8 @@ void walker_host__python(struct walk_py *out)
 	for (i = 0; i < out->n && i < XPU_BPF_PY_MAX_FRAMES; i++) {
 		out->frames[i].code = last_pystack.frames[i].code;
 		out->frames[i].instr = last_pystack.frames[i].instr;
-		out->frames[i].firstlineno = last_pystack.frames[i].firstlineno;
+		out->frames[i].firstlineno = code_first_line(out->frames[i].code,
+							     last_pystack.frames[i].fingerprint);
 		code_name(out->frames[i].code, out->frames[i].name, sizeof(out->frames[i].name));
 	}
 }
