@@ -401,24 +401,32 @@ int out_info(const struct session *ses, FILE *out)
 		fprintf(out, "  (none)\n");
 
 	{
-		uint64_t cc, ct, gc, gt, unjudged, no_map;
+		/* each reason's key: a word a script can match */
+		static const char *const why_key[STACK_UNKNOWN_NR] = {
+			[STACK_UNKNOWN_NO_SYMBOLS] = "unknown",
+			[STACK_UNKNOWN_UNMAPPED] = "unmapped",
+			[STACK_UNKNOWN_ANON] = "anonymous",
+			[STACK_UNKNOWN_NO_FILE] = "no file record",
+			[STACK_UNKNOWN_OTHER] = "no file",
+		};
+		struct stack_completeness c;
 		const char *hint;
+		int why;
 
-		if (stack_stats__completeness(ses, &cc, &ct, &gc, &gt, &unjudged, &no_map))
+		if (stack_stats__completeness(ses, &c))
 			return -ENOMEM;
 		fprintf(out, "stacks\n");
-		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%)", "complete", cc,
-			ct, ct ? 100.0 * cc / ct : 0.0);
+		fprintf(out, "  %-16s %" PRIu64 " of %" PRIu64 " cpu samples (%.1f%%)", "complete",
+			c.cpu_complete, c.cpu_total,
+			c.cpu_total ? 100.0 * c.cpu_complete / c.cpu_total : 0.0);
 		if (session__has_gpu(ses))
-			fprintf(out, ", %" PRIu64 " of %" PRIu64 " gpu launches (%.1f%%)", gc, gt,
-				gt ? 100.0 * gc / gt : 0.0);
+			fprintf(out, ", %" PRIu64 " of %" PRIu64 " gpu launches (%.1f%%)", c.gpu_complete,
+				c.gpu_total, c.gpu_total ? 100.0 * c.gpu_complete / c.gpu_total : 0.0);
 		fputc('\n', out);
-		if (unjudged > no_map)
-			fprintf(out, "  %-16s %" PRIu64 " (outermost frame in a file without symbols "
-				"here: missing, or stripped)\n", "unknown", unjudged - no_map);
-		if (no_map)
-			fprintf(out, "  %-16s %" PRIu64 " (outermost frame at an address in no mapping "
-				"the recording saw)\n", "unmapped", no_map);
+		for (why = 0; why < STACK_UNKNOWN_NR; why++)
+			if (c.unknown[why])
+				fprintf(out, "  %-16s %" PRIu64 " (their outermost frames are %s)\n", why_key[why],
+					c.unknown[why], stack_stats__unknown_why(why));
 		if (ses->sym.stacks_cut)
 			fprintf(out, "  %-16s %" PRIu64 " named stacks over %d frames\n", "cut",
 				ses->sym.stacks_cut, SYM_STACK_MAX_FRAMES);
@@ -444,7 +452,8 @@ int out_info(const struct session *ses, FILE *out)
 				(double)ses->uw.top_bytes / ses->uw.copies);
 		if (ses->uw.used && print_stops(ses, out, 12))
 			return -ENOMEM;
-		hint = session__unwind_hint(ses, cc + gc, ct + gt);
+		hint = session__unwind_hint(ses, c.cpu_complete + c.gpu_complete,
+					    c.cpu_total + c.gpu_total);
 		if (hint)
 			fprintf(out, "  %-16s %s\n", "hint", hint);
 	}

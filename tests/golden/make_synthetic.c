@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	struct xpu_rec_task task = { 0 };
 	struct xpu_rec_lost lost = { 0 };
 	struct xpu_rec_ksyms ks = { 0, sizeof(ksyms) - 1 };
-	uint32_t s_user, s_kern, s_lib, s_launch, s_leafonly, i;
+	uint32_t s_user, s_kern, s_lib, s_launch, s_leafonly, s_anon, s_nofile, i;
 	int n;
 
 	if (argc != 7) {
@@ -92,6 +92,12 @@ int main(int argc, char **argv)
 	memset(dso.build_id, 0xab, 20);
 	rec(XPU_REC_DSO, &dso, sizeof(dso), 0);
 	memset(&dso, 0, sizeof(dso));
+	/* DSO 4: anonymous memory (JIT code without symbols); mapped DSO 9 has no DSO record */
+	dso.id = 4;
+	dso.path_str = str("//anon");
+	dso.kind = XPU_DSO_ANON;
+	rec(XPU_REC_DSO, &dso, sizeof(dso), 0);
+	memset(&dso, 0, sizeof(dso));
 	dso.id = 3;
 	dso.path_str = str("/usr/local/cuda/lib64/libcudart.so.12");
 	dso.kind = XPU_DSO_ELF;
@@ -132,6 +138,14 @@ int main(int argc, char **argv)
 	m.end = LIBFOO + 0x180000;
 	m.pgoff = 0;
 	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	m.dso_id = 4;
+	m.start = LIBFOO + 0x200000;
+	m.end = LIBFOO + 0x210000;
+	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
+	m.dso_id = 9;
+	m.start = LIBFOO + 0x300000;
+	m.end = LIBFOO + 0x310000;
+	rec(XPU_REC_MAPPING, &m, sizeof(m), T0);
 
 	{
 		/* return addresses point just past a call: +5 keeps them inside the caller */
@@ -144,12 +158,17 @@ int main(int argc, char **argv)
 		uint64_t launch[] = { LIBFOO + 0x100100, LIBFOO + 0x100205, BASE + a_cxx + 5,
 				      BASE + a_main + 5 };
 		uint64_t leafonly[] = { 0x1000 };	/* in no mapping */
+		/* outermost in anonymous memory; in a mapping whose file the trace lacks */
+		uint64_t anon[] = { BASE + a_leaf + 2, LIBFOO + 0x200040 };
+		uint64_t nofile[] = { BASE + a_leaf + 2, LIBFOO + 0x300010 };
 
 		s_user = stack(user, 0, 4);
 		s_kern = stack(kern, 3, 3);
 		s_lib = stack(lib, 0, 3);
 		s_launch = stack(launch, 0, 4);
 		s_leafonly = stack(leafonly, 0, 1);
+		s_anon = stack(anon, 0, 2);
+		s_nofile = stack(nofile, 0, 2);
 	}
 	{
 		/* since 1.4: JIT code of pid 200 names its leaf-only stack; a zero-size one is refused */
@@ -180,6 +199,10 @@ int main(int argc, char **argv)
 	sample(T0 + 77, 200, 200, s_leafonly);
 	sample(T0 + 78, 200, 200, 0);
 	sample(T0 + 79, 200, 200, 999999);	/* a stack id never defined */
+	for (i = 0; i < 3; i++)
+		sample(T0 + 1000000 * (i + 1) + 11, 100, 101, s_anon);
+	for (i = 0; i < 2; i++)
+		sample(T0 + 1000000 * (i + 1) + 13, 100, 101, s_nofile);
 
 	/* GPU: two launches; launch 7 is a graph with two kernels */
 	{

@@ -229,29 +229,27 @@ static void print_header(const struct profile *p, FILE *out)
 		t->st.end == TRACE_END_CORRUPT ? "corrupt (read up to the damage)" :
 		t->st.end == TRACE_END_LIMIT ? "incomplete (read up to --max-records)" : "truncated");
 	{
-		uint64_t cc, ct, gc, gt, unjudged, no_map;
+		struct stack_completeness c;
 		const char *hint;
+		int why;
 
 		/* complete: the outermost frame is main or a thread's start (see unwind.h) */
-		if (!stack_stats__completeness(p->s, &cc, &ct, &gc, &gt, &unjudged, &no_map) &&
-		    ct + gt) {
-			fprintf(out, "# stacks:    %.1f%% of samples complete", ct ? 100.0 * cc / ct : 0.0);
-			if (gt)
-				fprintf(out, ", %.1f%% of launches", 100.0 * gc / gt);
+		if (!stack_stats__completeness(p->s, &c) && c.cpu_total + c.gpu_total) {
+			fprintf(out, "# stacks:    %.1f%% of samples complete",
+				c.cpu_total ? 100.0 * c.cpu_complete / c.cpu_total : 0.0);
+			if (c.gpu_total)
+				fprintf(out, ", %.1f%% of launches", 100.0 * c.gpu_complete / c.gpu_total);
 			if (p->s->t->has_session && p->s->t->session.stack_mode == XPU_STACK_CFI)
 				stack_mode_note(out, p->s);
 			else
 				fprintf(out, "%s\n", p->s->uw.used ? " (dwarf)" : "");
-			if (unjudged > no_map)
-				fprintf(out, "#            unknown for %" PRIu64 " of them: their outermost "
-					"frames are in files without symbols here (missing on this "
-					"machine and from the pack, or stripped)\n", unjudged - no_map);
-			if (no_map)
-				fprintf(out, "#            unknown for %" PRIu64 " of them: their outermost "
-					"frames are at addresses in no mapping the recording saw (a "
-					"process sampled as it exec'd, or whose mappings were never "
-					"read)\n", no_map);
-			hint = session__unwind_hint(p->s, cc + gc, ct + gt);
+			for (why = 0; why < STACK_UNKNOWN_NR; why++)
+				if (c.unknown[why])
+					fprintf(out, "#            unknown for %" PRIu64 " of them: their "
+						"outermost frames are %s\n", c.unknown[why],
+						stack_stats__unknown_why(why));
+			hint = session__unwind_hint(p->s, c.cpu_complete + c.gpu_complete,
+						    c.cpu_total + c.gpu_total);
 			if (hint)
 				fprintf(out, "#            %s\n", hint);
 		}
