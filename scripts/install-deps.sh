@@ -29,6 +29,11 @@ demo) PKGS=("${BUILD_PKGS[@]}" "${DEMO_PKGS[@]}") ;;
 test) PKGS=("${BUILD_PKGS[@]}" "${DEMO_PKGS[@]}" "${TEST_PKGS[@]}") ;;
 *) echo "install-deps.sh: tier '$TIER': not build, demo or test" >&2; exit 2 ;;
 esac
+# XPU_DEPS_LIST=1: print the tier's packages on one line and stop (scripts/deps-size.sh)
+if [ -n "${XPU_DEPS_LIST:-}" ]; then
+	echo "${PKGS[*]}"
+	exit 0
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

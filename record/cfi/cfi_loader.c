@@ -103,6 +103,21 @@ struct cl_proc {
 	struct cl_proc *dnext;		/* the loader's dirty list */
 };
 
+/*
+ * A table in its inner map, not yet in cfi_tables: f stays CL_PENDING until the publisher
+ * puts it there; mem (mlen bytes, slots rows) is the map's mapping, for the share.
+ */
+struct cl_pub {
+	struct cl_pub *next;
+	struct cl_file *f;
+	uint32_t table;
+	int fd;
+	void *mem;
+	size_t mlen, slots, bytes;
+	uint64_t rows, unsupported_rows;
+	int err;
+};
+
 struct cfi_loader {
 	struct map_handler h;
 	int tables_fd, procs_fd;
@@ -119,6 +134,13 @@ struct cfi_loader {
 	struct cl_proc *dirty;		/* those to write again */
 	struct cl_file *qhead, **qtail;
 	unsigned int busy;		/* workers building a file */
+	/* tables loaded and waiting for the publisher (see publisher()); publishing: their count */
+	struct cl_pub *pub_head, **pub_tail;
+	unsigned int publishing;
+	pthread_cond_t pub_cond;
+	pthread_t publisher;
+	bool has_publisher, pub_stop;	/* pub_stop: after the workers, so that nothing is left */
+	bool pub_one_by_one;		/* XPU_CFI_PUBLISH=single: no batch (bench/start_cost.py) */
 	unsigned int queued_fds, max_fds;	/* descriptors held by queued files, and the bound */
 	struct cl_file *vdso;		/* the kernel's vdso, from our own image */
 	uint32_t next_table;
@@ -344,17 +366,17 @@ static size_t table_slots(const struct cfi_table *t, uint32_t npages)
 }
 
 /*
- * Copies t's rows and their page index (npages words) into a new inner map at index table;
- * 0 or negative errno.
+ * Copies t's rows and their page index (npages words) into a new inner map for index table:
+ * 0 and pub filled (its map and mapping, for the publisher), or negative errno.
  */
-static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, const uint32_t *index,
-		     uint32_t npages, uint32_t table)
+static int load_rows(const struct cfi_table *t, const uint32_t *index, uint32_t npages,
+		     uint32_t table, struct cl_pub *pub)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	size_t bytes = t->nr * sizeof(*t->rows), ibytes = (npages + 1) / 2 * sizeof(*t->rows);
 	size_t mlen = (bytes + ibytes + 4095) & ~4095ul;
 	void *mem;
-	int fd, err = 0;
+	int fd, err;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
 			    sizeof(struct xpu_cfi_row), (uint32_t)table_slots(t, npages), &o);
@@ -363,19 +385,17 @@ static int load_rows(struct cfi_loader *cl, const struct cfi_table *t, const uin
 	mem = mmap(NULL, mlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (mem == MAP_FAILED) {
 		err = -errno;
-		goto cleanup;
+		close(fd);
+		return err;
 	}
 	memcpy(mem, t->rows, bytes);
 	memcpy((char *)mem + bytes, index, ibytes);
-	if (bpf_map_update_elem(cl->tables_fd, &table, &fd, BPF_ANY))
-		err = -errno;
-	else if (cl->ws)
-		/* the same bytes, from the map: a table the BPF walk lacks is never shared */
-		walk_share__table(cl->ws, table, mem, table_slots(t, npages));
-	munmap(mem, mlen);
-cleanup:
-	close(fd);
-	return err;
+	pub->table = table;
+	pub->fd = fd;
+	pub->mem = mem;
+	pub->mlen = mlen;
+	pub->slots = table_slots(t, npages);
+	return 0;
 }
 
 static uint32_t id_hash(const uint8_t *id, int len)
@@ -544,6 +564,7 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 	struct cl_file *twin;
 	size_t bytes = 0;
 	bool over = false, reserved = false, held = f->fd >= 0, unopened = false;
+	struct cl_pub *pub = NULL;
 	int err = 0;
 
 	if (!held && f->reopen) {
@@ -579,8 +600,10 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		reserved = true;
 	}
 	pthread_mutex_unlock(&cl->lock);
-	if (reserved)
-		err = load_rows(cl, &t, index, npages, table);
+	if (reserved) {
+		pub = calloc(1, sizeof(*pub));
+		err = pub ? load_rows(&t, index, npages, table, pub) : -ENOMEM;
+	}
 	free(index);
 	dt = now_ns() - t0;
 	pthread_mutex_lock(&cl->lock);
@@ -602,20 +625,107 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		log_info("cfi: no table for inode %lu: %s", (unsigned long)f->ino,
 			 over ? "over the memory bound" : strerror(-err));
 	} else {
+		/* ready once the publisher has put it in cfi_tables: pending until then */
 		f->table = table;
 		f->nrows = (uint32_t)t.nr;
 		f->page0 = page0;
 		f->npages = npages;
 		memcpy(f->t.loads, t.loads, sizeof(t.loads));
 		f->t.nloads = t.nloads;
-		f->state = CL_READY;
-		cl->st.files++;
-		cl->st.rows += t.nr;
-		cl->st.unsupported_rows += t.st.unsupported_rows;
+		pub->f = f;
+		pub->bytes = bytes;
+		pub->rows = t.nr;
+		pub->unsupported_rows = t.st.unsupported_rows;
+		*cl->pub_tail = pub;
+		cl->pub_tail = &pub->next;
+		cl->publishing++;
+		pthread_cond_signal(&cl->pub_cond);
+		pub = NULL;
 	}
-	file_done(cl, f);
+	if (f->state != CL_PENDING)
+		file_done(cl, f);
 	pthread_mutex_unlock(&cl->lock);
+	free(pub);
 	cfi_table__free(&t);
+}
+
+/*
+ * Puts loaded tables into cfi_tables, as many at a time as are waiting. A write to a map of
+ * maps waits for an RCU grace period (the kernel makes sure no BPF program still sees the
+ * slot's old map): 7-26 ms each on the 2-CPU VM, so one write a file held a command with 138
+ * libraries 1.3 s at its start. A batch write waits once for all of its tables.
+ */
+#define CL_PUB_BATCH 256
+
+static void publish_tables(struct cfi_loader *cl, struct cl_pub **v, uint32_t n)
+{
+	uint32_t keys[CL_PUB_BATCH], fds[CL_PUB_BATCH], i, done = n;
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+
+	for (i = 0; i < n; i++) {
+		keys[i] = v[i]->table;
+		fds[i] = (uint32_t)v[i]->fd;
+	}
+	/* done: how many the batch wrote, in order; the rest (an older kernel: none) one by one */
+	if (cl->pub_one_by_one)
+		done = 0;
+	else if (bpf_map_update_batch(cl->tables_fd, keys, fds, &done, &o) && done > n)
+		done = 0;
+	for (i = done; i < n; i++)
+		v[i]->err = bpf_map_update_elem(cl->tables_fd, &keys[i], &fds[i], BPF_ANY) ? -errno : 0;
+	for (i = 0; i < n; i++) {
+		/* the same bytes, from the map: a table the BPF walk lacks is never shared */
+		if (!v[i]->err && cl->ws)
+			walk_share__table(cl->ws, v[i]->table, v[i]->mem, v[i]->slots);
+		munmap(v[i]->mem, v[i]->mlen);
+		close(v[i]->fd);
+	}
+}
+
+static void *publisher(void *arg)
+{
+	struct cfi_loader *cl = arg;
+	struct cl_pub *v[CL_PUB_BATCH];
+	uint32_t n, i;
+
+	pthread_mutex_lock(&cl->lock);
+	for (;;) {
+		while (!cl->pub_head && !cl->pub_stop)
+			pthread_cond_wait(&cl->pub_cond, &cl->lock);
+		if (!cl->pub_head)
+			break;		/* stopping, nothing left */
+		for (n = 0; n < CL_PUB_BATCH && cl->pub_head; n++) {
+			v[n] = cl->pub_head;
+			cl->pub_head = v[n]->next;
+		}
+		if (!cl->pub_head)
+			cl->pub_tail = &cl->pub_head;
+		pthread_mutex_unlock(&cl->lock);
+		publish_tables(cl, v, n);
+		pthread_mutex_lock(&cl->lock);
+		for (i = 0; i < n; i++) {
+			struct cl_file *f = v[i]->f;
+
+			if (v[i]->err) {
+				cl->st.table_bytes -= v[i]->bytes;
+				cl->st.files_failed++;
+				f->state = CL_FAILED;
+				log_info("cfi: no table for inode %lu: %s", (unsigned long)f->ino,
+					 strerror(-v[i]->err));
+			} else {
+				f->state = CL_READY;
+				cl->st.files++;
+				cl->st.rows += v[i]->rows;
+				cl->st.unsupported_rows += v[i]->unsupported_rows;
+			}
+			file_done(cl, f);
+			free(v[i]);
+		}
+		cl->publishing -= n;
+		pthread_cond_broadcast(&cl->idle);
+	}
+	pthread_mutex_unlock(&cl->lock);
+	return NULL;
 }
 
 /* The loader's file of a mapping, queued again if it was left unopened; lock held. */
@@ -864,11 +974,15 @@ struct cfi_loader *cfi_loader__new(int tables_fd, int procs_fd, uint64_t mem_byt
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
 	pthread_cond_init(&cl->idle, NULL);
+	pthread_cond_init(&cl->pub_cond, NULL);
+	cl->pub_tail = &cl->pub_head;
+	cl->pub_one_by_one = getenv("XPU_CFI_PUBLISH") && !strcmp(getenv("XPU_CFI_PUBLISH"), "single");
+	cl->has_publisher = !pthread_create(&cl->publisher, NULL, publisher, cl);
 	want = (int)(sysconf(_SC_NPROCESSORS_ONLN) / 4);
 	want = want < 1 ? 1 : want > CL_MAX_WORKERS ? CL_MAX_WORKERS : want;
 	while (cl->nworkers < want && !pthread_create(&cl->workers[cl->nworkers], NULL, worker, cl))
 		cl->nworkers++;
-	if (!cl->nworkers) {
+	if (!cl->nworkers || !cl->has_publisher) {
 		cfi_loader__free(cl);
 		return NULL;
 	}
@@ -889,6 +1003,14 @@ void cfi_loader__free(struct cfi_loader *cl)
 		pthread_mutex_unlock(&cl->lock);
 		for (i = 0; i < (size_t)cl->nworkers; i++)
 			pthread_join(cl->workers[i], NULL);
+	}
+	/* after the workers: it publishes what they left, then stops */
+	if (cl->has_publisher) {
+		pthread_mutex_lock(&cl->lock);
+		cl->pub_stop = true;
+		pthread_cond_broadcast(&cl->pub_cond);
+		pthread_mutex_unlock(&cl->lock);
+		pthread_join(cl->publisher, NULL);
 	}
 	for (i = 0; i < CL_BUCKETS; i++) {
 		while (cl->files[i]) {
@@ -913,6 +1035,7 @@ void cfi_loader__free(struct cfi_loader *cl)
 	pthread_mutex_destroy(&cl->lock);
 	pthread_cond_destroy(&cl->cond);
 	pthread_cond_destroy(&cl->idle);
+	pthread_cond_destroy(&cl->pub_cond);
 	free(cl->buf);
 	free(cl);
 }
@@ -1048,10 +1171,10 @@ uint64_t cfi_loader__wait(struct cfi_loader *cl, uint64_t timeout_ns)
 		until.tv_nsec -= 1000000000l;
 	}
 	pthread_mutex_lock(&cl->lock);
-	while ((cl->qhead || cl->busy) &&
+	while ((cl->qhead || cl->busy || cl->publishing) &&
 	       pthread_cond_timedwait(&cl->idle, &cl->lock, &until) != ETIMEDOUT)
 		;
-	if (cl->qhead || cl->busy)
+	if (cl->qhead || cl->busy || cl->publishing)
 		cl->st.start_wait_timeouts++;
 	dt = now_ns() - t0;
 	cl->st.start_wait_ns += dt;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The unwind-table cache end to end: a first recording builds and stores every table, a second
 # of the same program reads every one back (no miss, no build) and its stacks are as complete;
-# --no-cache touches no cache; a cache directory others may write to is refused with one line
+# tables put into BPF one by one and in a batch alike; --no-cache touches no cache; a cache directory others may write to is refused with one line
 # and the recording goes on without it.
 set -u
 cd "$(dirname "$0")/../.."
@@ -29,6 +29,13 @@ h2=$(stat_of "$tmp/t.xpu" cfi_cache_hits); m2=$(stat_of "$tmp/t.xpu" cfi_cache_m
 	fail "second run: want $w1+ hits, no miss or write; got ${h2:-0} hits, ${m2:-?} misses"
 [ "$(stat_of "$tmp/t.xpu" cfi_files)" = "$f1" ] || fail "second run: $(stat_of "$tmp/t.xpu" cfi_files) tables, first $f1"
 [ "$(stat_of "$tmp/t.xpu" cfi_cache_rejected)" = 0 ] || fail "second run: entries rejected"
+# the tables put into BPF one at a time (XPU_CFI_PUBLISH=single, the old way) or in a batch
+# (the default, both runs above): the same tables, none failed
+for mode in single batch; do
+	XPU_CFI_PUBLISH=$mode rec --cache-dir "$tmp/cache"
+	[ "$(stat_of "$tmp/t.xpu" cfi_files)" = "$f1" ] && [ "$(stat_of "$tmp/t.xpu" cfi_files_failed)" = 0 ] ||
+		fail "XPU_CFI_PUBLISH=$mode: $(stat_of "$tmp/t.xpu" cfi_files) tables ($(stat_of "$tmp/t.xpu" cfi_files_failed) failed), first run $f1"
+done
 
 rec --no-cache --cache-dir "$tmp/cache"
 [ "$(stat_of "$tmp/t.xpu" cfi_cache_hits)" = 0 ] && [ "$(stat_of "$tmp/t.xpu" cfi_cache_misses)" = 0 ] ||
