@@ -111,6 +111,9 @@ struct inproc_thread {
 	uint64_t inproc[XPU_INPROC_NR];
 	/* the walk in progress: its counters, kept only when the launch is taken here */
 	uint64_t delta[XPU_CNT_NR];
+	/* delta's entries this walk touched: a walk touches a few, and the lines it leaves alone
+	 * stay out of its cache footprint (cleared, added and taken back by this mask) */
+	uint64_t delta_mask;
 	bool delta_kept;		/* delta went into cnt: a queue-full fallback takes it back */
 	int doubt;			/* XPU_INPROC_FB_*, 0: none */
 	int phase;			/* enum inproc_phase */
@@ -228,6 +231,8 @@ static __always_inline void doubt(struct inproc_thread *t, int why)
 		t->doubt = why;
 }
 
+_Static_assert(XPU_CNT_NR <= 64, "inproc_thread.delta_mask holds a bit per counter");
+
 static __always_inline void count(__u32 idx)
 {
 	struct inproc_thread *t = cur;
@@ -235,6 +240,7 @@ static __always_inline void count(__u32 idx)
 	if (idx >= XPU_CNT_NR)
 		return;
 	t->delta[idx]++;
+	t->delta_mask |= 1ull << idx;
 	/* the signals of a walk BPF may finish otherwise; later reads fail, so it ends soon */
 	switch (idx) {
 	case XPU_CNT_CFI_FP_NO_TABLE:
@@ -252,8 +258,10 @@ static __always_inline void count(__u32 idx)
 
 static __always_inline void count_n(__u32 idx, __u64 n)
 {
-	if (idx < XPU_CNT_NR)
+	if (idx < XPU_CNT_NR) {
 		cur->delta[idx] += n;
+		cur->delta_mask |= 1ull << idx;
+	}
 }
 
 /* cfi_tables' inner map: only a table the arena holds whole, ready, within its bounds */
@@ -807,11 +815,10 @@ bool inproc_walk__have_share(void)
 
 static void keep_deltas(struct inproc_thread *t)
 {
-	int i;
+	uint64_t m;
 
-	for (i = 0; i < XPU_CNT_NR; i++)
-		if (t->delta[i])
-			add_relaxed(&t->cnt[i], t->delta[i]);
+	for (m = t->delta_mask; m; m &= m - 1)
+		add_relaxed(&t->cnt[__builtin_ctzll(m)], t->delta[__builtin_ctzll(m)]);
 	t->delta_kept = true;
 	add_relaxed(&t->inproc[XPU_INPROC_WALKS], 1);
 	if (t->memo_frames) {
@@ -830,7 +837,7 @@ int inproc_walk__launch(uint32_t corr_id, uint32_t cbid, uint32_t domain, uint64
 	struct xpu_ag_tls ag = { 0 };
 	uint32_t seq, n, uflags = 0;
 	struct timespec now;
-	uint64_t ts;
+	uint64_t ts, m;
 	int cpu;
 
 	*py_bytes = 0;
@@ -859,7 +866,9 @@ int inproc_walk__launch(uint32_t corr_id, uint32_t cbid, uint32_t domain, uint64
 	    (!gil_this_thread || !py_initialized || !py_initialized()))
 		return fallback(t, XPU_INPROC_FB_PYTHON);
 
-	memset(t->delta, 0, sizeof(t->delta));
+	for (m = t->delta_mask; m; m &= m - 1)
+		t->delta[__builtin_ctzll(m)] = 0;
+	t->delta_mask = 0;
 	t->doubt = 0;
 	t->phase = INPROC_PHASE_NATIVE;
 	t->read_lo = sp;
@@ -948,7 +957,6 @@ void inproc_walk__count(enum xpu_inproc_counter c, uint64_t n)
 {
 	struct inproc_thread *t = cur;
 	bool fb = c >= XPU_INPROC_FB_NO_SHARE && c <= XPU_INPROC_FB_INCOMPLETE;
-	int i;
 
 	if ((unsigned int)c >= XPU_INPROC_NR)
 		return;
@@ -968,9 +976,10 @@ void inproc_walk__count(enum xpu_inproc_counter c, uint64_t n)
 	 * full): BPF counts that walk again, so this one's counts are taken back.
 	 */
 	if (t->delta_kept) {
-		for (i = 0; i < XPU_CNT_NR; i++)
-			if (t->delta[i])
-				add_relaxed(&t->cnt[i], -t->delta[i]);
+		uint64_t m;
+
+		for (m = t->delta_mask; m; m &= m - 1)
+			add_relaxed(&t->cnt[__builtin_ctzll(m)], -t->delta[__builtin_ctzll(m)]);
 		add_relaxed(&t->inproc[XPU_INPROC_WALKS], -1ull);
 		if (t->memo_frames) {
 			add_relaxed(&t->inproc[XPU_INPROC_MEMO_WALKS], -1ull);
