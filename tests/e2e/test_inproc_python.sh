@@ -42,17 +42,8 @@ bad() { echo "FAIL $NAME: $*"; failed=1; }
 "$B/xpu-record" --help 2>&1 | grep -q -- '--launch-walk' ||
 	fail "xpu-record has no --launch-walk option: the in-process launch walk is not in this build"
 
-root=$(pyenv root 2>/dev/null) || root=$HOME/.pyenv
-pythons=()
-for v in 3.10 3.11 3.12 3.13; do
-	p=$(ls -d "$root"/versions/$v.*/bin/python$v 2>/dev/null | sort -V | tail -1)
-	if [ -n "$p" ] && [ -x "$p" ]; then
-		pythons+=("$p")
-	else
-		echo "skip: no pyenv CPython $v under $root/versions"
-	fi
-done
-[ ${#pythons[@]} -gt 0 ] || skip "no CPython 3.10-3.13 under $root/versions"
+. tests/lib/pyenv_pythons.sh
+[ ${#pythons[@]} -gt 0 ] || skip "no CPython 3.10-3.13 under $pyenv_root/versions"
 
 tmp=$(mktemp -d)
 # KEEP=DIR: copy the traces there before cleaning up, to look at a failure

@@ -29,17 +29,8 @@ bad() { echo "FAIL $NAME: $*"; failed=1; }
 [ -f "$CUDA_HOME/include/cupti.h" ] || skip "no CUPTI headers at $CUDA_HOME"
 [ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] || fail "run make first"
 
-root=$(pyenv root 2>/dev/null) || root=$HOME/.pyenv
-pythons=()
-for v in 3.10 3.11 3.12 3.13; do
-	p=$(ls -d "$root"/versions/$v.*/bin/python$v 2>/dev/null | sort -V | tail -1)
-	if [ -n "$p" ] && [ -x "$p" ]; then
-		pythons+=("$p")
-	else
-		echo "skip: no pyenv CPython $v under $root/versions"
-	fi
-done
-[ ${#pythons[@]} -gt 0 ] || skip "no CPython 3.10-3.13 under $root/versions"
+. tests/lib/pyenv_pythons.sh
+[ ${#pythons[@]} -gt 0 ] || skip "no CPython 3.10-3.13 under $pyenv_root/versions"
 
 tmp=$(mktemp -d)
 [ -n "${KEEP:-}" ] && trap 'cp -r "$tmp"/. "$KEEP"/; rm -rf "$tmp"' EXIT || trap 'rm -rf "$tmp"' EXIT
