@@ -44,18 +44,8 @@ set -u
 # a pause before the first launch (fake_cuda_app.c): the mappings published first
 export FAKE_CUDA_START_MS=${FAKE_CUDA_START_MS:-300}
 cd "$(dirname "$0")/../.." || exit 1
-B=${BUILD:-build}
 NAME=test_inproc_hostile
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-skip() { echo "SKIP $NAME: $*"; exit 77; }
-fail() { echo "FAIL $NAME: $*"; exit 1; }
-failed=0
-bad() { echo "FAIL $NAME: $*"; failed=1; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
-[ -f "$CUDA_HOME/include/cupti.h" ] || skip "no CUPTI headers at $CUDA_HOME"
-[ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] || fail "run make first"
+. tests/lib/inproc_e2e.sh
 [ "$(uname -m)" = x86_64 ] || skip "the hostile callers are x86-64 assembly"
 "$B/xpu-record" --help 2>&1 | grep -q -- '--launch-walk' ||
 	fail "xpu-record has no --launch-walk option: the in-process launch walk is not in this build"

@@ -27,18 +27,8 @@
 # time; tests beside it on two cores made them time out, and launches took fallbacks
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-B=${BUILD:-build}
 NAME=test_inproc_python
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-skip() { echo "SKIP $NAME: $*"; exit 77; }
-fail() { echo "FAIL $NAME: $*"; exit 1; }
-failed=0
-bad() { echo "FAIL $NAME: $*"; failed=1; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
-[ -f "$CUDA_HOME/include/cupti.h" ] || skip "no CUPTI headers at $CUDA_HOME"
-[ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] || fail "run make first"
+. tests/lib/inproc_e2e.sh
 "$B/xpu-record" --help 2>&1 | grep -q -- '--launch-walk' ||
 	fail "xpu-record has no --launch-walk option: the in-process launch walk is not in this build"
 

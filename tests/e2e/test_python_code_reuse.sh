@@ -16,18 +16,8 @@
 # checked.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-B=${BUILD:-build}
 NAME=test_python_code_reuse
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-skip() { echo "SKIP $NAME: $*"; exit 77; }
-fail() { echo "FAIL $NAME: $*"; exit 1; }
-failed=0
-bad() { echo "FAIL $NAME: $*"; failed=1; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root for BPF"
-[ -f "$B/libxpu-cupti.so" ] || skip "$B/libxpu-cupti.so not built (no CUDA toolkit at build time)"
-[ -f "$CUDA_HOME/include/cupti.h" ] || skip "no CUPTI headers at $CUDA_HOME"
-[ -x "$B/xpu-record" ] && [ -x "$B/xpu-report" ] || fail "run make first"
+. tests/lib/inproc_e2e.sh
 
 . tests/lib/pyenv_pythons.sh
 [ ${#pythons[@]} -gt 0 ] || skip "no CPython 3.10-3.13 under $pyenv_root/versions"
