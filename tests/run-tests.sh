@@ -288,7 +288,7 @@ fi
 
 t0=$SECONDS
 nex=0; for e in "${excl[@]}"; do [ "$e" = 1 ] && nex=$((nex + 1)); done
-echo "== ${#names[@]} tests: $((${#names[@]} - nex)) of them ${JOBS} at a time (TEST_JOBS), then $nex exclusive, alone"
+echo "== ${#names[@]} tests: $((${#names[@]} - nex)) of them ${JOBS} at a time (TEST_JOBS), then $nex exclusive, alone${after_bg:+; those of $after_bg join once its build is done}"
 run_set "$JOBS" 0
 bg_wait
 after_bg_check
