@@ -31,7 +31,8 @@ for f in "${TRACES[@]}"; do
 		fail "xpu-report -F chrome $n.xpu: $(head -1 "$tmp/err")"
 	# the recorded PyTorch traces' JSON is 28-39 MB, and speedscope took two minutes of
 	# the test's three to import each; a slice of about 6 MB from the middle of the run
-	# (--time-range) holds the same kinds of events (samples, API calls, kernels, flows)
+	# (--time-range) is opened instead: the viewers import it as they would the whole, though
+	# it need not hold every kind of event (torch-backward's middle has no kernel)
 	bytes=$(wc -c <"$site/files/$n.json")
 	if [ "$bytes" -gt $((8 << 20)) ]; then
 		dur=$("$REPORT" -F info "$f" 2>/dev/null | awk '$1 == "duration" { print $2 }')
