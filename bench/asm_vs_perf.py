@@ -17,21 +17,11 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-
-
-def timed(cmd):
-    t = time.monotonic()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if r.returncode:
-        raise RuntimeError(f"{cmd[0]} exited {r.returncode}: {r.stderr[-400:]}")
-    return time.monotonic() - t
 
 
 def complete_share(path):
@@ -66,10 +56,10 @@ def main():
     }
     ratios, sizes, shares = {}, {}, {}
     for rep in range(args.reps):
-        base = timed(enc)
+        base = benchlib.wall_time(enc)
         for name, cmd in runs.items():
             out = os.path.join(tmp, re.sub(r"[^a-z]", "_", name) + ".out")
-            ratios.setdefault(name, []).append(timed(cmd(out)) / base)
+            ratios.setdefault(name, []).append(benchlib.wall_time(cmd(out)) / base)
             if rep == 0:
                 sizes[name] = os.path.getsize(out)
                 if name.startswith("xpu"):

@@ -4,6 +4,7 @@ import os
 import re
 import statistics
 import subprocess
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
@@ -29,6 +30,29 @@ def elapsed(out):
     if not m:
         raise RuntimeError("workload printed no elapsed_ns:\n" + out)
     return int(m.group(1))
+
+
+def wall_time(cmd, env=None):
+    """Seconds cmd took, its output thrown away; raises with its stderr's end if it failed."""
+    t = time.monotonic()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    if r.returncode:
+        raise RuntimeError(f"{cmd[0]} exited {r.returncode}: {r.stderr[-400:]}")
+    return time.monotonic() - t
+
+
+def info_stats(path):
+    """A trace's STATS, name -> value, from xpu-report --format=info."""
+    r = run([os.path.join(BUILD, "xpu-report"), "--format=info", path])
+    m = re.search(r"^stats\n((?:  .*\n)*)", r.stdout, re.M)
+    return {k: int(v) for k, v in re.findall(r"^  (\S+) +(\d+)$", m.group(1), re.M)} if m else {}
+
+
+def inproc_walk_ns(path):
+    """The library's own timing of its walks (STATS inproc_timed, inproc_timed_ns), ns a walk."""
+    st = info_stats(path)
+    n = st.get("inproc_timed", 0)
+    return st.get("inproc_timed_ns", 0) / n if n else None
 
 
 def count_xpu_samples(path):

@@ -57,16 +57,7 @@ def loop_ns(app, mock, flags, extra_env, n, depth, trace, thrash_kib=0):
     m = re.search(r"loop_ns (\d+)", r.stdout)
     if r.returncode or not m:
         raise RuntimeError(f"{flags}: {r.stderr[-800:]}")
-    return int(m.group(1)), walk_ns(trace)
-
-
-def walk_ns(trace):
-    """The library's own timing of its walks (STATS inproc_timed, inproc_timed_ns), ns a walk."""
-    r = subprocess.run([os.path.join(B, "xpu-report"), "--format=info", trace],
-                       capture_output=True, text=True)
-    st = dict(re.findall(r"^  (inproc_timed(?:_ns)?) +(\d+)$", r.stdout, re.M))
-    n = int(st.get("inproc_timed", 0))
-    return int(st.get("inproc_timed_ns", 0)) / n if n else None
+    return int(m.group(1)), benchlib.inproc_walk_ns(trace)
 
 
 def main():

@@ -16,7 +16,6 @@ with libxpu-cupti.so.
 import argparse
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -72,13 +71,6 @@ def build(tmp):
     return mock, fake, script
 
 
-def walk_ns(trace):
-    r = benchlib.run([os.path.join(B, "xpu-report"), "-F", "info", trace])
-    st = dict(re.findall(r"^  (inproc_timed(?:_ns)?) +(\d+)$", r.stdout, re.M))
-    n = int(st.get("inproc_timed", 0))
-    return int(st.get("inproc_timed_ns", 0)) / n if n else None
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
@@ -108,7 +100,7 @@ def main():
                                env=e, capture_output=True, text=True)
             if r.returncode:
                 sys.exit(f"inproc_py_cost: {name}: xpu-record exited {r.returncode}: {r.stderr[-400:]}")
-            w = walk_ns(out)
+            w = benchlib.inproc_walk_ns(out)
             if w is not None:
                 walks[name].append(w / 1000)
         print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr)

@@ -17,30 +17,14 @@ perf record -g; prints wall seconds (median [min..max]) and the held start
 """
 import argparse
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-
-
-def timed(cmd, env=None):
-    t = time.monotonic()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    if r.returncode:
-        raise RuntimeError(f"{cmd[0]} exited {r.returncode}: {r.stderr[-400:]}")
-    return time.monotonic() - t
-
-
-def start_wait_ms(path):
-    r = benchlib.run([os.path.join(benchlib.BUILD, "xpu-report"), "-F", "info", path])
-    m = re.search(r"^\s*cfi_start_wait_ns\s+(\d+)", r.stdout, re.M)
-    return int(m.group(1)) / 1e6 if m else float("nan")
 
 
 def main():
@@ -65,13 +49,13 @@ def main():
     if shutil.which("perf"):
         runs["perf record -g"] = (["perf", "record", "-q", "-g", "-o",
                                    os.path.join(tmp, "p.data"), "--"] + cmd, None)
-    timed(runs["xpu-record (batched publish)"][0])	# fills the table cache
+    benchlib.wall_time(runs["xpu-record (batched publish)"][0])	# fills the table cache
     walls, waits = {}, {}
     for rep in range(args.reps):
         for name, (c, env) in runs.items():
-            walls.setdefault(name, []).append(timed(c, env))
+            walls.setdefault(name, []).append(benchlib.wall_time(c, env))
             if name.startswith("xpu"):
-                waits.setdefault(name, []).append(start_wait_ms(out))
+                waits.setdefault(name, []).append(benchlib.info_stats(out).get("cfi_start_wait_ns", float("nan")) / 1e6)
         print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr)
     libs = subprocess.run(["ldd", cmd[0]], capture_output=True, text=True).stdout.count("=>")
     shutil.rmtree(tmp, ignore_errors=True)
