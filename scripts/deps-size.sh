@@ -9,7 +9,8 @@
 set -euo pipefail
 TIER=${1:-demo}
 cd "$(dirname "$0")/.."
-read -ra pkgs < <(XPU_DEPS_LIST=1 scripts/install-deps.sh "$TIER")
+list=$(XPU_DEPS_LIST=1 scripts/install-deps.sh "$TIER") || exit 2	# it said why
+read -ra pkgs <<<"$list"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -642,8 +642,7 @@ static void build_file(struct cfi_loader *cl, struct cl_file *f)
 		pthread_cond_signal(&cl->pub_cond);
 		pub = NULL;
 	}
-	if (f->state != CL_PENDING)
-		file_done(cl, f);
+	file_done(cl, f);	/* a table still to publish: nothing yet (the publisher's) */
 	pthread_mutex_unlock(&cl->lock);
 	free(pub);
 	cfi_table__free(&t);
