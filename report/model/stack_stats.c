@@ -20,16 +20,14 @@ static bool is_root_frame(const char *n)
 	return false;
 }
 
-/* "libtorch_cuda.so+0x2615", "[unknown]": a frame whose file gave no name here */
-static bool unnamed(const char *n)
-{
-	return n[0] == '[' || strstr(n, "+0x") != NULL;
-}
-
-static enum stack_unknown_why unknown_why(const char *n)
+/*
+ * Why frame n has no name here ("libtorch_cuda.so+0x2615", "[unknown]", ...); -1 for a frame
+ * that has one.
+ */
+static int unknown_why(const char *n)
 {
 	if (n[0] != '[')
-		return STACK_UNKNOWN_NO_SYMBOLS;
+		return strstr(n, "+0x") ? STACK_UNKNOWN_NO_SYMBOLS : -1;
 	if (!strcmp(n, "[unknown]"))
 		return STACK_UNKNOWN_UNMAPPED;
 	if (!strcmp(n, "[anon]"))
@@ -90,8 +88,8 @@ static int stack_complete(const struct session *ses, uint32_t pid, uint64_t ts, 
 	*complete = is_root_frame(outer) || unwind__outermost(&ses->uw, stack_id) ||
 		    backward__outermost(&ses->bw, stack_id) || (flags & XPU_EVENT_USER_OUTERMOST);
 	/* not said at record time, and the outermost frame has no name here: cannot tell */
-	if (!*complete && unnamed(outer))
-		*why = (int)unknown_why(outer);
+	if (!*complete)
+		*why = unknown_why(outer);
 	return 0;
 }
 
