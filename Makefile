@@ -230,7 +230,7 @@ endif
 # Record unit tests link the record library (they never include a .c file of record/); those
 # of code without libbpf pull in no BPF object.
 RECORD_TESTS := test_jit_parse test_cfi_build test_elf_deps test_autograd_syms test_tls_ref \
-	test_remote_call test_cupti_rx test_proc_table test_writer_stats test_inproc_share test_inproc_events test_cfi_cache \
+	test_remote_call test_cupti_rx test_proc_table test_writer_stats test_writer_level test_inproc_share test_inproc_events test_cfi_cache \
 	test_stat_sink test_parts test_kernel_mmaps
 RECORD_TEST_LIBS := $(BUILD)/libxpurecord.a $(BUILD)/libxpucommon.a
 $(RECORD_TESTS:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(RECORD_TEST_LIBS)

@@ -20,6 +20,7 @@ struct trace_writer {
 	int err;			/* sticky negative errno */
 	struct trace_writer_opts opts;
 	ZSTD_CCtx *zctx;
+	int level;			/* zctx's level now */
 
 	uint8_t *raw;			/* the open frame's records */
 	uint32_t raw_len, raw_cap;
@@ -90,6 +91,7 @@ struct trace_writer *trace_writer__open_fd(int fd, const struct trace_writer_opt
 	}
 	ZSTD_CCtx_setParameter(w->zctx, ZSTD_c_compressionLevel, w->opts.zstd_level);
 	ZSTD_CCtx_setParameter(w->zctx, ZSTD_c_checksumFlag, 1);
+	w->level = w->opts.zstd_level;
 
 	memcpy(hdr.magic, XPU_FILE_MAGIC, 8);
 	hdr.major = XPU_FORMAT_MAJOR;
@@ -123,6 +125,20 @@ fail:
 	return NULL;
 }
 
+void trace_writer__set_level(struct trace_writer *w, int level)
+{
+	if (!level)
+		level = w->opts.zstd_level;
+	if (level < ZSTD_minCLevel())
+		level = ZSTD_minCLevel();
+	if (level > ZSTD_maxCLevel())
+		level = ZSTD_maxCLevel();
+	if (level == w->level || ZSTD_isError(ZSTD_CCtx_setParameter(w->zctx, ZSTD_c_compressionLevel,
+								    level)))
+		return;
+	w->level = level;
+}
+
 int trace_writer__error(const struct trace_writer *w)
 {
 	return w->err;
@@ -151,6 +167,8 @@ int trace_writer__flush(struct trace_writer *w)
 			return w->err;
 		}
 		fh->codec = XPU_CODEC_ZSTD;
+		if (w->level < w->opts.zstd_level)
+			w->stats.frames_fast++;
 	}
 	memcpy(fh->magic, XPU_FRAME_MAGIC, 4);
 	fh->seq = w->seq;

@@ -57,8 +57,14 @@ struct trace_writer_stats {
 	uint64_t strings;
 	uint64_t stacks;
 	uint64_t py_stacks;
+	uint64_t frames_fast;		/* frames compressed below opts.zstd_level (set_level) */
 };
 void trace_writer__get_stats(const struct trace_writer *w, struct trace_writer_stats *st);
+/*
+ * The zstd level of the frames from the next one on (any level zstd takes; each frame is
+ * compressed on its own, so a reader needs to know nothing of it). 0: opts.zstd_level again.
+ */
+void trace_writer__set_level(struct trace_writer *w, int level);
 /* The first write error seen, as negative errno, or 0. */
 int trace_writer__error(const struct trace_writer *w);
 

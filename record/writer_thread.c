@@ -18,6 +18,7 @@
 
 #define WT_FLUSH_AGE_NS (500ull * 1000 * 1000)
 #define WT_WAIT_MS 100
+#define WT_LEVEL_FASTEST XPU_WRITER_LEVEL_FASTEST
 /* Foreign string ids above this are refused rather than growing a map without bound. */
 #define WT_FOREIGN_MAX_ID (1u << 22)
 
@@ -70,6 +71,7 @@ struct writer_thread {
 	struct wt_msg *head, *tail;
 	size_t queued_bytes;
 	size_t max_bytes;
+	bool fixed_level;		/* no faster level for a backlog */
 	_Atomic uint64_t dropped;
 	_Atomic int write_error;	/* first write error (negative errno), for the main loop */
 	uint64_t dropped_reported;	/* writer thread only */
@@ -453,11 +455,13 @@ static void write_stats(struct writer_thread *wt, struct wt_msg *m)
 	/* the others' counters, then the writer's own, its rows being the last written ones */
 	for (i = 0; i < m->nr_extra && n < XPU_STATS_MAX; i++)
 		rec.e[n++] = m->extra[i];
-	if (n + 2 <= XPU_STATS_MAX) {
+	if (n + 3 <= XPU_STATS_MAX) {
 		rec.e[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_WRITER_BYTES_RAW,
 						      .value = st.raw_bytes };
 		rec.e[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_WRITER_BYTES_COMPRESSED,
 						      .value = st.file_bytes };
+		rec.e[n++] = (struct xpu_stat_entry){ .id = XPU_STAT_WRITER_FRAMES_FAST,
+						      .value = st.frames_fast };
 	}
 	rec.hdr.count = n;
 	rec.hdr.reserved = 0;
@@ -465,8 +469,30 @@ static void write_stats(struct writer_thread *wt, struct wt_msg *m)
 			     sizeof(rec.hdr) + n * sizeof(rec.e[0]), 0);
 }
 
+/*
+ * The zstd level follows the backlog. Compression is most of the writer's time (two thirds of
+ * its thread in a profile of bench/writer_ranks.py's stack-copy run: two processes launching
+ * 65k times a second each, 8 KiB of stack with every launch, 1.1 GB/s of records): at level 3
+ * it fell behind and the queue dropped 8,568 launch records a run. A backlog of an eighth of
+ * the queue takes level 1, of a quarter zstd's fast level -5, which compresses such records a
+ * few times faster for a somewhat larger file; under a sixteenth the configured level comes
+ * back (in between, the level stays as it was, so that it does not flap).
+ * The frames written faster are counted (writer_frames_fast).
+ */
+int writer_thread__level_for_backlog(size_t backlog, size_t max_bytes, int now)
+{
+	if (backlog >= max_bytes / 4)
+		return WT_LEVEL_FASTEST;
+	if (backlog >= max_bytes / 8)
+		return now < 0 ? now : 1;	/* already faster: kept */
+	if (backlog < max_bytes / 16)
+		return 0;
+	return now;	/* between: as it was */
+}
+
 static void *writer_main(void *arg)
 {
+	int level = 0;
 	struct writer_thread *wt = arg;
 	struct wt_msg *m;
 	struct timespec dl;
@@ -484,10 +510,13 @@ static void *writer_main(void *arg)
 			pthread_cond_timedwait(&wt->cond, &wt->lock, &dl);
 		}
 		m = wt->head;
+		if (!wt->fixed_level)
+			level = writer_thread__level_for_backlog(wt->queued_bytes, wt->max_bytes, level);
 		wt->head = wt->tail = NULL;
 		wt->queued_bytes = 0;
 		pthread_cond_broadcast(&wt->space);
 		pthread_mutex_unlock(&wt->lock);
+		trace_writer__set_level(wt->w, level);
 
 		while (m) {
 			struct wt_msg *next = m->next;
@@ -528,6 +557,9 @@ struct writer_thread *writer_thread__start(struct trace_writer *w, size_t max_qu
 		return NULL;
 	wt->w = w;
 	wt->max_bytes = max_queued_bytes;
+	/* XPU_WRITER_FIXED_LEVEL=1: the trace's level whatever the backlog (bench/writer_ranks.py) */
+	wt->fixed_level = getenv("XPU_WRITER_FIXED_LEVEL") &&
+			  !strcmp(getenv("XPU_WRITER_FIXED_LEVEL"), "1");
 	pthread_mutex_init(&wt->lock, NULL);
 	pthread_cond_init(&wt->cond, NULL);
 	pthread_cond_init(&wt->space, NULL);

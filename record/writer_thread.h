@@ -48,6 +48,15 @@ struct wt_rec {
 	bool must_keep;			/* session/clock/end records: never dropped for queue space */
 };
 
+/* zstd's "fast" levels go below 0; -5 compresses about twice as fast as level 1 */
+#define XPU_WRITER_LEVEL_FASTEST (-5)
+/*
+ * The zstd level for the frames after the writer took a queue of backlog bytes (of at most
+ * max_bytes), now being the level it used until then: 0 for the trace's own, 1 or
+ * XPU_WRITER_LEVEL_FASTEST as the backlog grows (writer_thread.c says why).
+ */
+int writer_thread__level_for_backlog(size_t backlog, size_t max_bytes, int now);
+
 /* Starts the thread; it owns w until writer_thread__finish(). NULL and errno on failure. */
 struct writer_thread *writer_thread__start(struct trace_writer *w, size_t max_queued_bytes);
 /* Thread-safe. 0, or -EAGAIN when the queue was full (counted, written as XPU_LOST_WRITER). */

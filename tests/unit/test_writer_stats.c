@@ -50,7 +50,7 @@ int main(void)
 	struct trace_writer_opts wo = { 0 };
 	struct trace_writer *w;
 	struct writer_thread *wt;
-	unsigned int given = XPU_STATS_MAX - 3, i;	/* all but the writer's two and NONE's */
+	unsigned int given = XPU_STATS_MAX - 4, i;	/* all but the writer's three and NONE's */
 	int fd = mkstemp(path), n;
 
 	CHECK(fd >= 0, "mkstemp");
@@ -65,11 +65,12 @@ int main(void)
 		extra[i] = (struct xpu_stat_entry){ .id = 1000 + i, .value = i };
 	CHECK(!writer_thread__finish(wt, extra, given, NULL), "finish");
 	n = read_stats(path, ids, 2 * XPU_STATS_MAX);
-	CHECK(n == (int)given + 2, "STATS entries %d, want %u given and the writer's 2", n, given);
+	CHECK(n == (int)given + 3, "STATS entries %d, want %u given and the writer's 3", n, given);
 	for (i = 0; n > 0 && i < given && i < (unsigned int)n; i++)
 		CHECK(ids[i] == 1000 + i, "entry %u: id %u, want %u", i, ids[i], 1000 + i);
-	CHECK(n >= 2 && ids[n - 2] == XPU_STAT_WRITER_BYTES_RAW &&
-	      ids[n - 1] == XPU_STAT_WRITER_BYTES_COMPRESSED, "the writer's own two last");
+	CHECK(n >= 3 && ids[n - 3] == XPU_STAT_WRITER_BYTES_RAW &&
+	      ids[n - 2] == XPU_STAT_WRITER_BYTES_COMPRESSED &&
+	      ids[n - 1] == XPU_STAT_WRITER_FRAMES_FAST, "the writer's own three last");
 	unlink(path);
 	return unit_finish();
 }
