@@ -90,6 +90,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static uint64_t memcpy_count[16], memset_count, nvtx_ranges, nvtx_marks, lost[8], devices;
 static uint64_t proc_state[8];
+/* when the first process connected (its CUDA initialization) and the session started, mono */
+static uint64_t first_connect_ns, session_start_ns;
 
 static int load(const char *path)
 {
@@ -180,6 +182,15 @@ static int load(const char *path)
 
 			trace_record__get(&rec, &p, sizeof(p), NULL);
 			proc_state[p.state & 7]++;
+			if (p.state == XPU_GPU_PROC_CONNECTED && !first_connect_ns)
+				first_connect_ns = p.ts_ns;
+			break;
+		}
+		case XPU_REC_SESSION: {
+			struct xpu_rec_session s;
+
+			trace_record__get(&rec, &s, sizeof(s), NULL);
+			session_start_ns = s.start_mono_ns;
 			break;
 		}
 		}
@@ -290,6 +301,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)memcpy_count[XPU_MEMCPY_DTOD],
 	       (unsigned long long)memcpy_count[XPU_MEMCPY_PTOP], (unsigned long long)memset_count,
 	       (unsigned long long)nvtx_ranges, (unsigned long long)nvtx_marks);
+	if (first_connect_ns && nlaunches)
+		printf("gpu start: first connection %.0f ms after the session's start, first launch %.0f ms after it\n",
+		       (double)(first_connect_ns - session_start_ns) / 1e6,
+		       ((double)launches[0].ts_ns - (double)first_connect_ns) / 1e6);
 	printf("gpu: lost cupti-records %llu cupti-transport %llu ringbuf %llu; processes connected %llu flushed %llu subscribe-failed %llu clock-fallback %llu\n",
 	       (unsigned long long)lost[XPU_LOST_CUPTI_RECORDS],
 	       (unsigned long long)lost[XPU_LOST_CUPTI_TRANSPORT],

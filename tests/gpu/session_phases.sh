@@ -16,7 +16,11 @@
 #   same       tests/gpu/same_launch_stacks.sh default against --launch-walk=bpf
 #   check      tests/gpu/session_inproc.sh check (launches walked, completeness, memory)
 #   graphs     tests/gpu/cuda_graphs.sh (issue 39)
-#   attach     tests/gpu/attach.sh (issue 40)
+#   attach     tests/gpu/attach.sh (issue 40; MODELS as there)
+#   start      tests/gpu/start_gpu.sh: a PyTorch recording's GPU start, cold and warm cache (issue 40)
+#   ship       tests/gpu/ship_traces.sh: the traces of samples/traces/ re-recorded (issue 43)
+#   jax        tests/gpu/jax_step.sh: a jitted JAX step's GPU time by thread (issue 42)
+# Files up to 7 MiB come back (traces and packs), so a phase keeps less than 16 MiB.
 set -u
 cd "$(dirname "$0")/../.."
 OUTD=${OUT:-/tmp/xpu-phases-out}
@@ -50,13 +54,16 @@ for spec in "$@"; do
 	check) cmd=(tests/gpu/session_inproc.sh check "$d") ;;
 	graphs) cmd=(tests/gpu/cuda_graphs.sh "$d") ;;
 	attach) cmd=(tests/gpu/attach.sh "$d") ;;
+	start) cmd=(tests/gpu/start_gpu.sh "$d") ;;
+	ship) cmd=(tests/gpu/ship_traces.sh "$d") ;;
+	jax) cmd=(tests/gpu/jax_step.sh "$d") ;;
 	*) echo "unknown phase $ph"; rc=1; continue ;;
 	esac
 	timeout -k 5 "$lim" "${cmd[@]}" 2>&1 | tee "$d/phase.log"
 	prc=${PIPESTATUS[0]}
 	echo "######## $ph: exit $prc after $((SECONDS - s))s"
 	[ "$prc" = 0 ] || rc=1
-	(cd "$W" && find "$ph" -type f ! -name '*.data' ! -name '*.data.old' -size -2048k -print0 |
+	(cd "$W" && find "$ph" -type f ! -name '*.data' ! -name '*.data.old' -size -7168k -print0 |
 		tar --null --ignore-failed-read -czf "$OUTD/$ph.tar.gz" -T -)
 done
 exit $rc
