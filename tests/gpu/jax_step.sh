@@ -46,8 +46,9 @@ for n, d in by.most_common(8):
     print(f"   {100 * d / tot:5.1f}%  {d / 1e3:10.0f} us  launched by thread {n}")
 PY
 	rm -f "$O/jax-$v.jsonl"
-	grep -v "(jax_step.py)" "$O/jax-$v.gpu.folded" | sort -t' ' -k2 -nr | head -5 |
-		awk '{ n = split($1, f, ";"); s = ""; for (i = (n > 14 ? n - 13 : 1); i <= n; i++) s = s ";" f[i]; print "   " $NF " us ..." s }' | cut -c1-600
+	grep -v "(jax_step.py)" "$O/jax-$v.gpu.folded" |
+		awk '{ n = split($0, f, ";"); s = ""; for (i = (n > 14 ? n - 13 : 1); i <= n; i++) s = s ";" f[i]
+		       print $NF "\t" s }' | sort -t"$(printf '\t')" -k1,1 -nr | head -5 | cut -c1-600
 done
 ls -la "$O"
 echo "== $([ $rc = 0 ] && echo PASS || echo FAIL)"
