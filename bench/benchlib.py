@@ -62,6 +62,33 @@ def count_xpu_samples(path):
     return int(m.group(1)) if m else 0
 
 
+CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+
+
+def build_mock_cupti(tmp):
+    """tests/gpu/mock/mock_cupti.c, the fake libcupti, built into tmp; its path."""
+    mock = os.path.join(tmp, "libmockcupti.so")
+    subprocess.run(["cc", "-O1", "-g", "-shared", "-fPIC", f"-I{CUDA}/include", "-o", mock,
+                    os.path.join(ROOT, "tests/gpu/mock/mock_cupti.c"), "-lpthread"], check=True)
+    return mock
+
+
+def build_fake_cuda_app(tmp, cflags=("-O2", "-fomit-frame-pointer")):
+    """tests/gpu/mock/fake_cuda_app.c built into tmp with cflags; its path."""
+    app = os.path.join(tmp, "fake_cuda_app")
+    subprocess.run(["cc", *cflags, f"-I{CUDA}/include", "-o", app,
+                    os.path.join(ROOT, "tests/gpu/mock/fake_cuda_app.c"), "-ldl", "-lpthread"],
+                   check=True)
+    return app
+
+
+def print_and_write(text, write, section, heading):
+    """Prints a benchmark's table; with write, puts it in BENCHMARKS.md under heading."""
+    print(text)
+    if write:
+        write_section(section, f"## {heading}\n\n" + text)
+
+
 def machine_line():
     cpu = "unknown cpu"
     try:

@@ -28,7 +28,6 @@ import benchlib  # noqa: E402
 
 ROOT = benchlib.ROOT
 B = benchlib.BUILD
-CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 # name, xpu-record flags, the target's environment
 MODES = [("no-launch-stacks", ["--no-launch-stacks"], {}),
          ("bpf-walk", ["--launch-walk=bpf"], {}),
@@ -37,14 +36,7 @@ MODES = [("no-launch-stacks", ["--no-launch-stacks"], {}),
 
 
 def build(tmp):
-    mock = os.path.join(tmp, "libmockcupti.so")
-    app = os.path.join(tmp, "fake_cuda_app")
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", f"-I{CUDA}/include", "-o", mock,
-                    os.path.join(ROOT, "tests/gpu/mock/mock_cupti.c"), "-lpthread"], check=True)
-    subprocess.run(["cc", "-O2", "-fomit-frame-pointer", f"-I{CUDA}/include", "-o", app,
-                    os.path.join(ROOT, "tests/gpu/mock/fake_cuda_app.c"), "-ldl", "-lpthread"],
-                   check=True)
-    return mock, app
+    return benchlib.build_mock_cupti(tmp), benchlib.build_fake_cuda_app(tmp)
 
 
 def loop_ns(app, mock, flags, extra_env, n, depth, trace, thrash_kib=0):

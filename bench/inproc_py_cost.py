@@ -113,11 +113,9 @@ def main():
         v = walks[name]
         lines.append(f"| {name} | " + (f"{statistics.median(v):.2f} [{min(v):.2f}..{max(v):.2f}] |"
                                        if v else "- |"))
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.write:
-        benchlib.write_section("inproc-py-cost", "## What a launch's Python frames cost the "
-                               "in-process walk (`bench/inproc_py_cost.py`)\n\n" + text)
+    benchlib.print_and_write("\n".join(lines) + "\n", args.write, "inproc-py-cost",
+                             "What a launch's Python frames cost the in-process walk "
+                             "(`bench/inproc_py_cost.py`)")
 
 
 if __name__ == "__main__":

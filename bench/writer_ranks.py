@@ -31,7 +31,6 @@ import benchlib  # noqa: E402
 
 ROOT = benchlib.ROOT
 B = benchlib.BUILD
-CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 MODES = [("in-process walk", [], {}),
          ("BPF walk", ["--launch-walk=bpf"], {}),
          # every launch with a copy of its stack, the records the attach of issue 40 flooded
@@ -42,13 +41,8 @@ MODES = [("in-process walk", [], {}),
 
 
 def build(tmp):
-    mock = os.path.join(tmp, "libmockcupti.so")
-    app = os.path.join(tmp, "fake_cuda_app")
-    subprocess.run(["cc", "-O1", "-g", "-shared", "-fPIC", f"-I{CUDA}/include", "-o", mock,
-                    os.path.join(ROOT, "tests/gpu/mock/mock_cupti.c"), "-lpthread"], check=True)
-    subprocess.run(["cc", "-O1", "-g", "-fno-omit-frame-pointer", f"-I{CUDA}/include", "-o", app,
-                    os.path.join(ROOT, "tests/gpu/mock/fake_cuda_app.c"), "-ldl"], check=True)
-    return mock, app
+    return benchlib.build_mock_cupti(tmp), benchlib.build_fake_cuda_app(
+        tmp, ("-O1", "-g", "-fno-omit-frame-pointer"))
 
 
 def lost(text, what):
@@ -124,11 +118,8 @@ def main():
                      f"{med(name, 'cupti', '{:.0f}')} | {med(name, 'kernels', '{:.1%}')} | "
                      f"{med(name, 'launches', '{:.1%}')} | {med(name, 'bytes', '{:.1f}')} "
                      f"({med(name, 'raw', '{:.0f}')}) | {med(name, 'fast', '{:.0f}')} | {med(name, 'wall', '{:.1f}')} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.write:
-        benchlib.write_section("writer-ranks", "## The writer and launch-bound ranks "
-                               "(`bench/writer_ranks.py`)\n\n" + text)
+    benchlib.print_and_write("\n".join(lines) + "\n", args.write, "writer-ranks",
+                             "The writer and launch-bound ranks (`bench/writer_ranks.py`)")
 
 
 if __name__ == "__main__":
