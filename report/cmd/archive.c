@@ -610,6 +610,11 @@ static const struct cli_opt archive_opts[] = {
 	  .help[0] = "with --elf: also keep .debug_* sections (inline frames)" },
 	{ .val = 's', .name = "symfs", .arg = "DIR",
 	  .help[0] = "also look for binaries under DIR" },
+	{ .val = 'a', .name = "add",
+	  .help[0] = "keep what the trace's pack (TRACE.xpa) holds, names and walks\n"
+		     "of stack copies as they are, and add the names of the files it\n"
+		     "lacks that are found here (with --symfs: a copy of the host's\n"
+		     "files): a pack completed on another machine" },
 	{ .val = 'm', .name = "max-records", .arg = "SIZE",
 	  .help[0] = "read records while they hold at most SIZE bytes of memory\n"
 		     "(as xpu-report: default 64 times the trace's size, 32M to 2G;\n"
@@ -637,7 +642,7 @@ int archive__main(int argc, char **argv)
 	char err_buf[512] = "", *out_path = NULL, *tmp_path = NULL;
 	const char *output = NULL;
 	uint64_t raw = 0, comp = 0;
-	bool debuginfo = false, elf = false, *used = NULL, set_up = false;
+	bool debuginfo = false, elf = false, add = false, *used = NULL, set_up = false;
 	size_t *keep_of = NULL;
 	FILE *f = NULL;
 	size_t i, missing = 0;
@@ -658,6 +663,9 @@ int archive__main(int argc, char **argv)
 			break;
 		case 's':
 			o.symfs = optarg;
+			break;
+		case 'a':
+			add = true;
 			break;
 		case 'm':
 			if (report__parse_size(optarg, &o.max_records_bytes)) {
@@ -688,10 +696,18 @@ int archive__main(int argc, char **argv)
 				"holds inline frames and lines wherever this machine has DWARF)\n");
 		return 2;
 	}
+	if (add && elf) {
+		fprintf(stderr, "xpu-report: archive: --add completes a symbol pack; an --elf "
+				"archive is made anew\n");
+		return 2;
+	}
 	o.input = argv[optind];
 	o.pack_writer = true;	/* the addresses named, and the walks (--elf leaves them) */
-	/* what this host gives, never what an older pack of the trace holds */
-	o.no_packs = true;
+	/*
+	 * What this host gives, never what an older pack of the trace holds; with --add the
+	 * pack's entries first, as a report reads them, so that they pass on unchanged.
+	 */
+	o.no_packs = !add;
 	if (!strcmp(o.input, "-")) {
 		fprintf(stderr, "xpu-report: archive needs a trace file, not stdin\n");
 		return 2;

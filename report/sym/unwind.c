@@ -554,6 +554,10 @@ static int pack_one(struct unwinder *u, const struct tr_ucopy *c, uint32_t stack
 	st->frames += w->nips;
 	err = derived_stacks__make(u->d, &u->made, old ? old->ips : none, old ? old->nr_kernel : 0,
 				   u->pack->ips + w->first, (uint16_t)w->nips, out);
+	/* `archive --add`: the host's walk goes into the new pack as it was */
+	if (!err && st->walks)
+		err = keep_walk(st->walks, c, (enum unwind_stop)w->reason, u->pack->ips + w->first,
+				w->nips);
 	return err ? err : count_stop(st, w->reason, c, *out);
 }
 
