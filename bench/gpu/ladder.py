@@ -28,6 +28,12 @@ differences, in points), and the pairs it was faster than the minimal client and
 
 --budget-s stops starting new repetitions when the next would likely end past S seconds
 (a device call's limit); what is done so far is in the files.
+
+--pin CPUS (a taskset list, e.g. 0-7) runs the loop of every rung on those CPUs and xpu-record's
+own threads on the others: the seventh session's ladder spread one rung's paired ratio over
+30-40 points where the recorder's threads, the target's and the GPU driver's shared any CPU; the
+profiler's work that runs in the target (its BPF programs, the injected library's threads) stays
+with the target, as it does unpinned.
 """
 import argparse
 import os
@@ -102,6 +108,17 @@ def parse_rungs(text, min_lib):
         flags = [w for w in words if w not in env]
         rungs.append((name, kind, dict(w.split("=", 1) for w in env), flags))
     return rungs
+
+
+def parse_cpus(text):
+    """A taskset CPU list (0-7,12) as a set; empty if malformed."""
+    out = set()
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        if not a.isdigit() or (b and not b.isdigit()):
+            return set()
+        out.update(range(int(a), int(b or a) + 1))
+    return out
 
 
 def step_median(r):
@@ -216,6 +233,8 @@ def main():
                     "kineto rungs are skipped")
     ap.add_argument("--libcuda", default="", help="LD_LIBRARY_PATH of launch_bench")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pin", default="", help="CPUS (taskset list): the loop on these, "
+                    "xpu-record on the others")
     args = ap.parse_args()
 
     text = open(args.rungs).read() if args.rungs else LADDERS[args.ladder]
@@ -237,6 +256,15 @@ def main():
         tgt_env = dict(tgt_env, LD_LIBRARY_PATH=args.libcuda)
         rungs = [r for r in rungs if r[1] != "kineto"]
         args.script = f"launch_bench 1 {args.launches}"
+    pin_loop, pin_rec = [], []
+    if args.pin:
+        cpus = parse_cpus(args.pin)
+        others = sorted(os.sched_getaffinity(0) - cpus)
+        if not cpus or not others:
+            sys.exit(f"ladder: --pin {args.pin}: want some of this machine's CPUs, not all")
+        pin_loop = ["taskset", "-c", args.pin]
+        pin_rec = ["taskset", "-c", ",".join(map(str, others))]
+    loop = pin_loop + loop
     trace = os.path.join("/tmp", "ladder.xpu")
     csv_path = os.path.join(args.out, "ladder_runs.csv")
     open(csv_path, "w").close()
@@ -252,8 +280,8 @@ def main():
                                   capture_output=True, text=True, timeout=300,
                                   env=dict(tgt_env, **env) if kind == "plain" else tgt_env)
         lib = [f"LD_LIBRARY_PATH={args.libcuda}"] if args.launches else []
-        cmd = [xrec, "-o", trace] + flags + ["--", "env", "-u", "LD_LIBRARY_PATH"] + lib + \
-            [f"{k}={v}" for k, v in env.items()] + loop + loop_args("none")
+        cmd = pin_rec + [xrec, "-o", trace] + flags + ["--", "env", "-u", "LD_LIBRARY_PATH"] + \
+            lib + [f"{k}={v}" for k, v in env.items()] + loop + loop_args("none")
         return subprocess.run(cmd, capture_output=True, text=True, env=tool_env, timeout=300)
 
     counts = {}

@@ -7,7 +7,8 @@
 # autograd, sampling; the default) or a rungs file (e.g. bench/gpu/ladder_core.rungs); SCRIPT: bench/gpu/torch_bench.py (default) or
 # bench/gpu/torch_attn_bench.py. Prints the table, the record counts of each rung's first trace
 # and bench/gpu_pairs.py's paired ratios against the minimal client. ONLY=a,b keeps those rungs
-# (and base); LAUNCHES=N runs bench/gpu/launch_bench 1 N (empty kernels) instead of the loop.
+# (and base); LAUNCHES=N runs bench/gpu/launch_bench 1 N (empty kernels) instead of the loop;
+# PIN=CPUS runs every rung's loop on those CPUs and xpu-record on the others (ladder.py --pin).
 set -u
 cd "$(dirname "$0")/../.."
 O=${1:-${OUT:-/tmp/xpu-ladder}}
@@ -26,7 +27,7 @@ unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX=/tmp/xpu-ladder-pyc
 PYTHONUNBUFFERED=1 python3 bench/gpu/ladder.py --build "$B" --lib "$LIB" \
 	--min-lib "$B/bench/libcupti_min.so" --script "$SCRIPT" --steps "$STEPS" --reps "$REPS" \
-	$([ -f "$LADDER" ] && echo --rungs || echo --ladder) "$LADDER" --out "$O" --budget-s "$BUDGET" ${ONLY:+--only "$ONLY"} \
+	$([ -f "$LADDER" ] && echo --rungs || echo --ladder) "$LADDER" --out "$O" --budget-s "$BUDGET" ${ONLY:+--only "$ONLY"} ${PIN:+--pin "$PIN"} \
 	${LAUNCHES:+--launches "$LAUNCHES" --libcuda .device/bundle/lib-cuda} 2>&1 | tee "$O/ladder.log" | grep -v '^|'
 rc=${PIPESTATUS[0]}
 cat "$O/ladder.md" 2>/dev/null
