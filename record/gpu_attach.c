@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Loading libxpu-cupti.so into a running CUDA process (see gpu_attach.h). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_attach.h"
@@ -28,6 +30,78 @@ static bool maps_file(pid_t pid, const char *prefix)
 	return maps_file__each(pid, has_base_name, (void *)prefix) > 0;
 }
 
+/* The parent pid of pid from /proc/PID/stat (its comm may hold spaces and parentheses). */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *close;
+	FILE *f;
+	int ppid = 0;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	close = strrchr(buf, ')');
+	if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/*
+ * The descendants of pid, two generations down (a launcher's ranks: torchrun's agent, or a
+ * shell in between), that have loaded CUDA, as ", its child pid 12 has" for err: -p on a
+ * launcher or its shell records none of its ranks' GPU work, and the ranks are what was meant.
+ */
+#define HINT_MAX 8
+
+static void cuda_children(pid_t pid, char *out, size_t size)
+{
+	pid_t gen[2][64], found[HINT_MAX];
+	char list[HINT_MAX * 12];
+	size_t ngen[2] = { 1, 0 }, nfound = 0, i, k, len;
+	unsigned int g;
+	struct dirent *de;
+	DIR *d;
+
+	out[0] = 0;
+	gen[0][0] = pid;
+	for (g = 0; g < 2 && ngen[g & 1]; g++) {
+		size_t cur = g & 1, next = cur ^ 1;
+
+		ngen[next] = 0;
+		d = opendir("/proc");
+		if (!d)
+			return;
+		while ((de = readdir(d))) {
+			pid_t p = (pid_t)atoi(de->d_name), pp;
+
+			if (p <= 0 || !(pp = parent_of(p)))
+				continue;
+			for (i = 0; i < ngen[cur] && gen[cur][i] != pp; i++)
+				;
+			if (i == ngen[cur])
+				continue;
+			if (ngen[next] < 64)
+				gen[next][ngen[next]++] = p;
+			if (nfound < HINT_MAX && maps_file(p, "libcuda.so"))
+				found[nfound++] = p;
+		}
+		closedir(d);
+	}
+	if (!nfound)
+		return;
+	for (k = 0, len = 0; k < nfound && len < sizeof(list); k++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", k ? "," : "",
+					(int)found[k]);
+	snprintf(out, size, "; %s %s %s loaded it: -p %s records %s GPU work",
+		 nfound > 1 ? "its descendants" : "its descendant", list, nfound > 1 ? "have" : "has",
+		 list, nfound > 1 ? "their" : "its");
+}
+
 int gpu_attach__inject(pid_t pid, const char *lib, const char *socket_path, char *err,
 		       size_t errlen)
 {
@@ -39,7 +113,11 @@ int gpu_attach__inject(pid_t pid, const char *lib, const char *socket_path, char
 	int e;
 
 	if (!maps_file(pid, "libcuda.so")) {
-		snprintf(err, errlen, "pid %d has not loaded CUDA (libcuda.so): CPU only", (int)pid);
+		char hint[256];
+
+		cuda_children(pid, hint, sizeof(hint));
+		snprintf(err, errlen, "pid %d has not loaded CUDA (libcuda.so): CPU only%s", (int)pid,
+			 hint);
 		return -ENOENT;
 	}
 	/* loaded by an earlier recording (or at launch): only its collection is started again */

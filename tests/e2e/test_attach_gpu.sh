@@ -8,7 +8,8 @@
 # with no callbacks into the library outside the recordings (CUPTI finalized) and ends
 # normally; -p of two processes records both; a target that blocks every signal is attached
 # all the same; one under a tracer is said to be and left alone; one that exits while attached
-# ends the recording; -p of a process without CUDA records its CPU only and says so.
+# ends the recording; -p of a process without CUDA records its CPU only and says so, naming
+# its descendants that use CUDA (a launcher's ranks).
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -180,5 +181,22 @@ grep -q "has not loaded CUDA (libcuda.so): CPU only" "$tmp/d.err" ||
 	fail "no 'CPU only' said for a process without CUDA: $(tail -3 "$tmp/d.err")"
 kill "$cpu_pid" 2>/dev/null
 wait "$cpu_pid" 2>/dev/null
+
+# 9. a launcher (here a shell) whose child uses CUDA: CPU only for the launcher, and the child
+#    named, as -p of torchrun's agent instead of its ranks would be
+sh -c "XPU_CUPTI_LIB='$tmp/libmockcupti.so' FAKE_CUDA_NO_INJECT=1 FAKE_CUDA_LIBCUDA='$tmp/libcuda.so.1' \
+	'$tmp/fake_cuda_app' '$LIB' '$tmp/libmockcupti.so' 0 catch-sigint >'$tmp/child.out' 2>&1; :" &
+sh_pid=$!
+for _ in $(seq 100); do child=$(pgrep -P "$sh_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
+[ -n "$child" ] || fail "the launcher's child did not start"
+app_pid=$child
+for _ in $(seq 100); do grep -q libcuda "/proc/$child/maps" 2>/dev/null && break; sleep 0.1; done
+"$B/xpu-record" -p "$sh_pid" -d 1 -o "$tmp/s.xpu" >"$tmp/s.out" 2>"$tmp/s.err" ||
+	fail "xpu-record -p of a launcher failed: $(tail -3 "$tmp/s.err")"
+grep -q "pid $sh_pid has not loaded CUDA (libcuda.so): CPU only; its descendant $child has loaded it: -p $child records its GPU work" "$tmp/s.err" ||
+	fail "-p of a launcher does not name its CUDA child $child: $(grep -i cuda "$tmp/s.err")"
+kill -INT "$child" 2>/dev/null
+wait "$sh_pid" 2>/dev/null
+app_pid=
 
 echo "PASS $NAME: $k and $k2 kernels in two attaches (2 s, and until a third attach was done), all joined; $callbacks of $launches launches called back, none outside them"
