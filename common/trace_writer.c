@@ -127,7 +127,8 @@ fail:
 
 void trace_writer__set_level(struct trace_writer *w, int level)
 {
-	if (!level)
+	/* never slower than the trace's own level: a faster one, or that one again */
+	if (!level || level > w->opts.zstd_level)
 		level = w->opts.zstd_level;
 	if (level < ZSTD_minCLevel())
 		level = ZSTD_minCLevel();

@@ -61,8 +61,9 @@ struct trace_writer_stats {
 };
 void trace_writer__get_stats(const struct trace_writer *w, struct trace_writer_stats *st);
 /*
- * The zstd level of the frames from the next one on (any level zstd takes; each frame is
- * compressed on its own, so a reader needs to know nothing of it). 0: opts.zstd_level again.
+ * The zstd level of the frames from the next one on (each frame is compressed on its own, so a
+ * reader needs to know nothing of it): a faster one than opts.zstd_level (lower, down to
+ * zstd's fastest), never a slower one; 0: opts.zstd_level again.
  */
 void trace_writer__set_level(struct trace_writer *w, int level);
 /* The first write error seen, as negative errno, or 0. */

@@ -473,7 +473,7 @@ static void write_stats(struct writer_thread *wt, struct wt_msg *m)
  * The zstd level follows the backlog. Compression is most of the writer's time (two thirds of
  * its thread in a profile of bench/writer_ranks.py's stack-copy run: two processes launching
  * 65k times a second each, 8 KiB of stack with every launch, 1.1 GB/s of records): at level 3
- * it fell behind and the queue dropped 8,568 launch records a run. A backlog of an eighth of
+ * it fell behind and the queue dropped 10,256 launch records a run (median of 5). A backlog of an eighth of
  * the queue takes level 1, of a quarter zstd's fast level -5, which compresses such records a
  * few times faster for a somewhat larger file; under a sixteenth the configured level comes
  * back (in between, the level stays as it was, so that it does not flap).

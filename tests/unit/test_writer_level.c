@@ -98,9 +98,41 @@ static void fast_frames(void)
 	unlink(path);
 }
 
+/* a trace already at a fast level is never made slower by the backlog's level 1 */
+static void never_slower(void)
+{
+	char path[] = "/tmp/xpu-test-writer-level2-XXXXXX";
+	struct trace_writer_opts wo = { .zstd_level = -2 };
+	struct trace_writer_stats st;
+	struct trace_writer *w;
+	uint32_t next = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0)
+		return;
+	w = trace_writer__open_fd(fd, &wo);
+	CHECK(w, "writer");
+	if (!w)
+		return;
+	trace_writer__set_level(w, 1);
+	write_frames(w, 1, &next);
+	trace_writer__get_stats(w, &st);
+	CHECK(st.frames_fast == 0, "level 1 on a level -2 trace: %llu fast frames, want 0 (kept at -2)",
+	      (unsigned long long)st.frames_fast);
+	trace_writer__set_level(w, XPU_WRITER_LEVEL_FASTEST);
+	write_frames(w, 1, &next);
+	trace_writer__get_stats(w, &st);
+	CHECK(st.frames_fast == 1, "level -5 on a level -2 trace: %llu fast frames, want 1",
+	      (unsigned long long)st.frames_fast);
+	CHECK(!trace_writer__close(w), "close");
+	unlink(path);
+}
+
 int main(void)
 {
 	policy();
 	fast_frames();
+	never_slower();
 	return unit_finish();
 }
