@@ -714,6 +714,19 @@ int archive__main(int argc, char **argv)
 	}
 	if (!output && asprintf(&out_path, "%s.xpa", o.input) < 0)
 		return 1;
+	if (add) {
+		char *pack = NULL;
+		struct stat sb;
+
+		if (asprintf(&pack, "%s.xpa", o.input) < 0) {
+			free(out_path);
+			return 1;
+		}
+		if (stat(pack, &sb))
+			fprintf(stderr, "xpu-report: archive --add: no %s to add to: a new pack, of "
+					"this machine's names alone\n", pack);
+		free(pack);
+	}
 	output = output ? output : out_path;
 	if (trace__load_max(&t, o.input, o.max_records_bytes, err_buf, sizeof(err_buf))) {
 		fprintf(stderr, "xpu-report: %s\n", err_buf);
