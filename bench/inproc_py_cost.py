@@ -26,7 +26,6 @@ import benchlib  # noqa: E402
 
 ROOT = benchlib.ROOT
 B = benchlib.BUILD
-CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 MODES = [("default", [], {}),
          ("--no-python", ["--no-python"], {})]
 
@@ -58,13 +57,11 @@ globals()[f"f{depth}"](n)
 
 
 def build(tmp):
-    mock = os.path.join(tmp, "libmockcupti.so")
+    mock = benchlib.build_mock_cupti(tmp)
     fake = os.path.join(tmp, "libfake_cuda_py.so")
-    for out, src, libs in ((mock, "tests/gpu/mock/mock_cupti.c", ["-lpthread"]),
-                           (fake, "tests/gpu/mock/fake_cuda_py.c", ["-ldl"])):
-        subprocess.run(["cc", "-O2", "-g", "-fomit-frame-pointer", "-shared", "-fPIC",
-                        f"-I{CUDA}/include", "-o", out, os.path.join(ROOT, src)] + libs,
-                       check=True)
+    subprocess.run(["cc", "-O2", "-g", "-fomit-frame-pointer", "-shared", "-fPIC",
+                    f"-I{benchlib.CUDA}/include", "-o", fake,
+                    os.path.join(ROOT, "tests/gpu/mock/fake_cuda_py.c"), "-ldl"], check=True)
     script = os.path.join(tmp, "launches.py")
     with open(script, "w") as f:
         f.write(SCRIPT)

@@ -51,47 +51,68 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
+struct proc_link {
+	pid_t pid, ppid;
+};
+
+/* Every process and its parent, from one pass over /proc; NULL (and *n 0) if none was read. */
+static struct proc_link *read_links(size_t *n)
+{
+	struct proc_link *l = NULL, *grown;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		pid_t p = (pid_t)atoi(de->d_name), pp;
+
+		if (p <= 0 || !(pp = parent_of(p)))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			grown = realloc(l, cap * sizeof(*l));
+			if (!grown)
+				break;
+			l = grown;
+		}
+		l[(*n)++] = (struct proc_link){ p, pp };
+	}
+	closedir(d);
+	return l;
+}
+
 /*
- * The descendants of pid, two generations down (a launcher's ranks: torchrun's agent, or a
- * shell in between), that have loaded CUDA, as ", its child pid 12 has" for err: -p on a
- * launcher or its shell records none of its ranks' GPU work, and the ranks are what was meant.
+ * The children and grandchildren of pid (a launcher's ranks: torchrun's agent's, or under a
+ * shell in between) that have loaded CUDA, as "; its descendant 12 has loaded it: ..." for the
+ * error: -p of a launcher or its shell records none of its ranks' GPU work, which is what was
+ * meant. Empty if there are none.
  */
 #define HINT_MAX 8
+#define HINT_CHILDREN 64
 
 static void cuda_children(pid_t pid, char *out, size_t size)
 {
-	pid_t gen[2][64], found[HINT_MAX];
+	pid_t children[HINT_CHILDREN], found[HINT_MAX];
 	char list[HINT_MAX * 12];
-	size_t ngen[2] = { 1, 0 }, nfound = 0, i, k, len;
-	unsigned int g;
-	struct dirent *de;
-	DIR *d;
+	size_t n, nchildren = 0, nfound = 0, i, k, len;
+	struct proc_link *l = read_links(&n);
 
 	out[0] = 0;
-	gen[0][0] = pid;
-	for (g = 0; g < 2 && ngen[g & 1]; g++) {
-		size_t cur = g & 1, next = cur ^ 1;
+	for (i = 0; i < n; i++)
+		if (l[i].ppid == pid && nchildren < HINT_CHILDREN)
+			children[nchildren++] = l[i].pid;
+	for (i = 0; i < n && nfound < HINT_MAX; i++) {
+		bool under = l[i].ppid == pid;
 
-		ngen[next] = 0;
-		d = opendir("/proc");
-		if (!d)
-			return;
-		while ((de = readdir(d))) {
-			pid_t p = (pid_t)atoi(de->d_name), pp;
-
-			if (p <= 0 || !(pp = parent_of(p)))
-				continue;
-			for (i = 0; i < ngen[cur] && gen[cur][i] != pp; i++)
-				;
-			if (i == ngen[cur])
-				continue;
-			if (ngen[next] < 64)
-				gen[next][ngen[next]++] = p;
-			if (nfound < HINT_MAX && maps_file(p, "libcuda.so"))
-				found[nfound++] = p;
-		}
-		closedir(d);
+		for (k = 0; !under && k < nchildren; k++)
+			under = l[i].ppid == children[k];
+		if (under && maps_file(l[i].pid, "libcuda.so"))
+			found[nfound++] = l[i].pid;
 	}
+	free(l);
 	if (!nfound)
 		return;
 	for (k = 0, len = 0; k < nfound && len < sizeof(list); k++)

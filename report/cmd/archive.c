@@ -712,20 +712,15 @@ int archive__main(int argc, char **argv)
 		fprintf(stderr, "xpu-report: archive needs a trace file, not stdin\n");
 		return 2;
 	}
-	if (!output && asprintf(&out_path, "%s.xpa", o.input) < 0)
+	/* TRACE.xpa: where a pack goes by default, and what --add adds to */
+	if (asprintf(&out_path, "%s.xpa", o.input) < 0)
 		return 1;
 	if (add) {
-		char *pack = NULL;
 		struct stat sb;
 
-		if (asprintf(&pack, "%s.xpa", o.input) < 0) {
-			free(out_path);
-			return 1;
-		}
-		if (stat(pack, &sb))
+		if (stat(out_path, &sb))
 			fprintf(stderr, "xpu-report: archive --add: no %s to add to: a new pack, of "
-					"this machine's names alone\n", pack);
-		free(pack);
+					"this machine's names alone\n", out_path);
 	}
 	output = output ? output : out_path;
 	if (trace__load_max(&t, o.input, o.max_records_bytes, err_buf, sizeof(err_buf))) {

@@ -187,10 +187,12 @@ wait "$cpu_pid" 2>/dev/null
 sh -c "XPU_CUPTI_LIB='$tmp/libmockcupti.so' FAKE_CUDA_NO_INJECT=1 FAKE_CUDA_LIBCUDA='$tmp/libcuda.so.1' \
 	'$tmp/fake_cuda_app' '$LIB' '$tmp/libmockcupti.so' 0 catch-sigint >'$tmp/child.out' 2>&1; :" &
 sh_pid=$!
-for _ in $(seq 100); do child=$(pgrep -P "$sh_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
-[ -n "$child" ] || fail "the launcher's child did not start"
+# a busy machine may take a while to start it: up to 60 s, then a clear failure
+for _ in $(seq 600); do child=$(pgrep -P "$sh_pid" | head -1); [ -n "$child" ] && break; sleep 0.1; done
+[ -n "$child" ] || fail "the launcher's child did not start within 60 s"
 app_pid=$child
-for _ in $(seq 100); do grep -q libcuda "/proc/$child/maps" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q libcuda "/proc/$child/maps" 2>/dev/null && break; sleep 0.1; done
+grep -q libcuda "/proc/$child/maps" 2>/dev/null || fail "the launcher's child did not map libcuda.so.1 within 60 s"
 "$B/xpu-record" -p "$sh_pid" -d 1 -o "$tmp/s.xpu" >"$tmp/s.out" 2>"$tmp/s.err" ||
 	fail "xpu-record -p of a launcher failed: $(tail -3 "$tmp/s.err")"
 grep -q "pid $sh_pid has not loaded CUDA (libcuda.so): CPU only; its descendant $child has loaded it: -p $child records its GPU work" "$tmp/s.err" ||

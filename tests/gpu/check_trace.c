@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)nvtx_ranges, (unsigned long long)nvtx_marks);
 	if (first_connect_ns && nlaunches)
 		printf("gpu start: first connection %.0f ms after the session's start, first launch %.0f ms after it\n",
-		       (double)(first_connect_ns - session_start_ns) / 1e6,
+		       ((double)first_connect_ns - (double)session_start_ns) / 1e6,
 		       ((double)launches[0].ts_ns - (double)first_connect_ns) / 1e6);
 	printf("gpu: lost cupti-records %llu cupti-transport %llu ringbuf %llu; processes connected %llu flushed %llu subscribe-failed %llu clock-fallback %llu\n",
 	       (unsigned long long)lost[XPU_LOST_CUPTI_RECORDS],

@@ -50,22 +50,30 @@ static void write_frames(struct trace_writer *w, int frames, uint32_t *next)
 	}
 }
 
-static void fast_frames(void)
+/* A writer of a new temporary trace (its name into path) at the given zstd level; NULL if not. */
+static struct trace_writer *open_writer(char *path, int level)
 {
-	char path[] = "/tmp/xpu-test-writer-level-XXXXXX", err[256];
-	struct trace_writer_opts wo = { 0 };
-	struct trace_writer_stats st;
+	struct trace_writer_opts wo = { .zstd_level = level };
 	struct trace_writer *w;
-	struct trace_reader *r;
-	struct trace_record rec;
-	uint32_t next = 0, seen = 0, bad = 0;
 	int fd = mkstemp(path);
 
 	CHECK(fd >= 0, "mkstemp");
 	if (fd < 0)
-		return;
+		return NULL;
 	w = trace_writer__open_fd(fd, &wo);
 	CHECK(w, "writer");
+	return w;
+}
+
+static void fast_frames(void)
+{
+	char path[] = "/tmp/xpu-test-writer-level-XXXXXX", err[256];
+	struct trace_writer_stats st;
+	struct trace_writer *w = open_writer(path, 0);
+	struct trace_reader *r;
+	struct trace_record rec;
+	uint32_t next = 0, seen = 0, bad = 0;
+
 	if (!w)
 		return;
 	write_frames(w, 2, &next);			/* level 3 */
@@ -102,17 +110,10 @@ static void fast_frames(void)
 static void never_slower(void)
 {
 	char path[] = "/tmp/xpu-test-writer-level2-XXXXXX";
-	struct trace_writer_opts wo = { .zstd_level = -2 };
 	struct trace_writer_stats st;
-	struct trace_writer *w;
+	struct trace_writer *w = open_writer(path, -2);
 	uint32_t next = 0;
-	int fd = mkstemp(path);
 
-	CHECK(fd >= 0, "mkstemp");
-	if (fd < 0)
-		return;
-	w = trace_writer__open_fd(fd, &wo);
-	CHECK(w, "writer");
 	if (!w)
 		return;
 	trace_writer__set_level(w, 1);
